@@ -1,0 +1,9 @@
+"""numba-tma: Hopper/Blackwell asynchronous-memory ops for ``@cuda.jit`` kernels.
+
+    from numba_tma import mbarrier, fence, tma
+"""
+
+from .intrinsics import ArchError, fence, mbarrier, tma
+
+__all__ = ["ArchError", "fence", "mbarrier", "tma"]
+__version__ = "0.1.0"
