@@ -3,7 +3,7 @@
     from numba_tma import mbarrier, fence, tma
 """
 
-from .intrinsics import ArchError, fence, mbarrier, tma
+from .intrinsics import ArchError, OpArgumentError, fence, mbarrier, tma
 
-__all__ = ["ArchError", "fence", "mbarrier", "tma"]
+__all__ = ["ArchError", "OpArgumentError", "fence", "mbarrier", "tma"]
 __version__ = "0.1.0"

@@ -1,0 +1,123 @@
+"""Compile-time errors: wrong architecture and bad arguments get messages naming the rule."""
+
+import numba
+import pytest
+from numba import cuda
+
+from numba_tma import ArchError, OpArgumentError, fence, inspect, mbarrier, tma
+from numba_tma.intrinsics._core import parse_arch, toolkit_ptx_isa
+
+import kernels
+
+SM80_CASES = [
+    (kernels.mbarrier_arrive_expect_tx, kernels.U64_OUT, "mbarrier.arrive_expect_tx"),
+    (kernels.mbarrier_try_wait, kernels.U64_OUT, "mbarrier.try_wait"),
+    (kernels.mbarrier_wait, kernels.U64_OUT, "mbarrier.wait"),
+    (kernels.mbarrier_arrive, kernels.U64_OUT, "mbarrier.arrive"),
+    (kernels.fence_proxy_async, kernels.U64_OUT, "fence.proxy_async"),
+    (kernels.tma_load_kernel(2), kernels.TMA_SIG, "tma.load"),
+]
+
+
+@pytest.mark.parametrize("kernel,sig,op", SM80_CASES, ids=[c[2] for c in SM80_CASES])
+def test_sm80_is_refused_with_a_clear_error(kernel, sig, op):
+    with pytest.raises(ArchError) as err:
+        inspect.ptx(kernel, sig, "sm_80")
+    msg = str(err.value)
+    assert op in msg and "sm_90 or newer" in msg and "sm_80" in msg
+
+
+def test_arch_error_after_the_same_kernel_compiled_for_sm90():
+    """Numba caches typing per argument types; the arch check must still run for a new target."""
+    inspect.ptx(kernels.mbarrier_try_wait, kernels.U64_OUT, "sm_90a")
+    with pytest.raises(ArchError, match="mbarrier.try_wait needs sm_90"):
+        inspect.ptx(kernels.mbarrier_try_wait, kernels.U64_OUT, "sm_80")
+
+
+def test_mbarrier_init_exists_on_sm80():
+    assert "mbarrier.init.shared::cta.b64" in inspect.ptx(kernels.mbarrier_init, kernels.U64_OUT, "sm_80")
+
+
+def _compile(fn, sig):
+    return cuda.compile_ptx(fn, sig, cc=(9, 0, "a"))
+
+
+def test_barrier_must_be_uint64_array():
+    def k(out):
+        bars = cuda.shared.array(1, numba.int32)
+        mbarrier.init(bars, 1)
+
+    with pytest.raises(OpArgumentError, match=r"mbarrier.init: argument 'bar' must be a uint64 shared array"):
+        _compile(k, kernels.U64_OUT)
+
+
+def test_barrier_must_be_an_array_not_an_element():
+    def k(out):
+        bars = cuda.shared.array(1, numba.uint64)
+        mbarrier.arrive(bars[0])
+
+    with pytest.raises(OpArgumentError, match=r"argument 'bar' must be a uint64 shared array.*got uint64"):
+        _compile(k, kernels.U64_OUT)
+
+
+def test_count_must_be_integer():
+    def k(out):
+        bars = cuda.shared.array(1, numba.uint64)
+        mbarrier.init(bars, 1.5)
+
+    with pytest.raises(OpArgumentError, match=r"argument 'count' must be an integer; got float64"):
+        _compile(k, kernels.U64_OUT)
+
+
+def test_coords_rank_is_1_to_5():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array(64, numba.float32)
+        tma.load(desc, tile, (0, 0, 0, 0, 0, 0), bars)
+
+    with pytest.raises(OpArgumentError, match=r"argument 'coords' must have 1 to 5 entries; got 6"):
+        _compile(k, kernels.TMA_SIG)
+
+
+def test_coords_must_be_integers():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array(64, numba.float32)
+        tma.load(desc, tile, (0.0, 1), bars)
+
+    with pytest.raises(OpArgumentError, match=r"argument 'coords' must be a tuple of integers"):
+        _compile(k, kernels.TMA_SIG)
+
+
+def test_descriptor_must_be_uint8_array():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array(64, numba.float32)
+        tma.load(out, tile, (0, 0), bars)
+
+    with pytest.raises(OpArgumentError, match=r"argument 'desc' must be a uint8 device array"):
+        _compile(k, kernels.TMA_SIG)
+
+
+def test_wrong_argument_count():
+    def k(out):
+        fence.proxy_async(1)
+
+    with pytest.raises(OpArgumentError, match=r"fence.proxy_async takes \(\); got 1 arguments"):
+        _compile(k, kernels.U64_OUT)
+
+
+@pytest.mark.parametrize("text,cc", [("sm_90a", (9, 0, "a")), ("100a", (10, 0, "a")), ("sm_80", (8, 0)),
+                                     ("sm_120f", (12, 0, "f")), ((9, 0), (9, 0))])
+def test_parse_arch(text, cc):
+    assert parse_arch(text) == cc
+
+
+def test_parse_arch_rejects_nonsense():
+    with pytest.raises(ValueError, match="arch='hopper'"):
+        parse_arch("hopper")
+
+
+def test_toolkit_ptx_isa_is_what_nvvm_emits():
+    major, minor = toolkit_ptx_isa()
+    assert f".version {major}.{minor}" in inspect.ptx(kernels.mbarrier_init, kernels.U64_OUT, "sm_90a")

@@ -1,0 +1,145 @@
+"""The first slice on the GPU: mbarrier phases and TMA tile loads of rank 1-5 against numpy."""
+
+import numba
+import numpy as np
+import pytest
+from numba import cuda
+
+from numba_tma import fence, mbarrier, tma
+
+from gpu_support import bounded_wait, driver_tensor_map
+
+pytestmark = pytest.mark.gpu
+
+THREADS = 128
+
+
+@cuda.jit
+def phases_kernel(result, status):
+    bars = cuda.shared.array(1, numba.uint64)
+    t = cuda.threadIdx.x
+    if t == 0:
+        mbarrier.init(bars, THREADS)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    before = mbarrier.try_wait(bars, 0)  # nobody has arrived: phase 0 incomplete
+    cuda.syncthreads()
+    mbarrier.arrive(bars)
+    bounded_wait(bars, 0, status)
+    after = mbarrier.try_wait(bars, 0)
+    next_phase = mbarrier.try_wait(bars, 1)  # phase 1 has not completed yet
+    cuda.syncthreads()
+    mbarrier.arrive(bars)
+    mbarrier.wait(bars, 1)
+    result[t, 0] = before
+    result[t, 1] = after
+    result[t, 2] = next_phase
+
+
+def test_mbarrier_phases():
+    result = cuda.to_device(np.full((THREADS, 3), 7, np.int32))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    phases_kernel[1, THREADS](result, status)
+    assert status.copy_to_host()[0] == 0, "barrier never completed"
+    got = result.copy_to_host()
+    assert (got[:, 0] == 0).all()
+    assert (got[:, 1] == 1).all()
+    assert (got[:, 2] == 0).all()
+
+
+TILE_R, TILE_C = 32, 64
+
+
+@cuda.jit
+def tile_copy_kernel(desc, out, status):
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
+    row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, TILE_R * TILE_C * 4)
+        tma.load(desc, tile, (col0, row0), bars)  # innermost (column) first
+    bounded_wait(bars, 0, status)
+    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
+        r, c = i // TILE_C, i % TILE_C
+        if row0 + r < out.shape[0] and col0 + c < out.shape[1]:
+            out[row0 + r, col0 + c] = tile[r, c]
+
+
+@pytest.mark.parametrize("shape", [(256, 192), (100, 72)], ids=["exact", "ragged-edge"])
+def test_tma_2d_tile_copy(shape):
+    host = np.arange(shape[0] * shape[1], dtype=np.float32).reshape(shape)
+    src = cuda.to_device(host)
+    out = cuda.to_device(np.zeros_like(host))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    grid = ((shape[1] + TILE_C - 1) // TILE_C, (shape[0] + TILE_R - 1) // TILE_R)
+    tile_copy_kernel[grid, THREADS](driver_tensor_map(src, (TILE_R, TILE_C)), out, status)
+    assert status.copy_to_host()[0] == 0, "TMA never completed the barrier"
+    np.testing.assert_array_equal(out.copy_to_host(), host)
+
+
+@cuda.jit
+def oob_kernel(desc, out, status):
+    """Load a box that starts before the tensor: the out-of-bounds part is zero-filled."""
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, TILE_R * TILE_C * 4)
+        tma.load(desc, tile, (-8, -4), bars)
+    bounded_wait(bars, 0, status)
+    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
+        out[i // TILE_C, i % TILE_C] = tile[i // TILE_C, i % TILE_C]
+
+
+def test_tma_negative_coordinates_fill_zero():
+    host = np.arange(1, 64 * 128 + 1, dtype=np.float32).reshape(64, 128)
+    out = cuda.to_device(np.full((TILE_R, TILE_C), -1, np.float32))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    oob_kernel[1, THREADS](driver_tensor_map(cuda.to_device(host), (TILE_R, TILE_C)), out, status)
+    assert status.copy_to_host()[0] == 0
+    expect = np.zeros((TILE_R, TILE_C), np.float32)
+    expect[4:, 8:] = host[: TILE_R - 4, : TILE_C - 8]
+    np.testing.assert_array_equal(out.copy_to_host(), expect)
+
+
+def _rank_kernel(rank):
+    shape = (4,) * (rank - 1) + (8,)
+    nelem = 4 ** (rank - 1) * 8
+    origin = (0,) * rank
+
+    @cuda.jit
+    def kernel(desc, out, status):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array(shape, numba.float32, alignment=128)
+        flat = tile.reshape(nelem)
+        if cuda.threadIdx.x == 0:
+            mbarrier.init(bars, 1)
+            fence.mbarrier_init()
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            mbarrier.arrive_expect_tx(bars, nelem * 4)
+            tma.load(desc, tile, origin, bars)
+        bounded_wait(bars, 0, status)
+        for i in range(cuda.threadIdx.x, nelem, cuda.blockDim.x):
+            out[i] = flat[i]
+
+    return kernel, shape
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
+def test_tma_load_every_rank(rank):
+    kernel, box = _rank_kernel(rank)
+    # rows of 12 floats keep every global stride a multiple of 16 bytes, as TMA requires
+    host = np.random.default_rng(rank).random([b + 3 for b in box[:-1]] + [12]).astype(np.float32)
+    out = cuda.to_device(np.zeros(int(np.prod(box)), np.float32))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    kernel[1, THREADS](driver_tensor_map(cuda.to_device(host), box), out, status)
+    assert status.copy_to_host()[0] == 0
+    np.testing.assert_array_equal(out.copy_to_host().reshape(box), host[tuple(slice(0, b) for b in box)])
