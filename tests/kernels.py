@@ -29,6 +29,11 @@ def mbarrier_try_wait(out):
     out[0] = mbarrier.try_wait(bars, 0)
 
 
+def mbarrier_test_wait(out):
+    bars = cuda.shared.array(1, numba.uint64)
+    out[0] = mbarrier.test_wait(bars, 1)
+
+
 def mbarrier_wait(out):
     bars = cuda.shared.array(1, numba.uint64)
     mbarrier.wait(bars, out[0])

@@ -24,6 +24,8 @@ CASES = {
                                   "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r", "SYNCS.ARRIVE.TRANS64"),
     "mbarrier.try_wait": (kernels.mbarrier_try_wait, kernels.U64_OUT,
                           "mbarrier.try_wait.parity.shared::cta.b64 p, [%r", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),
+    "mbarrier.test_wait": (kernels.mbarrier_test_wait, kernels.U64_OUT,
+                           "mbarrier.test_wait.parity.shared::cta.b64 p, [%r", "SYNCS.PHASECHK.TRANS64"),
     "mbarrier.wait": (kernels.mbarrier_wait, kernels.U64_OUT,
                       "mbarrier.try_wait.parity.shared::cta.b64 p, [%r", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),
     "fence.proxy_async": (kernels.fence_proxy_async, kernels.U64_OUT,

@@ -13,6 +13,7 @@ SM80_CASES = [
     (kernels.mbarrier_arrive_expect_tx, kernels.U64_OUT, "mbarrier.arrive_expect_tx"),
     (kernels.mbarrier_try_wait, kernels.U64_OUT, "mbarrier.try_wait"),
     (kernels.mbarrier_wait, kernels.U64_OUT, "mbarrier.wait"),
+    (kernels.mbarrier_test_wait, kernels.U64_OUT, "mbarrier.test_wait"),
     (kernels.mbarrier_arrive, kernels.U64_OUT, "mbarrier.arrive"),
     (kernels.fence_proxy_async, kernels.U64_OUT, "fence.proxy_async"),
     (kernels.tma_load_kernel(2), kernels.TMA_SIG, "tma.load"),

@@ -22,29 +22,25 @@ def phases_kernel(result, status):
         mbarrier.init(bars, THREADS)
         fence.mbarrier_init()
     cuda.syncthreads()
-    before = mbarrier.try_wait(bars, 0)  # nobody has arrived: phase 0 incomplete
+    result[t, 0] = mbarrier.test_wait(bars, 0)  # nobody has arrived: phase 0 incomplete
+    result[t, 1] = mbarrier.test_wait(bars, 1)  # a fresh barrier reports the phase before 0 done
     cuda.syncthreads()
     mbarrier.arrive(bars)
     bounded_wait(bars, 0, status)
-    after = mbarrier.try_wait(bars, 0)
-    next_phase = mbarrier.try_wait(bars, 1)  # phase 1 has not completed yet
+    result[t, 2] = mbarrier.try_wait(bars, 0)
+    result[t, 3] = mbarrier.test_wait(bars, 1)  # phase 1 has not completed yet
     cuda.syncthreads()
     mbarrier.arrive(bars)
     mbarrier.wait(bars, 1)
-    result[t, 0] = before
-    result[t, 1] = after
-    result[t, 2] = next_phase
+    result[t, 4] = mbarrier.test_wait(bars, 1)
 
 
 def test_mbarrier_phases():
-    result = cuda.to_device(np.full((THREADS, 3), 7, np.int32))
+    result = cuda.to_device(np.full((THREADS, 5), 7, np.int32))
     status = cuda.to_device(np.zeros(1, np.int32))
     phases_kernel[1, THREADS](result, status)
     assert status.copy_to_host()[0] == 0, "barrier never completed"
-    got = result.copy_to_host()
-    assert (got[:, 0] == 0).all()
-    assert (got[:, 1] == 1).all()
-    assert (got[:, 2] == 0).all()
+    np.testing.assert_array_equal(result.copy_to_host(), np.tile([0, 1, 1, 0, 1], (THREADS, 1)))
 
 
 TILE_R, TILE_C = 32, 64

@@ -16,7 +16,7 @@ from numba.cuda import types
 
 from ._core import Int, PtxOp, SharedArray, ptx_intrinsic
 
-__all__ = ["init", "arrive", "arrive_expect_tx", "try_wait", "wait"]
+__all__ = ["init", "arrive", "arrive_expect_tx", "test_wait", "try_wait", "wait"]
 
 
 def barrier(name="bar"):
@@ -77,19 +77,39 @@ arrive_expect_tx = ptx_intrinsic(
     """,
 )
 
-_TRY_WAIT = "mbarrier.try_wait.parity.shared::cta.b64 p, [{bar}], {phase};"
+_PARITY_WAIT = "mbarrier.{kind}.parity.shared::cta.b64 p, [{bar}], {phase};"
 
-TRY_WAIT = PtxOp(
-    "mbarrier.try_wait",
-    "{\n .reg .pred p;\n " + _TRY_WAIT.format(bar="$1", phase="$2") + "\n selp.u32 $0, 1, 0, p;\n}",
-    min_cc=(9, 0), min_ptx=(8, 0),
+
+def _probe(kind):
+    """A parity check returning 0/1 in ``$0`` (operands: ``$1`` the barrier, ``$2`` the phase)."""
+    return "{\n .reg .pred p;\n " + _PARITY_WAIT.format(kind=kind, bar="$1", phase="$2") + "\n selp.u32 $0, 1, 0, p;\n}"
+
+
+TEST_WAIT = PtxOp("mbarrier.test_wait", _probe("test_wait"), min_cc=(9, 0), min_ptx=(8, 0))
+test_wait = ptx_intrinsic(
+    TEST_WAIT, [barrier(), Int("phase")], returns=types.boolean,
+    doc="""Non-blocking check: has the phase with parity ``phase & 1`` completed?
+
+    PTX: ``mbarrier.test_wait.parity.shared::cta.b64 p, [bar], phase;`` — sm_90+, PTX ISA 8.0.
+    Use it to probe a barrier's state at one instant (``try_wait`` may wait a while first).
+
+    Example::
+
+        done = mbarrier.test_wait(bars, 0)
+    """,
 )
+
+TRY_WAIT = PtxOp("mbarrier.try_wait", _probe("try_wait"), min_cc=(9, 0), min_ptx=(8, 0))
 try_wait = ptx_intrinsic(
     TRY_WAIT, [barrier(), Int("phase")], returns=types.boolean,
-    doc="""Test (with a bounded hardware wait) whether phase parity ``phase`` completed.
+    doc="""Wait a bounded, hardware-chosen time for the phase with parity ``phase & 1``.
 
-    Returns ``True`` once the phase with parity ``phase & 1`` is complete. PTX:
+    Returns ``True`` if the phase completed within that time. PTX:
     ``mbarrier.try_wait.parity.shared::cta.b64 p, [bar], phase;`` — sm_90+, PTX ISA 8.0.
+    The wait is *potentially blocking*: on the H200 the thread may run on and the result may
+    reflect a completion that happens later within the time limit (measured: a ``try_wait`` issued
+    before a ``syncthreads`` whose result was used after the barrier completed returned ``True``).
+    Use it in a retry loop; use :func:`test_wait` for an instantaneous probe.
 
     Example::
 
@@ -101,7 +121,7 @@ try_wait = ptx_intrinsic(
 WAIT = PtxOp(
     "mbarrier.wait",
     "{\n .reg .pred p;\n numba_tma_wait_${:uid}:\n "
-    + _TRY_WAIT.format(bar="$0", phase="$1")
+    + _PARITY_WAIT.format(kind="try_wait", bar="$0", phase="$1")
     + "\n @!p bra numba_tma_wait_${:uid};\n}",
     min_cc=(9, 0), min_ptx=(8, 0),
 )

@@ -1,0 +1,506 @@
+"""TLX-named AMD async-memory ops for kernels written in Python (Numba ``amdgcn`` target).
+
+Each op is a Numba ``@intrinsic`` whose lowering calls one emitter; the emitter
+checks the architecture first (see :mod:`.targets`).  Per-lane model: a kernel body
+runs once per lane, as in numba-cuda; "this lane" and "this wave" below refer to it.
+Compile kernels with :func:`numba_tma.amd.compile`.
+"""
+import math
+
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.datamodel import models, register_default
+from numba.core.errors import TypingError
+from numba.core.extending import intrinsic as _numba_intrinsic
+
+from . import buffer, dma, global_load, sync, tdm
+from .llvm_ir import I32, call_intrinsic
+from .numba_target import TARGET_NAME
+from .tdm_layout import TileSpec
+
+
+def _intrinsic(fn):
+    return _numba_intrinsic(prefer_literal=True, target=TARGET_NAME)(fn)
+
+
+# -- typing helpers ------------------------------------------------------------------
+
+def _const(value, name):
+    """The compile-time value of an argument (a literal, or a default left out)."""
+    if isinstance(value, types.Omitted):
+        return value.value
+    if isinstance(value, types.Literal):
+        return value.literal_value
+    if isinstance(value, types.NoneType):
+        return None
+    if isinstance(value, types.BaseTuple) and all(isinstance(t, types.Literal) for t in value):
+        return tuple(t.literal_value for t in value)
+    if isinstance(value, types.Type):
+        raise TypingError(f"{name} must be a compile-time constant, got {value}")
+    return value
+
+
+def _ty(value):
+    """Signature type of an argument; defaults that were left out become Omitted."""
+    return value if isinstance(value, types.Type) else types.Omitted(value)
+
+
+def _is_given(value):
+    return isinstance(value, types.Type) and not isinstance(value, (types.NoneType,
+                                                                    types.Omitted))
+
+
+def _require_array(value, name):
+    if not isinstance(value, types.Array):
+        raise TypingError(f"{name} must be an array, got {value}")
+
+
+def _data(context, builder, aryty, value):
+    return context.make_array(aryty)(context, builder, value=value).data
+
+
+def _i32(context, builder, ty, value):
+    return context.cast(builder, value, ty, types.int32)
+
+
+def _arch(context):
+    return context.arch
+
+
+# -- thread ids and LDS ---------------------------------------------------------------
+
+def _id_intrinsic(llvm_name, doc):
+    @_intrinsic
+    def read_id(typingctx):
+        def codegen(context, builder, sig, args):
+            return call_intrinsic(builder, llvm_name, I32, [])
+        return types.int32(), codegen
+    read_id.__doc__ = doc
+    return read_id
+
+
+workitem_id_x = _id_intrinsic("llvm.amdgcn.workitem.id.x",
+                              "This lane's x index in its workgroup (threadIdx.x).")
+workgroup_id_x = _id_intrinsic("llvm.amdgcn.workgroup.id.x",
+                               "The workgroup's x index in the grid (blockIdx.x).")
+
+
+@_intrinsic
+def lds_array(typingctx, shape, dtype):
+    """A C-contiguous array in LDS (``addrspace(3)``), like ``cuda.shared.array``.
+
+    Example: ``tile = lds_array(1024, numba.float32)``.
+    """
+    dims = _const(shape, "shape")
+    dims = (dims,) if isinstance(dims, int) else dims
+    if not isinstance(dtype, (types.DType, types.NumberClass)):
+        raise TypingError(f"lds_array: dtype must be a Numba dtype, got {dtype}")
+    aryty = types.Array(dtype.dtype, len(dims), "C")
+
+    def codegen(context, builder, sig, args):
+        elem = context.get_data_type(aryty.dtype)
+        itemsize = context.get_abi_sizeof(elem)
+        storage = ir.ArrayType(elem, math.prod(dims))
+        gv = cgutils.add_global_variable(builder.module, storage, "lds", addrspace=3)
+        gv.linkage = "internal"
+        gv.initializer = ir.Constant(storage, ir.Undefined)  # LDS cannot be initialized
+        gv.align = 16
+        strides, step = [], itemsize
+        for n in reversed(dims):
+            strides.insert(0, step)
+            step *= n
+        ary = context.make_array(aryty)(context, builder)
+        intp = lambda n: context.get_constant(types.intp, n)  # noqa: E731
+        context.populate_array(ary, data=builder.addrspacecast(gv, ary.data.type),
+                               shape=[intp(n) for n in dims],
+                               strides=[intp(s) for s in strides],
+                               itemsize=intp(itemsize), meminfo=None)
+        return ary._getvalue()
+
+    return aryty(shape, dtype), codegen
+
+
+# -- LDS DMA (gfx942 / gfx950 / gfx1250) ----------------------------------------------
+
+def _dma_typer(op, dest, src, offsets, mask, other, cache_modifier, width):
+    _require_array(dest, f"{op}: dest")
+    _require_array(src, f"{op}: src")
+    if not isinstance(offsets, types.Integer):
+        raise TypingError(f"{op}: offsets must be an integer, got {offsets}")
+    if _is_given(mask) and not isinstance(mask, types.Boolean):
+        raise TypingError(f"{op}: mask must be a boolean, got {mask}")
+    return dict(cache_modifier=_const(cache_modifier, "cache_modifier"),
+                width=_const(width, "width"))
+
+
+def _mask_other(context, builder, sig, args, mask_at, src_index):
+    mask = args[mask_at] if _is_given(sig.args[mask_at]) else None
+    other = None
+    if _is_given(sig.args[mask_at + 1]):
+        dtype = sig.args[src_index].dtype
+        other = context.cast(builder, args[mask_at + 1], sig.args[mask_at + 1], dtype)
+    return mask, other
+
+
+@_intrinsic
+def buffer_load_to_local(typingctx, dest, ptr, offsets, mask=None, other=None,
+                         cache_modifier="", width=4):
+    """Buffer load straight into LDS: ``llvm.amdgcn.raw.ptr.buffer.load.lds``.
+
+    ISA: ``buffer_load_dword ... offen lds`` (``buffer_load_dwordx4`` for width 16).
+    Archs: gfx942 (width 4), gfx950 (width 4 or 16).  This lane reads *width* bytes
+    at element *offsets* of *ptr* (a global array) into ``dest`` (an LDS array) at
+    byte ``lane * width``; *dest* must be the same for the whole wave.  Lanes where
+    *mask* is False get zeros, or *other* when given.  Count it into a group with
+    :func:`async_load_commit_group`.
+
+    Example: ``buffer_load_to_local(tile[w * 64:], x, base + lane, mask=lane < n)``
+    """
+    opts = _dma_typer("buffer_load_to_local", dest, ptr, offsets, mask, other,
+                      cache_modifier, width)
+
+    def codegen(context, builder, sig, args):
+        arch = _arch(context)
+        rsrc = buffer.emit_make_buffer_rsrc(builder, arch,
+                                            _data(context, builder, sig.args[1], args[1]))
+        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[1].dtype))
+        voffset = builder.mul(_i32(context, builder, sig.args[2], args[2]),
+                              ir.Constant(I32, itemsize))
+        mask, other = _mask_other(context, builder, sig, args, 3, 1)
+        buffer.emit_buffer_load_to_local(
+            builder, arch, rsrc, _data(context, builder, sig.args[0], args[0]), voffset,
+            context.async_groups(builder.function), mask=mask, other=other, **opts)
+        return context.get_dummy_value()
+
+    return types.none(dest, ptr, offsets, _ty(mask), _ty(other), _ty(cache_modifier),
+                      _ty(width)), codegen
+
+
+@_intrinsic
+def async_load(typingctx, src, offsets, result, mask=None, other=None, cache_modifier="",
+               width=4):
+    """Per-lane global -> LDS copy of ``src[offsets]`` (*width* bytes) into *result*.
+
+    gfx942/gfx950: ``llvm.amdgcn.global.load.lds`` -> ``global_load_lds_dword``
+    (``_dwordx4`` for width 16, gfx950 only).  gfx1250:
+    ``llvm.amdgcn.global.load.async.to.lds.b{8,32,64,128}`` ->
+    ``global_load_async_to_lds_bN``.  This lane's bytes land at byte ``lane * width``
+    of *result* (uniform across the wave).  Masked lanes copy nothing; with *other*
+    they store it instead.
+
+    Example: ``async_load(x, base + lane, tile[w * 64:]); async_load_commit_group()``
+    """
+    opts = _dma_typer("async_load", result, src, offsets, mask, other, cache_modifier, width)
+
+    def codegen(context, builder, sig, args):
+        src_ptr = cgutils.get_item_pointer2(
+            context, builder, _data(context, builder, sig.args[0], args[0]),
+            [context.get_constant(types.intp, 1)], [context.get_constant(types.intp, 1)],
+            "C", [context.cast(builder, args[1], sig.args[1], types.intp)])
+        mask, other = _mask_other(context, builder, sig, args, 3, 0)
+        global_load.emit_async_load(
+            builder, _arch(context), src_ptr, _data(context, builder, sig.args[2], args[2]),
+            context.async_groups(builder.function), mask=mask, other=other, **opts)
+        return context.get_dummy_value()
+
+    return types.none(src, offsets, result, _ty(mask), _ty(other), _ty(cache_modifier),
+                      _ty(width)), codegen
+
+
+@_intrinsic
+def async_load_commit_group(typingctx):
+    """Close the current group of LDS-DMA loads (``buffer_load_to_local``/``async_load``).
+
+    LLVM 22 has no ``asyncmark``, so this emits nothing: it records how many DMA
+    instructions the group holds for :func:`async_load_wait_group`.  All archs.
+
+    Example: ``async_load_commit_group()``
+    """
+    def codegen(context, builder, sig, args):
+        dma.emit_async_load_commit_group(builder, _arch(context),
+                                         context.async_groups(builder.function))
+        return context.get_dummy_value()
+    return types.none(), codegen
+
+
+@_intrinsic
+def async_load_wait_group(typingctx, pendings):
+    """Wait until at most *pendings* committed groups are still loading.
+
+    gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` -> ``s_waitcnt vmcnt(K)``; gfx1250:
+    ``llvm.amdgcn.s.wait.asynccnt`` -> ``s_wait_asynccnt K``, where K counts the DMA
+    instructions of the *pendings* youngest groups.  *pendings*: constant 0..63.
+
+    Example (3-stage pipeline): ``async_load_wait_group(2)`` -> ``s_waitcnt vmcnt(2)``
+    """
+    count = _const(pendings, "pendings")
+
+    def codegen(context, builder, sig, args):
+        dma.emit_async_load_wait_group(builder, _arch(context),
+                                       context.async_groups(builder.function), count)
+        return context.get_dummy_value()
+    return types.none(pendings), codegen
+
+
+# -- scheduling and barriers ----------------------------------------------------------
+
+@_intrinsic
+def amd_sched_barrier(typingctx, mask):
+    """``llvm.amdgcn.sched.barrier(mask)``: let only the instruction classes in *mask*
+    (see ``SCHED_CLASSES``) be scheduled across this point.  No ISA encoding; verbose
+    assembly shows ``; sched_barrier mask(0x...)``.  All archs.
+
+    Example: ``amd_sched_barrier(0)`` (nothing crosses)
+    """
+    value = _const(mask, "mask")
+
+    def codegen(context, builder, sig, args):
+        sync.emit_sched_barrier(builder, _arch(context), value)
+        return context.get_dummy_value()
+    return types.none(mask), codegen
+
+
+@_intrinsic
+def sched_group_barrier(typingctx, mask, size, sync_id):
+    """``llvm.amdgcn.sched.group.barrier(mask, size, sync_id)``: ask the scheduler for
+    a group of *size* instructions of class *mask*.  Shows as
+    ``; sched_group_barrier mask(...) size(...) SyncID(...)``.  All archs.
+
+    Example: ``sched_group_barrier(0x8, 1, 0)`` (one MFMA)
+    """
+    values = [_const(v, n) for v, n in ((mask, "mask"), (size, "size"), (sync_id, "sync_id"))]
+
+    def codegen(context, builder, sig, args):
+        sync.emit_sched_group_barrier(builder, _arch(context), *values)
+        return context.get_dummy_value()
+    return types.none(mask, size, sync_id), codegen
+
+
+@_intrinsic
+def s_barrier(typingctx):
+    """Workgroup barrier, ``llvm.amdgcn.s.barrier``: ``s_barrier`` on gfx942/gfx950,
+    ``s_barrier_signal -1`` + ``s_barrier_wait -1`` on gfx1250.
+
+    Example: ``s_barrier()``
+    """
+    def codegen(context, builder, sig, args):
+        sync.emit_s_barrier(builder, _arch(context))
+        return context.get_dummy_value()
+    return types.none(), codegen
+
+
+@_intrinsic
+def barrier_arrive(typingctx, bar, arrive_count=1):
+    """Arrive on the LDS barrier word ``bar[0]`` (an int64 LDS array), once per wave.
+
+    ``llvm.amdgcn.ds.atomic.barrier.arrive.rtn.b64`` -> ``ds_atomic_barrier_arrive_rtn_b64``;
+    gfx1250 only; *arrive_count* must be 1 (as TLX on AMD).
+
+    Example: ``barrier_arrive(bar)``
+    """
+    _require_array(bar, "barrier_arrive: bar")
+    count = _const(arrive_count, "arrive_count")
+
+    def codegen(context, builder, sig, args):
+        sync.emit_barrier_arrive(builder, _arch(context),
+                                 _data(context, builder, sig.args[0], args[0]), count)
+        return context.get_dummy_value()
+    return types.none(bar, _ty(arrive_count)), codegen
+
+
+# -- gfx1250 Tensor Data Mover --------------------------------------------------------
+
+class TensorDescriptorType(types.Type):
+    """Numba type of a TDM descriptor; the static :class:`TileSpec` is part of it."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        super().__init__(name=f"AMDTensorDescriptor({spec})")
+
+
+@register_default(TensorDescriptorType)
+class _TensorDescriptorModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.LiteralStructType(list(tdm._WIDE)))
+
+
+def _unpack_desc(builder, ty, value):
+    return tdm.TDMDescriptor(ty.spec, tuple(builder.extract_value(value, i) for i in range(4)))
+
+
+def _pack_desc(builder, desc):
+    value = ir.Constant(ir.LiteralStructType(list(tdm._WIDE)), None)
+    for i, group in enumerate(desc.groups):
+        value = builder.insert_value(value, group, i)
+    return value
+
+
+def _require_desc(value, name):
+    if not isinstance(value, TensorDescriptorType):
+        raise TypingError(f"{name} must be a tensor descriptor, got {value}")
+
+
+def _int_tuple(context, builder, ty, value):
+    """A tuple of ints (IR) -> list of i64 values, or None when not given."""
+    if not _is_given(ty):
+        return None
+    return [context.cast(builder, builder.extract_value(value, i), t, types.int64)
+            for i, t in enumerate(ty)]
+
+
+def _pred(context, builder, ty, value):
+    if not _is_given(ty):
+        return None
+    return context.cast(builder, value, ty, types.boolean)
+
+
+@_intrinsic
+def make_tensor_descriptor(typingctx, array, block_shape, pad_interval=0, pad_amount=0):
+    """TDM descriptor (groups 0-3) of a C-contiguous global *array*, copied in blocks of
+    *block_shape* (constant tuple).  *pad_interval*/*pad_amount* (elements) pad the LDS
+    copy.  Pure SALU integer code; gfx1250 only.
+
+    Example: ``desc = make_tensor_descriptor(x, (64, 64))``
+    """
+    _require_array(array, "make_tensor_descriptor: array")
+    if array.layout != "C":
+        raise TypingError(f"make_tensor_descriptor: array must be C-contiguous, got {array}")
+    block = _const(block_shape, "block_shape")
+    spec = TileSpec(array.dtype.bitwidth // 8, block, _const(pad_interval, "pad_interval"),
+                    _const(pad_amount, "pad_amount"))
+    if len(block) != array.ndim:
+        raise TypingError(f"make_tensor_descriptor: block_shape needs {array.ndim} dims")
+    descty = TensorDescriptorType(spec)
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+        shape = cgutils.unpack_tuple(builder, ary.shape)
+        itemsize = ir.Constant(shape[0].type, spec.elem_bytes)
+        strides = [builder.sdiv(s, itemsize) for s in cgutils.unpack_tuple(builder, ary.strides)]
+        desc = tdm.emit_make_tensor_descriptor(builder, _arch(context), spec, ary.data,
+                                               shape, strides[:-1] + [1])
+        return _pack_desc(builder, desc)
+
+    return descty(array, block_shape, _ty(pad_interval), _ty(pad_amount)), codegen
+
+
+@_intrinsic
+def update_tensor_descriptor(typingctx, desc, add_offsets=None, set_bounds=None, pred=None,
+                             clamp_bounds=True):
+    """A moved / re-bounded / re-predicated copy of *desc*: integer IR on the descriptor
+    groups, no instruction of its own (gfx1250 only).  *add_offsets* and *set_bounds*
+    are tuples of ints (row-major); with *clamp_bounds* the bounds shrink by the offsets.
+
+    Example: ``desc = update_tensor_descriptor(desc, add_offsets=(64, 0))``
+    """
+    _require_desc(desc, "update_tensor_descriptor: desc")
+    clamp = _const(clamp_bounds, "clamp_bounds")
+
+    def codegen(context, builder, sig, args):
+        new = tdm.emit_update_tensor_descriptor(
+            builder, _arch(context), _unpack_desc(builder, sig.args[0], args[0]),
+            add_offsets=_int_tuple(context, builder, sig.args[1], args[1]),
+            set_bounds=_int_tuple(context, builder, sig.args[2], args[2]),
+            pred=_pred(context, builder, sig.args[3], args[3]), clamp_bounds=clamp)
+        return _pack_desc(builder, new)
+
+    return desc(desc, _ty(add_offsets), _ty(set_bounds), _ty(pred), _ty(clamp_bounds)), codegen
+
+
+@_intrinsic
+def async_amd_descriptor_load(typingctx, desc, result, offsets=None, pred=None,
+                              clamp_bounds=True):
+    """Copy the block at *desc* (moved by *offsets*) into the LDS array *result*.
+
+    ``llvm.amdgcn.tensor.load.to.lds`` (``.d2`` for rank <= 2) -> ``tensor_load_to_lds``;
+    gfx1250 only.  The calling wave issues the whole block; wait with
+    :func:`async_amd_descriptor_wait`.
+
+    Example: ``async_amd_descriptor_load(desc, tile, offsets=(row, 0))``
+    """
+    _require_desc(desc, "async_amd_descriptor_load: desc")
+    _require_array(result, "async_amd_descriptor_load: result")
+    clamp = _const(clamp_bounds, "clamp_bounds")
+
+    def codegen(context, builder, sig, args):
+        tdm.emit_tensor_load(builder, _arch(context), _unpack_desc(builder, sig.args[0], args[0]),
+                             _data(context, builder, sig.args[1], args[1]),
+                             offsets=_int_tuple(context, builder, sig.args[2], args[2]),
+                             pred=_pred(context, builder, sig.args[3], args[3]),
+                             clamp_bounds=clamp)
+        return context.get_dummy_value()
+
+    return types.none(desc, result, _ty(offsets), _ty(pred), _ty(clamp_bounds)), codegen
+
+
+@_intrinsic
+def async_amd_descriptor_store(typingctx, desc, source, offsets=None, clamp_bounds=True):
+    """Copy the LDS array *source* to the block at *desc* (moved by *offsets*).
+
+    ``llvm.amdgcn.tensor.store.from.lds`` (``.d2`` for rank <= 2) ->
+    ``tensor_store_from_lds``; gfx1250 only.
+
+    Example: ``async_amd_descriptor_store(out_desc, tile, offsets=(row, 0))``
+    """
+    _require_desc(desc, "async_amd_descriptor_store: desc")
+    _require_array(source, "async_amd_descriptor_store: source")
+    clamp = _const(clamp_bounds, "clamp_bounds")
+
+    def codegen(context, builder, sig, args):
+        tdm.emit_tensor_store(builder, _arch(context), _unpack_desc(builder, sig.args[0], args[0]),
+                              _data(context, builder, sig.args[1], args[1]),
+                              offsets=_int_tuple(context, builder, sig.args[2], args[2]),
+                              clamp_bounds=clamp)
+        return context.get_dummy_value()
+
+    return types.none(desc, source, _ty(offsets), _ty(clamp_bounds)), codegen
+
+
+@_intrinsic
+def async_amd_descriptor_load_fused(typingctx, members, cache_modifier=""):
+    """One ``tensor_load_to_lds`` for 2-4 ``(desc, dst, warp_used_hint)`` members.
+
+    Each wave takes the member whose hint has its wave id and loads its share of that
+    block (split along the outermost dim among the hint's waves).  Hints: constant,
+    non-empty, disjoint, axis-aligned.  ``llvm.amdgcn.tensor.load.to.lds[.d2]``;
+    gfx1250 only.
+
+    Example: ``async_amd_descriptor_load_fused(((da, ta, 0x0F), (db, tb, 0xF0)))``
+    """
+    op = "async_amd_descriptor_load_fused"
+    if not isinstance(members, types.BaseTuple) or not all(
+            isinstance(m, types.BaseTuple) and len(m) == 3 for m in members):
+        raise TypingError(f"{op}: members must be a tuple of (desc, dst, warp_used_hint)")
+    for m in members:
+        _require_desc(m[0], f"{op}: desc")
+        _require_array(m[1], f"{op}: dst")
+    hints = [_const(m[2], "warp_used_hint") for m in members]
+    cache = _const(cache_modifier, "cache_modifier")
+
+    def codegen(context, builder, sig, args):
+        resolved = []
+        for i, (mty, hint) in enumerate(zip(sig.args[0], hints)):
+            member = builder.extract_value(args[0], i)
+            resolved.append((_unpack_desc(builder, mty[0], builder.extract_value(member, 0)),
+                             _data(context, builder, mty[1], builder.extract_value(member, 1)),
+                             hint))
+        tdm.emit_tensor_load_fused(builder, _arch(context), resolved, cache_modifier=cache)
+        return context.get_dummy_value()
+
+    return types.none(members, _ty(cache_modifier)), codegen
+
+
+@_intrinsic
+def async_amd_descriptor_wait(typingctx, pendings=0):
+    """Wait until at most *pendings* tensor loads/stores of this wave are in flight.
+
+    ``llvm.amdgcn.s.wait.tensorcnt`` -> ``s_wait_tensorcnt``; gfx1250 only.
+
+    Example: ``async_amd_descriptor_wait(0)``
+    """
+    count = _const(pendings, "pendings")
+
+    def codegen(context, builder, sig, args):
+        tdm.emit_tensor_wait(builder, _arch(context), count)
+        return context.get_dummy_value()
+    return types.none(_ty(pendings)), codegen

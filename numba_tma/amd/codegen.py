@@ -1,0 +1,102 @@
+"""LLVM IR -> AMDGPU assembly, relocatable object and (with ld.lld) a code object."""
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+from .targets import get_arch
+
+TRIPLE = "amdgcn-amd-amdhsa"
+#: ld.lld names tried in order; Debian's lld-22 package installs ld.lld-22
+LD_LLD_NAMES = ("ld.lld", "ld.lld-22", "/usr/lib/llvm-22/bin/ld.lld")
+
+
+@functools.cache
+def _init_llvm():
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+@functools.cache
+def target_machine(arch):
+    """An llvmlite TargetMachine for *arch* (verbose asm, so sched markers show)."""
+    get_arch(arch)
+    _init_llvm()
+    tm = llvm.Target.from_triple(TRIPLE).create_target_machine(
+        cpu=arch, opt=3, reloc="pic", codemodel="default")
+    tm.set_asm_verbosity(True)
+    return tm
+
+
+def new_module(name, arch):
+    """An empty ``llvmlite.ir.Module`` with the AMDGPU triple and data layout."""
+    from llvmlite import ir
+    module = ir.Module(name)
+    module.triple = TRIPLE
+    module.data_layout = str(target_machine(arch).target_data)
+    return module
+
+
+@dataclass(frozen=True)
+class CompiledModule:
+    """The result of :func:`compile_ir`: optimized LLVM IR, assembly and an ELF object."""
+    arch: str
+    llvm_ir: str
+    asm: str
+    object: bytes
+
+    def hsaco(self):
+        """Link the object into a loadable code object with ld.lld (bytes)."""
+        return link_hsaco(self.object)
+
+
+def compile_ir(module, arch, keep=()):
+    """Verify, optimize (O3) and compile *module* (llvmlite.ir.Module or IR text).
+
+    Every defined function not named in *keep* becomes internal, so it is inlined
+    into the kernels in *keep* and dropped.
+    """
+    tm = target_machine(arch)
+    mod = llvm.parse_assembly(str(module))
+    mod.triple = TRIPLE
+    mod.data_layout = str(tm.target_data)
+    for fn in mod.functions:
+        if not fn.is_declaration and fn.name not in keep:
+            fn.linkage = llvm.Linkage.internal
+    mod.verify()
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
+    pb.getModulePassManager().run(mod, pb)
+    optimized = str(mod)
+    # Code generation rewrites the module in place (control-flow intrinsics), so the
+    # object is made from a fresh parse of the optimized IR.
+    asm = tm.emit_assembly(mod)
+    return CompiledModule(arch, optimized, asm, tm.emit_object(llvm.parse_assembly(optimized)))
+
+
+def find_ld_lld():
+    """Path of an ld.lld that can link AMDGPU objects, or None."""
+    for name in LD_LLD_NAMES:
+        path = shutil.which(name) or (name if os.path.isfile(name) else None)
+        if path:
+            return path
+    return None
+
+
+def link_hsaco(obj):
+    """``ld.lld -shared`` the relocatable *obj* into an HSA code object (bytes)."""
+    lld = find_ld_lld()
+    if lld is None:
+        raise FileNotFoundError(
+            "ld.lld not found (tried " + ", ".join(LD_LLD_NAMES) + "); on Debian "
+            "install it with: apt-get install lld-22")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "kernel.o"), os.path.join(tmp, "kernel.hsaco")
+        with open(src, "wb") as f:
+            f.write(obj)
+        subprocess.run([lld, "-shared", src, "-o", dst], check=True, capture_output=True)
+        with open(dst, "rb") as f:
+            return f.read()

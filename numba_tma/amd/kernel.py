@@ -1,0 +1,123 @@
+"""``compile``: a Python kernel -> AMDGPU assembly and object for one architecture."""
+import re
+from dataclasses import dataclass
+
+from llvmlite import ir
+from numba.core import compiler, sigutils, types
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.target_extension import target_override
+
+from . import codegen, dma
+from .numba_target import TARGET_NAME, amd_target
+from .targets import get_arch
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A compiled kernel: its name, argument layout and the :class:`CompiledModule`."""
+    name: str
+    arch: str
+    params: tuple  # LLVM parameter types of the kernel, in order
+    module: codegen.CompiledModule
+
+    @property
+    def asm(self):
+        return self.module.asm
+
+    @property
+    def llvm_ir(self):
+        return self.module.llvm_ir
+
+    @property
+    def object(self):
+        return self.module.object
+
+    def hsaco(self):
+        return self.module.hsaco()
+
+
+def _flags():
+    flags = compiler.Flags()
+    flags.no_compile = True
+    flags.no_cpython_wrapper = True
+    flags.no_cfunc_wrapper = True
+    flags.nrt = False
+    flags.error_model = "numpy"  # no Python exceptions on the device
+    return flags
+
+
+def _mark_local_reads(library, context):
+    """Give the loads of every function that issued LDS DMA the ``noalias`` scopes."""
+    for module in library.all_ir_modules():
+        for fn in module.functions:
+            if fn.name not in context.async_groups_by_function:
+                continue
+            for block in fn.blocks:
+                for instr in block.instructions:
+                    if isinstance(instr, ir.LoadInstr):
+                        dma.mark_local_read(instr)
+
+
+def _kernel_wrapper(context, fndesc, name):
+    """An ``amdgpu_kernel`` taking each argument's flattened fields (as numba-cuda does)
+    and calling the lowered function."""
+    module = context.create_module(name)
+    arginfo = context.get_arg_packer(fndesc.argtypes)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), arginfo.argument_types), name)
+    fn.calling_convention = "amdgpu_kernel"
+    builder = ir.IRBuilder(fn.append_basic_block())
+    callee = ir.Function(module, context.call_conv.get_function_type(
+        fndesc.restype, fndesc.argtypes), fndesc.llvm_func_name)
+    args = arginfo.from_arguments(builder, fn.args)
+    context.call_conv.call_function(builder, callee, fndesc.restype, fndesc.argtypes, args)
+    builder.ret_void()
+    return module, tuple(arginfo.argument_types)
+
+
+def compile(pyfunc, signature, arch, *, name=None):
+    """Compile the Python kernel *pyfunc* for *arch* (``gfx942``, ``gfx950``, ``gfx1250``).
+
+    *signature* gives the argument types (e.g. ``"void(float32[::1], float32[::1])"`` or
+    a tuple of Numba types); kernels return nothing.  Returns a :class:`CompiledKernel`
+    with ``.asm``, ``.object`` (relocatable ELF) and ``.hsaco()`` (needs ld.lld).
+    Ops that *arch* lacks raise :class:`UnsupportedArchError` here, before LLVM runs.
+    """
+    get_arch(arch)
+    args, return_type = sigutils.normalize_signature(signature)
+    if return_type not in (None, types.none):
+        raise TypeError(f"kernels return nothing; signature returns {return_type}")
+    name = name or pyfunc.__name__
+    with global_compiler_lock, target_override(TARGET_NAME):
+        context = amd_target.target_context_for(arch)
+        context.async_groups_by_function.clear()
+        cres = compiler.compile_extra(amd_target.typing_context, context, pyfunc, args,
+                                      types.none, _flags(), {})
+        _mark_local_reads(cres.library, context)
+        wrapper, params = _kernel_wrapper(context, cres.fndesc, name)
+        source = "\n".join([str(wrapper)] + [str(m) for m in cres.library.all_ir_modules()])
+    return CompiledKernel(name, arch, params, codegen.compile_ir(_link(source, arch), arch,
+                                                                 keep=(name,)))
+
+
+_ALLOCA = re.compile(r'^(\s+)%("?)([^" ]+)\2 = alloca (.*)$', re.MULTILINE)
+
+
+def _allocas_to_private(text):
+    """Numba allocates in address space 0; AMDGPU wants allocas in addrspace(5)
+    (private), so each becomes a private alloca plus a cast to a flat pointer."""
+    return _ALLOCA.sub(
+        lambda m: (f'{m[1]}%"{m[3]}.private" = alloca {m[4]}, addrspace(5)\n'
+                   f'{m[1]}%{m[2]}{m[3]}{m[2]} = addrspacecast ptr addrspace(5) '
+                   f'%"{m[3]}.private" to ptr'),
+        text)
+
+
+def _link(source, arch):
+    """Link the textual modules into one (they share triple and data layout)."""
+    import llvmlite.binding as llvm
+    codegen.target_machine(arch)  # initializes LLVM
+    parts = _allocas_to_private(source).split("; ModuleID = ")
+    linked = llvm.parse_assembly("; ModuleID = " + parts[1])
+    for text in parts[2:]:
+        linked.link_in(llvm.parse_assembly("; ModuleID = " + text))
+    return str(linked)

@@ -1,0 +1,134 @@
+"""The one table of AMD architectures and of what each op needs.
+
+Every emitter calls :func:`require` before it writes a single instruction, so an op
+that an architecture (or the LLVM inside llvmlite) lacks raises a Python error
+instead of aborting the process inside LLVM.
+"""
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+from .errors import AMDArgumentError, LLVMVersionError, UnsupportedArchError
+
+CDNA3, CDNA4, GFX1250 = "gfx942", "gfx950", "gfx1250"
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    wave_size: int
+    #: dword 3 of the buffer resource, as Triton's BufferOpsEmitter sets it
+    rsrc_flags: int
+    #: bytes per lane that one LDS-DMA instruction may move
+    lds_dma_bytes: tuple
+    #: cache modifier -> ``aux`` / ``cpol`` immediate of the memory intrinsics
+    cache_bits: dict
+
+
+# gfx942/gfx950 aux bits: bit0 sc0, bit1 nt, bit4 sc1 (Triton's table for loads).
+_GFX94X_LOAD_CACHE = {"": 0, ".ca": 0, ".cg": 0b11, ".cs": 0b11, ".cv": 0b10001}
+
+ARCHS = {
+    a.name: a
+    for a in (
+        Arch(CDNA3, 64, 0x00027000, (4,), _GFX94X_LOAD_CACHE),
+        Arch(CDNA4, 64, 0x00027000, (4, 16), _GFX94X_LOAD_CACHE),
+        Arch(GFX1250, 32, 0x31027000, (1, 4, 8, 16), {"": 0}),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Feature:
+    archs: tuple
+    #: first LLVM major version with the intrinsic(s) in the form used here
+    min_llvm: int
+    #: last LLVM major version whose signature matches (None: no known change)
+    max_llvm: int = None
+
+
+_ALL = tuple(ARCHS)
+_GFX9 = (CDNA3, CDNA4)
+
+# op name -> what it needs.  The op names are the public names users see.
+FEATURES = {
+    "make_buffer_rsrc": Feature(_ALL, 22),  # num_records became i64 in LLVM 22
+    "buffer_load_to_local": Feature(_GFX9, 22),
+    "async_load": Feature(_ALL, 22),
+    "async_load_commit_group": Feature(_ALL, 22),
+    "async_load_wait_group": Feature(_ALL, 22),
+    "amd_sched_barrier": Feature(_ALL, 15),
+    "sched_group_barrier": Feature(_ALL, 15),
+    "s_barrier": Feature(_ALL, 15),
+    # LLVM 23 adds a fifth descriptor group operand to the tensor intrinsics.
+    "make_tensor_descriptor": Feature((GFX1250,), 22, 22),
+    "update_tensor_descriptor": Feature((GFX1250,), 22, 22),
+    "async_amd_descriptor_load": Feature((GFX1250,), 22, 22),
+    "async_amd_descriptor_load_fused": Feature((GFX1250,), 22, 22),
+    "async_amd_descriptor_store": Feature((GFX1250,), 22, 22),
+    "async_amd_descriptor_wait": Feature((GFX1250,), 22),
+    "barrier_arrive": Feature((GFX1250,), 22),
+}
+
+
+def llvm_major():
+    """Major version of the LLVM that llvmlite was built against."""
+    return llvm.llvm_version_info[0]
+
+
+def get_arch(arch):
+    """Return the :class:`Arch` row for *arch*, or raise for an unknown name."""
+    try:
+        return ARCHS[arch]
+    except (KeyError, TypeError):
+        raise UnsupportedArchError(
+            f"arch {arch!r} is not supported; known archs: {', '.join(ARCHS)}"
+        ) from None
+
+
+def require(op, arch):
+    """Check that *op* can be emitted for *arch* with this LLVM; return the Arch row."""
+    row = get_arch(arch)
+    feature = FEATURES[op]
+    if arch not in feature.archs:
+        raise UnsupportedArchError(
+            f"{op} is available on {', '.join(feature.archs)} only; "
+            f"requested arch is {arch}"
+        )
+    major = llvm_major()
+    if major < feature.min_llvm or (feature.max_llvm and major > feature.max_llvm):
+        wanted = f"{feature.min_llvm}" + (
+            f"..{feature.max_llvm}" if feature.max_llvm else "+")
+        raise LLVMVersionError(
+            f"{op} needs LLVM {wanted} (llvmlite's LLVM is {major}); "
+            f"requested arch is {arch}"
+        )
+    return row
+
+
+def cache_bits(op, arch, cache_modifier):
+    """The ``aux``/``cpol`` immediate for *cache_modifier* on *arch*."""
+    table = get_arch(arch).cache_bits
+    if cache_modifier not in table:
+        raise AMDArgumentError(
+            f"{op}: cache_modifier {cache_modifier!r} has no encoding on {arch}; "
+            f"allowed: {sorted(table)}"
+        )
+    return table[cache_modifier]
+
+
+def check_lds_dma_bytes(op, arch, nbytes):
+    """Validate the bytes-per-lane of an LDS-DMA instruction on *arch*."""
+    allowed = get_arch(arch).lds_dma_bytes
+    if nbytes not in allowed:
+        raise AMDArgumentError(
+            f"{op}: width must be one of {allowed} bytes per lane on {arch}, "
+            f"got {nbytes!r}"
+        )
+
+
+def check_int_range(op, name, value, lo, hi):
+    """Raise unless *value* is an int in [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise AMDArgumentError(f"{op}: {name} must be an int in [{lo}, {hi}], got {value!r}")
+    return value

@@ -1,0 +1,125 @@
+"""``TensorMapFields``: every field of a descriptor, and the raw packer behind all encoders."""
+
+from dataclasses import dataclass, field
+
+from . import layout
+from .enums import (TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle)
+from .errors import TensorMapError
+
+# swizzle span field per swizzle enum; the 128B atom variants keep a span of 128 B.
+_SWIZZLE_CODE = {Swizzle.NONE: 0, Swizzle.SWIZZLE_32B: 1, Swizzle.SWIZZLE_64B: 2, Swizzle.SWIZZLE_128B: 3}
+_SPAN_SHIFT = (0, 4, 5, 6)
+
+
+@dataclass(frozen=True)
+class TensorMapFields:
+    """All fields of a 128-byte CUtensorMap, dimensions innermost first (like the driver).
+
+    ``box_dim`` is set for tiled maps; ``pixel_box_lower_corner``, ``pixel_box_upper_corner``,
+    ``channels_per_pixel`` and ``pixels_per_column`` for im2col maps.  ``large_tensor`` is
+    qword-1 bit 21.  ``residual`` holds, XOR-ed, every bit of the source descriptor that these
+    fields do not explain (all zero for anything the driver 13.0 produces on sm_90), so
+    ``decode(b).encode() == b`` for any 128 bytes.
+
+    >>> f = TensorMapFields(Mode.TILED, DataType.FLOAT32, 0x7f0000000000, (64, 32), (256,),
+    ...                     (16, 8), (1, 1))
+    >>> f.box_bytes
+    512
+    >>> len(f.encode())
+    128
+    """
+    mode: Mode
+    data_type: DataType
+    global_address: int
+    global_dim: tuple
+    global_strides: tuple
+    box_dim: tuple = None
+    element_strides: tuple = None
+    interleave: Interleave = Interleave.NONE
+    swizzle: Swizzle = Swizzle.NONE
+    l2_promotion: L2Promotion = L2Promotion.NONE
+    oob_fill: OOBFill = OOBFill.NONE
+    pixel_box_lower_corner: tuple = None
+    pixel_box_upper_corner: tuple = None
+    channels_per_pixel: int = None
+    pixels_per_column: int = None
+    large_tensor: bool = False
+    residual: bytes = field(default=bytes(layout.NUM_BYTES), repr=False)
+
+    @property
+    def rank(self):
+        """Number of dimensions."""
+        return len(self.global_dim)
+
+    @property
+    def box_bytes(self):
+        """Shared-memory bytes of one full load: the mbarrier transaction count.
+
+        Tiled: prod(box_dim[i] // element_strides[i]) * element size; im2col:
+        channels_per_pixel * pixels_per_column * element size.
+        """
+        bits = TYPE_INFO[self.data_type].bits
+        if self.mode == Mode.IM2COL:
+            return self.channels_per_pixel * self.pixels_per_column * bits // 8
+        n = 1
+        for b, e in zip(self.box_dim, self.element_strides):
+            n *= b // e
+        return n * bits // 8
+
+    def encode(self):
+        """Pack these fields into the 128 descriptor bytes (no validation; see ``encode_tiled``)."""
+        word = pack(self)
+        if any(self.residual):
+            word ^= int.from_bytes(self.residual, "little")
+        return word.to_bytes(layout.NUM_BYTES, "little")
+
+    def __str__(self):
+        kind = "im2col" if self.mode == Mode.IM2COL else "tiled"
+        lines = [f"CUtensorMap {kind} {self.data_type.name} rank {self.rank} @ {self.global_address:#x}",
+                 f"  global_dim      {self.global_dim}  (innermost first)",
+                 f"  global_strides  {self.global_strides}  bytes"]
+        if self.mode == Mode.IM2COL:
+            lines += [f"  corners         lower {self.pixel_box_lower_corner} upper {self.pixel_box_upper_corner}",
+                      f"  channels/pixel  {self.channels_per_pixel}, pixels/column {self.pixels_per_column}"]
+        else:
+            lines.append(f"  box_dim         {self.box_dim}")
+        lines += [f"  element_strides {self.element_strides}  -> {self.box_bytes} bytes per load",
+                  f"  interleave {self.interleave.name}, swizzle {self.swizzle.name}, "
+                  f"l2_promotion {self.l2_promotion.name}, oob_fill {self.oob_fill.name}"
+                  + (", large_tensor (bit 21)" if self.large_tensor else "")]
+        if any(self.residual):
+            bits = [f"byte {i} mask {b:#04x}" for i, b in enumerate(self.residual) if b]
+            lines.append("  unexplained bits: " + "; ".join(bits))
+        return "\n".join(lines)
+
+
+def pack(f):
+    """Pack a :class:`TensorMapFields` into a 1024-bit integer (the residual is not applied)."""
+    if f.swizzle not in _SWIZZLE_CODE:
+        raise TensorMapError("swizzle", f.swizzle, "the 128B atom swizzles are not encodable: their "
+                             "descriptor bits are unconfirmed (driver 13.0 rejects them on sm_90)")
+    info, F, code = TYPE_INFO[f.data_type], layout.FIELDS, _SWIZZLE_CODE[f.swizzle]
+    w = layout.put(0, F["global_address"], f.global_address)
+    w = layout.put(w, F["mode"], f.mode)
+    w = layout.put(w, F["rank_m1"], f.rank - 1)
+    w = layout.put(w, F["type_code"], info.code)
+    w = layout.put(w, F["interleave"], f.interleave)
+    w = layout.put(w, F["swizzle"], code)
+    w = layout.put(w, F["oob_fill"], f.oob_fill)
+    w = layout.put(w, F["tf32"], info.tf32)
+    w = layout.put(w, F["l2_promotion"], f.l2_promotion)
+    w = layout.put(w, F["large_tensor"], f.large_tensor)
+    units = [s >> 4 for s in f.global_strides]
+    w = layout.put_array(w, "stride_lo", units)
+    w = layout.put_array(w, "stride_hi", [u >> 32 for u in units])
+    w = layout.put_array(w, "dim_m1", [d - 1 for d in f.global_dim])
+    w = layout.put_array(w, "estride_m1", [e - 1 for e in f.element_strides])
+    if f.mode == Mode.IM2COL:
+        w = layout.put(w, F["channels_m1"], f.channels_per_pixel - 1)
+        w = layout.put(w, F["lower_corner"], layout.pack_corner(f.pixel_box_lower_corner, f.rank))
+        w = layout.put(w, F["upper_corner"], layout.pack_corner(f.pixel_box_upper_corner, f.rank))
+        w = layout.put(w, F["pixels_m1"], f.pixels_per_column - 1)
+    else:
+        w = layout.put_array(w, "box_m1", [b - 1 for b in f.box_dim])
+    w = layout.put(w, F["box_bytes"], f.box_bytes)
+    return layout.put(w, F["swizzle_span"], 16 << _SPAN_SHIFT[code])
