@@ -19,7 +19,9 @@ def driver_tensor_map(array, box):
     rank = array.ndim
     itemsize = array.dtype.itemsize
     dims = [array.shape[rank - 1 - i] for i in range(rank)]
-    strides = [array.strides[rank - 1 - i] for i in range(1, rank)]
+    # cuda-bindings passes an empty list as NULL, which the driver rejects even for rank 1 (where it
+    # reads no stride): give it one unused entry.
+    strides = [array.strides[rank - 1 - i] for i in range(1, rank)] or [0]
     err, tmap = drv.cuTensorMapEncodeTiled(
         drv.CUtensorMapDataType(DRIVER_DTYPE[array.dtype]), drv.cuuint32_t(rank),
         array.__cuda_array_interface__["data"][0],
