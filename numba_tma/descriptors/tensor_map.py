@@ -1,0 +1,224 @@
+"""``TensorMap``: the tensor-map object users build on the host and pass to kernels.
+
+    >>> desc = TensorMap.tiled(a, (64, 64), swizzle="128B")   # a: any CUDA array, box in a's order
+    >>> kernel[grid, block](desc, out)                        # by value, __grid_constant__
+    >>> desc.box_bytes                                        # what mbarrier.arrive_expect_tx expects
+
+The 128 bytes are encoded by numba_tma's pure-Python encoder (byte-identical to the driver, see
+``docs/descriptors.md``).  ``to_device()`` gives the global-memory form instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+
+from .decode import decode
+from .encode import encode_tiled, replace_address
+from .enums import DataType, Interleave, L2Promotion, OOBFill, Swizzle, coerce
+from .errors import TensorMapError
+
+# numpy / array-library dtype names -> driver data type
+_DTYPES = {
+    "uint8": DataType.UINT8, "uint16": DataType.UINT16, "uint32": DataType.UINT32,
+    "int32": DataType.INT32, "uint64": DataType.UINT64, "int64": DataType.INT64,
+    "float16": DataType.FLOAT16, "float32": DataType.FLOAT32, "float64": DataType.FLOAT64,
+    "bfloat16": DataType.BFLOAT16,
+    # TMA moves bits: signed 8/16-bit data travels as the unsigned type of the same width
+    "int8": DataType.UINT8, "int16": DataType.UINT16,
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _numba_dtype(name):
+    from numba.cuda import types
+
+    return getattr(types, name)
+
+
+def _array_view(array):
+    """``(address, shape, byte strides, dtype name)`` of a CUDA array (CAI or DLPack)."""
+    cai = getattr(array, "__cuda_array_interface__", None)
+    if cai is not None:
+        import numpy as np
+
+        shape = tuple(cai["shape"])
+        typestr = cai["typestr"]
+        torch_dtype = str(getattr(array, "dtype", ""))
+        name = "bfloat16" if torch_dtype.endswith("bfloat16") else np.dtype(typestr).name
+        itemsize = np.dtype(typestr).itemsize
+        strides = cai.get("strides") or _c_strides(shape, itemsize)
+        return cai["data"][0], shape, tuple(strides), name, itemsize
+    if hasattr(array, "__dlpack__"):
+        from cuda.core.utils import StridedMemoryView
+
+        view = StridedMemoryView.from_any_interface(array, stream_ptr=-1)
+        itemsize = view.dtype.itemsize
+        strides = view.strides or _c_strides(view.shape, 1)
+        return view.ptr, tuple(view.shape), tuple(s * itemsize for s in strides), view.dtype.name, itemsize
+    raise TensorMapError("array", type(array).__name__,
+                         "must expose __cuda_array_interface__ or __dlpack__ (a numba, CuPy or PyTorch CUDA array)")
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= n
+    return strides
+
+
+def _core_descriptor(array, box, element_strides, params):
+    """The same map as a ``cuda.core.TensorMapDescriptor`` (made by the driver from the same
+    parameters): the only 128-byte by-value argument cuda.core's launcher accepts."""
+    from cuda.core import _tensor_map as core
+    from cuda.core.utils import StridedMemoryView
+
+    try:
+        options = dict(
+            data_type=core.TensorMapDataType(int(params["data_type"])),
+            interleave=core.TensorMapInterleave(int(params["interleave"])),
+            swizzle=core.TensorMapSwizzle(int(params["swizzle"])),
+            l2_promotion=core.TensorMapL2Promotion(int(params["l2_promotion"])),
+            oob_fill=core.TensorMapOOBFill(int(params["oob_fill"])),
+        )
+    except ValueError as exc:
+        raise TensorMapError("TensorMap", params, f"cannot be passed by value through numba's launcher "
+                             f"(cuda.core lacks the option: {exc}); pass desc.to_device() instead") from exc
+    view = StridedMemoryView.from_any_interface(array, stream_ptr=-1)
+    return view.as_tensor_map(box, element_strides=element_strides, **options)
+
+
+class TensorMap:
+    """A 128-byte CUtensorMap over a CUDA array, plus what kernels need to check it.
+
+    Build one with :meth:`tiled`.  Attributes: ``dtype`` (numpy-style name), ``rank``, ``box``
+    (array order), ``box_bytes``, ``swizzle``, ``bytes``, ``fields`` (every decoded field).
+    The source array is kept alive as long as the map.
+    """
+
+    def __init__(self, array, desc: bytes, dtype: str, box: tuple, element_strides, params: dict):
+        self._array = array            # keeps the memory alive while the map exists
+        self.bytes = desc
+        self.dtype = dtype
+        self.box = box
+        self.mode = "tiled"
+        self._element_strides = element_strides
+        self._params = params
+        self._value = None
+        self._device = None
+
+    @classmethod
+    def tiled(cls, array, box, *, swizzle="none", l2_promotion="128B", oob_fill="none",
+              element_strides=None, interleave="none") -> "TensorMap":
+        """A tiled map over ``array`` copying boxes of shape ``box`` (in ``array``'s own index order).
+
+        ``element_strides`` is also in array order.  Raises :class:`TensorMapError` naming the
+        argument and the rule for anything the driver would reject.
+
+        Example::
+
+            a = cuda.to_device(np.zeros((1024, 512), np.float32))
+            desc = TensorMap.tiled(a, (64, 32))      # 64 rows x 32 columns per box
+        """
+        address, shape, strides, name, itemsize = _array_view(array)
+        if name not in _DTYPES:
+            raise TensorMapError("array", name, f"dtype must be one of {sorted(_DTYPES)}")
+        box = tuple(int(b) for b in box)
+        if len(box) != len(shape):
+            raise TensorMapError("box", box, f"must have one entry per array dimension ({len(shape)})")
+        if strides[-1] != itemsize:
+            raise TensorMapError("array", f"strides {strides}",
+                                 "the last dimension must be contiguous (TMA's dimension 0 has an implicit stride)")
+        if element_strides is not None:
+            element_strides = tuple(int(e) for e in element_strides)
+            if len(element_strides) != len(shape):
+                raise TensorMapError("element_strides", element_strides,
+                                     f"must have one entry per array dimension ({len(shape)})")
+        params = dict(
+            data_type=_DTYPES[name], global_dim=tuple(reversed(shape)), global_strides=tuple(reversed(strides[:-1])),
+            box_dim=tuple(reversed(box)),
+            element_strides=None if element_strides is None else tuple(reversed(element_strides)),
+            interleave=coerce(Interleave, interleave, "interleave"), swizzle=coerce(Swizzle, swizzle, "swizzle"),
+            l2_promotion=coerce(L2Promotion, l2_promotion, "l2_promotion"),
+            oob_fill=coerce(OOBFill, oob_fill, "oob_fill"),
+        )
+        return cls(array, encode_tiled(global_address=address, **params), name, box, element_strides, params)
+
+    # -- attributes --------------------------------------------------------------------------
+    @functools.cached_property
+    def fields(self):
+        """Every field of the descriptor (:class:`TensorMapFields`, innermost-first)."""
+        return decode(self.bytes)
+
+    @property
+    def rank(self) -> int:
+        return len(self.box)
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes one full box load delivers: what ``mbarrier.arrive_expect_tx`` must expect."""
+        return self.fields.box_bytes
+
+    @property
+    def swizzle(self) -> Swizzle:
+        return self.fields.swizzle
+
+    @property
+    def address(self) -> int:
+        return self.fields.global_address
+
+    def with_array(self, array) -> "TensorMap":
+        """The same map over another array of identical shape, strides and dtype; only the
+        address is re-encoded (no validation or layout work)."""
+        address, shape, strides, name, _ = _array_view(array)
+        _, old_shape, old_strides, old_name, _ = _array_view(self._array)
+        if (shape, strides, name) != (old_shape, old_strides, old_name):
+            raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
+                                 f"must match the map's {old_name}{list(old_shape)} strides {list(old_strides)}")
+        return TensorMap(array, replace_address(self.bytes, address), self.dtype, self.box,
+                         self._element_strides, self._params)
+
+    # -- kernel arguments ----------------------------------------------------------------------
+    @staticmethod
+    def numba_type(dtype, box, mode="tiled"):
+        """The Numba type of a map argument, for compiling without an array (e.g. with
+        ``numba_tma.inspect``): ``TensorMap.numba_type("float32", (64, 64))``."""
+        from ..intrinsics.tensor_map_type import TensorMapType
+
+        return TensorMapType(TensorMap, _numba_dtype(str(dtype)), len(box), tuple(box), mode)
+
+    @property
+    def _numba_type_(self):
+        return self.numba_type(self.dtype, self.box, self.mode)
+
+    @property
+    def value(self):
+        """The by-value kernel argument numba-cuda's launcher passes on (a cuda.core descriptor
+        of the same map, made once and cached)."""
+        if self._value is None:
+            self._value = _core_descriptor(self._array, self.box, self._element_strides, self._params)
+        return self._value
+
+    def to_device(self):
+        """The 128 bytes in a ``uint8`` device array (the global-memory form; ``tma.load``
+        then issues ``fence.proxy.tensormap::generic.acquire.sys`` before use)."""
+        if self._device is None:
+            import numpy as np
+            from numba import cuda
+
+            self._device = cuda.to_device(np.frombuffer(self.bytes, dtype=np.uint8))
+        return self._device
+
+    # -- display -------------------------------------------------------------------------------
+    def __repr__(self):
+        f = self.fields
+        return (f"TensorMap.{self.mode}({self.dtype}, shape={list(reversed(f.global_dim))}, box={list(self.box)}, "
+                f"box_bytes={self.box_bytes}, swizzle={f.swizzle.name}, l2_promotion={f.l2_promotion.name}, "
+                f"oob_fill={f.oob_fill.name}, address=0x{f.global_address:x})")
+
+    def _repr_html_(self):
+        rows = "".join(f"<tr><td>{html.escape(k)}</td><td><code>{html.escape(str(v))}</code></td></tr>"
+                       for k, v in vars(self.fields).items())
+        return (f"<b>TensorMap.{self.mode}</b> {self.dtype}, box {list(self.box)} (array order), "
+                f"{self.box_bytes} bytes per box<table>{rows}</table>")

@@ -1,0 +1,106 @@
+"""TensorMap as a kernel argument: by-value __grid_constant__ parameter, compile-time checks."""
+
+import numba
+import numpy as np
+import pytest
+from numba import cuda
+
+from numba_tma import OpArgumentError, TensorMap, fence, inspect, mbarrier, tma
+
+MAP_F32_2D = TensorMap.numba_type("float32", (32, 64))
+
+
+def load_tile(desc, out):
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((32, 64), numba.float32, alignment=128)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+        mbarrier.arrive_expect_tx(bars, 32 * 64 * 4)
+        tma.load(desc, tile, (0, 0), bars)
+    mbarrier.wait(bars, 0)
+    out[cuda.threadIdx.x] = tile[0, cuda.threadIdx.x]
+
+
+SIG = (MAP_F32_2D, numba.float32[::1])
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_map_is_a_grid_constant_parameter(arch):
+    out = inspect.compile(load_tile, SIG, arch)
+    assert ".param .align 64 .b8" in out.ptx and "_param_0[128]" in out.ptx
+    assert "cvta.param.u64" in out.ptx
+    assert "__local_depot" not in out.ptx, "TMA must read the parameter, never a local copy"
+    assert "fence.proxy.tensormap" not in out.ptx, "a by-value map needs no acquire fence"
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in out.ptx
+    assert "UTMALDG.2D" in out.opcodes()
+
+
+def test_type_names_dtype_rank_box():
+    assert str(MAP_F32_2D) == "TensorMap[float32, rank=2, box=(32, 64), tiled]"
+    assert MAP_F32_2D != TensorMap.numba_type("float32", (64, 32))
+
+
+def test_dst_dtype_must_match_the_map():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array((32, 64), numba.int32)
+        tma.load(desc, tile, (0, 0), bars)
+
+    with pytest.raises(OpArgumentError, match=r"'dst' must have the map's dtype float32"):
+        inspect.ptx(k, SIG)
+
+
+def test_coords_must_match_the_rank():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array((32, 64), numba.float32)
+        tma.load(desc, tile, (0, 0, 0), bars)
+
+    with pytest.raises(OpArgumentError, match=r"'coords' must have 2 entries \(the rank of TensorMap"):
+        inspect.ptx(k, SIG)
+
+
+class FakeCudaArray:
+    """Just the __cuda_array_interface__ of a device array: TensorMap encodes with no GPU."""
+
+    def __init__(self, shape, dtype, address=0x7F0000000000, strides=None):
+        self.__cuda_array_interface__ = {
+            "shape": shape, "typestr": np.dtype(dtype).str, "data": (address, False),
+            "strides": strides, "version": 3,
+        }
+
+
+def test_tiled_map_from_array_order():
+    a = FakeCudaArray((1000, 1024), np.float32)
+    desc = TensorMap.tiled(a, (64, 32))
+    f = desc.fields
+    assert f.global_dim == (1024, 1000) and f.global_strides == (4096,)
+    assert f.box_dim == (32, 64)  # innermost first inside the descriptor
+    assert desc.box == (64, 32) and desc.rank == 2 and desc.dtype == "float32"
+    assert desc.box_bytes == 64 * 32 * 4 and len(desc.bytes) == 128
+    assert "box=[64, 32]" in repr(desc) and "<table>" in desc._repr_html_()
+
+
+def test_with_array_only_changes_the_address():
+    a, b = FakeCudaArray((256, 256), np.float16), FakeCudaArray((256, 256), np.float16, address=0x7F0000100000)
+    desc = TensorMap.tiled(a, (64, 64), swizzle="128B")
+    moved = desc.with_array(b)
+    assert moved.address == 0x7F0000100000
+    assert moved.bytes[8:] == desc.bytes[8:]
+
+
+def test_with_array_rejects_another_shape():
+    desc = TensorMap.tiled(FakeCudaArray((256, 256), np.float16), (64, 64))
+    with pytest.raises(ValueError, match="must match the map's float16"):
+        desc.with_array(FakeCudaArray((128, 256), np.float16))
+
+
+def test_box_rank_must_match_the_array():
+    with pytest.raises(ValueError, match="box.*one entry per array dimension"):
+        TensorMap.tiled(FakeCudaArray((64, 64), np.float32), (64,))
+
+
+def test_unsupported_dtype_is_named():
+    with pytest.raises(ValueError, match="complex64"):
+        TensorMap.tiled(FakeCudaArray((64, 64), np.complex64), (8, 8))
