@@ -96,7 +96,7 @@ def test_descriptor_must_be_uint8_array():
         tile = cuda.shared.array(64, numba.float32)
         tma.load(out, tile, (0, 0), bars)
 
-    with pytest.raises(OpArgumentError, match=r"argument 'desc' must be a uint8 device array"):
+    with pytest.raises(OpArgumentError, match=r"argument 'desc' must be a numba_tma.TensorMap or a uint8 device array"):
         _compile(k, kernels.TMA_SIG)
 
 

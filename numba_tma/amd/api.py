@@ -321,7 +321,7 @@ class TensorDescriptorType(types.Type):
 @register_default(TensorDescriptorType)
 class _TensorDescriptorModel(models.PrimitiveModel):
     def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, ir.LiteralStructType(list(tdm._WIDE)))
+        super().__init__(dmm, fe_type, ir.LiteralStructType(list(tdm.GROUP_TYPES)))
 
 
 def _unpack_desc(builder, ty, value):
@@ -329,7 +329,7 @@ def _unpack_desc(builder, ty, value):
 
 
 def _pack_desc(builder, desc):
-    value = ir.Constant(ir.LiteralStructType(list(tdm._WIDE)), None)
+    value = ir.Constant(ir.LiteralStructType(list(tdm.GROUP_TYPES)), None)
     for i, group in enumerate(desc.groups):
         value = builder.insert_value(value, group, i)
     return value

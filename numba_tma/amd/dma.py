@@ -11,7 +11,7 @@ from llvmlite import ir
 
 from . import targets
 from .errors import AMDArgumentError
-from .llvm_ir import I1, I8, I16, I32, VOID, call_intrinsic, i32, lane_id
+from .llvm_ir import I1, I8, I16, I32, LDS, VOID, call_intrinsic, i32, lane_id
 
 _DOMAIN, _COPIES, _LOCAL_READS = "amdg.AsyncOps", "amdg.AsyncCopies", "amdg.LocalLoads"
 MAX_COUNT = 63  # vmcnt and asynccnt are 6-bit counters
@@ -142,5 +142,6 @@ def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width):
             if value is not None:
                 offset = builder.mul(lane_id(builder, row.wave_size), i32(width))
                 slot = builder.gep(lds_base, [offset], source_etype=I8)
+                slot = builder.bitcast(slot, value.type.as_pointer(LDS))
                 builder.store(value, slot, align=min(width, 16))
     groups.issued(certain=False)

@@ -1,5 +1,4 @@
 """``async_load``: global memory -> LDS DMA without a buffer resource."""
-from llvmlite import ir
 
 from . import targets
 from .dma import issue_masked

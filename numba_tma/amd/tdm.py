@@ -15,7 +15,7 @@ from .errors import AMDArgumentError
 from .tdm_layout import (FIELDS, GROUP_BITS, TileSpec, groups_for_rank, pack, stride_of_dim,
                          tensor_dim, tile_dim, validate_warp_hints)
 
-_WIDE = tuple(ir.IntType(bits) for bits in GROUP_BITS)
+GROUP_TYPES = tuple(ir.IntType(bits) for bits in GROUP_BITS)
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def emit_make_tensor_descriptor(builder, arch, spec, global_ptr, shape, strides,
                                        f"got {strides[-1]}")
     targets.check_int_range(op, "multicast_mask", multicast_mask, 0, 0xFFFF)
     static = dict(spec.static_fields(), multicast_mask=multicast_mask)
-    groups = tuple(ir.Constant(t, g) for t, g in zip(_WIDE, pack(static)))
+    groups = tuple(ir.Constant(t, g) for t, g in zip(GROUP_TYPES, pack(static)))
     address = builder.ptrtoint(as_addrspace(builder, op, "global_ptr", global_ptr, GLOBAL), I64)
     groups = _set(builder, groups, "global_addr", address)
     rank = spec.rank

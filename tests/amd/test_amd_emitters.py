@@ -1,0 +1,184 @@
+"""Each emitter, on each arch that has it, yields the expected instruction."""
+import re
+
+import pytest
+from llvmlite import ir
+
+from amd_asm import ARCHS, GFX9, find, instructions
+from numba_tma.amd import buffer, dma, global_load, sync
+from numba_tma.amd.llvm_ir import I32, i32
+
+
+def _rsrc(k):
+    return buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src)
+
+
+@pytest.mark.parametrize("arch", GFX9)
+def test_buffer_load_to_local_dword(kernel, arch):
+    k = kernel(arch)
+    voffset = k.builder.mul(k.tid(), i32(4))
+    buffer.emit_buffer_load_to_local(k.builder, arch, _rsrc(k), k.lds_at(0), voffset,
+                                     dma.AsyncGroups())
+    asm = k.compile().asm
+    assert find(asm, r"^buffer_load_dword v\d+, s\[\d+:\d+\], 0 offen lds$")
+    assert find(asm, r"^s_mov_b32 s\d+, 0x27000$")  # dword 3 of the V#
+
+
+def test_buffer_load_to_local_dwordx4_gfx950(kernel):
+    k = kernel("gfx950")
+    voffset = k.builder.mul(k.tid(), i32(16))
+    buffer.emit_buffer_load_to_local(k.builder, "gfx950", _rsrc(k), k.lds_at(0), voffset,
+                                     dma.AsyncGroups(), width=16)
+    assert find(k.compile().asm, r"^buffer_load_dwordx4 v\d+, s\[\d+:\d+\], 0 offen lds$")
+
+
+@pytest.mark.parametrize("arch", GFX9)
+def test_buffer_load_to_local_mask_uses_out_of_range_offset(kernel, arch):
+    k = kernel(arch)
+    tid = k.tid()
+    mask = k.builder.icmp_unsigned("<", tid, k.n)
+    groups = dma.AsyncGroups()
+    buffer.emit_buffer_load_to_local(k.builder, arch, _rsrc(k), k.lds_at(0),
+                                     k.builder.mul(tid, i32(4)), groups, mask=mask,
+                                     other=ir.Constant(ir.FloatType(), 0.0))
+    asm = k.compile().asm
+    # masked lanes' voffset 0x80000000 (= bfrev 1), chosen per lane
+    assert find(asm, r"^v_bfrev_b32_e32 v\d+, 1$") and find(asm, r"^v_cndmask_b32")
+    assert not find(asm, r"s_cbranch_execz")  # zero fill needs no branch
+    assert find(asm, r"offen lds$") and groups.open == 1
+
+
+@pytest.mark.parametrize("arch", GFX9)
+def test_buffer_load_to_local_other_is_stored_by_masked_lanes(kernel, arch):
+    k = kernel(arch)
+    tid = k.tid()
+    groups = dma.AsyncGroups()
+    buffer.emit_buffer_load_to_local(k.builder, arch, _rsrc(k), k.lds_at(0),
+                                     k.builder.mul(tid, i32(4)), groups,
+                                     mask=k.builder.icmp_unsigned("<", tid, k.n),
+                                     other=ir.Constant(ir.FloatType(), -1.0),
+                                     cache_modifier=".cg")
+    asm = k.compile().asm
+    assert find(asm, r"^buffer_load_dword .* offen sc0 nt lds$")  # .cg -> sc0 nt
+    assert find(asm, r"^ds_write_b32 ")  # other, by the masked lanes
+    assert find(asm, r"^v_mov_b32_e32 v\d+, -1.0$")  # other = -1.0f
+    assert groups.open == 0  # a masked DMA may be skipped: not counted as certain
+
+
+@pytest.mark.parametrize("arch,width,mnemonic", [
+    ("gfx942", 4, "global_load_lds_dword"),
+    ("gfx950", 4, "global_load_lds_dword"),
+    ("gfx950", 16, "global_load_lds_dwordx4"),
+    ("gfx1250", 1, "global_load_async_to_lds_b8"),
+    ("gfx1250", 4, "global_load_async_to_lds_b32"),
+    ("gfx1250", 8, "global_load_async_to_lds_b64"),
+    ("gfx1250", 16, "global_load_async_to_lds_b128"),
+])
+def test_async_load(kernel, arch, width, mnemonic):
+    k = kernel(arch)
+    src = k.builder.gep(k.src, [k.builder.mul(k.tid(), i32(width))], source_etype=ir.IntType(8))
+    global_load.emit_async_load(k.builder, arch, src, k.lds_at(0), dma.AsyncGroups(),
+                                width=width)
+    assert find(k.compile().asm, rf"^{mnemonic} ")
+
+
+def _three_stage(k, pendings):
+    """Three single-instruction groups, then wait_group(pendings); returns K."""
+    groups = dma.AsyncGroups()
+    tid = k.tid()
+    for stage in range(3):
+        if k.arch in GFX9:
+            buffer.emit_buffer_load_to_local(k.builder, k.arch, _rsrc(k), k.lds_at(stage * 256),
+                                             k.builder.mul(tid, i32(4)), groups)
+        else:
+            src = k.builder.gep(k.src, [tid], source_etype=I32)
+            global_load.emit_async_load(k.builder, k.arch, src, k.lds_at(stage * 256), groups)
+        dma.emit_async_load_commit_group(k.builder, k.arch, groups)
+    count = dma.emit_async_load_wait_group(k.builder, k.arch, groups, pendings)
+    sync.emit_s_barrier(k.builder, k.arch)
+    value = k.builder.load(k.builder.gep(k.lds, [i32(0), tid]))
+    dma.mark_local_read(value)
+    k.builder.store(value, k.builder.gep(k.dst, [tid], source_etype=I32))
+    return count
+
+
+@pytest.mark.parametrize("arch", GFX9)
+@pytest.mark.parametrize("pendings", [0, 1, 2])
+def test_wait_group_is_vmcnt_of_younger_groups(kernel, arch, pendings):
+    k = kernel(arch)
+    assert _three_stage(k, pendings) == pendings
+    lines = instructions(k.compile().asm)
+    waits = [i for i, line in enumerate(lines) if line.startswith("s_waitcnt vmcnt")]
+    # exactly our wait: alias scopes keep LLVM from adding vmcnt(0) before ds_read
+    assert [lines[i] for i in waits] == [f"s_waitcnt vmcnt({pendings})"]
+    read = next(i for i, line in enumerate(lines) if line.startswith("ds_read_b32"))
+    assert waits[0] < read
+
+
+def test_wait_group_gfx1250_is_asynccnt(kernel):
+    k = kernel("gfx1250")
+    _three_stage(k, 2)
+    assert find(k.compile().asm, r"^s_wait_asynccnt 0x2$")
+
+
+def test_without_alias_scopes_llvm_adds_vmcnt0(kernel):
+    """The reason for the metadata: an unannotated LDS read gets a vmcnt(0)."""
+    k = kernel("gfx942")
+    groups = dma.AsyncGroups()
+    tid = k.tid()
+    for stage in range(2):
+        buffer.emit_buffer_load_to_local(k.builder, "gfx942", _rsrc(k), k.lds_at(stage * 256),
+                                         k.builder.mul(tid, i32(4)), groups)
+        dma.emit_async_load_commit_group(k.builder, "gfx942", groups)
+    dma.emit_async_load_wait_group(k.builder, "gfx942", groups, 1)
+    sync.emit_s_barrier(k.builder, "gfx942")
+    value = k.builder.load(k.builder.gep(k.lds, [i32(0), tid]))
+    k.builder.store(value, k.builder.gep(k.dst, [tid], source_etype=I32))
+    assert find(k.compile().asm, r"^s_waitcnt vmcnt\(0\)")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("mask", [0x0, 0x10, 0x406])
+def test_sched_barrier_mask_in_verbose_asm(kernel, arch, mask):
+    k = kernel(arch)
+    sync.emit_sched_barrier(k.builder, arch, mask)
+    assert f"; sched_barrier mask(0x{mask:08x})" in k.compile().asm
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_sched_group_barrier(kernel, arch):
+    k = kernel(arch)
+    sync.emit_sched_group_barrier(k.builder, arch, 0x8, 2, 0)
+    assert re.search(r"; sched_group_barrier mask\(0x00000008\) size\(2\) SyncID\(0\)",
+                     k.compile().asm)
+
+
+@pytest.mark.parametrize("arch,expected", [
+    ("gfx942", ["s_barrier"]), ("gfx950", ["s_barrier"]),
+    ("gfx1250", ["s_barrier_signal -1", "s_barrier_wait -1"]),
+])
+def test_s_barrier(kernel, arch, expected):
+    k = kernel(arch)
+    sync.emit_s_barrier(k.builder, arch)
+    lines = instructions(k.compile().asm)
+    assert [line for line in lines if line.startswith("s_barrier")] == expected
+
+
+def test_barrier_arrive_gfx1250(kernel):
+    k = kernel("gfx1250")
+    sync.emit_barrier_arrive(k.builder, "gfx1250", k.lds_at(8))
+    asm = k.compile().asm
+    assert find(asm, r"^ds_atomic_barrier_arrive_rtn_b64 v\[\d+:\d+\], v\d+, v\[\d+:\d+\]")
+    # lane 0 of each wave only: exec narrowed to lane id (mbcnt) == 0
+    assert find(asm, r"^v_mbcnt_lo_u32_b32 v\d+, -1, 0$") and find(asm, r"^v_cmpx_eq_u32")
+
+
+@pytest.mark.parametrize("arch,flags", [("gfx942", "0x27000"), ("gfx950", "0x27000")])
+def test_make_buffer_rsrc_flags(kernel, arch, flags):
+    k = kernel(arch)
+    rsrc = buffer.emit_make_buffer_rsrc(k.builder, arch, k.src)
+    buffer.emit_buffer_load_to_local(k.builder, arch, rsrc, k.lds_at(0), i32(0),
+                                     dma.AsyncGroups())
+    asm = k.compile().asm
+    assert find(asm, rf"^s_mov_b32 s\d+, {flags}$")
+    assert find(asm, r"^s_mov_b32 s\d+, 0x7ffffffe$")  # num_records
