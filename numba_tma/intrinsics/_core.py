@@ -257,6 +257,9 @@ class IntTuple(Operand):
 # --------------------------------------------------------------------------------------------
 
 
+_RESULT = {16: "=h", 32: "=r", 64: "=l"}
+
+
 def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
              result: str | None = None, memory: bool = True) -> ir.Value | None:
     """Emit one inline-asm call.
@@ -281,7 +284,8 @@ def ptx_intrinsic(op: PtxOp, operands: Sequence[Operand], *, doc: str, returns=t
     ``check(**types_by_name)`` may add op-specific typing rules (raise ``TypingError``).
     ``template(**types_by_name)`` returns the PTX text when it depends on the argument types (for
     example the rank of a coordinate tuple); by default ``op.ptx`` is used.
-    ``returns`` ``types.boolean`` makes the asm produce a 32-bit 0/1 in ``$0`` that is truncated.
+    ``returns``: ``types.void``; ``types.boolean`` (the asm writes a 32-bit 0/1 to ``$0``); or an
+    integer type of 16, 32 or 64 bits that the asm writes to ``$0``.
     """
     nargs = len(operands)
 
@@ -305,6 +309,8 @@ def ptx_intrinsic(op: PtxOp, operands: Sequence[Operand], *, doc: str, returns=t
             if returns == types.boolean:
                 out = emit_asm(builder, text, values, result="=r", memory=op.memory)
                 return builder.icmp_unsigned("!=", out, ir.Constant(I32, 0))
+            if isinstance(returns, types.Integer):
+                return emit_asm(builder, text, values, result=_RESULT[returns.bitwidth], memory=op.memory)
             emit_asm(builder, text, values, memory=op.memory)
             return context.get_dummy_value()
 

@@ -1,0 +1,97 @@
+"""TensorMap on the GPU: numba's launch passes it by value; the kernel sees exactly our bytes."""
+
+import importlib
+import importlib.util
+
+import numba
+import numpy as np
+import pytest
+from numba import cuda
+from numba.cuda import types
+
+from numba_tma import TensorMap, fence, mbarrier, tma
+from numba_tma.intrinsics._core import Int, PtxOp, ptx_intrinsic
+from numba_tma.intrinsics.tma import Descriptor
+
+from gpu_support import bounded_wait
+
+pytestmark = pytest.mark.gpu
+
+TILE_R, TILE_C = 32, 64
+
+
+# Test-only op: 64-bit word i of the descriptor, read where TMA reads it (the parameter).
+READ_WORD = PtxOp("test.descriptor_word", "{\n .reg .u64 a;\n mad.lo.u64 a, $2, 8, $1;\n ld.u64 $0, [a];\n}",
+                  memory=False)
+read_word = ptx_intrinsic(READ_WORD, [Descriptor("desc"), Int("i", bits=64)], returns=types.uint64, doc="test only")
+
+
+@cuda.jit
+def read_param_kernel(desc, out):
+    for i in range(16):
+        out[i] = read_word(desc, i)
+
+
+@pytest.mark.parametrize("dtype,box,swizzle", [(np.float32, (32, 64), "none"), (np.float16, (64, 64), "128B"),
+                                               (np.uint8, (16, 32), "32B")])
+def test_kernel_receives_our_exact_bytes(dtype, box, swizzle):
+    a = cuda.to_device(np.zeros((300, 512), dtype))
+    desc = TensorMap.tiled(a, box, swizzle=swizzle)
+    out = cuda.to_device(np.zeros(16, np.uint64))
+    read_param_kernel[1, 1](desc, out)
+    assert out.copy_to_host().tobytes() == desc.bytes
+
+
+@cuda.jit
+def tile_copy(desc, out, status):
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
+    row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+        mbarrier.arrive_expect_tx(bars, TILE_R * TILE_C * 4)
+        tma.load(desc, tile, (col0, row0), bars)
+    bounded_wait(bars, 0, status)
+    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
+        r, c = row0 + i // TILE_C, col0 + i % TILE_C
+        if r < out.shape[0] and c < out.shape[1]:
+            out[r, c] = tile[i // TILE_C, i % TILE_C]
+
+
+def _copy(desc_arg, host):
+    out = cuda.to_device(np.zeros_like(host))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    grid = ((host.shape[1] + TILE_C - 1) // TILE_C, (host.shape[0] + TILE_R - 1) // TILE_R)
+    tile_copy[grid, 128](desc_arg, out, status)
+    assert status.copy_to_host()[0] == 0, "TMA never completed the barrier"
+    return out.copy_to_host()
+
+
+@pytest.mark.parametrize("form", ["by-value", "global"])
+def test_tile_copy_through_tensor_map(form):
+    host = np.random.default_rng(1).standard_normal((200, 320)).astype(np.float32)
+    desc = TensorMap.tiled(cuda.to_device(host), (TILE_R, TILE_C))
+    np.testing.assert_array_equal(_copy(desc if form == "by-value" else desc.to_device(), host), host)
+
+
+def test_with_array_repoints_the_map():
+    first = np.ones((64, 128), np.float32)
+    second = np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
+    desc = TensorMap.tiled(cuda.to_device(first), (TILE_R, TILE_C))
+    np.testing.assert_array_equal(_copy(desc.with_array(cuda.to_device(second)), second), second)
+
+
+def test_cupy_and_torch_arrays():
+    host = np.random.default_rng(2).standard_normal((96, 128)).astype(np.float32)
+    tried = 0
+    for module, make in (("cupy", lambda m: m.asarray(host)), ("torch", lambda m: m.tensor(host, device="cuda"))):
+        if importlib.util.find_spec(module) is None:
+            continue
+        array = make(importlib.import_module(module))
+        desc = TensorMap.tiled(array, (TILE_R, TILE_C))
+        assert desc.address == array.__cuda_array_interface__["data"][0]
+        np.testing.assert_array_equal(_copy(desc, host), host)
+        tried += 1
+    if not tried:
+        pytest.skip("neither CuPy nor PyTorch is installed")
