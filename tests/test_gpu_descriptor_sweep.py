@@ -72,7 +72,11 @@ def _random_case(rng, rank):
     if rng.random() < 0.4:  # a plain load, also checked against numpy
         interleave, swizzle, estr, oob = "none", "none", [1] * rank, "none"
         box[0] = max(1, 16 // size) * int(rng.integers(1, 5))
-    coords = [int(rng.integers(-4, d + 2)) for d in dims]  # includes boxes hanging off both edges
+    # boxes hanging off both edges; the innermost coordinate must address a 16-byte multiple
+    # (32 with 32B interleave): the H200 raises an illegal-instruction error otherwise
+    step = (32 if interleave == "32B" else 16) // size
+    coords = [step * int(rng.integers(-2, dims[0] // step + 2))]
+    coords += [int(rng.integers(-4, d + 2)) for d in dims[1:]]
     nbytes = row * int(np.prod(dims[1:]))
     return dict(data_type=dt, global_dim=dims, global_strides=strides[: rank - 1], box_dim=box,
                 element_strides=estr, interleave=interleave, swizzle=str(swizzle), l2_promotion="128B",

@@ -23,6 +23,8 @@ def decode(desc):
     word = int.from_bytes(desc, "little")
     F, g = layout.FIELDS, layout.get
     rank = g(word, F["rank_m1"]) + 1
+    if rank > 5:
+        raise TensorMapError("desc", f"<rank field {rank}>", "not a CUtensorMap: rank must be 1..5")
     mode = Mode.IM2COL if g(word, F["mode"]) == Mode.IM2COL else Mode.TILED
     code, tf32 = g(word, F["type_code"]), g(word, F["tf32"])
     data_type = TYPE_BY_CODE.get((code, tf32), TYPE_BY_CODE.get((code, 0), DataType.UINT8))

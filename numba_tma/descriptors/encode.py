@@ -6,8 +6,6 @@ for any input the driver rejects.  Dimensions are innermost first; ``global_stri
 """
 
 from . import layout
-from .decode import decode
-from .enums import Mode
 from .errors import TensorMapError
 from .fields import TensorMapFields
 from .validate import MAX_ADDRESS, _int, im2col_params, tiled_params, wide_corners
@@ -24,6 +22,7 @@ def encode_tiled(data_type, global_address, global_dim, global_strides, box_dim,
                  interleave="none", swizzle="none", l2_promotion="none", oob_fill="none"):
     """``cuTensorMapEncodeTiled`` in Python; ``element_strides=None`` means all ones.
 
+    >>> from numba_tma.descriptors import decode
     >>> desc = encode_tiled("float32", 0x7f0000000000, [1024, 512], [4096], [64, 32],
     ...                     swizzle="none", l2_promotion="128B")
     >>> len(desc), decode(desc).box_bytes
@@ -39,6 +38,7 @@ def encode_im2col(data_type, global_address, global_dim, global_strides, pixel_b
                   interleave="none", swizzle="none", l2_promotion="none", oob_fill="none"):
     """``cuTensorMapEncodeIm2col`` in Python (rank 3-5, NWC/NHWC/NDHWC; corners W first).
 
+    >>> from numba_tma.descriptors import decode
     >>> desc = encode_im2col("float16", 0, [64, 16, 16, 2], [128, 2048, 32768], [-1, -1], [0, 0],
     ...                      64, 128)
     >>> decode(desc).pixel_box_lower_corner
@@ -76,9 +76,10 @@ def encode_im2col_wide(data_type, global_address, global_dim, global_strides, pi
 def replace_address(desc, global_address):
     """``cuTensorMapReplaceAddress``: ``desc`` with a new global address.
 
-    The driver only asks for a non-zero, 16-byte aligned address below 2**63 here (even for
+    The driver only asks for a non-zero, 16-byte aligned address below 2**57 here (even for
     32-byte interleaved maps).
 
+    >>> from numba_tma.descriptors import decode
     >>> d = encode_tiled("uint8", 0x1000, [64], [], [16])
     >>> decode(replace_address(d, 0x2000)).global_address
     8192
@@ -89,13 +90,14 @@ def replace_address(desc, global_address):
     global_address = _int("global_address", global_address)
     if not 0 < global_address < MAX_ADDRESS or global_address % 16:
         raise TensorMapError("global_address", global_address,
-                             "must be a non-zero multiple of 16 below 2**63")
+                             "must be a non-zero multiple of 16 below 2**57")
     return global_address.to_bytes(8, "little") + desc[8:]
 
 
 def encode(fields):
     """Pack :class:`TensorMapFields` into 128 bytes without validation (``fields.encode()``).
 
+    >>> from numba_tma.descriptors import decode
     >>> d = encode_tiled("float64", 0x1000, [32, 32], [256], [2, 2])
     >>> encode(decode(d)) == d
     True

@@ -145,6 +145,19 @@ def coerce(enum_cls, value, argument):
     """
     if isinstance(value, enum_cls):
         return value
+    key = (enum_cls, type(value), value) if isinstance(value, (str, int)) else None
+    if key in _CACHE:
+        return _CACHE[key]
+    member = _coerce(enum_cls, value, argument)
+    if key is not None:
+        _CACHE[key] = member
+    return member
+
+
+_CACHE = {}
+
+
+def _coerce(enum_cls, value, argument):
     if isinstance(value, str):
         key = value.strip().upper().replace("-", "_").replace(" ", "_")
         for prefix in _PREFIXES[enum_cls][:1] + ("CU_TENSOR_MAP_",) + _PREFIXES[enum_cls][1:]:

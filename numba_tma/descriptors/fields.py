@@ -98,28 +98,19 @@ def pack(f):
     if f.swizzle not in _SWIZZLE_CODE:
         raise TensorMapError("swizzle", f.swizzle, "the 128B atom swizzles are not encodable: their "
                              "descriptor bits are unconfirmed (driver 13.0 rejects them on sm_90)")
-    info, F, code = TYPE_INFO[f.data_type], layout.FIELDS, _SWIZZLE_CODE[f.swizzle]
-    w = layout.put(0, F["global_address"], f.global_address)
-    w = layout.put(w, F["mode"], f.mode)
-    w = layout.put(w, F["rank_m1"], f.rank - 1)
-    w = layout.put(w, F["type_code"], info.code)
-    w = layout.put(w, F["interleave"], f.interleave)
-    w = layout.put(w, F["swizzle"], code)
-    w = layout.put(w, F["oob_fill"], f.oob_fill)
-    w = layout.put(w, F["tf32"], info.tf32)
-    w = layout.put(w, F["l2_promotion"], f.l2_promotion)
-    w = layout.put(w, F["large_tensor"], f.large_tensor)
+    info, code = TYPE_INFO[f.data_type], _SWIZZLE_CODE[f.swizzle]
     units = [s >> 4 for s in f.global_strides]
-    w = layout.put_array(w, "stride_lo", units)
-    w = layout.put_array(w, "stride_hi", [u >> 32 for u in units])
-    w = layout.put_array(w, "dim_m1", [d - 1 for d in f.global_dim])
-    w = layout.put_array(w, "estride_m1", [e - 1 for e in f.element_strides])
+    scalars = [("global_address", f.global_address), ("mode", f.mode), ("rank_m1", f.rank - 1),
+               ("type_code", info.code), ("interleave", f.interleave), ("swizzle", code),
+               ("oob_fill", f.oob_fill), ("tf32", info.tf32), ("l2_promotion", f.l2_promotion),
+               ("large_tensor", f.large_tensor), ("box_bytes", f.box_bytes),
+               ("swizzle_span", 16 << _SPAN_SHIFT[code])]
+    arrays = [("stride_lo", units), ("stride_hi", [u >> 32 for u in units]),
+              ("dim_m1", [d - 1 for d in f.global_dim]), ("estride_m1", [e - 1 for e in f.element_strides])]
     if f.mode == Mode.IM2COL:
-        w = layout.put(w, F["channels_m1"], f.channels_per_pixel - 1)
-        w = layout.put(w, F["lower_corner"], layout.pack_corner(f.pixel_box_lower_corner, f.rank))
-        w = layout.put(w, F["upper_corner"], layout.pack_corner(f.pixel_box_upper_corner, f.rank))
-        w = layout.put(w, F["pixels_m1"], f.pixels_per_column - 1)
+        scalars += [("channels_m1", f.channels_per_pixel - 1), ("pixels_m1", f.pixels_per_column - 1),
+                    ("lower_corner", layout.pack_corner(f.pixel_box_lower_corner, f.rank)),
+                    ("upper_corner", layout.pack_corner(f.pixel_box_upper_corner, f.rank))]
     else:
-        w = layout.put_array(w, "box_m1", [b - 1 for b in f.box_dim])
-    w = layout.put(w, F["box_bytes"], f.box_bytes)
-    return layout.put(w, F["swizzle_span"], 16 << _SPAN_SHIFT[code])
+        arrays.append(("box_m1", [b - 1 for b in f.box_dim]))
+    return layout.build(scalars, arrays)

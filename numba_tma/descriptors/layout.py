@@ -62,22 +62,33 @@ def get(word, field):
     return (word >> offset) & ((1 << width) - 1)
 
 
-def put_array(word, name, values):
-    """Store ``values`` in consecutive entries of array ``name``.
+def get_array(word, name, count):
+    """Read ``count`` entries of array ``name``.
 
-    >>> get_array(put_array(0, "dim_m1", [7, 3]), "dim_m1", 2)
+    >>> get_array(build([], [("dim_m1", [7, 3])]), "dim_m1", 2)
     [7, 3]
     """
     first, step, width, _ = ARRAYS[name]
-    for i, v in enumerate(values):
-        word = put(word, (first + i * step, width), v)
-    return word
-
-
-def get_array(word, name, count):
-    """Read ``count`` entries of array ``name`` (see :func:`put_array`)."""
-    first, step, width, _ = ARRAYS[name]
     return [get(word, (first + i * step, width)) for i in range(count)]
+
+
+def build(scalars, arrays):
+    """One word from ``(field name, value)`` pairs and ``(array name, values)`` pairs.
+
+    >>> w = build([("mode", 1), ("rank_m1", 2)], [("box_m1", [1, 2])])
+    >>> get(w, FIELDS["rank_m1"]), get_array(w, "box_m1", 2)
+    (2, [1, 2])
+    """
+    word = 0
+    for name, value in scalars:
+        offset, width = FIELDS[name]
+        word |= (value & ((1 << width) - 1)) << offset
+    for name, values in arrays:
+        first, step, width, _ = ARRAYS[name]
+        mask = (1 << width) - 1
+        for i, v in enumerate(values):
+            word |= (v & mask) << (first + i * step)
+    return word
 
 
 def pack_corner(offsets, rank):

@@ -18,10 +18,10 @@ from .enums import (TYPE_INFO, DataType, Im2colWideMode, Interleave, L2Promotion
                     Swizzle, coerce)
 from .errors import TensorMapError
 
-MAX_ADDRESS = 1 << 63            # the driver rejects addresses with bit 63 set
+MAX_ADDRESS = 1 << 57            # the driver rejects addresses of 2**57 and above
 MAX_DIM = 1 << 32
 MAX_STRIDE = 1 << 40
-MAX_BOX_BYTES = 229376           # largest accepted box on the H200 (224 KiB)
+MAX_BOX_BYTES = 233472           # 228 KiB: largest box the driver accepts on the H200
 
 RANK = {Mode.TILED: (1, 5), Mode.IM2COL: (3, 5)}
 # (low, high) inclusive per array / scalar argument
@@ -52,12 +52,17 @@ def _int(name, value):
 
 def _ints(name, values, length, what):
     try:
-        values = [_int(f"{name}[{i}]", v) for i, v in enumerate(values)]
+        out = [operator.index(v) for v in values]
+        if bool in map(type, values):
+            raise TypeError
     except TypeError:
-        raise TensorMapError(name, values, "must be a sequence of integers") from None
-    if len(values) != length:
-        raise TensorMapError(name, values, f"must have {what} = {length} entries")
-    return values
+        try:  # slow path: find the entry to blame
+            out = [_int(f"{name}[{i}]", v) for i, v in enumerate(values)]
+        except TypeError:
+            raise TensorMapError(name, values, "must be a sequence of integers") from None
+    if len(out) != length:
+        raise TensorMapError(name, out, f"must have {what} = {length} entries")
+    return out
 
 
 def _in_range(name, values):
@@ -93,7 +98,7 @@ def _common(mode, data_type, global_address, global_dim, global_strides, element
     global_address = _int("global_address", global_address)
     if not 0 <= global_address < MAX_ADDRESS or global_address % align:
         raise TensorMapError("global_address", global_address,
-                             f"must be a multiple of {align} in [0, 2**63)")
+                             f"must be a multiple of {align} in [0, 2**57)")
     _in_range("global_dim", global_dim)
     global_strides = _ints("global_strides", global_strides, rank - 1, "rank - 1")
     for i, s in enumerate(global_strides):

@@ -27,7 +27,7 @@ class TensorMapType(types.EnumMember):
 
     def __init__(self, host_class, dtype, rank, box, mode):
         self.map_dtype, self.rank, self.box, self.mode = dtype, rank, tuple(box), mode
-        super().__init__(host_class, types.voidptr)
+        super().__init__(host_class, types.CPointer(types.uint8))
         self.name = f"TensorMap[{dtype}, rank={rank}, box={self.box}, {mode}]"
 
     @property

@@ -73,6 +73,9 @@ load = ptx_intrinsic(
     128-byte aligned: ``cuda.shared.array(shape, dtype, alignment=128)``, 1024 for 128B swizzle).
     ``coords``: tuple of 1-5 int32 element offsets, **innermost dimension first** (for a C-ordered
     2-D array ``a[row, col]``: ``(col, row)``); its length is the tensor map's rank.
+    ``coords[0]`` times the element size must be a multiple of 16 bytes (measured on the H200:
+    any other value kills the kernel with ``CUDA_ERROR_ILLEGAL_INSTRUCTION``, even when that edge
+    of the box lies outside the tensor).
     ``bar``: the mbarrier (uint64 shared array, element 0) that receives the byte count.
 
     PTX (rank 2 shown; the fence only for a descriptor in global memory)::

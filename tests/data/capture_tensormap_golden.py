@@ -169,7 +169,7 @@ def rand_dim(rng):
         return loguni(rng, 1, 300)
     if r < 0.8:
         return loguni(rng, 1, 1 << 16)
-    if r < 0.93:
+    if r < 0.96:
         return loguni(rng, 1, TWO32)
     return rng.choice([TWO32, TWO32 - 1, 1 << 31, (1 << 31) + 1, TWO32 + 1, 1 << 33])
 
@@ -177,11 +177,11 @@ def rand_dim(rng):
 def rand_address(rng, align):
     r = rng.random()
     base = BASE_ADDR + rng.randrange(1 << 20) * 256
-    if r < 0.75:
+    if r < 0.8:
         return base
-    if r < 0.85:
-        return base + rng.choice([16, 32, 48, 64, 96, 128]) // align * align
     if r < 0.93:
+        return base + rng.choice([16, 32, 48, 64, 96, 128]) // align * align
+    if r < 0.97:
         return base + rng.choice([1, 2, 4, 8, 16, 24, 40])
     return rng.choice([0, 16, 1 << 47, (1 << 48) - 256, 1 << 56, (1 << 63), (1 << 64) - 256, 0x1234_5670])
 
@@ -211,39 +211,33 @@ def rand_strides(rng, dt, dims, align):
     return out
 
 
-def pick_swizzle(rng, dt, il):
-    if il == 2 and rng.random() < 0.9:
-        return 1
-    if dt == 15:
-        return rng.choice([0, 3, 4, 6, 0, 3, 4, 1, 2, 5])
-    if dt == 14:
-        return rng.choice([0, 3, 4, 0, 3, 4, 1, 2, 5, 6])
-    return rng.choice([0, 0, 1, 2, 3, 3, 4, 5, 6])
+def pick_swizzle(rng, dt):
+    if rng.random() < 0.03 or dt in PACKED16:
+        return rng.choice([0, 3, 4, 5, 6])
+    return rng.choice([0, 0, 1, 2, 3, 3])
 
 
 def inner_elems(rng, dt, il, sw, limit=256):
-    """An inner box / channel count that mostly satisfies the documented byte rules."""
+    """An inner box / channel count: mostly a multiple of 16 bytes within the swizzle span."""
     bits = ESZ_BITS[dt]
     if dt in PACKED16 and rng.random() < 0.85:
         return 128
-    if il != 0:
-        return rng.choice([1, 2, 4, 8, 16, 32, rng.randint(1, limit)])
-    span = SPAN[sw] or 256 * 8
+    span = SPAN[sw] if il == 0 and SPAN[sw] else 256 * 8
     choices = [b for b in (16, 32, 48, 64, 80, 96, 112, 128, 192, 256, 512, 1024, 2048) if b <= span]
     nbytes = rng.choice(choices)
-    if rng.random() < 0.08:
-        nbytes = rng.choice([8, 24, 4, 2, 1])
+    if rng.random() < 0.05:
+        nbytes = rng.choice([8, 24, 4, 2, 1, 40])
     return max(1, min(limit, nbytes * 8 // bits))
 
 
 def oob_for(rng, dt):
-    return 1 if (dt in FLOATS and rng.random() < 0.4) or rng.random() < 0.04 else 0
+    return 1 if (dt in FLOATS and rng.random() < 0.4) or rng.random() < 0.02 else 0
 
 
 def common(rng, rank, interleave_ok=True):
-    dt = rng.randrange(16)
+    dt = rng.randrange(16) if rng.random() < 0.05 else rng.randrange(13)
     il = rng.choice([0, 0, 0, 0, 0, 0, 1, 2]) if interleave_ok else 0
-    sw = pick_swizzle(rng, dt, il)
+    sw = pick_swizzle(rng, dt)
     align = 32 if (il == 2 or dt in PACKED16) else 16
     dims = [rand_dim(rng) for _ in range(rank)]
     if dt in PACKED16:
@@ -256,21 +250,35 @@ def common(rng, rank, interleave_ok=True):
                 interleave=il, swizzle=sw, l2_promotion=rng.randrange(4), oob_fill=oob_for(rng, dt))
 
 
+def box_bytes(p):
+    n = ESZ_BITS[p["data_type"]]
+    for b, e in zip(p["box_dim"], p["element_strides"]):
+        n *= b // e
+    return n // 8
+
+
 def gen_tiled(rng):
     rank = rng.randint(1, 5)
     p = common(rng, rank, interleave_ok=rank >= 3 or rng.random() < 0.05)
     box = [inner_elems(rng, p["data_type"], p["interleave"], p["swizzle"])]
     box += [rng.choice([1, 2, 4, 8, 16, 32, 64, 128, 256, rng.randint(1, 256)]) for _ in range(rank - 1)]
     p["box_dim"] = box
+    while rank > 1 and box_bytes(p) > MAX_BOX_BYTES and rng.random() < 0.9:
+        i = max(range(1, rank), key=lambda k: box[k])
+        box[i] = max(1, box[i] // 2)
     return p
 
 
 CORNER_RANGE = {3: 32768, 4: 128, 5: 16}
+MAX_BOX_BYTES = 229376
 
 
 def gen_corners(rng, rank):
     lim = CORNER_RANGE.get(rank, 16)
     n = max(rank - 2, 0)
+    if rng.random() < 0.75:
+        lower = [rng.choice([0, 0, -1, -2, 1]) for _ in range(n)]
+        return lower, [rng.choice([0, 0, 1, -1, 2]) for _ in range(n)]
     pick = lambda: rng.choice([0, 0, -1, 1, rng.randint(-lim, lim - 1), -lim, lim - 1])  # noqa: E731
     return [pick() for _ in range(n)], [pick() for _ in range(n)]
 
@@ -282,18 +290,21 @@ def gen_im2col(rng):
     p.update(pixel_box_lower_corner=lo, pixel_box_upper_corner=up,
              channels_per_pixel=inner_elems(rng, p["data_type"], p["interleave"], p["swizzle"]),
              pixels_per_column=rng.choice([1, 2, 8, 32, 64, 128, 256, 512, 1024, rng.randint(1, 1024)]))
+    while p["channels_per_pixel"] * p["pixels_per_column"] * ESZ_BITS[p["data_type"]] // 8 > MAX_BOX_BYTES \
+            and rng.random() < 0.9:
+        p["pixels_per_column"] //= 2
     return p
 
 
 def gen_wide(rng):
     rank = rng.choice([3, 4, 5])
     p = common(rng, rank)
-    p["swizzle"] = rng.choice([2, 3, 4, 2, 3, 4, 0, 1, 5, 6])
-    lim = 32768
+    p["swizzle"] = rng.choice([2, 3, 2, 3, 0, 1, 4])
+    lim = CORNER_RANGE[rank] if rng.random() < 0.7 else 32768
     pick = lambda: rng.choice([0, -1, 1, rng.randint(-lim, lim - 1), -lim, lim - 1])  # noqa: E731
     p.update(pixel_box_lower_corner_width=pick(), pixel_box_upper_corner_width=pick(),
              channels_per_pixel=inner_elems(rng, p["data_type"], p["interleave"], p["swizzle"]),
-             pixels_per_column=rng.choice([1, 32, 128, 1024, rng.randint(1, 1024)]),
+             pixels_per_column=rng.choice([1, 32, 128, 256, rng.randint(1, 1024)]),
              mode=rng.choice([0, 1]))
     return p
 
@@ -406,8 +417,10 @@ def sweeps_tiled(rng):
                 q.update(global_dim=[1024, 33, 17, 9, 5], box_dim=[128, 8, 4, 2, 1],
                          global_strides=[512 * k for k in (1, 33, 33 * 17, 33 * 17 * 9)])
             out.append(q)
-    for addr in (0, 16, 1 << 40, 1 << 47, 1 << 48, 1 << 56, 1 << 63, (1 << 64) - 16):
-        out.append(with_(b, global_address=addr))
+    for k in range(40, 64):
+        for addr in (1 << k, (1 << k) + 16, (1 << (k + 1)) - 16):
+            out.append(with_(b, global_address=addr))
+    out += sweeps_box_limit(rng)
     # element strides vs box, all ranks, interleave on and off
     for il in (0, 1):
         for e in range(1, 9):
@@ -424,6 +437,22 @@ def sweeps_tiled(rng):
             q["element_strides"] = q["element_strides"][:rank]
             out.append(q)
     out += sweeps_size(rng)
+    return out
+
+
+def sweeps_box_limit(rng):
+    """Boxes whose shared-memory size straddles the driver's limit (229376 < limit <= 245760)."""
+    out, seen = [], set()
+    for b0 in range(16, 257, 16):
+        for b1 in range(1, 257):
+            b2 = -(-229000 // (b0 * b1))
+            for b2 in (b2, b2 + 1, b2 + 3):
+                size = b0 * b1 * b2
+                if b2 <= 256 and 229000 < size <= 245760 and size not in seen and rng.random() < 0.5:
+                    seen.add(size)
+                    out.append(dict(data_type=0, rank=3, global_address=BASE_ADDR, global_dim=[256, 256, 256],
+                                    global_strides=[256, 65536], box_dim=[b0, b1, b2], element_strides=[1, 1, 1],
+                                    interleave=0, swizzle=0, l2_promotion=2, oob_fill=0))
     return out
 
 
@@ -486,6 +515,9 @@ def sweeps_im2col(rng):
                          global_strides=[1024, 16384, 262144, 2097152]))
     for v in (0, 1, 2, 3, 7, 64, 127, 128, 129, 255, 256, 511, 512, 1000, 1023, 1024, 1025):
         out.append(with_(b, pixels_per_column=v))
+    for v in range(880, 965, 2):  # channels * pixels * 1 byte around the box-size limit
+        out.append(with_(b, data_type=0, channels_per_pixel=256, pixels_per_column=v,
+                         global_strides=[64 * k for k in (1, 16, 256, 2048)]))
     for i in range(5):
         out += [with_(b, element_strides=set_at(b["element_strides"], i, v)) for v in range(10)]
         out += [with_(b, global_dim=set_at(b["global_dim"], i, v)) for v in DIM_VALUES]
@@ -565,7 +597,7 @@ def run(args):
     # cuTensorMapReplaceAddress on accepted descriptors
     for p, desc in rng.sample(ok_descs, min(args.replace, len(ok_descs))):
         new = rng.choice([BASE_ADDR + 4096, BASE_ADDR + 16, BASE_ADDR + 32, BASE_ADDR + 48, BASE_ADDR + 8,
-                          BASE_ADDR + 1, 0, 1 << 47, 1 << 56, 1 << 63, (1 << 64) - 32])
+                          BASE_ADDR + 1, 0, 1 << rng.randint(47, 63), (1 << rng.randint(48, 64)) - 32])
         rc, out = drv.replace(desc, new)
         records.append(dict(kind="replace_address", origin="random", params=dict(desc=desc.hex(),
                             global_address=new), rc=rc, desc=out.hex()))
@@ -585,11 +617,11 @@ def run(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="tensormap_golden.jsonl.gz")
-    ap.add_argument("--seed", type=int, default=20260)
-    ap.add_argument("--tiled", type=int, default=9000)
-    ap.add_argument("--im2col", type=int, default=4000)
-    ap.add_argument("--wide", type=int, default=800)
-    ap.add_argument("--mutate", type=float, default=0.15, help="fraction of random cases with one bad field")
+    ap.add_argument("--seed", type=int, default=20261)
+    ap.add_argument("--tiled", type=int, default=10000)
+    ap.add_argument("--im2col", type=int, default=4500)
+    ap.add_argument("--wide", type=int, default=900)
+    ap.add_argument("--mutate", type=float, default=0.12, help="fraction of random cases with one bad field")
     ap.add_argument("--cross", type=int, default=400, help="cases per kind re-encoded through cuda.bindings")
     ap.add_argument("--replace", type=int, default=600)
     run(ap.parse_args())

@@ -1,0 +1,82 @@
+"""Error messages name the argument, the value and the rule; gather4 checks."""
+
+import pytest
+
+from numba_tma.descriptors import (TensorMapError, check_gather4, decode, encode_im2col, encode_im2col_wide,
+                                   encode_tiled)
+
+ADDR = 0x7F00_0000_0000
+OK = dict(data_type="float32", global_address=ADDR, global_dim=[64, 32, 8], global_strides=[256, 8192],
+          box_dim=[16, 8, 2])
+
+
+def err(**changes):
+    with pytest.raises(TensorMapError) as info:
+        encode_tiled(**{**OK, **changes})
+    return info.value
+
+
+@pytest.mark.parametrize("changes, argument, value, words", [
+    (dict(global_dim=[64, 0, 8]), "global_dim[1]", 0, "[1, 4294967296]"),
+    (dict(global_dim=[64, 32, 2**32 + 1]), "global_dim[2]", 2**32 + 1, "[1, 4294967296]"),
+    (dict(global_dim=[1] * 6, global_strides=[16] * 5, box_dim=[4] * 6), "global_dim", [1] * 6, "rank"),
+    (dict(global_strides=[256, 8200]), "global_strides[1]", 8200, "multiple of 16"),
+    (dict(global_strides=[256, 2**40]), "global_strides[1]", 2**40, "below 2**40"),
+    (dict(global_strides=[256]), "global_strides", [256], "rank - 1"),
+    (dict(box_dim=[16, 257, 2]), "box_dim[1]", 257, "[1, 256]"),
+    (dict(box_dim=[3, 8, 2]), "box_dim[0]", 3, "multiple of 16"),
+    (dict(box_dim=[64, 8, 2], swizzle="128B"), "box_dim[0]", 64, "SWIZZLE_128B span of 128 bytes"),
+    (dict(box_dim=[64, 256, 8]), "box_dim[0]", 64, "233472-byte limit"),
+    (dict(element_strides=[1, 9, 1]), "element_strides[1]", 9, "[1, 8]"),
+    (dict(global_address=ADDR + 8), "global_address", ADDR + 8, "multiple of 16"),
+    (dict(global_address=ADDR + 16, interleave="32B"), "global_address", ADDR + 16, "multiple of 32"),
+    (dict(global_address=1 << 57), "global_address", 1 << 57, "2**57"),
+    (dict(data_type="int32", oob_fill="nan"), "oob_fill", "NAN_REQUEST_ZERO_FMA", "floating"),
+    (dict(swizzle="128B_atom_32B"), "swizzle", "SWIZZLE_128B_ATOM_32B", "compute capability >= 10.0"),
+    (dict(data_type="16U4_ALIGN8B"), "data_type", "PACKED_16U4_ALIGN8B", "compute capability >= 10.0"),
+    (dict(swizzle="512B"), "swizzle", "512B", "Swizzle"),
+    (dict(box_dim=[16, 8.0, 2]), "box_dim[1]", 8.0, "integer"),
+])
+def test_tiled_errors(changes, argument, value, words):
+    e = err(**changes)
+    assert (e.argument, e.value) == (argument, value) and words in e.rule
+    assert str(e).startswith(f"{argument}={value!r}: ")
+
+
+def test_interleave_needs_rank_3():
+    with pytest.raises(TensorMapError, match="interleave.*rank >= 3"):
+        encode_tiled("uint8", ADDR, [64, 64], [64], [16, 16], interleave="16B")
+
+
+def test_driver_quirks_are_accepted():
+    # 32B interleave with a swizzle other than 32B, and strides of 0: the driver takes both.
+    encode_tiled("float16", ADDR, [64, 8, 8], [128, 1024], [16, 8, 8], interleave="32B", swizzle="128B")
+    encode_tiled("uint8", ADDR, [64, 8], [0], [16, 8])
+    encode_tiled("uint8", 0, [64], [], [16])                     # address 0 encodes (replace refuses it)
+
+
+def test_im2col_errors_and_wide():
+    args = ("float16", ADDR, [64, 16, 16, 2], [128, 2048, 32768])
+    encode_im2col(*args, [-1, -1], [0, 0], 64, 128)
+    with pytest.raises(TensorMapError, match=r"pixel_box_lower_corner\[0\]=-129: must be in \[-128, 127\]"):
+        encode_im2col(*args, [-129, 0], [0, 0], 64, 128)
+    with pytest.raises(TensorMapError, match=r"pixel_box_upper_corner\[1\]=-16: empty box"):
+        encode_im2col(*args, [0, 0], [0, -16], 64, 128)
+    with pytest.raises(TensorMapError, match="pixels_per_column"):
+        encode_im2col(*args, [0, 0], [0, 0], 64, 1025)
+    with pytest.raises(TensorMapError, match="pixel_box_lower_corner_width.*-129"):
+        encode_im2col_wide(*args, -129, 0, 64, 128)
+    with pytest.raises(TensorMapError, match="mode"):
+        encode_im2col_wide(*args, -1, 0, 64, 128, mode="W256")
+
+
+def test_check_gather4():
+    desc = encode_tiled("bfloat16", ADDR, [256, 1024], [512], [64, 1])
+    assert check_gather4(desc).box_dim == (64, 1)
+    assert check_gather4(decode(desc)).rank == 2
+    for bad, arg in ((encode_tiled("bfloat16", ADDR, [256, 1024], [512], [64, 4]), "box_dim[1]"),
+                     (encode_tiled(**OK), "rank"),
+                     (encode_im2col("float16", ADDR, [64, 16, 2], [128, 2048], [-1], [0], 64, 8), "mode")):
+        with pytest.raises(TensorMapError) as info:
+            check_gather4(bad)
+        assert info.value.argument == arg
