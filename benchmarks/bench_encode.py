@@ -1,4 +1,4 @@
-"""Time to build one CUtensorMap: pure-Python encoder vs the driver vs cuda.core.
+"""Time to build one CUtensorMap: pure-Python encoder, cached TensorMap, the driver, cuda.core.
 
 Runs anywhere; rows that need a GPU (the driver through cuda.bindings, cuda.core's
 ``StridedMemoryView.as_tensor_map``) are skipped with a note when none is present.  Every row
@@ -97,12 +97,39 @@ def cuda_core(ctx):
     return fn
 
 
+class _Array:
+    """The tensor as TensorMap sees a CUDA array (its __cuda_array_interface__)."""
+
+    def __init__(self, ptr):
+        self.__cuda_array_interface__ = {"shape": SHAPE, "typestr": "<f2", "data": (ptr, False),
+                                         "strides": None, "version": 3}
+
+
+def tensor_map_cached(ctx):
+    """TensorMap.tiled on an array whose layout was seen before: address splice only."""
+    from numba_tma import TensorMap
+    array = _Array(_device_pointer(ctx) if ctx.get("gpu") else 0x7F00_0000_0000)
+    fn = lambda: TensorMap.tiled(array, BOX, swizzle="128B", l2_promotion="128B")  # noqa: E731
+    fn()
+    return fn
+
+
+def tensor_map_with_array(ctx):
+    """An existing TensorMap re-pointed at another array of the same layout."""
+    from numba_tma import TensorMap
+    ptr = _device_pointer(ctx) if ctx.get("gpu") else 0x7F00_0000_0000
+    desc, other = TensorMap.tiled(_Array(ptr), BOX, swizzle="128B"), _Array(ptr + 4096)
+    return lambda: desc.with_array(other)
+
+
 ROWS = [
     ("pure Python encoder (string args)", pure),
     ("pure Python encoder (enum args)", pure_enums),
     ("driver via numba_tma...driver", driver_bindings),
     ("cuTensorMapEncodeTiled, args prebuilt", driver_raw),
     ("cuda.core as_tensor_map", cuda_core),
+    ("TensorMap.tiled, layout cached", tensor_map_cached),
+    ("TensorMap.with_array", tensor_map_with_array),
 ]
 
 

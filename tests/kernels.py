@@ -66,3 +66,17 @@ def tma_load_kernel(rank):
 
 
 TMA_SIG = (numba.uint8[::1], numba.float32[::1])
+
+
+def tma_load_im2col_kernel(rank):
+    """A kernel issuing one rank-D im2col TMA load from a descriptor in global memory."""
+    offsets = (1, 2, 3)[: rank - 2]
+    coords = (0, 1, 2, 3, 4)[:rank]
+
+    def kernel(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        block = cuda.shared.array(1024, numba.float32, alignment=128)
+        tma.load_im2col(desc, block, coords, offsets, bars)
+        out[0] = block[0]
+
+    return kernel

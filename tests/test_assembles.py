@@ -37,6 +37,12 @@ for _rank in range(1, 6):
         f"cp.async.bulk.tensor.{_rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r",
         f"UTMALDG.{_rank}D",
     )
+for _rank in range(3, 6):
+    CASES[f"tma.load_im2col.{_rank}d"] = (
+        kernels.tma_load_im2col_kernel(_rank), kernels.TMA_SIG,
+        f"cp.async.bulk.tensor.{_rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r",
+        f"UTMALDG.{_rank}D.IM2COL",
+    )
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -95,3 +95,34 @@ def test_cupy_and_torch_arrays():
         tried += 1
     if not tried:
         pytest.skip("neither CuPy nor PyTorch is installed")
+
+
+C, PIXELS = 16, 32
+
+
+@cuda.jit
+def im2col_kernel(desc, out, status):
+    bars = cuda.shared.array(1, numba.uint64)
+    block = cuda.shared.array(PIXELS * C, numba.float32, alignment=128)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+        mbarrier.arrive_expect_tx(bars, PIXELS * C * 4)
+        tma.load_im2col(desc, block, (0, 1, 1, 0), (0, 0), bars)  # (c, w, h, n), offsets (w, h)
+    bounded_wait(bars, 0, status)
+    for i in range(cuda.threadIdx.x, PIXELS * C, cuda.blockDim.x):
+        out[i] = block[i]
+
+
+def test_im2col_by_value_and_global_forms_agree():
+    host = np.random.default_rng(3).standard_normal((2, 8, 8, C)).astype(np.float32)  # NHWC
+    desc = TensorMap.im2col(cuda.to_device(host), (-1, -1), (-1, -1), C, PIXELS)
+    dumps = []
+    for arg in (desc, desc.to_device()):
+        out = cuda.to_device(np.zeros(PIXELS * C, np.float32))
+        status = cuda.to_device(np.zeros(1, np.int32))
+        im2col_kernel[1, 128](arg, out, status)
+        assert status.copy_to_host()[0] == 0
+        dumps.append(out.copy_to_host().reshape(PIXELS, C))
+    np.testing.assert_array_equal(dumps[0], dumps[1])
+    np.testing.assert_array_equal(dumps[0][0], host[0, 1, 1])  # the first pixel is at the coordinates

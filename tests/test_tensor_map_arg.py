@@ -4,9 +4,11 @@ import numba
 import numpy as np
 import pytest
 from numba import cuda
+from numba.cuda import types
 
 from numba_tma import OpArgumentError, TensorMap, fence, inspect, mbarrier, tma
 
+F16 = types.float16
 MAP_F32_2D = TensorMap.numba_type("float32", (32, 64))
 
 
@@ -104,3 +106,61 @@ def test_box_rank_must_match_the_array():
 def test_unsupported_dtype_is_named():
     with pytest.raises(ValueError, match="complex64"):
         TensorMap.tiled(FakeCudaArray((64, 64), np.complex64), (8, 8))
+
+
+def test_im2col_map_from_array_order():
+    x = FakeCudaArray((2, 16, 16, 64), np.float16)  # NHWC
+    desc = TensorMap.im2col(x, (-1, -2), (1, 0), 64, 128)
+    f = desc.fields
+    assert desc.mode == "im2col" and desc.rank == 4 and desc.box == (128, 64)
+    assert f.global_dim == (64, 16, 16, 2)
+    assert f.pixel_box_lower_corner == (-2, -1) and f.pixel_box_upper_corner == (0, 1)  # W first inside
+    assert (f.channels_per_pixel, f.pixels_per_column) == (64, 128)
+    assert desc.box_bytes == 64 * 128 * 2
+
+
+def test_im2col_corner_count_is_checked():
+    with pytest.raises(ValueError, match="pixel_box_lower_corner.*one entry per spatial dimension"):
+        TensorMap.im2col(FakeCudaArray((2, 16, 16, 64), np.float16), (-1,), (0, 0), 64, 128)
+
+
+MAP_IM2COL = TensorMap.numba_type("float16", (128, 64), mode="im2col", rank=4)
+
+
+def test_load_needs_a_tiled_map_and_load_im2col_an_im2col_map():
+    def tiled_on_im2col(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        block = cuda.shared.array(8192, F16)
+        tma.load(desc, block, (0, 0, 0, 0), bars)
+
+    with pytest.raises(OpArgumentError, match=r"tma.load: argument 'desc' must be a tiled map"):
+        inspect.ptx(tiled_on_im2col, (MAP_IM2COL, numba.float32[::1]))
+
+    def im2col_on_tiled(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array((32, 64), numba.float32)
+        tma.load_im2col(desc, tile, (0, 0, 0), (0,), bars)
+
+    with pytest.raises(OpArgumentError, match=r"tma.load_im2col: argument 'desc' must be a im2col map"):
+        inspect.ptx(im2col_on_tiled, SIG)
+
+
+def test_im2col_offsets_count_is_checked():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        block = cuda.shared.array(8192, F16)
+        tma.load_im2col(desc, block, (0, 0, 0, 0), (0,), bars)
+
+    with pytest.raises(OpArgumentError, match=r"'offsets' must have len\(coords\) - 2 = 2 entries"):
+        inspect.ptx(k, (MAP_IM2COL, numba.float32[::1]))
+
+
+def test_im2col_map_by_value_assembles():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        block = cuda.shared.array(8192, F16, alignment=128)
+        tma.load_im2col(desc, block, (0, 1, 2, 0), (1, 1), bars)
+
+    out = inspect.compile(k, (MAP_IM2COL, numba.float32[::1]), "sm_90a")
+    assert "__local_depot" not in out.ptx and "_param_0[128]" in out.ptx
+    assert "UTMALDG.4D.IM2COL" in out.opcodes()

@@ -5,7 +5,8 @@
     >>> desc.box_bytes                                        # what mbarrier.arrive_expect_tx expects
 
 The 128 bytes are encoded by numba_tma's pure-Python encoder (byte-identical to the driver, see
-``docs/descriptors.md``).  ``to_device()`` gives the global-memory form instead.
+``docs/descriptors.md``); a layout (everything but the address) is encoded once per process and
+later maps only splice in the address.  ``to_device()`` gives the global-memory form instead.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import functools
 import html
 
 from .decode import decode
-from .encode import encode_tiled, replace_address
+from .encode import encode_im2col, encode_tiled, replace_address
 from .enums import DataType, Interleave, L2Promotion, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
+from .validate import check_global_address
 
 # numpy / array-library dtype names -> driver data type
 _DTYPES = {
@@ -36,17 +38,21 @@ def _numba_dtype(name):
     return getattr(types, name)
 
 
+@functools.lru_cache(maxsize=None)
+def _typestr(typestr):
+    import numpy as np
+
+    return np.dtype(typestr).name, np.dtype(typestr).itemsize
+
+
 def _array_view(array):
     """``(address, shape, byte strides, dtype name)`` of a CUDA array (CAI or DLPack)."""
     cai = getattr(array, "__cuda_array_interface__", None)
     if cai is not None:
-        import numpy as np
-
         shape = tuple(cai["shape"])
-        typestr = cai["typestr"]
-        torch_dtype = str(getattr(array, "dtype", ""))
-        name = "bfloat16" if torch_dtype.endswith("bfloat16") else np.dtype(typestr).name
-        itemsize = np.dtype(typestr).itemsize
+        name, itemsize = _typestr(cai["typestr"])
+        if str(getattr(array, "dtype", "")).endswith("bfloat16"):  # PyTorch exports bfloat16 as raw 2 bytes
+            name = "bfloat16"
         strides = cai.get("strides") or _c_strides(shape, itemsize)
         return cai["data"][0], shape, tuple(strides), name, itemsize
     if hasattr(array, "__dlpack__"):
@@ -68,9 +74,56 @@ def _c_strides(shape, itemsize):
     return strides
 
 
-def _core_descriptor(array, box, element_strides, params):
+def _common_params(name, shape, strides, itemsize, element_strides, interleave, swizzle, l2_promotion, oob_fill):
+    """Driver-order parameters shared by both modes, checked in the array's own terms."""
+    if name not in _DTYPES:
+        raise TensorMapError("array", name, f"dtype must be one of {sorted(_DTYPES)}")
+    rank = len(shape)
+    if strides[-1] != itemsize:
+        raise TensorMapError("array", f"strides {strides}",
+                             "the last dimension must be contiguous (TMA's dimension 0 has an implicit stride)")
+    if element_strides is not None and len(element_strides) != rank:
+        raise TensorMapError("element_strides", element_strides, f"must have one entry per array dimension ({rank})")
+    return dict(
+        data_type=_DTYPES[name], global_dim=tuple(reversed(shape)), global_strides=tuple(reversed(strides[:-1])),
+        element_strides=None if element_strides is None else tuple(reversed(element_strides)),
+        interleave=coerce(Interleave, interleave, "interleave"), swizzle=coerce(Swizzle, swizzle, "swizzle"),
+        l2_promotion=coerce(L2Promotion, l2_promotion, "l2_promotion"), oob_fill=coerce(OOBFill, oob_fill, "oob_fill"),
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _tiled_layout(name, shape, strides, itemsize, box, element_strides, *options):
+    """Validate and encode a tiled layout (everything but the address) once per process:
+    ``(driver-order params, 128 bytes encoded at address 0)``."""
+    if len(box) != len(shape):
+        raise TensorMapError("box", box, f"must have one entry per array dimension ({len(shape)})")
+    params = _common_params(name, shape, strides, itemsize, element_strides, *options)
+    params["box_dim"] = tuple(reversed(box))
+    return params, encode_tiled(global_address=0, **params)
+
+
+@functools.lru_cache(maxsize=512)
+def _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, element_strides, *options):
+    """Like :func:`_tiled_layout` for an im2col map (corners given in array order, D, H, W)."""
+    spatial = len(shape) - 2
+    for arg, corner in (("pixel_box_lower_corner", lower), ("pixel_box_upper_corner", upper)):
+        if len(corner) != spatial:
+            raise TensorMapError(arg, corner, f"must have one entry per spatial dimension ({spatial}: rank - 2)")
+    params = _common_params(name, shape, strides, itemsize, element_strides, *options)
+    params.update(pixel_box_lower_corner=tuple(reversed(lower)), pixel_box_upper_corner=tuple(reversed(upper)),
+                  channels_per_pixel=channels, pixels_per_column=pixels)
+    return params, encode_im2col(global_address=0, **params)
+
+
+def _ints(values):
+    return None if values is None else tuple(int(v) for v in values)
+
+
+def _core_descriptor(array, mode, args, params):
     """The same map as a ``cuda.core.TensorMapDescriptor`` (made by the driver from the same
-    parameters): the only 128-byte by-value argument cuda.core's launcher accepts."""
+    parameters, in array order ``args``): the only 128-byte by-value argument cuda.core's
+    launcher accepts."""
     from cuda.core import _tensor_map as core
     from cuda.core.utils import StridedMemoryView
 
@@ -86,24 +139,29 @@ def _core_descriptor(array, box, element_strides, params):
         raise TensorMapError("TensorMap", params, f"cannot be passed by value through numba's launcher "
                              f"(cuda.core lacks the option: {exc}); pass desc.to_device() instead") from exc
     view = StridedMemoryView.from_any_interface(array, stream_ptr=-1)
-    return view.as_tensor_map(box, element_strides=element_strides, **options)
+    *geometry, element_strides = args
+    if mode == "tiled":
+        return view.as_tensor_map(geometry[0], element_strides=element_strides, **options)
+    return core.TensorMapDescriptor._from_im2col(view, *geometry, element_strides=element_strides, **options)
 
 
 class TensorMap:
     """A 128-byte CUtensorMap over a CUDA array, plus what kernels need to check it.
 
-    Build one with :meth:`tiled`.  Attributes: ``dtype`` (numpy-style name), ``rank``, ``box``
-    (array order), ``box_bytes``, ``swizzle``, ``bytes``, ``fields`` (every decoded field).
+    Build one with :meth:`tiled` or :meth:`im2col`.  Attributes: ``dtype`` (numpy-style name),
+    ``rank``, ``box`` (array order; for im2col ``(pixels_per_column, channels_per_pixel)``),
+    ``box_bytes``, ``swizzle``, ``bytes``, ``fields`` (every decoded field), ``mode``.
     The source array is kept alive as long as the map.
     """
 
-    def __init__(self, array, desc: bytes, dtype: str, box: tuple, element_strides, params: dict):
+    def __init__(self, array, desc: bytes, dtype: str, rank: int, box: tuple, mode: str, args: tuple, params: dict):
         self._array = array            # keeps the memory alive while the map exists
         self.bytes = desc
         self.dtype = dtype
+        self.rank = rank
         self.box = box
-        self.mode = "tiled"
-        self._element_strides = element_strides
+        self.mode = mode
+        self._args = args              # the constructor's geometry, array order (for cuda.core)
         self._params = params
         self._value = None
         self._device = None
@@ -122,38 +180,44 @@ class TensorMap:
             desc = TensorMap.tiled(a, (64, 32))      # 64 rows x 32 columns per box
         """
         address, shape, strides, name, itemsize = _array_view(array)
-        if name not in _DTYPES:
-            raise TensorMapError("array", name, f"dtype must be one of {sorted(_DTYPES)}")
-        box = tuple(int(b) for b in box)
-        if len(box) != len(shape):
-            raise TensorMapError("box", box, f"must have one entry per array dimension ({len(shape)})")
-        if strides[-1] != itemsize:
-            raise TensorMapError("array", f"strides {strides}",
-                                 "the last dimension must be contiguous (TMA's dimension 0 has an implicit stride)")
-        if element_strides is not None:
-            element_strides = tuple(int(e) for e in element_strides)
-            if len(element_strides) != len(shape):
-                raise TensorMapError("element_strides", element_strides,
-                                     f"must have one entry per array dimension ({len(shape)})")
-        params = dict(
-            data_type=_DTYPES[name], global_dim=tuple(reversed(shape)), global_strides=tuple(reversed(strides[:-1])),
-            box_dim=tuple(reversed(box)),
-            element_strides=None if element_strides is None else tuple(reversed(element_strides)),
-            interleave=coerce(Interleave, interleave, "interleave"), swizzle=coerce(Swizzle, swizzle, "swizzle"),
-            l2_promotion=coerce(L2Promotion, l2_promotion, "l2_promotion"),
-            oob_fill=coerce(OOBFill, oob_fill, "oob_fill"),
-        )
-        return cls(array, encode_tiled(global_address=address, **params), name, box, element_strides, params)
+        box, element_strides = _ints(box), _ints(element_strides)
+        params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
+                                       interleave, swizzle, l2_promotion, oob_fill)
+        return cls._at(array, address, layout, name, len(shape), box, "tiled", (box, element_strides), params)
+
+    @classmethod
+    def im2col(cls, array, pixel_box_lower_corner, pixel_box_upper_corner, channels_per_pixel, pixels_per_column,
+               *, swizzle="none", l2_promotion="128B", oob_fill="none", element_strides=None,
+               interleave="none") -> "TensorMap":
+        """An im2col map over an N(D)(H)WC ``array`` (rank 3-5, channels innermost).
+
+        Each load gathers ``pixels_per_column`` pixels x ``channels_per_pixel`` channels; the
+        corners bound the pixel window per spatial dimension, in array order (``(H, W)`` for NHWC).
+        Use with ``tma.load_im2col``.
+
+        Example::
+
+            x = cuda.to_device(np.zeros((2, 16, 16, 64), np.float16))     # NHWC
+            desc = TensorMap.im2col(x, (-1, -1), (-1, -1), 64, 128)       # 3x3 conv, padding 1
+        """
+        address, shape, strides, name, itemsize = _array_view(array)
+        lower, upper, estrides = _ints(pixel_box_lower_corner), _ints(pixel_box_upper_corner), _ints(element_strides)
+        params, layout = _im2col_layout(name, shape, strides, itemsize, lower, upper, int(channels_per_pixel),
+                                        int(pixels_per_column), estrides, interleave, swizzle, l2_promotion, oob_fill)
+        box = (int(pixels_per_column), int(channels_per_pixel))
+        args = (lower, upper, int(channels_per_pixel), int(pixels_per_column), estrides)
+        return cls._at(array, address, layout, name, len(shape), box, "im2col", args, params)
+
+    @classmethod
+    def _at(cls, array, address, layout, name, rank, box, mode, args, params):
+        address = check_global_address(address, params["interleave"])
+        return cls(array, address.to_bytes(8, "little") + layout[8:], name, rank, box, mode, args, params)
 
     # -- attributes --------------------------------------------------------------------------
     @functools.cached_property
     def fields(self):
         """Every field of the descriptor (:class:`TensorMapFields`, innermost-first)."""
         return decode(self.bytes)
-
-    @property
-    def rank(self) -> int:
-        return len(self.box)
 
     @property
     def box_bytes(self) -> int:
@@ -176,28 +240,29 @@ class TensorMap:
         if (shape, strides, name) != (old_shape, old_strides, old_name):
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
                                  f"must match the map's {old_name}{list(old_shape)} strides {list(old_strides)}")
-        return TensorMap(array, replace_address(self.bytes, address), self.dtype, self.box,
-                         self._element_strides, self._params)
+        return TensorMap(array, replace_address(self.bytes, address), self.dtype, self.rank, self.box, self.mode,
+                         self._args, self._params)
 
     # -- kernel arguments ----------------------------------------------------------------------
     @staticmethod
-    def numba_type(dtype, box, mode="tiled"):
+    def numba_type(dtype, box, mode="tiled", rank=None):
         """The Numba type of a map argument, for compiling without an array (e.g. with
-        ``numba_tma.inspect``): ``TensorMap.numba_type("float32", (64, 64))``."""
+        ``numba_tma.inspect``): ``TensorMap.numba_type("float32", (64, 64))``; an im2col map
+        also gives its tensor ``rank``."""
         from ..intrinsics.tensor_map_type import TensorMapType
 
-        return TensorMapType(TensorMap, _numba_dtype(str(dtype)), len(box), tuple(box), mode)
+        return TensorMapType(TensorMap, _numba_dtype(str(dtype)), rank or len(box), tuple(box), mode)
 
-    @property
+    @functools.cached_property
     def _numba_type_(self):
-        return self.numba_type(self.dtype, self.box, self.mode)
+        return self.numba_type(self.dtype, self.box, self.mode, self.rank)
 
     @property
     def value(self):
         """The by-value kernel argument numba-cuda's launcher passes on (a cuda.core descriptor
         of the same map, made once and cached)."""
         if self._value is None:
-            self._value = _core_descriptor(self._array, self.box, self._element_strides, self._params)
+            self._value = _core_descriptor(self._array, self.mode, self._args, self._params)
         return self._value
 
     def to_device(self):

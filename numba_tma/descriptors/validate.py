@@ -72,6 +72,17 @@ def _in_range(name, values):
             raise TensorMapError(f"{name}[{i}]", v, f"must be in [{lo}, {hi}]")
 
 
+def check_global_address(global_address, interleave):
+    """The encoders' rule for the tensor's address: a multiple of 16 (32 with 32B interleave)
+    in [0, 2**57); returns it as an int."""
+    align = 32 if interleave == Interleave.INTERLEAVE_32B else 16
+    global_address = _int("global_address", global_address)
+    if not 0 <= global_address < MAX_ADDRESS or global_address % align:
+        raise TensorMapError("global_address", global_address,
+                             f"must be a multiple of {align} in [0, 2**57)")
+    return global_address
+
+
 def _common(mode, data_type, global_address, global_dim, global_strides, element_strides,
             interleave, swizzle, l2_promotion, oob_fill):
     """Checks shared by all encoders; returns the coerced values."""
@@ -94,11 +105,8 @@ def _common(mode, data_type, global_address, global_dim, global_strides, element
         raise TensorMapError("interleave", interleave.name, "needs rank >= 3")
     if oob_fill == OOBFill.NAN_REQUEST_ZERO_FMA and not TYPE_INFO[data_type].floating:
         raise TensorMapError("oob_fill", oob_fill.name, f"NaN fill needs a floating data_type, not {data_type.name}")
+    global_address = check_global_address(global_address, interleave)
     align = 32 if interleave == Interleave.INTERLEAVE_32B else 16
-    global_address = _int("global_address", global_address)
-    if not 0 <= global_address < MAX_ADDRESS or global_address % align:
-        raise TensorMapError("global_address", global_address,
-                             f"must be a multiple of {align} in [0, 2**57)")
     _in_range("global_dim", global_dim)
     global_strides = _ints("global_strides", global_strides, rank - 1, "rank - 1")
     for i, s in enumerate(global_strides):

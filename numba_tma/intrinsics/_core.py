@@ -227,11 +227,12 @@ class GlobalArray(Operand):
 
 
 class IntTuple(Operand):
-    """A tuple of 1..``max_len`` integers, each cast to int32 (``r``)."""
+    """A tuple of integers, each cast to a ``bits``-bit int (``r`` for 32, ``h`` for 16);
+    ``lengths`` lists the tuple lengths allowed."""
 
-    def __init__(self, name: str, lengths: Sequence[int]):
+    def __init__(self, name: str, lengths: Sequence[int], bits: int = 32):
         super().__init__(name)
-        self.lengths = tuple(lengths)
+        self.lengths, self.bits = tuple(lengths), bits
 
     def check(self, op_name, ty):
         if not isinstance(ty, types.BaseTuple) or not all(
@@ -246,8 +247,9 @@ class IntTuple(Operand):
         return str(lo) if lo == hi else f"{lo} to {hi}"
 
     def lower(self, context, builder, ty, val):
+        target = getattr(types, f"int{self.bits}")
         return [
-            (context.cast(builder, builder.extract_value(val, i), t, types.int32), "r")
+            (context.cast(builder, builder.extract_value(val, i), t, target), Int._constraint[self.bits])
             for i, t in enumerate(ty)
         ]
 

@@ -3,10 +3,12 @@
 **Coordinates are innermost-first**, like the driver's ``globalDim``: for a C-ordered 2-D array
 ``a[row, col]``, ``coords = (col, row)`` — element offsets of the box's first element, not tile
 indices.  Coordinates may be negative or run past the tensor: out-of-bounds elements are filled
-(zero, or NaN with ``oob_fill``).
+(zero, or NaN with ``oob_fill``).  ``coords[0]`` times the element size must be a multiple of 16
+bytes (measured on the H200: any other value kills the kernel with
+``CUDA_ERROR_ILLEGAL_INSTRUCTION``, even when that edge of the box lies outside the tensor).
 
 **Descriptors.** ``desc`` is either a :class:`numba_tma.TensorMap` (passed by value as a
-``__grid_constant__`` parameter; its dtype, rank and box are checked at compile time) or a
+``__grid_constant__`` parameter; its mode, dtype and rank are checked at compile time) or a
 ``uint8`` device array holding the 128 bytes (global memory, e.g. ``TensorMap.to_device()``), for
 which the op first issues ``fence.proxy.tensormap::generic.acquire.sys`` as the PTX memory model
 requires for a map the host wrote.
@@ -18,9 +20,7 @@ from ._core import I64, IntTuple, Operand, PtxOp, SharedArray, ptx_intrinsic, re
 from .mbarrier import barrier
 from .tensor_map_type import TensorMapType
 
-__all__ = ["load"]
-
-RANKS = (1, 2, 3, 4, 5)
+__all__ = ["load", "load_im2col"]
 
 
 class Descriptor(Operand):
@@ -39,45 +39,54 @@ class Descriptor(Operand):
 
 
 _ACQUIRE = "fence.proxy.tensormap::generic.acquire.sys [$0], 128;\n"
-_LOAD = (
-    "cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-    " [$1], [$0, {{{coords}}}], [${bar}];"
-)
+_COPY = ("cp.async.bulk.tensor.{rank}d.shared::cluster.global.{mode}.mbarrier::complete_tx::bytes"
+         " [$1], [$0, {{{coords}}}], [${bar}]{extra};")
 
 
-def _load_ptx(desc, dst, coords, bar):
-    rank = len(coords)
-    text = _LOAD.format(rank=rank, coords=", ".join(f"${2 + i}" for i in range(rank)), bar=2 + rank)
+def _copy_ptx(desc, mode, rank, offsets=0):
+    """Operands in argument order: ``desc`` ``$0``, dst ``$1``, the coordinates, the im2col
+    offsets (if any), the barrier."""
+    coords = ", ".join(f"${2 + i}" for i in range(rank))
+    extra = ", {" + ", ".join(f"${2 + rank + i}" for i in range(offsets)) + "}" if offsets else ""
+    text = _COPY.format(rank=rank, mode=mode, coords=coords, bar=2 + rank + offsets, extra=extra)
     return text if isinstance(desc, TensorMapType) else _ACQUIRE + text
 
 
-def _check_load(desc, dst, coords, bar):
+def _check_map(op, desc, dst, coords, mode):
     if not isinstance(desc, TensorMapType):
         return
+    if desc.mode != mode:
+        raise reject(op, "desc", f"must be a {mode} map ({desc})", desc.mode)
     if len(coords) != desc.rank:
-        raise reject("tma.load", "coords", f"must have {desc.rank} entries (the rank of {desc})", len(coords))
+        raise reject(op, "coords", f"must have {desc.rank} entries (the rank of {desc})", len(coords))
     if dst.dtype != desc.map_dtype:
-        raise reject("tma.load", "dst", f"must have the map's dtype {desc.map_dtype} ({desc})", dst)
+        raise reject(op, "dst", f"must have the map's dtype {desc.map_dtype} ({desc})", dst)
 
 
-LOAD = PtxOp("tma.load", _LOAD.format(rank="{1..5}", coords="c0, ...", bar="bar"), min_cc=(9, 0), min_ptx=(8, 0))
-load = ptx_intrinsic(
-    LOAD,
-    [Descriptor("desc"), SharedArray("dst", what="a shared array (the tile)"), IntTuple("coords", RANKS), barrier()],
-    check=_check_load,
-    template=_load_ptx,
-    doc="""Copy one box of a tensor from global memory into shared memory with TMA.
+def _check_load(desc, dst, coords, bar):
+    _check_map("tma.load", desc, dst, coords, "tiled")
 
+
+_DOC_OPERANDS = """
     ``desc``: a :class:`numba_tma.TensorMap` (by value) or the 128 bytes in a ``uint8`` device array.
     ``dst``: shared array receiving the box (its element 0 is the box's first element; TMA needs it
     128-byte aligned: ``cuda.shared.array(shape, dtype, alignment=128)``, 1024 for 128B swizzle).
-    ``coords``: tuple of 1-5 int32 element offsets, **innermost dimension first** (for a C-ordered
-    2-D array ``a[row, col]``: ``(col, row)``); its length is the tensor map's rank.
-    ``coords[0]`` times the element size must be a multiple of 16 bytes (measured on the H200:
-    any other value kills the kernel with ``CUDA_ERROR_ILLEGAL_INSTRUCTION``, even when that edge
-    of the box lies outside the tensor).
+    ``coords``: int32 element offsets, **innermost dimension first** (for a C-ordered 2-D array
+    ``a[row, col]``: ``(col, row)``); its length is the tensor map's rank.  ``coords[0]`` times the
+    element size must be a multiple of 16 bytes.
     ``bar``: the mbarrier (uint64 shared array, element 0) that receives the byte count.
+"""
 
+LOAD = PtxOp("tma.load", _COPY.format(rank="{1..5}", mode="tile", coords="c0, ...", bar="bar", extra=""),
+             min_cc=(9, 0), min_ptx=(8, 0))
+load = ptx_intrinsic(
+    LOAD,
+    [Descriptor("desc"), SharedArray("dst", what="a shared array (the tile)"), IntTuple("coords", (1, 2, 3, 4, 5)),
+     barrier()],
+    check=_check_load,
+    template=lambda desc, dst, coords, bar: _copy_ptx(desc, "tile", len(coords)),
+    doc="""Copy one box of a tensor from global memory into shared memory with TMA (tile mode).
+    """ + _DOC_OPERANDS + """
     PTX (rank 2 shown; the fence only for a descriptor in global memory)::
 
         fence.proxy.tensormap::generic.acquire.sys [desc], 128;
@@ -92,5 +101,43 @@ load = ptx_intrinsic(
             mbarrier.arrive_expect_tx(bars, TILE * TILE * 4)
             tma.load(desc, tile, (x0, y0), bars)
         mbarrier.wait(bars, 0)
+    """,
+)
+
+
+def _check_load_im2col(desc, dst, coords, offsets, bar):
+    _check_map("tma.load_im2col", desc, dst, coords, "im2col")
+    if len(offsets) != len(coords) - 2:
+        raise reject("tma.load_im2col", "offsets", f"must have len(coords) - 2 = {len(coords) - 2} entries "
+                     "(one per spatial dimension)", len(offsets))
+
+
+LOAD_IM2COL = PtxOp(
+    "tma.load_im2col",
+    _COPY.format(rank="{3..5}", mode="im2col", coords="c0, ...", bar="bar", extra=", {o0, ...}"),
+    min_cc=(9, 0), min_ptx=(8, 0),
+)
+load_im2col = ptx_intrinsic(
+    LOAD_IM2COL,
+    [Descriptor("desc"), SharedArray("dst", what="a shared array (the pixels x channels block)"),
+     IntTuple("coords", (3, 4, 5)), IntTuple("offsets", (1, 2, 3), bits=16), barrier()],
+    check=_check_load_im2col,
+    template=lambda desc, dst, coords, offsets, bar: _copy_ptx(desc, "im2col", len(coords), len(offsets)),
+    doc="""Gather ``pixels_per_column`` pixels x ``channels_per_pixel`` channels of an N(D)(H)WC tensor
+    into shared memory (im2col mode, for convolutions), from a :meth:`TensorMap.im2col` map.
+    """ + _DOC_OPERANDS + """
+    ``coords`` (3-5 entries: C, W, (H, (D,)) N) give the first pixel; ``offsets`` (16-bit, one per
+    spatial dimension, W first) shift the filter tap inside the pixel box.
+
+    PTX (rank 4 shown)::
+
+        cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
+            [dst], [desc, {c, w, h, n}], [bar], {ow, oh};
+
+    sm_90+, PTX ISA 8.0.
+
+    Example::
+
+        tma.load_im2col(desc, block, (c0, w0, h0, n0), (dw, dh), bars)
     """,
 )
