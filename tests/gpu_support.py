@@ -35,7 +35,7 @@ def driver_tensor_map(array, box):
     return cuda.to_device(np.frombuffer(raw, dtype=np.uint8).copy())
 
 
-WAIT_SPINS = 1 << 22
+WAIT_SPINS = 1 << 20
 
 
 @cuda.jit(device=True)

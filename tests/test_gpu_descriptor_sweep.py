@@ -1,6 +1,9 @@
 """Functional proof of the pure-Python encoder: for a sweep of random descriptors (dtypes,
-swizzles, boxes, element strides, OOB fill, interleave; boxes at and past the tensor edge), a TMA
-load through our bytes and through the driver's bytes leave identical shared memory."""
+swizzles, boxes, element strides, OOB fill; boxes at and past the tensor edge), a TMA load through
+our bytes and through the driver's bytes leave identical shared memory, and plain loads match a
+numpy model.  The mbarrier expects ``transfer_bytes``, so a wrong transfer size hangs the barrier
+and fails the case.  Interleaved maps are left out: how many bytes their loads deliver is not
+established (docs/descriptors.md)."""
 
 import numba
 import numpy as np
@@ -57,7 +60,7 @@ def _random_case(rng, rank):
     """Random tiled parameters our encoder accepts, over a small tensor, or None."""
     dt = DTYPES[rng.integers(len(DTYPES))]
     size = TYPE_INFO[dt].bits // 8
-    interleave = rng.choice(["none", "none", "16B", "32B"]) if rank >= 3 else "none"
+    interleave = "none"  # interleaved transfer sizes are not established (docs/descriptors.md)
     swizzle = "32B" if interleave == "32B" else rng.choice(["none", "none", "32B", "64B", "128B"])
     dims = [int(rng.integers(1, 48)) for _ in range(rank)]
     row = -(-dims[0] * size // 32) * 32 + 32 * int(rng.integers(0, 2))  # padded rows, 32-byte multiple
@@ -119,7 +122,7 @@ def test_our_bytes_load_like_the_driver_bytes(rank):
         except TensorMapError:
             continue
         theirs = driver.encode_tiled(global_address=address, **params)
-        box_bytes = decode(ours).box_bytes
+        box_bytes = decode(ours).transfer_bytes
         if box_bytes > SMEM_BYTES:
             continue
         dumps = []

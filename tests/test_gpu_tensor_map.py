@@ -98,12 +98,13 @@ def test_cupy_and_torch_arrays():
 
 
 C, PIXELS = 16, 32
+BLOCK = C * PIXELS
 
 
 @cuda.jit
 def im2col_kernel(desc, out, status):
     bars = cuda.shared.array(1, numba.uint64)
-    block = cuda.shared.array(PIXELS * C, numba.float32, alignment=128)
+    block = cuda.shared.array(BLOCK, numba.float32, alignment=128)
     if cuda.threadIdx.x == 0:
         mbarrier.init(bars, 1)
         fence.mbarrier_init()

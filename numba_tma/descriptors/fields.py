@@ -53,10 +53,11 @@ class TensorMapFields:
 
     @property
     def box_bytes(self):
-        """Shared-memory bytes of one full load: the mbarrier transaction count.
+        """The value the driver stores in bytes 64-67 (and limits to 228 KiB).
 
         Tiled: prod(box_dim[i] // element_strides[i]) * element size; im2col:
-        channels_per_pixel * pixels_per_column * element size.
+        channels_per_pixel * pixels_per_column * element size.  With element strides that do not
+        divide the box this is *not* what a load delivers: see :attr:`transfer_bytes`.
         """
         bits = TYPE_INFO[self.data_type].bits
         if self.mode == Mode.IM2COL:
@@ -64,6 +65,28 @@ class TensorMapFields:
         n = 1
         for b, e in zip(self.box_dim, self.element_strides):
             n *= b // e
+        return n * bits // 8
+
+    @property
+    def transfer_bytes(self):
+        """Bytes one full load writes to shared memory: the count an mbarrier must expect.
+
+        Measured on the H200 (driver 13.0) for tiled maps without interleave: element size x
+        box_dim[0] x prod(ceil(box_dim[i] / element_strides[i]) for i >= 1) — dimension 0's
+        stride does not shrink the transfer, the others round up.  Im2col: channels_per_pixel x
+        pixels_per_column x element size.  For interleaved maps the rule is not established
+        (the measurements fit no simple formula), so this raises ``TensorMapError``.
+        """
+        bits = TYPE_INFO[self.data_type].bits
+        if self.mode == Mode.IM2COL:
+            return self.channels_per_pixel * self.pixels_per_column * bits // 8
+        if self.interleave != Interleave.NONE:
+            raise TensorMapError("interleave", self.interleave.name,
+                                 "the bytes an interleaved load delivers are not established; "
+                                 "measure them for your map (see docs/descriptors.md)")
+        n = self.box_dim[0]
+        for b, e in zip(self.box_dim[1:], self.element_strides[1:]):
+            n *= -(-b // e)
         return n * bits // 8
 
     def encode(self):

@@ -221,8 +221,9 @@ class TensorMap:
 
     @property
     def box_bytes(self) -> int:
-        """Bytes one full box load delivers: what ``mbarrier.arrive_expect_tx`` must expect."""
-        return self.fields.box_bytes
+        """Bytes one full box load delivers: what ``mbarrier.arrive_expect_tx`` must expect
+        (``fields.transfer_bytes``)."""
+        return self.fields.transfer_bytes
 
     @property
     def swizzle(self) -> Swizzle:
