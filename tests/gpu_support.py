@@ -1,39 +1,10 @@
-"""Helpers for GPU tests: a driver-encoded tensor map and a barrier wait that cannot hang."""
+"""Helpers for GPU tests: a barrier wait that cannot hang, and one tile-copy kernel."""
 
-import ctypes
-
+import numba
 import numpy as np
 from numba import cuda
 
-from numba_tma import mbarrier
-
-DRIVER_DTYPE = {np.dtype(np.float32): 7, np.dtype(np.float64): 8, np.dtype(np.float16): 6,
-                np.dtype(np.uint8): 0, np.dtype(np.uint16): 1, np.dtype(np.uint32): 2, np.dtype(np.int32): 3}
-
-
-def driver_tensor_map(array, box):
-    """128-byte CUtensorMap for a C-ordered device ``array`` with ``box`` in array order, encoded by
-    ``cuTensorMapEncodeTiled``, copied to a uint8 device array."""
-    from cuda.bindings import driver as drv
-
-    rank = array.ndim
-    itemsize = array.dtype.itemsize
-    dims = [array.shape[rank - 1 - i] for i in range(rank)]
-    # cuda-bindings passes an empty list as NULL, which the driver rejects even for rank 1 (where it
-    # reads no stride): give it one unused entry.
-    strides = [array.strides[rank - 1 - i] for i in range(1, rank)] or [0]
-    err, tmap = drv.cuTensorMapEncodeTiled(
-        drv.CUtensorMapDataType(DRIVER_DTYPE[array.dtype]), drv.cuuint32_t(rank),
-        array.__cuda_array_interface__["data"][0],
-        [drv.cuuint64_t(d) for d in dims], [drv.cuuint64_t(s) for s in strides],
-        [drv.cuuint32_t(b) for b in reversed(box)], [drv.cuuint32_t(1)] * rank,
-        drv.CUtensorMapInterleave(0), drv.CUtensorMapSwizzle(0),
-        drv.CUtensorMapL2promotion(2), drv.CUtensorMapFloatOOBfill(0),
-    )
-    assert err == drv.CUresult.CUDA_SUCCESS, (err, itemsize)
-    raw = ctypes.string_at(int(tmap.getPtr()), 128)
-    return cuda.to_device(np.frombuffer(raw, dtype=np.uint8).copy())
-
+from numba_tma import fence, mbarrier, tma
 
 WAIT_SPINS = 1 << 20
 
@@ -48,4 +19,39 @@ def bounded_wait(bars, phase, status):
     status[0] = 1
 
 
-__all__ = ["driver_tensor_map", "bounded_wait"]
+TILE_R, TILE_C = 32, 64
+
+
+@cuda.jit
+def tile_copy_kernel(desc, out, status):
+    """Each block copies one TILE_R x TILE_C float32 tile of ``out``'s shape through shared memory."""
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
+    row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, TILE_R * TILE_C * 4)
+        tma.load(desc, tile, (col0, row0), bars)  # innermost (column) first
+    bounded_wait(bars, 0, status)
+    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
+        r, c = row0 + i // TILE_C, col0 + i % TILE_C
+        if r < out.shape[0] and c < out.shape[1]:
+            out[r, c] = tile[i // TILE_C, i % TILE_C]
+
+
+def tile_copy(desc_arg, host):
+    """Copy ``host``'s shape through ``desc_arg`` (a TensorMap or descriptor bytes on the device)."""
+    out = cuda.to_device(np.zeros_like(host))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    grid = ((host.shape[1] + TILE_C - 1) // TILE_C, (host.shape[0] + TILE_R - 1) // TILE_R)
+    tile_copy_kernel[grid, 128](desc_arg, out, status)
+    assert status.copy_to_host()[0] == 0, "TMA never completed the barrier"
+    return out.copy_to_host()
+
+
+def on_device(desc_bytes):
+    """128 descriptor bytes in a uint8 device array (the global-memory form)."""
+    return cuda.to_device(np.frombuffer(desc_bytes, dtype=np.uint8))

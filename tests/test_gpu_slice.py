@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from numba_tma import fence, mbarrier, tma
+from numba_tma import TensorMap, fence, mbarrier, tma
 
-from gpu_support import bounded_wait, driver_tensor_map
+from gpu_support import TILE_C, TILE_R, bounded_wait, on_device, tile_copy
 
 pytestmark = pytest.mark.gpu
 
@@ -43,38 +43,15 @@ def test_mbarrier_phases():
     np.testing.assert_array_equal(result.copy_to_host(), np.tile([0, 1, 1, 0, 1], (THREADS, 1)))
 
 
-TILE_R, TILE_C = 32, 64
-
-
-@cuda.jit
-def tile_copy_kernel(desc, out, status):
-    bars = cuda.shared.array(1, numba.uint64)
-    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
-    row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
-    if cuda.threadIdx.x == 0:
-        mbarrier.init(bars, 1)
-        fence.mbarrier_init()
-    cuda.syncthreads()
-    if cuda.threadIdx.x == 0:
-        mbarrier.arrive_expect_tx(bars, TILE_R * TILE_C * 4)
-        tma.load(desc, tile, (col0, row0), bars)  # innermost (column) first
-    bounded_wait(bars, 0, status)
-    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
-        r, c = i // TILE_C, i % TILE_C
-        if row0 + r < out.shape[0] and col0 + c < out.shape[1]:
-            out[row0 + r, col0 + c] = tile[r, c]
+def driver_map(array, box):
+    """The slice's descriptor: encoded by cuTensorMapEncodeTiled, in global memory."""
+    return on_device(TensorMap.tiled(array, box).driver_bytes())
 
 
 @pytest.mark.parametrize("shape", [(256, 192), (100, 72)], ids=["exact", "ragged-edge"])
 def test_tma_2d_tile_copy(shape):
     host = np.arange(shape[0] * shape[1], dtype=np.float32).reshape(shape)
-    src = cuda.to_device(host)
-    out = cuda.to_device(np.zeros_like(host))
-    status = cuda.to_device(np.zeros(1, np.int32))
-    grid = ((shape[1] + TILE_C - 1) // TILE_C, (shape[0] + TILE_R - 1) // TILE_R)
-    tile_copy_kernel[grid, THREADS](driver_tensor_map(src, (TILE_R, TILE_C)), out, status)
-    assert status.copy_to_host()[0] == 0, "TMA never completed the barrier"
-    np.testing.assert_array_equal(out.copy_to_host(), host)
+    np.testing.assert_array_equal(tile_copy(driver_map(cuda.to_device(host), (TILE_R, TILE_C)), host), host)
 
 
 @cuda.jit
@@ -98,7 +75,7 @@ def test_tma_negative_coordinates_fill_zero():
     host = np.arange(1, 64 * 128 + 1, dtype=np.float32).reshape(64, 128)
     out = cuda.to_device(np.full((TILE_R, TILE_C), -1, np.float32))
     status = cuda.to_device(np.zeros(1, np.int32))
-    oob_kernel[1, THREADS](driver_tensor_map(cuda.to_device(host), (TILE_R, TILE_C)), out, status)
+    oob_kernel[1, THREADS](driver_map(cuda.to_device(host), (TILE_R, TILE_C)), out, status)
     assert status.copy_to_host()[0] == 0
     expect = np.zeros((TILE_R, TILE_C), np.float32)
     expect[4:, 8:] = host[: TILE_R - 4, : TILE_C - 8]
@@ -136,6 +113,6 @@ def test_tma_load_every_rank(rank):
     host = np.random.default_rng(rank).random([b + 3 for b in box[:-1]] + [12]).astype(np.float32)
     out = cuda.to_device(np.zeros(int(np.prod(box)), np.float32))
     status = cuda.to_device(np.zeros(1, np.int32))
-    kernel[1, THREADS](driver_tensor_map(cuda.to_device(host), box), out, status)
+    kernel[1, THREADS](driver_map(cuda.to_device(host), box), out, status)
     assert status.copy_to_host()[0] == 0
     np.testing.assert_array_equal(out.copy_to_host().reshape(box), host[tuple(slice(0, b) for b in box)])

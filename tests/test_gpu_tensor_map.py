@@ -13,12 +13,9 @@ from numba_tma import TensorMap, fence, mbarrier, tma
 from numba_tma.intrinsics._core import Int, PtxOp, ptx_intrinsic
 from numba_tma.intrinsics.tma import Descriptor
 
-from gpu_support import bounded_wait
+from gpu_support import TILE_C, TILE_R, bounded_wait, tile_copy
 
 pytestmark = pytest.mark.gpu
-
-TILE_R, TILE_C = 32, 64
-
 
 # Test-only op: 64-bit word i of the descriptor, read where TMA reads it (the parameter).
 READ_WORD = PtxOp("test.descriptor_word", "{\n .reg .u64 a;\n mad.lo.u64 a, $2, 8, $1;\n ld.u64 $0, [a];\n}",
@@ -42,44 +39,18 @@ def test_kernel_receives_our_exact_bytes(dtype, box, swizzle):
     assert out.copy_to_host().tobytes() == desc.bytes
 
 
-@cuda.jit
-def tile_copy(desc, out, status):
-    bars = cuda.shared.array(1, numba.uint64)
-    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
-    row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
-    if cuda.threadIdx.x == 0:
-        mbarrier.init(bars, 1)
-        fence.mbarrier_init()
-        mbarrier.arrive_expect_tx(bars, TILE_R * TILE_C * 4)
-        tma.load(desc, tile, (col0, row0), bars)
-    bounded_wait(bars, 0, status)
-    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
-        r, c = row0 + i // TILE_C, col0 + i % TILE_C
-        if r < out.shape[0] and c < out.shape[1]:
-            out[r, c] = tile[i // TILE_C, i % TILE_C]
-
-
-def _copy(desc_arg, host):
-    out = cuda.to_device(np.zeros_like(host))
-    status = cuda.to_device(np.zeros(1, np.int32))
-    grid = ((host.shape[1] + TILE_C - 1) // TILE_C, (host.shape[0] + TILE_R - 1) // TILE_R)
-    tile_copy[grid, 128](desc_arg, out, status)
-    assert status.copy_to_host()[0] == 0, "TMA never completed the barrier"
-    return out.copy_to_host()
-
-
 @pytest.mark.parametrize("form", ["by-value", "global"])
 def test_tile_copy_through_tensor_map(form):
     host = np.random.default_rng(1).standard_normal((200, 320)).astype(np.float32)
     desc = TensorMap.tiled(cuda.to_device(host), (TILE_R, TILE_C))
-    np.testing.assert_array_equal(_copy(desc if form == "by-value" else desc.to_device(), host), host)
+    np.testing.assert_array_equal(tile_copy(desc if form == "by-value" else desc.to_device(), host), host)
 
 
 def test_with_array_repoints_the_map():
     first = np.ones((64, 128), np.float32)
     second = np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
     desc = TensorMap.tiled(cuda.to_device(first), (TILE_R, TILE_C))
-    np.testing.assert_array_equal(_copy(desc.with_array(cuda.to_device(second)), second), second)
+    np.testing.assert_array_equal(tile_copy(desc.with_array(cuda.to_device(second)), second), second)
 
 
 def test_cupy_and_torch_arrays():
@@ -91,7 +62,7 @@ def test_cupy_and_torch_arrays():
         array = make(importlib.import_module(module))
         desc = TensorMap.tiled(array, (TILE_R, TILE_C))
         assert desc.address == array.__cuda_array_interface__["data"][0]
-        np.testing.assert_array_equal(_copy(desc, host), host)
+        np.testing.assert_array_equal(tile_copy(desc, host), host)
         tried += 1
     if not tried:
         pytest.skip("neither CuPy nor PyTorch is installed")

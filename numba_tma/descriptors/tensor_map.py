@@ -266,6 +266,14 @@ class TensorMap:
             self._value = _core_descriptor(self._array, self.mode, self._args, self._params)
         return self._value
 
+    def driver_bytes(self) -> bytes:
+        """The same map encoded by the CUDA driver (``cuTensorMapEncode*`` through cuda.bindings;
+        needs a GPU): a cross-check of :attr:`bytes`, which are equal on every tested driver."""
+        from . import driver
+
+        encode = driver.encode_tiled if self.mode == "tiled" else driver.encode_im2col
+        return encode(global_address=self.address, **self._params)
+
     def to_device(self):
         """The 128 bytes in a ``uint8`` device array (the global-memory form; ``tma.load``
         then issues ``fence.proxy.tensormap::generic.acquire.sys`` before use)."""
