@@ -23,8 +23,9 @@ TILE_R, TILE_C = 32, 64
 
 
 @cuda.jit
-def tile_copy_kernel(desc, out, status):
-    """Each block copies one TILE_R x TILE_C float32 tile of ``out``'s shape through shared memory."""
+def tile_copy_kernel(desc, out, origin, status):
+    """Block (x, y) loads the TILE_R x TILE_C float32 tile at (y * TILE_R, x * TILE_C) + origin
+    (row, col) of the source through shared memory and stores it at out[y * TILE_R, x * TILE_C]."""
     bars = cuda.shared.array(1, numba.uint64)
     tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
     row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
@@ -34,7 +35,7 @@ def tile_copy_kernel(desc, out, status):
     cuda.syncthreads()
     if cuda.threadIdx.x == 0:
         mbarrier.arrive_expect_tx(bars, TILE_R * TILE_C * 4)
-        tma.load(desc, tile, (col0, row0), bars)  # innermost (column) first
+        tma.load(desc, tile, (col0 + origin[1], row0 + origin[0]), bars)  # innermost (column) first
     bounded_wait(bars, 0, status)
     for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
         r, c = row0 + i // TILE_C, col0 + i % TILE_C
@@ -42,12 +43,13 @@ def tile_copy_kernel(desc, out, status):
             out[r, c] = tile[i // TILE_C, i % TILE_C]
 
 
-def tile_copy(desc_arg, host):
-    """Copy ``host``'s shape through ``desc_arg`` (a TensorMap or descriptor bytes on the device)."""
-    out = cuda.to_device(np.zeros_like(host))
+def tile_copy(desc_arg, shape, origin=(0, 0)):
+    """An array of ``shape`` copied tile by tile through ``desc_arg`` (a TensorMap or descriptor
+    bytes on the device), starting at ``origin`` (row, col) of the source."""
+    out = cuda.to_device(np.full(shape, -1, np.float32))
     status = cuda.to_device(np.zeros(1, np.int32))
-    grid = ((host.shape[1] + TILE_C - 1) // TILE_C, (host.shape[0] + TILE_R - 1) // TILE_R)
-    tile_copy_kernel[grid, 128](desc_arg, out, status)
+    grid = ((shape[1] + TILE_C - 1) // TILE_C, (shape[0] + TILE_R - 1) // TILE_R)
+    tile_copy_kernel[grid, 128](desc_arg, out, np.array(origin, np.int32), status)
     assert status.copy_to_host()[0] == 0, "TMA never completed the barrier"
     return out.copy_to_host()
 
