@@ -4,13 +4,14 @@ Every NVIDIA device op in :mod:`numba_tma` is a :class:`PtxOp` (the PTX template
 architecture and PTX ISA) plus a list of :class:`Operand` kinds.  :func:`ptx_intrinsic` turns that
 description into a Numba ``@intrinsic`` that
 
-* validates the Python-level arguments while Numba types the kernel (clear ``TypingError`` naming
-  the argument and the rule),
+* validates the Python-level arguments while Numba types the kernel (:class:`OpArgumentError`
+  naming the argument and the rule),
 * refuses, at compile time, an architecture that lacks the instruction (:class:`ArchError` naming
   the op, the architecture it needs and the one requested), and
 * lowers each argument to an inline-asm operand: a shared array becomes a 32-bit shared-window
   address (``addrspacecast`` to addrspace(3) + ``ptrtoint i32``, constraint ``r``), a global array a
-  64-bit generic address (``l``), integers are cast to the width the instruction takes.
+  64-bit generic address (``l``, :func:`global_address`), integers are cast to the width the
+  instruction takes.
 
 Adding an op is one ``PtxOp`` and one ``ptx_intrinsic(...)`` call in the module of its hardware
 family; nothing here changes.
@@ -209,21 +210,6 @@ class SharedArray(Operand):
 
     def lower(self, context, builder, ty, val):
         return [(shared_address(context, builder, ty, val), "r")]
-
-
-class GlobalArray(Operand):
-    """A device array in global memory; lowers to its 64-bit address (``l``)."""
-
-    def __init__(self, name: str, what: str = "a device array"):
-        super().__init__(name)
-        self.what = what
-
-    def check(self, op_name, ty):
-        if not isinstance(ty, types.Array):
-            raise reject(op_name, self.name, f"must be {self.what}", ty)
-
-    def lower(self, context, builder, ty, val):
-        return [(global_address(context, builder, ty, val), "l")]
 
 
 class IntTuple(Operand):

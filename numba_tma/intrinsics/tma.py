@@ -16,7 +16,7 @@ requires for a map the host wrote.
 
 from numba.cuda import types
 
-from ._core import I64, IntTuple, Operand, PtxOp, SharedArray, ptx_intrinsic, reject
+from ._core import I64, IntTuple, Operand, PtxOp, SharedArray, global_address, ptx_intrinsic, reject
 from .mbarrier import barrier
 from .tensor_map_type import TensorMapType
 
@@ -35,7 +35,7 @@ class Descriptor(Operand):
     def lower(self, context, builder, ty, val):
         if isinstance(ty, TensorMapType):
             return [(builder.ptrtoint(val, I64), "l")]
-        return [(builder.ptrtoint(context.make_array(ty)(context, builder, val).data, I64), "l")]
+        return [(global_address(context, builder, ty, val), "l")]
 
 
 _ACQUIRE = "fence.proxy.tensormap::generic.acquire.sys [$0], 128;\n"
