@@ -43,9 +43,15 @@ class Compiled:
         return sass_opcodes(self.sass)
 
 
+def _signature(sig):
+    """A hashable form of ``sig``: a signature string or a sequence of argument types."""
+    return sig if isinstance(sig, str) else tuple(sig)
+
+
 def ptx(fn, sig, arch="sm_90a", **options) -> str:
-    """PTX for kernel ``fn`` with argument types ``sig`` (``options`` go to ``compile_ptx``)."""
-    return _ptx(fn, tuple(sig), parse_arch(arch), tuple(sorted(options.items())))
+    """PTX for kernel ``fn`` with argument types ``sig`` (a tuple of Numba types or a signature
+    string such as ``"void(float32[::1])"``; ``options`` go to ``compile_ptx``)."""
+    return _ptx(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())))
 
 
 @functools.lru_cache(maxsize=256)
@@ -122,7 +128,11 @@ def sass_opcodes(sass_text: str) -> set[str]:
 
 def compile(fn, sig, arch="sm_90a", **options) -> Compiled:  # noqa: A001 - mirrors numba's name
     """PTX, cubin and SASS of kernel ``fn`` for ``arch`` (``"sm_90a"``, ``"sm_100a"``...)."""
-    cc = parse_arch(arch)
-    text = ptx(fn, sig, cc, **options)
+    return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(fn, sig, cc, options):
+    text = _ptx(fn, sig, cc, options)
     binary = cubin(text, cc)
     return Compiled(arch=arch_name(cc), ptx=text, cubin=binary, sass=sass(binary))

@@ -67,16 +67,17 @@ def test_tma_load_acquires_the_global_descriptor(arch):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_fence_mbarrier_init_assembles(arch):
-    """``fence.mbarrier_init`` is in the PTX; ptxas folds it into the ordering of SYNCS.EXCH
-    (there is no separate SASS opcode on sm_90a/sm_100a), so the SASS check is that the init
-    is present and the cubin was produced."""
+    """``fence.mbarrier_init`` is in the PTX and assembles; ptxas emits no SASS instruction for it
+    on sm_90a/sm_100a (the opcode set is the same with and without the fence), so only the PTX
+    and a successful assembly can be checked."""
     out = inspect.compile(kernels.fence_mbarrier_init, kernels.U64_OUT, arch)
     assert "fence.mbarrier_init.release.cluster;" in out.ptx
     assert "SYNCS.EXCH.64" in out.opcodes()
 
 
 def test_wait_loop_labels_are_unique():
-    """Two waits in one kernel get distinct labels (``${:uid}``), or ptxas would reject the PTX."""
+    """Two waits in one kernel get distinct labels (``${:uid}``), so the loops stay distinct even
+    where NVVM inlines them into one scope."""
 
     def two_waits(out):
         bars = cuda.shared.array(2, numba.uint64)

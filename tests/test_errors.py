@@ -13,8 +13,6 @@ SM80_CASES = [
     (kernels.mbarrier_arrive_expect_tx, kernels.U64_OUT, "mbarrier.arrive_expect_tx"),
     (kernels.mbarrier_try_wait, kernels.U64_OUT, "mbarrier.try_wait"),
     (kernels.mbarrier_wait, kernels.U64_OUT, "mbarrier.wait"),
-    (kernels.mbarrier_test_wait, kernels.U64_OUT, "mbarrier.test_wait"),
-    (kernels.mbarrier_arrive, kernels.U64_OUT, "mbarrier.arrive"),
     (kernels.fence_proxy_async, kernels.U64_OUT, "fence.proxy_async"),
     (kernels.tma_load_kernel(2), kernels.TMA_SIG, "tma.load"),
 ]
@@ -35,8 +33,15 @@ def test_arch_error_after_the_same_kernel_compiled_for_sm90():
         inspect.ptx(kernels.mbarrier_try_wait, kernels.U64_OUT, "sm_80")
 
 
-def test_mbarrier_init_exists_on_sm80():
-    assert "mbarrier.init.shared::cta.b64" in inspect.ptx(kernels.mbarrier_init, kernels.U64_OUT, "sm_80")
+@pytest.mark.parametrize("kernel,ptx_text,opcode", [
+    (kernels.mbarrier_init, "mbarrier.init.shared::cta.b64", "STS.64"),
+    (kernels.mbarrier_arrive, "mbarrier.arrive.shared::cta.b64", "ATOMS.ARRIVE.64"),
+    (kernels.mbarrier_test_wait, "mbarrier.test_wait.parity.shared::cta.b64", "LDS"),
+], ids=["init", "arrive", "test_wait"])
+def test_sm80_mbarrier_ops_assemble(kernel, ptx_text, opcode):
+    """init, arrive and test_wait are sm_80 instructions (Ampere emulates them with shared ops)."""
+    out = inspect.compile(kernel, kernels.U64_OUT, "sm_80")
+    assert ptx_text in out.ptx and opcode in out.opcodes()
 
 
 def _compile(fn, sig):
@@ -104,7 +109,7 @@ def test_wrong_argument_count():
     def k(out):
         fence.proxy_async(1)
 
-    with pytest.raises(OpArgumentError, match=r"fence.proxy_async takes \(\); got 1 arguments"):
+    with pytest.raises(OpArgumentError, match=r"fence.proxy_async takes \(\): too many positional arguments"):
         _compile(k, kernels.U64_OUT)
 
 
@@ -122,3 +127,56 @@ def test_parse_arch_rejects_nonsense():
 def test_toolkit_ptx_isa_is_what_nvvm_emits():
     major, minor = toolkit_ptx_isa()
     assert f".version {major}.{minor}" in inspect.ptx(kernels.mbarrier_init, kernels.U64_OUT, "sm_90a")
+
+
+def test_keyword_arguments_bind_like_the_signature():
+    def k(out):
+        bars = cuda.shared.array(1, numba.uint64)
+        mbarrier.init(bar=bars, count=1)
+        mbarrier.arrive_expect_tx(bars, nbytes=128)
+
+    ptx, _ = _compile(k, kernels.U64_OUT)
+    assert "mbarrier.init.shared::cta.b64" in ptx and "mbarrier.arrive.expect_tx" in ptx
+
+
+def test_unknown_keyword_is_named():
+    def k(out):
+        bars = cuda.shared.array(1, numba.uint64)
+        mbarrier.init(bars, counts=1)
+
+    with pytest.raises(OpArgumentError, match=r"mbarrier.init takes \(bar, count\): missing a required argument: 'count'"):
+        _compile(k, kernels.U64_OUT)
+
+
+@pytest.mark.parametrize("count", [0, 1 << 20])
+def test_constant_count_out_of_range_is_refused(count):
+    def k(out):
+        bars = cuda.shared.array(1, numba.uint64)
+        mbarrier.init(bars, count)
+
+    with pytest.raises(OpArgumentError, match=r"'count' must be in \[1, 1048575\]"):
+        _compile(k, kernels.U64_OUT)
+
+
+def test_constant_im2col_offset_is_not_truncated():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        block = cuda.shared.array(256, numba.float32)
+        tma.load_im2col(desc, block, (0, 0, 0, 0), (70000, 0), bars)
+
+    with pytest.raises(OpArgumentError, match=r"'offsets\[0\]' must be in \[0, 65535\]; got 70000"):
+        _compile(k, kernels.TMA_SIG)
+
+
+def test_dst_must_be_contiguous():
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array((32, 80), numba.float32)
+        tma.load(desc, tile[:, 8:72], (0, 0), bars)
+
+    with pytest.raises(OpArgumentError, match=r"'dst' must be a C-contiguous view"):
+        _compile(k, kernels.TMA_SIG)
+
+
+def test_inspect_takes_a_signature_string():
+    assert "mbarrier.init" in inspect.ptx(kernels.mbarrier_init, "void(uint64[::1])")

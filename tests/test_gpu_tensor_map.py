@@ -98,3 +98,38 @@ def test_im2col_by_value_and_global_forms_agree():
         dumps.append(out.copy_to_host().reshape(PIXELS, C))
     np.testing.assert_array_equal(dumps[0], dumps[1])
     np.testing.assert_array_equal(dumps[0][0], host[0, 1, 1])  # the first pixel is at the coordinates
+
+
+@cuda.jit(device=True)
+def issue_tile(desc, tile, bars):
+    mbarrier.arrive_expect_tx(bars, desc.box_bytes)  # a compile-time constant
+    tma.load(desc, tile, (0, 0), bars)
+
+
+@cuda.jit
+def add_tiles(a, b, out, status):
+    bars = cuda.shared.array(2, numba.uint64)
+    ta = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
+    tb = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        mbarrier.init(bars[1:], 1)
+        fence.mbarrier_init()
+        issue_tile(a, ta, bars)
+        issue_tile(b, tb, bars[1:])
+    bounded_wait(bars, 0, status)
+    bounded_wait(bars[1:], 0, status)
+    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
+        out[i // TILE_C, i % TILE_C] = ta[i // TILE_C, i % TILE_C] + tb[i // TILE_C, i % TILE_C]
+
+
+def test_two_maps_through_a_device_function():
+    """Two by-value maps (like a GEMM's A and B), issued from a device function."""
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal((TILE_R, TILE_C)).astype(np.float32) for _ in range(2))
+    out = cuda.to_device(np.zeros((TILE_R, TILE_C), np.float32))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    add_tiles[1, 128](TensorMap.tiled(cuda.to_device(a), (TILE_R, TILE_C)),
+                      TensorMap.tiled(cuda.to_device(b), (TILE_R, TILE_C)), out, status)
+    assert status.copy_to_host()[0] == 0
+    np.testing.assert_array_equal(out.copy_to_host(), a + b)

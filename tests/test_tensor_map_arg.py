@@ -164,3 +164,92 @@ def test_im2col_map_by_value_assembles():
     out = inspect.compile(k, (MAP_IM2COL, numba.float32[::1]), "sm_90a")
     assert "__local_depot" not in out.ptx and "_param_0[128]" in out.ptx
     assert "UTMALDG.4D.IM2COL" in out.opcodes()
+
+
+def two_maps(a, b, out):
+    bars = cuda.shared.array(2, numba.uint64)
+    ta = cuda.shared.array((32, 64), numba.float32, alignment=128)
+    tb = cuda.shared.array((32, 64), numba.float32, alignment=128)
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, a.box_bytes)
+        tma.load(a, ta, (0, 0), bars)
+        mbarrier.arrive_expect_tx(bars[1:], b.box_bytes)
+        tma.load(b, tb, (0, 0), bars[1:])
+    out[0] = ta[0, 0] + tb[0, 0]
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_two_maps_are_both_grid_constant(arch):
+    """A GEMM takes an A map and a B map: both must be read in place, neither copied to local."""
+    out = inspect.compile(two_maps, (MAP_F32_2D, MAP_F32_2D, numba.float32[::1]), arch)
+    assert "_param_0[128]" in out.ptx and "_param_1[128]" in out.ptx
+    assert "__local_depot" not in out.ptx and "st.local" not in out.ptx
+    assert out.ptx.count("cp.async.bulk.tensor.2d") == 2 and "UTMALDG.2D" in out.opcodes()
+
+
+def test_box_bytes_is_a_constant_in_the_kernel():
+    ptx = inspect.ptx(two_maps, (MAP_F32_2D, MAP_F32_2D, numba.float32[::1]))
+    assert ptx.count(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r") == 2
+    assert f"{32 * 64 * 4};" in ptx or f", {32 * 64 * 4}" in ptx
+
+
+def test_map_passed_to_a_device_function_is_not_copied(monkeypatch):
+    """A device function gets the parameter's address, not a byval (local) copy of the map."""
+    import numba.cuda.dispatcher as dispatcher
+
+    class FakeDevice:  # numba-cuda asks the (absent) GPU for its arch when compiling device functions
+        compute_capability = (9, 0)
+
+    monkeypatch.setattr(dispatcher, "get_current_device", lambda: FakeDevice())
+
+    @cuda.jit(device=True)
+    def issue(desc, tile, bars):
+        tma.load(desc, tile, (0, 0), bars)
+
+    def k(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array((32, 64), numba.float32, alignment=128)
+        issue(desc, tile, bars)
+        out[0] = tile[0, 0]
+
+    ptx = inspect.ptx(k, SIG)
+    assert "_param_0[128]" in ptx and "__local_depot" not in ptx and "st.local" not in ptx
+    assert "cp.async.bulk.tensor.2d" in ptx
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(box=(8.9, 8)), r"box\[0\]=8.9: must be an integer"),
+    (dict(box="88"), r"box='88': must be a sequence of integers"),
+    (dict(box=8), r"box=8: must be a sequence of integers"),
+    (dict(box=(8, 8), swizzle=["128B"]), r"swizzle"),
+    (dict(box=(8, 8), element_strides=(1, True)), r"element_strides\[1\]=True: must be an integer"),
+])
+def test_tiled_rejects_inexact_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        TensorMap.tiled(FakeCudaArray((64, 64), np.float32), **kwargs)
+
+
+def test_zero_d_and_big_endian_arrays_are_refused():
+    with pytest.raises(ValueError, match="1 to 5 dimensions"):
+        TensorMap.tiled(FakeCudaArray((), np.float32), ())
+    with pytest.raises(ValueError, match="little-endian"):
+        TensorMap.tiled(FakeCudaArray((64, 64), ">f4"), (8, 8))
+
+
+def test_host_memory_is_refused():
+    with pytest.raises(ValueError, match="memory the GPU can access"):
+        TensorMap.tiled(np.zeros((64, 64), np.float32), (8, 8))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(dtype="float32", box=(8, 8), mode="tile"), "'tiled' or 'im2col'"),
+    (dict(dtype="float32", box=(8, 8), mode="im2col"), "rank"),
+    (dict(dtype="complex64", box=(8, 8)), "dtype"),
+])
+def test_numba_type_validates(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        TensorMap.numba_type(**kwargs)
+
+
+def test_numba_type_takes_numpy_dtypes():
+    assert TensorMap.numba_type(np.float32, (32, 64)) == MAP_F32_2D

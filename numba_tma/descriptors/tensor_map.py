@@ -4,15 +4,20 @@
     >>> kernel[grid, block](desc, out)                        # by value, __grid_constant__
     >>> desc.box_bytes                                        # what mbarrier.arrive_expect_tx expects
 
-The 128 bytes are encoded by numba_tma's pure-Python encoder (byte-identical to the driver, see
+``bytes`` are encoded by numba_tma's pure-Python encoder (byte-identical to the driver, see
 ``docs/descriptors.md``); a layout (everything but the address) is encoded once per process and
-later maps only splice in the address.  ``to_device()`` gives the global-memory form instead.
+later maps only splice in the address.  Passing the map by value goes through numba-cuda's
+launcher, which only takes a ``cuda.core.TensorMapDescriptor``: :attr:`TensorMap.value` builds one
+(once per map, through the driver) from the same parameters; a GPU test checks that the bytes the
+kernel receives equal ``bytes``.  ``to_device()`` gives the global-memory form, which carries
+``bytes`` themselves.
 """
 
 from __future__ import annotations
 
 import functools
 import html
+import operator
 
 from .decode import decode
 from .encode import encode_im2col, encode_tiled, replace_address
@@ -38,6 +43,21 @@ def _numba_dtype(name):
     return getattr(types, name)
 
 
+def _dtype_name(dtype):
+    """``"float32"`` / ``np.float32`` / a numba type -> the name TensorMap uses, checked."""
+    name = str(dtype)
+    if name not in _DTYPES:
+        import numpy as np
+
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            pass
+    if name not in _DTYPES:
+        raise TensorMapError("dtype", dtype, f"must be one of {sorted(_DTYPES)}")
+    return name
+
+
 @functools.lru_cache(maxsize=None)
 def _typestr(typestr):
     import numpy as np
@@ -50,6 +70,8 @@ def _array_view(array):
     cai = getattr(array, "__cuda_array_interface__", None)
     if cai is not None:
         shape = tuple(cai["shape"])
+        if cai["typestr"][0] == ">":
+            raise TensorMapError("array", cai["typestr"], "must be little-endian (TMA copies bytes as they are)")
         name, itemsize = _typestr(cai["typestr"])
         if str(getattr(array, "dtype", "")).endswith("bfloat16"):  # PyTorch exports bfloat16 as raw 2 bytes
             name = "bfloat16"
@@ -59,6 +81,8 @@ def _array_view(array):
         from cuda.core.utils import StridedMemoryView
 
         view = StridedMemoryView.from_any_interface(array, stream_ptr=-1)
+        if not view.is_device_accessible:
+            raise TensorMapError("array", type(array).__name__, "must be in memory the GPU can access (a device array)")
         itemsize = view.dtype.itemsize
         strides = view.strides or _c_strides(view.shape, 1)
         return view.ptr, tuple(view.shape), tuple(s * itemsize for s in strides), view.dtype.name, itemsize
@@ -79,6 +103,8 @@ def _common_params(name, shape, strides, itemsize, element_strides, interleave, 
     if name not in _DTYPES:
         raise TensorMapError("array", name, f"dtype must be one of {sorted(_DTYPES)}")
     rank = len(shape)
+    if rank == 0:
+        raise TensorMapError("array", "0-d", "must have 1 to 5 dimensions")
     if strides[-1] != itemsize:
         raise TensorMapError("array", f"strides {strides}",
                              "the last dimension must be contiguous (TMA's dimension 0 has an implicit stride)")
@@ -87,8 +113,7 @@ def _common_params(name, shape, strides, itemsize, element_strides, interleave, 
     return dict(
         data_type=_DTYPES[name], global_dim=tuple(reversed(shape)), global_strides=tuple(reversed(strides[:-1])),
         element_strides=None if element_strides is None else tuple(reversed(element_strides)),
-        interleave=coerce(Interleave, interleave, "interleave"), swizzle=coerce(Swizzle, swizzle, "swizzle"),
-        l2_promotion=coerce(L2Promotion, l2_promotion, "l2_promotion"), oob_fill=coerce(OOBFill, oob_fill, "oob_fill"),
+        interleave=interleave, swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill,
     )
 
 
@@ -116,8 +141,31 @@ def _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixel
     return params, encode_im2col(global_address=0, **params)
 
 
-def _ints(values):
-    return None if values is None else tuple(int(v) for v in values)
+def _ints(name, values):
+    """``values`` as a tuple of ints, refusing anything that is not exactly an integer."""
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TensorMapError(name, values, "must be a sequence of integers")
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool):
+            raise TensorMapError(f"{name}[{i}]", v, "must be an integer")
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise TensorMapError(f"{name}[{i}]", v, "must be an integer") from None
+    return tuple(out)
+
+
+def _int(name, value):
+    return _ints(name, (value,))[0]
+
+
+def _options(interleave, swizzle, l2_promotion, oob_fill):
+    """The enum options, coerced (and so validated and hashable) before the layout cache."""
+    return (coerce(Interleave, interleave, "interleave"), coerce(Swizzle, swizzle, "swizzle"),
+            coerce(L2Promotion, l2_promotion, "l2_promotion"), coerce(OOBFill, oob_fill, "oob_fill"))
 
 
 def _core_descriptor(array, mode, args, params):
@@ -180,9 +228,9 @@ class TensorMap:
             desc = TensorMap.tiled(a, (64, 32))      # 64 rows x 32 columns per box
         """
         address, shape, strides, name, itemsize = _array_view(array)
-        box, element_strides = _ints(box), _ints(element_strides)
+        box, element_strides = _ints("box", box), _ints("element_strides", element_strides)
         params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
-                                       interleave, swizzle, l2_promotion, oob_fill)
+                                       *_options(interleave, swizzle, l2_promotion, oob_fill))
         return cls._at(array, address, layout, name, len(shape), box, "tiled", (box, element_strides), params)
 
     @classmethod
@@ -201,11 +249,14 @@ class TensorMap:
             desc = TensorMap.im2col(x, (-1, -1), (-1, -1), 64, 128)       # 3x3 conv, padding 1
         """
         address, shape, strides, name, itemsize = _array_view(array)
-        lower, upper, estrides = _ints(pixel_box_lower_corner), _ints(pixel_box_upper_corner), _ints(element_strides)
-        params, layout = _im2col_layout(name, shape, strides, itemsize, lower, upper, int(channels_per_pixel),
-                                        int(pixels_per_column), estrides, interleave, swizzle, l2_promotion, oob_fill)
-        box = (int(pixels_per_column), int(channels_per_pixel))
-        args = (lower, upper, int(channels_per_pixel), int(pixels_per_column), estrides)
+        lower = _ints("pixel_box_lower_corner", pixel_box_lower_corner)
+        upper = _ints("pixel_box_upper_corner", pixel_box_upper_corner)
+        channels, pixels = _int("channels_per_pixel", channels_per_pixel), _int("pixels_per_column", pixels_per_column)
+        estrides = _ints("element_strides", element_strides)
+        params, layout = _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, estrides,
+                                        *_options(interleave, swizzle, l2_promotion, oob_fill))
+        box = (pixels, channels)
+        args = (lower, upper, channels, pixels, estrides)
         return cls._at(array, address, layout, name, len(shape), box, "im2col", args, params)
 
     @classmethod
@@ -234,8 +285,9 @@ class TensorMap:
         return self.fields.global_address
 
     def with_array(self, array) -> "TensorMap":
-        """The same map over another array of identical shape, strides and dtype; only the
-        address is re-encoded (no validation or layout work)."""
+        """The same map over another array of identical shape, strides and dtype: ``bytes`` get
+        the new address spliced in (no validation or layout work); the by-value descriptor is
+        made again, through the driver, on first launch."""
         address, shape, strides, name, _ = _array_view(array)
         _, old_shape, old_strides, old_name, _ = _array_view(self._array)
         if (shape, strides, name) != (old_shape, old_strides, old_name):
@@ -246,17 +298,34 @@ class TensorMap:
 
     # -- kernel arguments ----------------------------------------------------------------------
     @staticmethod
-    def numba_type(dtype, box, mode="tiled", rank=None):
+    def numba_type(dtype, box, mode="tiled", rank=None, box_bytes=None):
         """The Numba type of a map argument, for compiling without an array (e.g. with
-        ``numba_tma.inspect``): ``TensorMap.numba_type("float32", (64, 64))``; an im2col map
-        also gives its tensor ``rank``."""
+        ``numba_tma.inspect``): ``TensorMap.numba_type("float32", (64, 64))``.  An im2col map also
+        gives its tensor ``rank``; ``box_bytes`` defaults to the full box (unit element strides)."""
         from ..intrinsics.tensor_map_type import TensorMapType
+        from .enums import TYPE_INFO
 
-        return TensorMapType(TensorMap, _numba_dtype(str(dtype)), rank or len(box), tuple(box), mode)
+        name = _dtype_name(dtype)
+        if mode not in ("tiled", "im2col"):
+            raise TensorMapError("mode", mode, "must be 'tiled' or 'im2col'")
+        box = _ints("box", box)
+        if mode == "im2col" and rank is None:
+            raise TensorMapError("rank", rank, "is needed for an im2col map (the tensor's rank, 3 to 5)")
+        if box_bytes is None:
+            box_bytes = TYPE_INFO[_DTYPES[name]].bits // 8
+            for b in box:
+                box_bytes *= b
+        return TensorMapType(TensorMap, _numba_dtype(name), rank or len(box), box, mode, box_bytes)
 
     @functools.cached_property
     def _numba_type_(self):
-        return self.numba_type(self.dtype, self.box, self.mode, self.rank)
+        try:
+            box_bytes = self.box_bytes
+        except TensorMapError:  # interleaved: not established, so the kernel cannot read it
+            box_bytes = None
+        from ..intrinsics.tensor_map_type import TensorMapType
+
+        return TensorMapType(TensorMap, _numba_dtype(self.dtype), self.rank, self.box, self.mode, box_bytes)
 
     @property
     def value(self):

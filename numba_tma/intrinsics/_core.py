@@ -30,7 +30,7 @@ from llvmlite import ir
 from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda import types
 from numba.cuda.cudadrv import nvvm
-from numba.cuda.extending import intrinsic
+from numba.cuda.extending import _intrinsic
 
 I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
 
@@ -157,18 +157,32 @@ class Operand:
         raise NotImplementedError
 
 
+def _check_literal(op_name, name, ty, lo, hi):
+    """A compile-time constant outside [lo, hi] is refused, never truncated."""
+    value = getattr(ty, "literal_value", None)
+    if isinstance(value, int) and not lo <= value <= hi:
+        raise reject(op_name, name, f"must be in [{lo}, {hi}]", value)
+
+
 class Int(Operand):
-    """An integer cast to ``bits`` bits (``r`` for 32, ``l`` for 64, ``h`` for 16)."""
+    """An integer cast to ``bits`` bits (``r`` for 32, ``l`` for 64, ``h`` for 16).
+
+    A constant argument must lie in ``[lo, hi]`` (default: what ``bits`` can hold).
+    """
 
     _constraint = {16: "h", 32: "r", 64: "l"}
 
-    def __init__(self, name: str, bits: int = 32, signed: bool = False):
+    def __init__(self, name: str, bits: int = 32, signed: bool = False, lo: int | None = None,
+                 hi: int | None = None):
         super().__init__(name)
         self.bits, self.signed = bits, signed
+        self.lo = lo if lo is not None else (-(1 << (bits - 1)) if signed else 0)
+        self.hi = hi if hi is not None else ((1 << (bits - 1)) - 1 if signed else (1 << bits) - 1)
 
     def check(self, op_name, ty):
         if not isinstance(ty, (types.Integer, types.IntegerLiteral, types.Boolean)):
             raise reject(op_name, self.name, "must be an integer", ty)
+        _check_literal(op_name, self.name, ty, self.lo, self.hi)
 
     def lower(self, context, builder, ty, val):
         target = getattr(types, f"{'int' if self.signed else 'uint'}{self.bits}")
@@ -194,12 +208,15 @@ def global_address(context, builder, aryty, ary) -> ir.Value:
 class SharedArray(Operand):
     """A ``cuda.shared.array`` (or a slice of one); the op uses element 0's shared address.
 
-    ``dtypes`` restricts the element type (e.g. mbarriers are ``uint64``).
+    ``dtypes`` restricts the element type (e.g. mbarriers are ``uint64``); ``contiguous`` demands
+    a C-contiguous view, for operands the hardware fills densely from element 0.  Whether the
+    array really lives in shared memory is not visible in its Numba type and is not checked.
     """
 
-    def __init__(self, name: str, dtypes: Sequence = (), what: str = "a shared array"):
+    def __init__(self, name: str, dtypes: Sequence = (), what: str = "a shared array",
+                 contiguous: bool = False):
         super().__init__(name)
-        self.dtypes, self.what = tuple(dtypes), what
+        self.dtypes, self.what, self.contiguous = tuple(dtypes), what, contiguous
 
     def check(self, op_name, ty):
         if not isinstance(ty, types.Array):
@@ -207,6 +224,9 @@ class SharedArray(Operand):
         if self.dtypes and ty.dtype not in self.dtypes:
             allowed = " or ".join(str(d) for d in self.dtypes)
             raise reject(op_name, self.name, f"must be {self.what} of {allowed}", ty)
+        if self.contiguous and ty.layout != "C":
+            raise reject(op_name, self.name, f"must be a C-contiguous view ({self.what} is written densely "
+                         "from element 0)", ty)
 
     def lower(self, context, builder, ty, val):
         return [(shared_address(context, builder, ty, val), "r")]
@@ -216,9 +236,10 @@ class IntTuple(Operand):
     """A tuple of integers, each cast to a ``bits``-bit int (``r`` for 32, ``h`` for 16);
     ``lengths`` lists the tuple lengths allowed."""
 
-    def __init__(self, name: str, lengths: Sequence[int], bits: int = 32):
+    def __init__(self, name: str, lengths: Sequence[int], bits: int = 32, range: tuple | None = None):
         super().__init__(name)
         self.lengths, self.bits = tuple(lengths), bits
+        self.range = range or (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
 
     def check(self, op_name, ty):
         if not isinstance(ty, types.BaseTuple) or not all(
@@ -227,6 +248,9 @@ class IntTuple(Operand):
             raise reject(op_name, self.name, "must be a tuple of integers", ty)
         if len(ty) not in self.lengths:
             raise reject(op_name, self.name, f"must have {self._lengths_text()} entries", f"{len(ty)}")
+        lo, hi = self.range
+        for i, t in enumerate(ty):
+            _check_literal(op_name, f"{self.name}[{i}]", t, lo, hi)
 
     def _lengths_text(self):
         lo, hi = min(self.lengths), max(self.lengths)
@@ -275,12 +299,7 @@ def ptx_intrinsic(op: PtxOp, operands: Sequence[Operand], *, doc: str, returns=t
     ``returns``: ``types.void``; ``types.boolean`` (the asm writes a 32-bit 0/1 to ``$0``); or an
     integer type of 16, 32 or 64 bits that the asm writes to ``$0``.
     """
-    nargs = len(operands)
-
     def typer(typingctx, *argtys):
-        if len(argtys) != nargs:
-            names = ", ".join(o.name for o in operands)
-            raise OpArgumentError(f"numba_tma: {op.name} takes ({names}); got {len(argtys)} arguments")
         check_arch(op)
         for o, ty in zip(operands, argtys):
             o.check(op.name, ty)
@@ -305,15 +324,22 @@ def ptx_intrinsic(op: PtxOp, operands: Sequence[Operand], *, doc: str, returns=t
         return returns(*argtys), codegen
 
     # @intrinsic reads the typing function's signature: give it the op's argument names so keyword
-    # calls and error messages match the documented signature.
-    def defn(typingctx, *argtys):
-        return typer(typingctx, *argtys)
-
+    # calls bind like the documented signature (numba folds them into positional order).
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    defn.__signature__ = inspect.Signature(
+    signature = inspect.Signature(
         [inspect.Parameter("typingctx", kind)] + [inspect.Parameter(o.name, kind) for o in operands]
     )
+
+    def defn(typingctx, *argtys, **kwtys):
+        try:
+            bound = signature.bind(typingctx, *argtys, **kwtys)
+        except TypeError as exc:
+            names = ", ".join(o.name for o in operands)
+            raise OpArgumentError(f"numba_tma: {op.name} takes ({names}): {exc}") from None
+        return typer(typingctx, *list(bound.arguments.values())[1:])
+
+    defn.__signature__ = signature
     defn.__name__ = defn.__qualname__ = op.name.rsplit(".", 1)[-1]
     defn.__doc__ = inspect.cleandoc(doc)
     defn.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
-    return intrinsic(defn)
+    return _intrinsic(target="cuda", prefer_literal=True)(defn)

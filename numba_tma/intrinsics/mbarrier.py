@@ -26,7 +26,7 @@ def barrier(name="bar"):
 
 INIT = PtxOp("mbarrier.init", "mbarrier.init.shared::cta.b64 [$0], $1;", min_cc=(8, 0), min_ptx=(7, 8))
 init = ptx_intrinsic(
-    INIT, [barrier(), Int("count")],
+    INIT, [barrier(), Int("count", lo=1, hi=(1 << 20) - 1)],
     doc="""Initialise an mbarrier for ``count`` arrivals per phase (phase 0 starts).
 
     PTX: ``mbarrier.init.shared::cta.b64 [bar], count;`` — sm_80+, PTX ISA 7.8.
@@ -43,12 +43,12 @@ init = ptx_intrinsic(
     """,
 )
 
-ARRIVE = PtxOp("mbarrier.arrive", "mbarrier.arrive.shared::cta.b64 _, [$0];", min_cc=(9, 0), min_ptx=(8, 0))
+ARRIVE = PtxOp("mbarrier.arrive", "mbarrier.arrive.shared::cta.b64 _, [$0];", min_cc=(8, 0), min_ptx=(7, 8))
 arrive = ptx_intrinsic(
     ARRIVE, [barrier()],
     doc="""Arrive once on the barrier (counts toward ``count`` of :func:`init`).
 
-    PTX: ``mbarrier.arrive.shared::cta.b64 _, [bar];`` — sm_90+, PTX ISA 8.0.
+    PTX: ``mbarrier.arrive.shared::cta.b64 _, [bar];`` — sm_80+, PTX ISA 7.8.
 
     Example::
 
@@ -62,7 +62,7 @@ ARRIVE_EXPECT_TX = PtxOp(
     min_cc=(9, 0), min_ptx=(8, 0),
 )
 arrive_expect_tx = ptx_intrinsic(
-    ARRIVE_EXPECT_TX, [barrier(), Int("nbytes")],
+    ARRIVE_EXPECT_TX, [barrier(), Int("nbytes", hi=(1 << 20) - 1)],
     doc="""Arrive once and tell the barrier to also wait for ``nbytes`` of async copies.
 
     PTX: ``mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], nbytes;`` — sm_90+, PTX ISA 8.0.
@@ -85,12 +85,12 @@ def _probe(kind):
     return "{\n .reg .pred p;\n " + _PARITY_WAIT.format(kind=kind, bar="$1", phase="$2") + "\n selp.u32 $0, 1, 0, p;\n}"
 
 
-TEST_WAIT = PtxOp("mbarrier.test_wait", _probe("test_wait"), min_cc=(9, 0), min_ptx=(8, 0))
+TEST_WAIT = PtxOp("mbarrier.test_wait", _probe("test_wait"), min_cc=(8, 0), min_ptx=(7, 8))
 test_wait = ptx_intrinsic(
     TEST_WAIT, [barrier(), Int("phase")], returns=types.boolean,
     doc="""Non-blocking check: has the phase with parity ``phase & 1`` completed?
 
-    PTX: ``mbarrier.test_wait.parity.shared::cta.b64 p, [bar], phase;`` — sm_90+, PTX ISA 8.0.
+    PTX: ``mbarrier.test_wait.parity.shared::cta.b64 p, [bar], phase;`` — sm_80+, PTX ISA 7.8.
     Use it to probe a barrier's state at one instant (``try_wait`` may wait a while first).
 
     Example::

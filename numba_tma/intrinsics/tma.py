@@ -16,7 +16,8 @@ requires for a map the host wrote.
 
 from numba.cuda import types
 
-from ._core import I64, IntTuple, Operand, PtxOp, SharedArray, global_address, ptx_intrinsic, reject
+from ._core import (I64, IntTuple, Operand, PtxOp, SharedArray, check_arch, global_address, ptx_intrinsic,
+                    reject)
 from .mbarrier import barrier
 from .tensor_map_type import TensorMapType
 
@@ -52,8 +53,13 @@ def _copy_ptx(desc, mode, rank, offsets=0):
     return text if isinstance(desc, TensorMapType) else _ACQUIRE + text
 
 
+# A descriptor in global memory needs the tensormap acquire fence, which arrived in PTX ISA 8.3.
+GLOBAL_DESCRIPTOR = PtxOp("tma (descriptor in global memory)", _ACQUIRE, min_cc=(9, 0), min_ptx=(8, 3))
+
+
 def _check_map(op, desc, dst, coords, mode):
     if not isinstance(desc, TensorMapType):
+        check_arch(GLOBAL_DESCRIPTOR)
         return
     if desc.mode != mode:
         raise reject(op, "desc", f"must be a {mode} map ({desc})", desc.mode)
@@ -68,9 +74,11 @@ def _check_load(desc, dst, coords, bar):
 
 
 _DOC_OPERANDS = """
-    ``desc``: a :class:`numba_tma.TensorMap` (by value) or the 128 bytes in a ``uint8`` device array.
-    ``dst``: shared array receiving the box (its element 0 is the box's first element; TMA needs it
-    128-byte aligned: ``cuda.shared.array(shape, dtype, alignment=128)``, 1024 for 128B swizzle).
+    ``desc``: a :class:`numba_tma.TensorMap` (by value) or the 128 bytes in a ``uint8`` device array
+    (that form needs PTX ISA 8.3 for its ``fence.proxy.tensormap`` acquire).
+    ``dst``: C-contiguous shared array receiving the box (its element 0 is the box's first element;
+    TMA needs it 128-byte aligned: ``cuda.shared.array(shape, dtype, alignment=128)``, 1024 for
+    128B swizzle).  Its byte size is not checked: make it at least ``desc.box_bytes``.
     ``coords``: int32 element offsets, **innermost dimension first** (for a C-ordered 2-D array
     ``a[row, col]``: ``(col, row)``); its length is the tensor map's rank.  ``coords[0]`` times the
     element size must be a multiple of 16 bytes.
@@ -81,7 +89,8 @@ LOAD = PtxOp("tma.load", _COPY.format(rank="{1..5}", mode="tile", coords="c0, ..
              min_cc=(9, 0), min_ptx=(8, 0))
 load = ptx_intrinsic(
     LOAD,
-    [Descriptor("desc"), SharedArray("dst", what="a shared array (the tile)"), IntTuple("coords", (1, 2, 3, 4, 5)),
+    [Descriptor("desc"), SharedArray("dst", what="a shared array (the tile)", contiguous=True),
+     IntTuple("coords", (1, 2, 3, 4, 5)),
      barrier()],
     check=_check_load,
     template=lambda desc, dst, coords, bar: _copy_ptx(desc, "tile", len(coords)),
@@ -93,12 +102,14 @@ load = ptx_intrinsic(
         cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
             [dst], [desc, {c0, c1}], [bar];
 
-    sm_90+, PTX ISA 8.0.  Issue from one thread, after ``mbarrier.arrive_expect_tx(bar, desc.box_bytes)``.
+    sm_90+, PTX ISA 8.0 (8.3 with a descriptor in global memory).  Issue from one thread, after
+    ``mbarrier.arrive_expect_tx(bar, desc.box_bytes)`` (``box_bytes`` of a by-value map is a
+    compile-time constant in the kernel).
 
     Example::
 
         if cuda.threadIdx.x == 0:
-            mbarrier.arrive_expect_tx(bars, TILE * TILE * 4)
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
             tma.load(desc, tile, (x0, y0), bars)
         mbarrier.wait(bars, 0)
     """,
@@ -119,8 +130,8 @@ LOAD_IM2COL = PtxOp(
 )
 load_im2col = ptx_intrinsic(
     LOAD_IM2COL,
-    [Descriptor("desc"), SharedArray("dst", what="a shared array (the pixels x channels block)"),
-     IntTuple("coords", (3, 4, 5)), IntTuple("offsets", (1, 2, 3), bits=16), barrier()],
+    [Descriptor("desc"), SharedArray("dst", what="a shared array (the pixels x channels block)", contiguous=True),
+     IntTuple("coords", (3, 4, 5)), IntTuple("offsets", (1, 2, 3), bits=16, range=(0, (1 << 16) - 1)), barrier()],
     check=_check_load_im2col,
     template=lambda desc, dst, coords, offsets, bar: _copy_ptx(desc, "im2col", len(coords), len(offsets)),
     doc="""Gather ``pixels_per_column`` pixels x ``channels_per_pixel`` channels of an N(D)(H)WC tensor
@@ -134,7 +145,7 @@ load_im2col = ptx_intrinsic(
         cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
             [dst], [desc, {c, w, h, n}], [bar], {ow, oh};
 
-    sm_90+, PTX ISA 8.0.
+    sm_90+, PTX ISA 8.0 (8.3 with a descriptor in global memory).
 
     Example::
 
