@@ -180,3 +180,13 @@ def test_dst_must_be_contiguous():
 
 def test_inspect_takes_a_signature_string():
     assert "mbarrier.init" in inspect.ptx(kernels.mbarrier_init, "void(uint64[::1])")
+
+
+def test_old_toolkit_is_refused_for_the_global_descriptor_form(monkeypatch):
+    """The global-memory descriptor form needs PTX ISA 8.3 (its tensormap acquire fence); a
+    toolkit emitting an older ISA gets a clear error instead of a ptxas failure."""
+    from numba_tma.intrinsics import _core
+
+    monkeypatch.setattr(_core, "toolkit_ptx_isa", lambda: (8, 2))
+    with pytest.raises(ArchError, match=r"descriptor in global memory\) needs PTX ISA 8.3.*emits PTX ISA 8.2"):
+        cuda.compile_ptx(kernels.tma_load_kernel(2), kernels.TMA_SIG, cc=(9, 0, "a"))
