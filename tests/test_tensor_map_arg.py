@@ -253,3 +253,19 @@ def test_numba_type_validates(kwargs, match):
 
 def test_numba_type_takes_numpy_dtypes():
     assert TensorMap.numba_type(np.float32, (32, 64)) == MAP_F32_2D
+
+
+def test_repr_of_an_interleaved_map_does_not_raise():
+    desc = TensorMap.tiled(FakeCudaArray((8, 8, 64), np.float16), (8, 8, 16), interleave="32B", swizzle="32B")
+    assert "box_bytes=unknown (interleaved)" in repr(desc) and "unknown" in desc._repr_html_()
+
+
+def test_with_array_keeps_the_interleave_alignment_rule():
+    desc = TensorMap.tiled(FakeCudaArray((8, 8, 64), np.float16), (8, 8, 16), interleave="32B", swizzle="32B")
+    with pytest.raises(ValueError, match="multiple of 32"):
+        desc.with_array(FakeCudaArray((8, 8, 64), np.float16, address=0x7F0000000010))
+
+
+def test_a_last_dimension_of_one_needs_no_unit_stride():
+    desc = TensorMap.tiled(FakeCudaArray((64, 1), np.float32, strides=(16, 64)), (16, 4))  # box may pass the edge
+    assert desc.fields.global_dim == (1, 64)

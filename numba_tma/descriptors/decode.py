@@ -9,8 +9,8 @@ from .fields import TensorMapFields, pack
 def decode(desc):
     """Decode a 128-byte CUtensorMap (ours, the driver's, Triton's, CUTLASS's...).
 
-    Bits the layout does not explain are kept in ``residual``, so
-    ``decode(b).encode() == b`` always holds.
+    Bits the layout does not explain are kept in ``residual``, so ``decode(b).encode() == b``
+    holds for every descriptor whose rank field says 1 to 5 (others raise TensorMapError).
 
     >>> from numba_tma.descriptors import encode_tiled
     >>> f = decode(encode_tiled("float32", 0x7f0000000000, [64, 32], [256], [16, 8], [1, 1]))
@@ -24,7 +24,7 @@ def decode(desc):
     F, g = layout.FIELDS, layout.get
     rank = g(word, F["rank_m1"]) + 1
     if rank > 5:
-        raise TensorMapError("desc", f"<rank field {rank}>", "not a CUtensorMap: rank must be 1..5")
+        raise TensorMapError("desc", f"<rank - 1 field = {rank - 1}>", "not a CUtensorMap: rank must be 1..5")
     mode = Mode.IM2COL if g(word, F["mode"]) == Mode.IM2COL else Mode.TILED
     code, tf32 = g(word, F["type_code"]), g(word, F["tf32"])
     data_type = TYPE_BY_CODE.get((code, tf32), TYPE_BY_CODE.get((code, 0), DataType.UINT8))

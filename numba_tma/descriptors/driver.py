@@ -13,6 +13,7 @@ import ctypes
 
 from .enums import DataType, Im2colWideMode, Interleave, L2Promotion, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
+from .validate import _int
 
 
 def _driver():
@@ -52,13 +53,26 @@ def _call(function, *args):
     return ctypes.string_at(int(tmap.getPtr()), 128)
 
 
+def _unsigned(cu_type, name, values):
+    """Integers (exactly: no floats or bools) as cuda.bindings' unsigned wrappers, or a
+    TensorMapError naming the entry that does not fit."""
+    out = []
+    for i, v in enumerate(values):
+        v = _int(f"{name}[{i}]", v)
+        try:
+            out.append(cu_type(v))
+        except (OverflowError, ValueError):
+            raise TensorMapError(f"{name}[{i}]", v, f"does not fit the driver's {cu_type.__name__}") from None
+    return out
+
+
 def _lists(drv, global_dim, global_strides, element_strides):
-    u64 = [drv.cuuint64_t(int(v)) for v in global_dim]
+    u64 = _unsigned(drv.cuuint64_t, "global_dim", global_dim)
     # cuda.bindings passes NULL for an empty list, which the driver rejects even for rank 1.
-    strides = [drv.cuuint64_t(int(v)) for v in global_strides] or [drv.cuuint64_t(0)]
+    strides = _unsigned(drv.cuuint64_t, "global_strides", global_strides) or [drv.cuuint64_t(0)]
     if element_strides is None:
         element_strides = [1] * len(global_dim)
-    return u64, strides, [drv.cuuint32_t(int(v)) for v in element_strides]
+    return u64, strides, _unsigned(drv.cuuint32_t, "element_strides", element_strides)
 
 
 def _enums(drv, data_type, interleave, swizzle, l2_promotion, oob_fill):
@@ -78,8 +92,8 @@ def encode_tiled(data_type, global_address, global_dim, global_strides, box_dim,
     drv = _driver()
     dims, strides, estr = _lists(drv, global_dim, global_strides, element_strides)
     dt, il, sw, l2, oob = _enums(drv, data_type, interleave, swizzle, l2_promotion, oob_fill)
-    return _call("cuTensorMapEncodeTiled", dt, len(dims), int(global_address), dims, strides,
-                 [drv.cuuint32_t(int(v)) for v in box_dim], estr, il, sw, l2, oob)
+    return _call("cuTensorMapEncodeTiled", dt, len(dims), _int("global_address", global_address), dims, strides,
+                 _unsigned(drv.cuuint32_t, "box_dim", box_dim), estr, il, sw, l2, oob)
 
 
 def encode_im2col(data_type, global_address, global_dim, global_strides, pixel_box_lower_corner,
@@ -92,9 +106,11 @@ def encode_im2col(data_type, global_address, global_dim, global_strides, pixel_b
     drv = _driver()
     dims, strides, estr = _lists(drv, global_dim, global_strides, element_strides)
     dt, il, sw, l2, oob = _enums(drv, data_type, interleave, swizzle, l2_promotion, oob_fill)
-    return _call("cuTensorMapEncodeIm2col", dt, len(dims), int(global_address), dims, strides,
-                 [int(v) for v in pixel_box_lower_corner], [int(v) for v in pixel_box_upper_corner],
-                 int(channels_per_pixel), int(pixels_per_column), estr, il, sw, l2, oob)
+    return _call("cuTensorMapEncodeIm2col", dt, len(dims), _int("global_address", global_address), dims, strides,
+                 [_int(f"pixel_box_lower_corner[{i}]", v) for i, v in enumerate(pixel_box_lower_corner)],
+                 [_int(f"pixel_box_upper_corner[{i}]", v) for i, v in enumerate(pixel_box_upper_corner)],
+                 _int("channels_per_pixel", channels_per_pixel), _int("pixels_per_column", pixels_per_column),
+                 estr, il, sw, l2, oob)
 
 
 def encode_im2col_wide(data_type, global_address, global_dim, global_strides, pixel_box_lower_corner_width,
@@ -109,9 +125,11 @@ def encode_im2col_wide(data_type, global_address, global_dim, global_strides, pi
     dims, strides, estr = _lists(drv, global_dim, global_strides, element_strides)
     dt, il, sw, l2, oob = _enums(drv, data_type, interleave, swizzle, l2_promotion, oob_fill)
     wide = drv.CUtensorMapIm2ColWideMode(coerce(Im2colWideMode, mode, "mode"))
-    return _call("cuTensorMapEncodeIm2colWide", dt, len(dims), int(global_address), dims, strides,
-                 int(pixel_box_lower_corner_width), int(pixel_box_upper_corner_width),
-                 int(channels_per_pixel), int(pixels_per_column), estr, il, wide, sw, l2, oob)
+    return _call("cuTensorMapEncodeIm2colWide", dt, len(dims), _int("global_address", global_address), dims,
+                 strides, _int("pixel_box_lower_corner_width", pixel_box_lower_corner_width),
+                 _int("pixel_box_upper_corner_width", pixel_box_upper_corner_width),
+                 _int("channels_per_pixel", channels_per_pixel), _int("pixels_per_column", pixels_per_column),
+                 estr, il, wide, sw, l2, oob)
 
 
 def replace_address(desc, global_address):
@@ -126,6 +144,9 @@ def replace_address(desc, global_address):
         raise TensorMapError("desc", f"<{len(desc)} bytes>", "a CUtensorMap is exactly 128 bytes")
     tmap = drv.CUtensorMap()
     ctypes.memmove(int(tmap.getPtr()), desc, 128)
-    err = drv.cuTensorMapReplaceAddress(tmap, int(global_address))[0]
+    try:
+        err = drv.cuTensorMapReplaceAddress(tmap, _int("global_address", global_address))[0]
+    except (OverflowError, TypeError) as exc:
+        raise TensorMapError("global_address", global_address, f"cuda.bindings refused it: {exc}") from None
     _check(drv, err, "cuTensorMapReplaceAddress")
     return ctypes.string_at(int(tmap.getPtr()), 128)

@@ -158,6 +158,8 @@ _CACHE = {}
 
 
 def _coerce(enum_cls, value, argument):
+    if _is_numpy_integer(value):
+        value = int(value)
     if isinstance(value, str):
         key = value.strip().upper().replace("-", "_").replace(" ", "_")
         for prefix in _PREFIXES[enum_cls][:1] + ("CU_TENSOR_MAP_",) + _PREFIXES[enum_cls][1:]:
@@ -168,12 +170,25 @@ def _coerce(enum_cls, value, argument):
     elif isinstance(value, int) and not isinstance(value, bool):
         if value in enum_cls._value2member_map_:
             return enum_cls(value)
-    elif enum_cls is DataType and not isinstance(value, bool):
+    elif enum_cls is DataType and value is not None and not isinstance(value, bool) and not _is_scalar(value):
         name = _numpy_name(value)
         if name is not None and name.upper() in _TABLES[DataType]:
             return DataType(_TABLES[DataType][name.upper()])
     names = ", ".join(m.name for m in enum_cls)
     raise TensorMapError(argument, value, f"must be a {enum_cls.__name__} ({names}), its value or name")
+
+
+def _is_numpy_integer(value):
+    import numpy
+
+    return isinstance(value, numpy.integer)
+
+
+def _is_scalar(value):
+    """A value rather than a type: numpy would take its dtype, silently ignoring the value."""
+    import numpy
+
+    return isinstance(value, (numpy.generic, float, complex))
 
 
 def _numpy_name(value):

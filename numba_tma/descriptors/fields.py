@@ -78,12 +78,12 @@ class TensorMapFields:
         (the measurements fit no simple formula), so this raises ``TensorMapError``.
         """
         bits = TYPE_INFO[self.data_type].bits
-        if self.mode == Mode.IM2COL:
-            return self.channels_per_pixel * self.pixels_per_column * bits // 8
         if self.interleave != Interleave.NONE:
             raise TensorMapError("interleave", self.interleave.name,
                                  "the bytes an interleaved load delivers are not established; "
                                  "measure them for your map (see docs/descriptors.md)")
+        if self.mode == Mode.IM2COL:
+            return self.channels_per_pixel * self.pixels_per_column * bits // 8
         n = self.box_dim[0]
         for b, e in zip(self.box_dim[1:], self.element_strides[1:]):
             n *= -(-b // e)
@@ -106,7 +106,7 @@ class TensorMapFields:
                       f"  channels/pixel  {self.channels_per_pixel}, pixels/column {self.pixels_per_column}"]
         else:
             lines.append(f"  box_dim         {self.box_dim}")
-        lines += [f"  element_strides {self.element_strides}  -> {self.box_bytes} bytes per load",
+        lines += [f"  element_strides {self.element_strides}  -> box-bytes field {self.box_bytes}",
                   f"  interleave {self.interleave.name}, swizzle {self.swizzle.name}, "
                   f"l2_promotion {self.l2_promotion.name}, oob_fill {self.oob_fill.name}"
                   + (", large_tensor (bit 21)" if self.large_tensor else "")]

@@ -25,7 +25,7 @@ FIELDS = {
     "lower_corner": (448, 16),     # im2col: bytes 56-57, packed per rank (CORNER_BITS)
     "upper_corner": (464, 16),     # im2col: bytes 58-59
     "pixels_m1": (480, 10),        # im2col: bytes 60-61
-    "box_bytes": (512, 32),        # bytes 64-67: shared-memory bytes of one load
+    "box_bytes": (512, 32),        # bytes 64-67: prod(box // element stride) x element size
     "swizzle_span": (576, 32),     # bytes 72-75: 16 << (0, 4, 5, 6)[swizzle]
 }
 

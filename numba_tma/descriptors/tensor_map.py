@@ -1,8 +1,8 @@
 """``TensorMap``: the tensor-map object users build on the host and pass to kernels.
 
-    >>> desc = TensorMap.tiled(a, (64, 64), swizzle="128B")   # a: any CUDA array, box in a's order
-    >>> kernel[grid, block](desc, out)                        # by value, __grid_constant__
-    >>> desc.box_bytes                                        # what mbarrier.arrive_expect_tx expects
+    desc = TensorMap.tiled(a, (64, 64), swizzle="128B")   # a: any CUDA array, box in a's order
+    kernel[grid, block](desc, out)                        # by value, __grid_constant__
+    desc.box_bytes                                        # what mbarrier.arrive_expect_tx expects
 
 ``bytes`` are encoded by numba_tma's pure-Python encoder (byte-identical to the driver, see
 ``docs/descriptors.md``); a layout (everything but the address) is encoded once per process and
@@ -105,7 +105,7 @@ def _common_params(name, shape, strides, itemsize, element_strides, interleave, 
     rank = len(shape)
     if rank == 0:
         raise TensorMapError("array", "0-d", "must have 1 to 5 dimensions")
-    if strides[-1] != itemsize:
+    if strides[-1] != itemsize and shape[-1] != 1:  # a last dimension of 1 has no meaningful stride
         raise TensorMapError("array", f"strides {strides}",
                              "the last dimension must be contiguous (TMA's dimension 0 has an implicit stride)")
     if element_strides is not None and len(element_strides) != rank:
@@ -293,6 +293,7 @@ class TensorMap:
         if (shape, strides, name) != (old_shape, old_strides, old_name):
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
                                  f"must match the map's {old_name}{list(old_shape)} strides {list(old_strides)}")
+        address = check_global_address(address, self._params["interleave"])
         return TensorMap(array, replace_address(self.bytes, address), self.dtype, self.rank, self.box, self.mode,
                          self._args, self._params)
 
@@ -354,14 +355,20 @@ class TensorMap:
         return self._device
 
     # -- display -------------------------------------------------------------------------------
+    def _box_bytes_text(self):
+        try:
+            return str(self.box_bytes)
+        except TensorMapError:
+            return "unknown (interleaved)"
+
     def __repr__(self):
         f = self.fields
         return (f"TensorMap.{self.mode}({self.dtype}, shape={list(reversed(f.global_dim))}, box={list(self.box)}, "
-                f"box_bytes={self.box_bytes}, swizzle={f.swizzle.name}, l2_promotion={f.l2_promotion.name}, "
+                f"box_bytes={self._box_bytes_text()}, swizzle={f.swizzle.name}, l2_promotion={f.l2_promotion.name}, "
                 f"oob_fill={f.oob_fill.name}, address=0x{f.global_address:x})")
 
     def _repr_html_(self):
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td><code>{html.escape(str(v))}</code></td></tr>"
                        for k, v in vars(self.fields).items())
         return (f"<b>TensorMap.{self.mode}</b> {self.dtype}, box {list(self.box)} (array order), "
-                f"{self.box_bytes} bytes per box<table>{rows}</table>")
+                f"{self._box_bytes_text()} bytes per box<table>{rows}</table>")

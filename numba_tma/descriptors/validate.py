@@ -120,7 +120,8 @@ def _common(mode, data_type, global_address, global_dim, global_strides, element
             swizzle, l2_promotion, oob_fill)
 
 
-def _inner_and_size(name, inner, box_bytes, data_type, interleave, swizzle):
+def _inner_and_size(name, inner, box_bytes, data_type, interleave, swizzle, box_name, box_value):
+    """Rules on the innermost box extent ``name`` and on the whole load (``box_name``)."""
     nbytes = inner * TYPE_INFO[data_type].bits // 8
     if nbytes % 16:
         raise TensorMapError(name, inner, f"{inner} x {data_type.name} = {nbytes} bytes, not a multiple of 16")
@@ -128,7 +129,7 @@ def _inner_and_size(name, inner, box_bytes, data_type, interleave, swizzle):
         raise TensorMapError(name, inner, f"{nbytes} inner bytes exceed the {swizzle.name} span "
                              f"of {SWIZZLE_SPAN[swizzle]} bytes")
     if box_bytes > MAX_BOX_BYTES:
-        raise TensorMapError(name, inner, f"one load would be {box_bytes} bytes of shared memory, "
+        raise TensorMapError(box_name, box_value, f"one load would be {box_bytes} bytes of shared memory, "
                              f"over the {MAX_BOX_BYTES}-byte limit")
 
 
@@ -143,7 +144,7 @@ def tiled_params(data_type, global_address, global_dim, global_strides, box_dim,
     n = TYPE_INFO[data_type].bits // 8
     for b, e in zip(box_dim, element_strides):
         n *= b // e
-    _inner_and_size("box_dim[0]", box_dim[0], n, data_type, interleave, swizzle)
+    _inner_and_size("box_dim[0]", box_dim[0], n, data_type, interleave, swizzle, "box_dim", tuple(box_dim))
     return Params(Mode.TILED, data_type, global_address, tuple(global_dim), tuple(global_strides),
                   tuple(box_dim), tuple(element_strides), interleave, swizzle, l2_promotion, oob_fill,
                   None, None, None, None, n)
@@ -181,7 +182,8 @@ def im2col_params(data_type, global_address, global_dim, global_strides, pixel_b
     _in_range("channels_per_pixel", [cpp])
     _in_range("pixels_per_column", [ppc])
     n = cpp * ppc * TYPE_INFO[data_type].bits // 8
-    _inner_and_size("channels_per_pixel", cpp, n, data_type, interleave, swizzle)
+    _inner_and_size("channels_per_pixel", cpp, n, data_type, interleave, swizzle,
+                    "channels_per_pixel x pixels_per_column", (cpp, ppc))
     return Params(Mode.IM2COL, data_type, global_address, tuple(global_dim), tuple(global_strides), None,
                   tuple(element_strides), interleave, swizzle, l2_promotion, oob_fill, tuple(lower),
                   tuple(upper), cpp, ppc, n)
@@ -209,14 +211,16 @@ def check_gather4(desc_or_fields):
     """Raise TensorMapError unless a descriptor suits ``tile::gather4`` loads.
 
     gather4 needs a tiled, 2-D map whose box is one row (``box_dim[1] == 1``) and no interleave.
-    Accepts 128 descriptor bytes or :class:`TensorMapFields`; returns the fields.
+    Accepts 128 descriptor bytes, :class:`TensorMapFields` or a ``TensorMap``; returns the fields.
 
     >>> from numba_tma.descriptors import encode_tiled
     >>> check_gather4(encode_tiled("float16", 0, [128, 64], [256], [64, 1])).box_dim
     (64, 1)
     """
     from .decode import decode
-    f = desc_or_fields if hasattr(desc_or_fields, "mode") else decode(desc_or_fields)
+    from .fields import TensorMapFields
+    f = getattr(desc_or_fields, "fields", desc_or_fields)  # a TensorMap carries its decoded fields
+    f = f if isinstance(f, TensorMapFields) else decode(f)
     if f.mode != Mode.TILED:
         raise TensorMapError("mode", f.mode.name, "gather4 needs a tiled tensor map")
     if f.rank != 2:

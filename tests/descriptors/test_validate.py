@@ -1,5 +1,6 @@
 """Error messages name the argument, the value and the rule; gather4 checks."""
 
+import numpy as np
 import pytest
 
 from numba_tma.descriptors import (TensorMapError, check_gather4, decode, encode_im2col, encode_im2col_wide,
@@ -26,7 +27,7 @@ def err(**changes):
     (dict(box_dim=[16, 257, 2]), "box_dim[1]", 257, "[1, 256]"),
     (dict(box_dim=[3, 8, 2]), "box_dim[0]", 3, "multiple of 16"),
     (dict(box_dim=[64, 8, 2], swizzle="128B"), "box_dim[0]", 64, "SWIZZLE_128B span of 128 bytes"),
-    (dict(box_dim=[64, 256, 8]), "box_dim[0]", 64, "233472-byte limit"),
+    (dict(box_dim=[64, 256, 8]), "box_dim", (64, 256, 8), "233472-byte limit"),
     (dict(element_strides=[1, 9, 1]), "element_strides[1]", 9, "[1, 8]"),
     (dict(global_address=ADDR + 8), "global_address", ADDR + 8, "multiple of 16"),
     (dict(global_address=ADDR + 16, interleave="32B"), "global_address", ADDR + 16, "multiple of 32"),
@@ -80,3 +81,56 @@ def test_check_gather4():
         with pytest.raises(TensorMapError) as info:
             check_gather4(bad)
         assert info.value.argument == arg
+
+
+@pytest.mark.parametrize("value", [np.int64(6), np.uint8(6)])
+def test_numpy_integers_are_enum_values(value):
+    from numba_tma.descriptors import DataType
+    from numba_tma.descriptors.enums import coerce
+
+    assert coerce(DataType, value, "data_type") == DataType.FLOAT16
+
+
+@pytest.mark.parametrize("value", [None, np.float32(7.0), 7.0])
+def test_values_that_numpy_would_read_as_dtypes_are_refused(value):
+    from numba_tma.descriptors import DataType
+    from numba_tma.descriptors.enums import coerce
+
+    with pytest.raises(TensorMapError, match="data_type"):
+        coerce(DataType, value, "data_type")
+
+
+def test_check_gather4_takes_a_tensor_map():
+    from numba_tma.descriptors import check_gather4
+    from numba_tma.descriptors.tensor_map import TensorMap
+
+    class Fake:
+        __cuda_array_interface__ = {"shape": (64, 128), "typestr": "<f2", "data": (ADDR, False),
+                                    "strides": None, "version": 3}
+
+    assert check_gather4(TensorMap.tiled(Fake(), (1, 64))).box_dim == (64, 1)
+
+
+def test_decode_names_the_rank_field():
+    from numba_tma.descriptors import decode
+
+    raw = bytearray(encode_tiled(**OK))
+    raw[8] |= 0x70  # rank - 1 = 7
+    with pytest.raises(TensorMapError, match=r"rank - 1 field = 7"):
+        decode(bytes(raw))
+
+
+def test_driver_backend_refuses_inexact_numbers_before_calling_the_driver():
+    from numba_tma.descriptors import driver
+
+    with pytest.raises(TensorMapError, match=r"global_dim\[0\]=64.5: must be an integer"):
+        driver.encode_tiled("float32", ADDR, [64.5, 32], [256], [16, 8])
+    with pytest.raises(TensorMapError, match=r"box_dim\[1\]=-1: does not fit the driver's cuuint32_t"):
+        driver.encode_tiled("float32", ADDR, [64, 32], [256], [16, -1])
+
+
+def test_interleaved_im2col_transfer_size_is_refused():
+    f = decode(encode_im2col("float16", ADDR, [8, 16, 16, 2], [512, 8192, 131072], [0, 0], [0, 0], 8, 32,
+                             interleave="16B"))
+    with pytest.raises(TensorMapError, match="not established"):
+        f.transfer_bytes
