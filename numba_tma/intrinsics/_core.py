@@ -309,7 +309,10 @@ def ptx_intrinsic(op: PtxOp, operands: Sequence[Operand], *, doc: str, returns=t
         text = template(**by_name) if template else op.ptx
 
         def codegen(context, builder, sig, args):
-            check_arch(op)  # typing results are cached across targets; lowering is not
+            # typing results are cached across targets and toolkits; lowering is not
+            check_arch(op)
+            if check is not None:
+                check(**by_name)
             values = []
             for o, ty, val in zip(operands, sig.args, args):
                 values.extend(o.lower(context, builder, ty, val))
