@@ -1,14 +1,23 @@
-"""A 3-stage pipelined copy kernel for gfx942, gfx950 and gfx1250, compiled on the CPU.
+"""A pipelined copy kernel with a 3-slot LDS ring for gfx942, gfx950 and gfx1250,
+compiled on the CPU.
 
     python examples/amd_pipelined_copy.py
 
 Prints the key instructions of each kernel's assembly.  Nothing runs on a GPU: the
 AMD path is verified at the ISA level only.
 
-Each workgroup is one wave.  Tiles of TILE floats stream through a ring of STAGES
-LDS slots: the load of tile t+2 is in flight while tile t is copied out.
-gfx942/gfx950 use ``buffer_load_to_local`` with commit/wait groups (``s_waitcnt
-vmcnt(2)``); gfx1250 uses TDM tensor loads (``s_wait_tensorcnt 0x2``).
+Each workgroup is one wave and copies ``ntiles`` tiles through a ring of STAGES LDS
+slots: the loads of tiles t+1 and t+2 are issued before tile t is copied out.  A
+tile is what one DMA instruction of the wave moves, so each commit group holds one
+instruction: 64 floats on gfx942 (``buffer_load_dword``, 4 bytes a lane), 256 on
+gfx950 (``buffer_load_dwordx4``, 16 bytes a lane); ``wait_group(2)`` is
+``s_waitcnt vmcnt(2)``.  gfx1250 uses TDM tensor loads of 4 x 64 floats
+(``s_wait_tensorcnt 0x2``).
+
+On gfx942/gfx950 vmcnt also counts the copy-out's global stores (and any other
+vector-memory op), which the wait count leaves out: ``vmcnt(2)`` is safe but can
+also wait for tile t+1, so fewer loads overlap than three stages would allow.
+On gfx1250 the tensor counter counts only the TDM ops.
 """
 import re
 
@@ -16,37 +25,51 @@ import numba
 
 import numba_tma.amd as amd
 
-STAGES, TILE = 3, 256  # floats per tile
-AHEAD, RING = STAGES - 1, STAGES * TILE  # compile-time constants for the ops
+STAGES = 3
+AHEAD = STAGES - 1  # compile-time constant for the ops
+WAVE = 64  # lanes per wave on gfx942/gfx950
 WIDTH = {"gfx942": 4, "gfx950": 16}  # bytes per lane and DMA instruction
+TDM_TILE = (4, 64)  # gfx1250 tile, rows x floats
 KEY = re.compile(r"^\s*(buffer_load_dword\S* .*lds|global_load\S*lds\S* .*|tensor_\w+ .*|"
                  r"s_waitcnt vmcnt\(\d+\)|s_wait_tensorcnt \S+|s_barrier\S*.*)$", re.MULTILINE)
 
 
+def tile_floats(arch):
+    """Floats per tile: what one DMA instruction of a wave moves on gfx942/gfx950."""
+    if arch == "gfx1250":
+        return TDM_TILE[0] * TDM_TILE[1]
+    return WAVE * WIDTH[arch] // 4
+
+
 def _buffer_pipeline(width):
-    per_lane = width // 4  # floats each lane moves per DMA instruction
+    per_lane = width // 4  # floats each lane moves
+    tile = WAVE * per_lane  # floats one DMA instruction moves: the whole tile
+    ring_floats = STAGES * tile
 
     def pipelined_copy(x, y, ntiles):
         lane = amd.workitem_id_x()
-        ring = amd.lds_array(RING, numba.float32)
+        ring = amd.lds_array(ring_floats, numba.float32)
         for t in range(AHEAD):  # prologue: unrolled by LLVM, one group per tile
-            amd.buffer_load_to_local(ring[t * TILE:], x, t * TILE + lane * per_lane,
+            amd.buffer_load_to_local(ring[t * tile:], x, t * tile + lane * per_lane,
                                      mask=t < ntiles, width=width)
             amd.async_load_commit_group()
         for t in range(ntiles):
             ahead = t + AHEAD
-            amd.buffer_load_to_local(ring[(ahead % STAGES) * TILE:], x,
-                                     ahead * TILE + lane * per_lane,
+            amd.buffer_load_to_local(ring[(ahead % STAGES) * tile:], x,
+                                     ahead * tile + lane * per_lane,
                                      mask=ahead < ntiles, width=width)
             amd.async_load_commit_group()
             amd.async_load_wait_group(AHEAD)  # tile t has landed
             amd.s_barrier()
-            slot = (t % STAGES) * TILE
+            slot = (t % STAGES) * tile
             for v in range(per_lane):
-                y[t * TILE + lane * per_lane + v] = ring[slot + lane * per_lane + v]
+                y[t * tile + lane * per_lane + v] = ring[slot + lane * per_lane + v]
             amd.s_barrier()  # slot t % STAGES may be refilled
 
     return pipelined_copy
+
+
+TILE, RING = TDM_TILE[0] * TDM_TILE[1], STAGES * TDM_TILE[0] * TDM_TILE[1]
 
 
 def tdm_pipelined_copy(x, y, ntiles):

@@ -13,7 +13,7 @@ from numba.core.datamodel import models, register_default
 from numba.core.errors import TypingError
 from numba.core.extending import intrinsic as _numba_intrinsic
 
-from . import buffer, dma, global_load, sync, tdm
+from . import buffer, dma, global_load, sync, targets, tdm
 from .llvm_ir import I32, call_intrinsic
 from .numba_target import TARGET_NAME
 from .tdm_layout import TileSpec
@@ -138,7 +138,12 @@ def _mask_other(context, builder, sig, args, mask_at, src_index):
     other = None
     if _is_given(sig.args[mask_at + 1]):
         dtype = sig.args[src_index].dtype
-        other = context.cast(builder, args[mask_at + 1], sig.args[mask_at + 1], dtype)
+        if buffer.is_zero(args[mask_at + 1]):
+            # A literal 0 / 0.0 arrives as a constant: keep it one (the cast would be an
+            # instruction), so buffer_load_to_local keeps its branch-free zero fill.
+            other = context.get_constant(dtype, 0)
+        else:
+            other = context.cast(builder, args[mask_at + 1], sig.args[mask_at + 1], dtype)
     return mask, other
 
 
@@ -151,13 +156,20 @@ def buffer_load_to_local(typingctx, dest, ptr, offsets, mask=None, other=None,
     Archs: gfx942 (width 4), gfx950 (width 4 or 16).  This lane reads *width* bytes
     at element *offsets* of *ptr* (a global array) into ``dest`` (an LDS array) at
     byte ``lane * width``; *dest* must be the same for the whole wave.  Lanes where
-    *mask* is False get zeros, or *other* when given.  Count it into a group with
-    :func:`async_load_commit_group`.
+    *mask* is False get zeros (branch-free: the DMA always issues), or *other* when
+    given (a non-zero *other* puts the DMA behind a branch and makes the waits of the
+    kernel ``vmcnt(0)``).  The byte offset ``offsets * itemsize`` is a 32-bit voffset:
+    runtime offsets are truncated to 32 bits, constants must fit.  Count it into a
+    group with :func:`async_load_commit_group`.
 
     Example: ``buffer_load_to_local(tile[w * 64:], x, base + lane, mask=lane < n)``
     """
     opts = _dma_typer("buffer_load_to_local", dest, ptr, offsets, mask, other,
                       cache_modifier, width)
+    if isinstance(offsets, types.IntegerLiteral):
+        itemsize = ptr.dtype.bitwidth // 8
+        targets.check_int_range("buffer_load_to_local", "offsets (a constant)",
+                                offsets.literal_value, 0, (2**31 - 1) // itemsize)
 
     def codegen(context, builder, sig, args):
         arch = _arch(context)
@@ -186,7 +198,9 @@ def async_load(typingctx, src, offsets, result, mask=None, other=None, cache_mod
     ``llvm.amdgcn.global.load.async.to.lds.b{8,32,64,128}`` ->
     ``global_load_async_to_lds_bN``.  This lane's bytes land at byte ``lane * width``
     of *result* (uniform across the wave).  Masked lanes copy nothing; with *other*
-    they store it instead.
+    they store it instead.  A masked ``async_load`` sits behind a branch that a fully
+    masked wave skips, so the waits of the kernel become ``vmcnt(0)`` /
+    ``s_wait_asynccnt 0``; to keep a pipeline's waits, clamp the offsets instead.
 
     Example: ``async_load(x, base + lane, tile[w * 64:]); async_load_commit_group()``
     """
@@ -212,7 +226,9 @@ def async_load_commit_group(typingctx):
     """Close the current group of LDS-DMA loads (``buffer_load_to_local``/``async_load``).
 
     LLVM 22 has no ``asyncmark``, so this emits nothing: it records how many DMA
-    instructions the group holds for :func:`async_load_wait_group`.  All archs.
+    instructions the group holds for :func:`async_load_wait_group`.  Commit in the
+    same straight-line code as the group's DMA ops (not in a branch or loop of its
+    own), or the group counts as empty.  All archs.
 
     Example: ``async_load_commit_group()``
     """
@@ -228,10 +244,12 @@ def async_load_wait_group(typingctx, pendings):
     """Wait until at most *pendings* committed groups are still loading.
 
     gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` -> ``s_waitcnt vmcnt(K)``; gfx1250:
-    ``llvm.amdgcn.s.wait.asynccnt`` -> ``s_wait_asynccnt K``, where K counts the DMA
-    instructions of the *pendings* youngest groups.  *pendings*: constant 0..63.
+    ``llvm.amdgcn.s.wait.asynccnt`` -> ``s_wait_asynccnt K``, where
+    K = *pendings* x the smallest group of the kernel (DMA instructions certain to
+    issue; 0 if any group is uncertain).  *pendings*: constant 0..63.
 
-    Example (3-stage pipeline): ``async_load_wait_group(2)`` -> ``s_waitcnt vmcnt(2)``
+    Example (3 stages, one DMA per group): ``async_load_wait_group(2)`` ->
+    ``s_waitcnt vmcnt(2)``
     """
     count = _const(pendings, "pendings")
 
@@ -293,12 +311,17 @@ def s_barrier(typingctx):
 def barrier_arrive(typingctx, bar, arrive_count=1):
     """Arrive on the LDS barrier word ``bar[0]`` (an int64 LDS array), once per wave.
 
+    Only the dtype is checked: an int64 array in global memory is not rejected (its
+    flat address would be used as an LDS address), so pass an :func:`lds_array`.
+
     ``llvm.amdgcn.ds.atomic.barrier.arrive.rtn.b64`` -> ``ds_atomic_barrier_arrive_rtn_b64``;
     gfx1250 only; *arrive_count* must be 1 (as TLX on AMD).
 
     Example: ``barrier_arrive(bar)``
     """
     _require_array(bar, "barrier_arrive: bar")
+    if bar.dtype != types.int64:
+        raise TypingError(f"barrier_arrive: bar must be an int64 LDS array, got {bar}")
     count = _const(arrive_count, "arrive_count")
 
     def codegen(context, builder, sig, args):
@@ -390,6 +413,8 @@ def update_tensor_descriptor(typingctx, desc, add_offsets=None, set_bounds=None,
     """A moved / re-bounded / re-predicated copy of *desc*: integer IR on the descriptor
     groups, no instruction of its own (gfx1250 only).  *add_offsets* and *set_bounds*
     are tuples of ints (row-major); with *clamp_bounds* the bounds shrink by the offsets.
+    The descriptor is wave-uniform (SGPRs): a lane-varying *pred*, offset or bound is
+    taken from the wave's first active lane (``v_readfirstlane``), not checked.
 
     Example: ``desc = update_tensor_descriptor(desc, add_offsets=(64, 0))``
     """
@@ -414,7 +439,8 @@ def async_amd_descriptor_load(typingctx, desc, result, offsets=None, pred=None,
 
     ``llvm.amdgcn.tensor.load.to.lds`` (``.d2`` for rank <= 2) -> ``tensor_load_to_lds``;
     gfx1250 only.  The calling wave issues the whole block; wait with
-    :func:`async_amd_descriptor_wait`.
+    :func:`async_amd_descriptor_wait`.  *offsets* and *pred* are wave-uniform: a
+    lane-varying value is taken from the first active lane (``v_readfirstlane``).
 
     Example: ``async_amd_descriptor_load(desc, tile, offsets=(row, 0))``
     """

@@ -12,13 +12,18 @@ from .llvm_ir import GLOBAL, I16, I32, I64, LDS, RSRC, VOID, as_addrspace, call_
 NUM_RECORDS = 0x7FFFFFFE
 #: voffset given to masked lanes: out of range, so the hardware writes zeros
 MASKED_VOFFSET = -0x80000000
+#: largest num_records for which MASKED_VOFFSET stays out of range
+MAX_MASKED_NUM_RECORDS = 0x80000000
 
 
 def emit_make_buffer_rsrc(builder, arch, base, num_records=NUM_RECORDS, stride=0, flags=None):
     """``llvm.amdgcn.make.buffer.rsrc.p8.p1`` -> a 128-bit V# in SGPRs (all archs).
 
     *flags* defaults to the arch's dword-3 value (0x27000 on gfx942/gfx950, 0x31027000
-    on gfx1250, as Triton).  *num_records* and *stride* may be ints or IR values.
+    on gfx1250, as Triton; LLVM 22 keeps only its bits 3:0 on gfx1250).  *num_records*
+    (bytes) and *stride* may be ints or IR values; an int *num_records* must fit the
+    arch's V# (32 bits on gfx942/gfx950, 45 bits on gfx1250), and at most 0x80000000
+    if the resource feeds a masked ``buffer_load_to_local``, which checks it.
     """
     row = targets.require("make_buffer_rsrc", arch)
     if flags is None:
@@ -27,13 +32,33 @@ def emit_make_buffer_rsrc(builder, arch, base, num_records=NUM_RECORDS, stride=0
     if isinstance(stride, int):
         stride = ir.Constant(I16, targets.check_int_range(
             "make_buffer_rsrc", "stride", stride, 0, 0x3FFF))
+    known = None
     if isinstance(num_records, int):
-        num_records = ir.Constant(I64, targets.check_int_range(
-            "make_buffer_rsrc", "num_records", num_records, 0, 2**45 - 1))
+        known = targets.check_int_range(
+            "make_buffer_rsrc", f"num_records on {arch}", num_records, 0, row.max_num_records)
+        num_records = ir.Constant(I64, known)
+    elif num_records.type != I64:
+        raise AMDArgumentError(f"make_buffer_rsrc: num_records must be i64, got "
+                               f"{num_records.type}")
     base = as_addrspace(builder, "make_buffer_rsrc", "base", base, GLOBAL)
     flags = i32(flags - (1 << 32) if flags & 0x80000000 else flags)
-    return call_intrinsic(builder, "llvm.amdgcn.make.buffer.rsrc.p8.p1", ptr(RSRC),
+    rsrc = call_intrinsic(builder, "llvm.amdgcn.make.buffer.rsrc.p8.p1", ptr(RSRC),
                           [base, stride, num_records, flags])
+    rsrc.amd_num_records = known  # None: a runtime value
+    return rsrc
+
+
+def _check_masking_range(op, rsrc):
+    """Masked lanes rely on MASKED_VOFFSET being out of range of *rsrc*."""
+    if not hasattr(rsrc, "amd_num_records"):
+        return  # a V# made elsewhere: the caller vouches for its num_records
+    known = rsrc.amd_num_records
+    if known is None or known > MAX_MASKED_NUM_RECORDS:
+        got = "a runtime value" if known is None else hex(known)
+        raise AMDArgumentError(
+            f"{op}: with mask, the buffer's num_records must be a compile-time int <= "
+            f"{MAX_MASKED_NUM_RECORDS:#x} (masked lanes use voffset 0x80000000, which must "
+            f"be out of range), got {got}")
 
 
 def emit_buffer_load_to_local(builder, arch, rsrc, lds_base, voffset, groups, *,
@@ -44,8 +69,11 @@ def emit_buffer_load_to_local(builder, arch, rsrc, lds_base, voffset, groups, *,
     buffer *rsrc* and the wave writes them to LDS at ``lds_base + lane * width``
     (*lds_base* must be wave-uniform: it goes to M0).  Widths: 4 bytes on gfx942,
     4 or 16 on gfx950.  Lanes outside *mask* get an out-of-range voffset and the
-    hardware writes zeros; with a non-zero *other* the masked lanes skip the DMA and
-    store *other* instead.  gfx942/gfx950 only.
+    hardware writes zeros, and the DMA issues unconditionally (its group keeps a static
+    size).  With a non-zero *other* the DMA goes behind an exec-mask branch, the masked
+    lanes store *other* instead, and the group's size becomes uncertain (every wait of
+    the compile becomes ``vmcnt(0)``).  *other* is zero when it is a constant +0 (a
+    literal ``0``/``0.0`` from Python arrives as one).  gfx942/gfx950 only.
     """
     op = "buffer_load_to_local"
     row = targets.require(op, arch)
@@ -54,7 +82,9 @@ def emit_buffer_load_to_local(builder, arch, rsrc, lds_base, voffset, groups, *,
     if voffset.type != I32:
         raise AMDArgumentError(f"{op}: voffset must be i32, got {voffset.type}")
     lds_base = as_addrspace(builder, op, "lds_base", lds_base, LDS)
-    zero_filled = mask is not None and (other is None or _is_zero(other))
+    if mask is not None:
+        _check_masking_range(op, rsrc)
+    zero_filled = mask is not None and (other is None or is_zero(other))
     if zero_filled:
         voffset = builder.select(mask, voffset, i32(MASKED_VOFFSET))
         mask = other = None
@@ -67,7 +97,7 @@ def emit_buffer_load_to_local(builder, arch, rsrc, lds_base, voffset, groups, *,
     issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width)
 
 
-def _is_zero(value):
+def is_zero(value):
     """A constant whose bits are all zero (so -0.0 is not zero)."""
     if not isinstance(value, ir.Constant) or value.constant != 0:
         return False

@@ -1,6 +1,7 @@
 """LLVM IR -> AMDGPU assembly, relocatable object and (with ld.lld) a code object."""
 import functools
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from .errors import AMDArgumentError
 from .targets import get_arch
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -70,11 +72,43 @@ def compile_ir(module, arch, keep=()):
     mod.verify()
     pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
     pb.getModulePassManager().run(mod, pb)
+    check_lds_size(mod, arch)
     optimized = str(mod)
     # Code generation rewrites the module in place (control-flow intrinsics), so the
     # object is made from a fresh parse of the optimized IR.
     asm = tm.emit_assembly(mod)
     return CompiledModule(arch, optimized, asm, tm.emit_object(llvm.parse_assembly(optimized)))
+
+
+_ALIGN = re.compile(r", align (\d+)")
+
+
+def lds_bytes(mod, arch):
+    """Bytes of LDS (``addrspace(3)`` globals, each aligned) that *mod* allocates, and
+    the globals as ``[(name, bytes)]``.  Sums every LDS global of the module."""
+    td = target_machine(arch).target_data
+    total, parts = 0, []
+    for gv in mod.global_variables:
+        if "addrspace(3)" not in str(gv.type):
+            continue
+        size = td.get_abi_size(gv.global_value_type)
+        match = _ALIGN.search(str(gv))
+        align = int(match[1]) if match else 16
+        total = -(-total // align) * align + size
+        parts.append((gv.name, size))
+    return total, parts
+
+
+def check_lds_size(mod, arch):
+    """Raise unless the module's LDS fits *arch*; LLVM would otherwise report
+    "local memory exceeds limit" and end the process."""
+    limit = get_arch(arch).lds_bytes
+    total, parts = lds_bytes(mod, arch)
+    if total > limit:
+        listed = ", ".join(f"@{name} {size}" for name, size in parts)
+        raise AMDArgumentError(
+            f"LDS use of {total} bytes ({listed}) exceeds {arch}'s limit of {limit} bytes "
+            f"per workgroup")
 
 
 def find_ld_lld():

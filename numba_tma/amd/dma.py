@@ -2,9 +2,11 @@
 
 On LLVM 22 there is no ``asyncmark``: an async group is a count of DMA instructions,
 and ``wait_group(N)`` becomes ``s_waitcnt vmcnt(K)`` (gfx942/gfx950) or
-``s_wait_asynccnt K`` (gfx1250) where K is the number of DMA instructions that may
-still be in flight: those of the N youngest committed groups plus the ones not yet
-committed.  The DMA calls carry ``!alias.scope`` and LDS reads carry ``!noalias``
+``s_wait_asynccnt K`` (gfx1250) where K is a lower bound on the DMA instructions of
+the N youngest committed groups: N times the smallest certain size of any group of
+the compile (see :class:`AsyncGroups`).  Instructions younger than the waited-for
+groups only make ``vmcnt(K)`` wait longer, never shorter, because the DMA loads
+complete in order.  The DMA calls carry ``!alias.scope`` and LDS reads carry ``!noalias``
 against it, so LLVM does not add its own ``vmcnt(0)`` before every LDS read.
 """
 from llvmlite import ir
@@ -36,35 +38,185 @@ def mark_local_read(instr):
 
 
 class AsyncGroups:
-    """Per-LLVM-function record of DMA instructions and the groups they were committed in.
+    """Record of the LDS-DMA instructions and commit groups of one compile.
 
-    Only instructions that are certain to issue are counted: a DMA behind a lane mask
-    may be skipped when its whole wave is masked, so it adds nothing to a group and the
-    waits covering it become conservative (they wait for more, never for less).
+    A group's *size* is the number of DMA instructions every execution of its commit
+    is certain to have issued since the previous commit: each DMA of the group must be
+    unconditional (not behind a lane-mask branch) and control-equivalent to the commit
+    (the DMA's block dominates the commit's block and the commit's post-dominates the
+    DMA's, so both run equally often).  Otherwise the group's size is 0.
+
+    ``wait_group(N)`` may leave at most ``N * min(size of every group)`` instructions in
+    flight.  Every committed group of the compile counts, wherever it is (before or
+    after the wait, in a loop or in another function), so a wait in a loop also sees
+    the groups issued later in the loop body.  The count is computed when the IR is
+    written out (see :class:`_WaitImmediate`), i.e. after the whole function exists.
     """
 
     def __init__(self):
-        self.committed = []
-        self.open = 0
+        self.groups = []  # (commit block, [(DMA block, unconditional), ...])
+        self._open = []
 
-    def issued(self, certain=True):
-        self.open += int(certain)
+    @property
+    def open(self):
+        """DMA instructions issued since the last commit."""
+        return len(self._open)
 
-    def commit(self):
-        self.committed.append(self.open)
-        self.open = 0
+    def issued(self, block, certain=True):
+        self._open.append((block, certain))
+
+    def commit(self, block=None):
+        self.groups.append((block, self._open))
+        self._open = []
+
+    def sizes(self):
+        """The certain instruction count of every committed group."""
+        cfgs = {}
+        out = []
+        for commit_block, dmas in self.groups:
+            certain = all(ok and _equivalent(cfgs, block, commit_block) for block, ok in dmas)
+            out.append(len(dmas) if certain else 0)
+        return out
 
     def in_flight_allowed(self, pendings):
         """Instructions that may stay in flight once at most *pendings* groups are."""
-        youngest = sorted(self.committed)[:pendings]  # smallest: safe inside loops too
-        return min(MAX_COUNT, self.open + sum(youngest))
+        sizes = self.sizes()
+        if not sizes or not pendings:
+            return 0
+        return min(MAX_COUNT, pendings * min(sizes))
+
+
+def _successors(block):
+    term = block.terminator
+    if term is None:
+        return []
+    targets_ = [op for op in term.operands if isinstance(op, ir.Block)]
+    targets_ += [b for _, b in getattr(term, "cases", ())]
+    default = getattr(term, "default", None)
+    if isinstance(default, ir.Block):
+        targets_.append(default)
+    targets_ += list(getattr(term, "destinations", ()))
+    return targets_
+
+
+def _idoms(entry, succs):
+    """Immediate dominators (Cooper, Harvey, Kennedy) of the nodes reachable from entry."""
+    order, seen, stack = [], {entry}, [(entry, iter(succs[entry]))]
+    while stack:
+        node, it = stack[-1]
+        for nxt in it:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, iter(succs[nxt])))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    rpo = order[::-1]
+    index = {n: i for i, n in enumerate(rpo)}
+    preds = {n: [] for n in rpo}
+    for n in rpo:
+        for s in succs[n]:
+            preds[s].append(n)
+    idom = {entry: entry}
+
+    def intersect(a, b):
+        while a is not b:
+            while index[a] > index[b]:
+                a = idom[a]
+            while index[b] > index[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for n in rpo[1:]:
+            new = None
+            for p in preds[n]:
+                if p in idom:
+                    new = p if new is None else intersect(p, new)
+            if idom.get(n) is not new:
+                idom[n] = new
+                changed = True
+    return idom
+
+
+def _dominates(idom, a, b):
+    while b in idom:
+        if b is a:
+            return True
+        if idom[b] is b:
+            return False
+        b = idom[b]
+    return False
+
+
+_EXIT = object()
+
+
+def _cfg(function):
+    blocks = list(function.blocks)
+    succs = {b: _successors(b) for b in blocks}
+    dom = _idoms(blocks[0], succs)
+    rsuccs = {b: [] for b in blocks}
+    rsuccs[_EXIT] = [b for b in blocks if isinstance(b.terminator, ir.Ret)]
+    for b in blocks:
+        for s in succs[b]:
+            rsuccs[s].append(b)
+    return dom, _idoms(_EXIT, rsuccs)
+
+
+def _equivalent(cfgs, block, commit_block):
+    """Do *block* (a DMA) and *commit_block* always run together, equally often?"""
+    if block is None or commit_block is None:
+        return block is commit_block
+    function = block.parent
+    if function is not commit_block.parent:
+        return False
+    if block is commit_block:
+        return True
+    if function not in cfgs:
+        cfgs[function] = _cfg(function)
+    dom, postdom = cfgs[function]
+    return _dominates(dom, block, commit_block) and _dominates(postdom, commit_block, block)
+
+
+class _WaitImmediate(ir.Constant):
+    """The immediate of a wait, computed from *groups* each time the IR is written out,
+    so that groups committed after the wait (later in a loop body) count too."""
+
+    def __init__(self, ty, groups, pendings, encode):
+        self._groups, self._pendings, self._encode = groups, pendings, encode
+        super().__init__(ty, 0)
+
+    @property
+    def constant(self):
+        return self._encode(self.count)
+
+    @constant.setter
+    def constant(self, value):
+        pass
+
+    @property
+    def count(self):
+        return self._groups.in_flight_allowed(self._pendings)
+
+    def get_reference(self):
+        return self.type.format_constant(self.constant)
+
+    def __str__(self):
+        return f"{self.type} {self.get_reference()}"
+
+
+def _vmcnt_imm(count):
+    # vmcnt[3:0] in bits 3:0, vmcnt[5:4] in bits 15:14; expcnt/lgkmcnt left at "no wait".
+    imm = ~0xC00F & 0xFFFFFFFF | (count & 0xF) | ((count >> 4) & 0x3) << 14
+    return imm - (1 << 32) if imm & 0x80000000 else imm
 
 
 def _s_waitcnt_vmcnt(builder, count):
-    # vmcnt[3:0] in bits 3:0, vmcnt[5:4] in bits 15:14; expcnt/lgkmcnt left at "no wait".
-    imm = ~0xC00F & 0xFFFFFFFF | (count & 0xF) | ((count >> 4) & 0x3) << 14
-    imm = imm - (1 << 32) if imm & 0x80000000 else imm
-    return call_intrinsic(builder, "llvm.amdgcn.s.waitcnt", VOID, [i32(imm)])
+    return call_intrinsic(builder, "llvm.amdgcn.s.waitcnt", VOID, [i32(_vmcnt_imm(count))])
 
 
 def _s_wait_asynccnt(builder, count):
@@ -72,17 +224,18 @@ def _s_wait_asynccnt(builder, count):
                           [ir.Constant(I16, count)])
 
 
+# arch -> (intrinsic, immediate type, count -> immediate)
 _WAIT_FOR_DMA = {
-    targets.CDNA3: _s_waitcnt_vmcnt,
-    targets.CDNA4: _s_waitcnt_vmcnt,
-    targets.GFX1250: _s_wait_asynccnt,
+    targets.CDNA3: ("llvm.amdgcn.s.waitcnt", I32, _vmcnt_imm),
+    targets.CDNA4: ("llvm.amdgcn.s.waitcnt", I32, _vmcnt_imm),
+    targets.GFX1250: ("llvm.amdgcn.s.wait.asynccnt", I16, int),
 }
 
 
 def emit_async_load_commit_group(builder, arch, groups):
     """Close the open group of LDS-DMA instructions (emits no instruction on LLVM 22)."""
     targets.require("async_load_commit_group", arch)
-    groups.commit()
+    groups.commit(builder.block)
 
 
 def emit_async_load_wait_group(builder, arch, groups, pendings):
@@ -90,13 +243,16 @@ def emit_async_load_wait_group(builder, arch, groups, pendings):
 
     gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` -> ``s_waitcnt vmcnt(K)``;
     gfx1250: ``llvm.amdgcn.s.wait.asynccnt`` -> ``s_wait_asynccnt K``.
-    Returns K, the instruction count waited for.
+    K is ``pendings * (smallest certain group size)`` over every group of *groups*,
+    and is fixed when the IR is written out (groups committed later count too).
+    Returns the wait's immediate operand (a :class:`_WaitImmediate`; ``.count`` is K).
     """
     targets.require("async_load_wait_group", arch)
     targets.check_int_range("async_load_wait_group", "pendings", pendings, 0, MAX_COUNT)
-    count = groups.in_flight_allowed(pendings)
-    _WAIT_FOR_DMA[arch](builder, count)
-    return count
+    name, ty, encode = _WAIT_FOR_DMA[arch]
+    imm = _WaitImmediate(ty, groups, pendings, encode)
+    call_intrinsic(builder, name, VOID, [imm])
+    return imm
 
 
 def _bits(ty):
@@ -125,12 +281,17 @@ def _slot_value(builder, op, other, width):
 def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width):
     """Run ``issue()`` (which emits one DMA instruction) on the lanes where *mask* holds.
 
-    Lanes outside *mask* write nothing; with *other* they store it into their slot
-    ``lds_base + lane * width`` with a plain LDS store instead.
+    Without *mask* the DMA is unconditional and counts fully in its group.  With
+    *mask* it sits behind an exec-mask branch, which LLVM skips (``s_cbranch_execz``)
+    when no lane of the wave is active; such a DMA makes its group's size uncertain (0),
+    so every wait of the compile becomes ``vmcnt(0)`` / ``s_wait_asynccnt 0``.  Masked
+    lanes write nothing; with *other* they store it into their slot
+    ``lds_base + lane * width`` (a plain LDS store, tagged like an LDS read so that LLVM
+    adds no ``vmcnt(0)`` before it: its slot is not one the DMA writes).
     """
     if mask is None:
         mark_async_copy(issue())
-        groups.issued()
+        groups.issued(builder.block)
         return
     if mask.type != I1:
         raise AMDArgumentError(f"{op}: mask must be an i1 value, got {mask.type}")
@@ -138,10 +299,10 @@ def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width):
     with builder.if_else(mask) as (active, masked):
         with active:
             mark_async_copy(issue())
+            groups.issued(builder.block, certain=False)
         with masked:
             if value is not None:
                 offset = builder.mul(lane_id(builder, row.wave_size), i32(width))
                 slot = builder.gep(lds_base, [offset], source_etype=I8)
                 slot = builder.bitcast(slot, value.type.as_pointer(LDS))
-                builder.store(value, slot, align=min(width, 16))
-    groups.issued(certain=False)
+                mark_local_read(builder.store(value, slot, align=min(width, 16)))

@@ -89,7 +89,7 @@ def compile(pyfunc, signature, arch, *, name=None):
     name = name or pyfunc.__name__
     with global_compiler_lock, target_override(TARGET_NAME):
         context = amd_target.target_context_for(arch)
-        context.async_groups_by_function.clear()
+        context.reset_async_groups()
         cres = compiler.compile_extra(amd_target.typing_context, context, pyfunc, args,
                                       types.none, _flags(), {})
         _mark_local_reads(cres.library, context)

@@ -90,6 +90,11 @@ class AMDTargetContext(BaseContext):
 
     def init(self):
         self._internal_codegen = AMDCodegen(self.arch)
+        self.reset_async_groups()
+
+    def reset_async_groups(self):
+        """Start a new compile: one commit-group record shared by all its functions."""
+        self.async_record = AsyncGroups()
         self.async_groups_by_function = {}
 
     def load_additional_registries(self):
@@ -116,8 +121,11 @@ class AMDTargetContext(BaseContext):
         return self._internal_codegen._create_empty_module(name)
 
     def async_groups(self, function):
-        """The commit-group record of one LLVM function being lowered."""
-        return self.async_groups_by_function.setdefault(function.name, AsyncGroups())
+        """The commit-group record of the compile, noting that *function* uses it.
+
+        One record for all functions of a compile, so that a wait also counts the
+        groups committed in other functions (conservatively, see ``AsyncGroups``)."""
+        return self.async_groups_by_function.setdefault(function.name, self.async_record)
 
 
 class AMDTarget(TargetDescriptor):

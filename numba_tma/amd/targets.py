@@ -17,8 +17,14 @@ CDNA3, CDNA4, GFX1250 = "gfx942", "gfx950", "gfx1250"
 class Arch:
     name: str
     wave_size: int
-    #: dword 3 of the buffer resource, as Triton's BufferOpsEmitter sets it
+    #: dword 3 of the buffer resource, as Triton's BufferOpsEmitter sets it.  On gfx1250
+    #: the V# layout differs and LLVM 22 keeps only flags[3:0] (bits 127:124), so
+    #: Triton's 0x31027000 assembles as 0 there; no gfx1250 op here uses a V#.
     rsrc_flags: int
+    #: largest ``num_records`` the V# holds (32 bits on gfx9, 45 bits on gfx1250)
+    max_num_records: int
+    #: LDS bytes one workgroup may allocate (LLVM errors out above it)
+    lds_bytes: int
     #: bytes per lane that one LDS-DMA instruction may move
     lds_dma_bytes: tuple
     #: cache modifier -> ``aux`` / ``cpol`` immediate of the memory intrinsics
@@ -31,9 +37,11 @@ _GFX94X_LOAD_CACHE = {"": 0, ".ca": 0, ".cg": 0b11, ".cs": 0b11, ".cv": 0b10001}
 ARCHS = {
     a.name: a
     for a in (
-        Arch(CDNA3, 64, 0x00027000, (4,), _GFX94X_LOAD_CACHE),
-        Arch(CDNA4, 64, 0x00027000, (4, 16), _GFX94X_LOAD_CACHE),
-        Arch(GFX1250, 32, 0x31027000, (1, 4, 8, 16), {"": 0}),
+        # LDS limits: 64 KiB gfx942, 160 KiB gfx950, 320 KiB gfx1250, as LLVM's
+        # AMDGPU tests lds-size-hsa-gfx950.ll / lds-size-hsa-gfx1250.ll pin them.
+        Arch(CDNA3, 64, 0x00027000, 2**32 - 1, 64 * 1024, (4,), _GFX94X_LOAD_CACHE),
+        Arch(CDNA4, 64, 0x00027000, 2**32 - 1, 160 * 1024, (4, 16), _GFX94X_LOAD_CACHE),
+        Arch(GFX1250, 32, 0x31027000, 2**45 - 1, 320 * 1024, (1, 4, 8, 16), {"": 0}),
     )
 }
 

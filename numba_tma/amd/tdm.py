@@ -48,10 +48,20 @@ def _set(builder, groups, name, value):
 
 def _as_i64(builder, value):
     if isinstance(value, int):
-        return ir.Constant(I64, value)
+        return ir.Constant(I64, targets.check_int_range("tdm", "value", value, -2**63,
+                                                        2**63 - 1))
     if value.type.width < 64:
         return builder.sext(value, I64)
     return value
+
+
+def _check_field_ints(op, name, values, field):
+    """Python ints among *values* must fit descriptor field *field* (no truncation).
+    IR values are truncated to the field's width at run time."""
+    hi = (1 << FIELDS[field].width) - 1
+    for i, value in enumerate(values or ()):
+        if isinstance(value, int):
+            targets.check_int_range(op, f"{name}[{i}]", value, 0, hi)
 
 
 def _check_rank(op, name, values, rank):
@@ -65,13 +75,17 @@ def emit_make_tensor_descriptor(builder, arch, spec, global_ptr, shape, strides,
     """Build groups 0-3 for a row-major tensor at *global_ptr*.
 
     *shape* and *strides* (in elements, row-major, innermost stride 1) are IR ints or
-    Python ints; *spec* fixes element size, block shape and LDS padding.  The LDS
+    Python ints; Python ints must fit their fields (dims 32 bits, strides 48 bits, no
+    negatives), IR values are truncated to them at run time.  *spec* fixes element
+    size, block shape and LDS padding.  The LDS
     address is filled in by the load or store.  Pure integer IR (SALU); gfx1250 only.
     """
     op = "make_tensor_descriptor"
     targets.require(op, arch)
     _check_rank(op, "shape", shape, spec.rank)
     _check_rank(op, "strides", strides, spec.rank)
+    _check_field_ints(op, "shape", shape, tensor_dim(0))
+    _check_field_ints(op, "strides", strides, stride_of_dim(1))
     if isinstance(strides[-1], int) and strides[-1] != 1:
         raise AMDArgumentError(f"{op}: the innermost stride must be 1 element, "
                                        f"got {strides[-1]}")
@@ -114,6 +128,7 @@ def emit_update_tensor_descriptor(builder, arch, desc, *, add_offsets=None, set_
     rank = desc.spec.rank
     _check_rank(op, "add_offsets", add_offsets, rank)
     _check_rank(op, "set_bounds", set_bounds, rank)
+    _check_field_ints(op, "set_bounds", set_bounds, tensor_dim(0))
     groups = desc.groups
     if add_offsets is not None:
         delta = ir.Constant(I64, 0)
@@ -180,6 +195,11 @@ def emit_tensor_store(builder, arch, desc, lds_ptr, *, offsets=None, clamp_bound
                   cache_modifier)
 
 
+def _mask32(mask):
+    """A 32-bit wave mask as an i32 constant (bit 31 as the sign bit)."""
+    return i32(mask - (1 << 32) if mask & 0x80000000 else mask)
+
+
 def _member_part(builder, arch, desc, lds_ptr, hint, wid):
     """The share of *desc*'s block that this wave loads: the block is split along its
     outermost dim into popcount(hint) parts, part r going to the r-th wave of *hint*."""
@@ -194,7 +214,7 @@ def _member_part(builder, arch, desc, lds_ptr, hint, wid):
     part_rows = rows // parts
     below = builder.sub(builder.shl(i32(1), wid), i32(1))
     rank_in_hint = call_intrinsic(builder, "llvm.ctpop.i32", I32,
-                                  [builder.and_(i32(hint), below)])
+                                  [builder.and_(_mask32(hint), below)])
     first_row = builder.mul(rank_in_hint, i32(part_rows))
     offsets = [first_row] + [0] * (spec.rank - 1)
     part_spec = replace(spec, block_shape=(part_rows,) + spec.block_shape[1:])
@@ -215,29 +235,47 @@ def _member_part(builder, arch, desc, lds_ptr, hint, wid):
 def emit_tensor_load_fused(builder, arch, members, *, cache_modifier=""):
     """One ``tensor_load_to_lds`` serving 2-4 members ``(desc, lds_ptr, warp_used_hint)``.
 
-    Each wave picks the member whose hint contains its wave id (the last member is the
-    default) and loads its share of that member's block.  Hints must be non-empty,
-    disjoint and axis-aligned; all members share rank and cache modifier.  gfx1250.
+    Each wave picks the member whose hint contains its wave id and loads its share of
+    that member's block; a wave in no hint issues the instruction with pred = 0 (it
+    loads nothing).  Hints must be non-empty, disjoint and axis-aligned; all members
+    share rank and cache modifier.  gfx1250.
     """
     op = "async_amd_descriptor_load_fused"
     row = targets.require(op, arch)
+    groups, rank = fused_groups(builder, arch, members, wave_id(builder, row.wave_size))
+    return _issue(builder, arch, op, "load.to.lds", groups, rank, cache_modifier)
+
+
+def fused_groups(builder, arch, members, wid):
+    """The descriptor groups wave *wid* (i32) issues for a fused load, and the rank."""
+    op = "async_amd_descriptor_load_fused"
+    targets.require(op, arch)
     hints = [hint for _, _, hint in members]
     validate_warp_hints(hints)
     ranks = {desc.spec.rank for desc, _, _ in members}
     if len(ranks) != 1:
         raise AMDArgumentError(f"{op}: all members must have the same rank, "
                                        f"got {sorted(ranks)}")
-    wid = wave_id(builder, row.wave_size)
+
+    def in_hint(mask):
+        bit = builder.and_(builder.lshr(_mask32(mask), wid), i32(1))
+        return builder.icmp_unsigned("!=", bit, i32(0))
+
     chosen = None
     for desc, lds_ptr, hint in reversed(members):
         groups = _member_part(builder, arch, desc, lds_ptr, hint, wid).groups
         if chosen is None:
             chosen = groups
             continue
-        mine = builder.icmp_unsigned("!=", builder.and_(builder.lshr(i32(hint), wid), i32(1)),
-                                     i32(0))
+        mine = in_hint(hint)
         chosen = tuple(builder.select(mine, g, c) for g, c in zip(groups, chosen))
-    return _issue(builder, arch, op, "load.to.lds", chosen, ranks.pop(), cache_modifier)
+    # The last member is the fallback of the selects: a wave outside every hint would
+    # load part rank_in_hint >= parts of it, past its LDS block.  Predicate it off.
+    union = 0
+    for hint in hints:
+        union |= hint
+    pred = builder.select(in_hint(union), _get(builder, chosen, "pred"), ir.Constant(I64, 0))
+    return _set(builder, chosen, "pred", pred), ranks.pop()
 
 
 def emit_tensor_wait(builder, arch, pendings=0):

@@ -3,6 +3,11 @@
 Emitting any of these for real would make LLVM abort the interpreter (SIGABRT), so
 these tests passing at all shows the checks run before LLVM.
 """
+import json
+import pathlib
+import subprocess
+import sys
+
 import pytest
 from llvmlite import ir
 
@@ -65,9 +70,55 @@ def test_forbidden_pairs_raise_naming_op_and_archs(kernel, op, arch):
     assert all(a in message for a in FEATURES[op].archs)
 
 
+def sink(k, value):
+    """Store what an op returned to global memory, so LLVM cannot drop the op."""
+    if isinstance(value, tdm.TDMDescriptor):
+        for i, group in enumerate(value.groups):
+            slot = k.builder.gep(k.dst, [i32(8 * i)], source_etype=ir.IntType(32))
+            k.builder.store(group, slot)
+    elif isinstance(value, ir.Instruction) and isinstance(value.type, ir.PointerType):
+        k.builder.store(k.builder.ptrtoint(value, ir.IntType(128)), k.dst)
+    elif isinstance(value, ir.Instruction) and not isinstance(value.type, ir.VoidType):
+        k.builder.store(value, k.dst)
+
+
+_COMPILE_ALL = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from amd_asm import KernelBuilder, instructions
+from test_amd_gating import ALLOWED, CALLS, sink
+for op, arch in ALLOWED:
+    k = KernelBuilder(arch)
+    sink(k, CALLS[op](k))
+    asm = k.compile().asm
+    print(json.dumps([op, arch, len(instructions(asm))]), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled_allowed_pairs():
+    """Every allowed op x arch compiled to assembly in one subprocess: an LLVM abort
+    would end it, and the pairs it never printed fail."""
+    here = str(pathlib.Path(__file__).parent)
+    proc = subprocess.run([sys.executable, "-c", _COMPILE_ALL, here], capture_output=True,
+                          text=True, timeout=120)
+    done = {}
+    for line in proc.stdout.splitlines():
+        op, arch, count = json.loads(line)
+        done[op, arch] = count
+    return done, proc.returncode, proc.stderr[-2000:]
+
+
 @pytest.mark.parametrize("op,arch", ALLOWED)
 def test_allowed_pairs_pass_the_gate(kernel, op, arch):
     CALLS[op](kernel(arch))
+
+
+@pytest.mark.parametrize("op,arch", ALLOWED)
+def test_allowed_pairs_compile_to_assembly(compiled_allowed_pairs, op, arch):
+    done, returncode, stderr = compiled_allowed_pairs
+    assert (op, arch) in done, f"LLVM died (rc {returncode}) compiling {op} for {arch}:\n{stderr}"
+    assert done[op, arch] > 1  # more than s_endpgm
 
 
 @pytest.mark.parametrize("major", [21, 23])
@@ -118,6 +169,34 @@ def test_unknown_arch():
      "innermost stride must be 1"),
     ("gfx942", lambda k: buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src, stride=1 << 14),
      r"stride must be an int in \[0, 16383\]"),
+    # num_records: 32 bits on gfx9 (1 << 32 would become 0), 45 on gfx1250
+    ("gfx942", lambda k: buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src,
+                                                      num_records=1 << 32),
+     r"num_records on gfx942 must be an int in \[0, 4294967295\]"),
+    ("gfx1250", lambda k: buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src,
+                                                       num_records=1 << 45),
+     r"num_records on gfx1250 must be an int in \[0, 35184372088831\]"),
+    # masked lanes' voffset 0x80000000 must stay out of range
+    ("gfx950", lambda k: buffer.emit_buffer_load_to_local(
+        k.builder, k.arch, buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src,
+                                                        num_records=0x80000001),
+        k.lds_at(0), i32(0), dma.AsyncGroups(), mask=ir.Constant(ir.IntType(1), 1)),
+     r"with mask, the buffer's num_records must be a compile-time int <= 0x80000000"),
+    ("gfx942", lambda k: buffer.emit_buffer_load_to_local(
+        k.builder, k.arch, buffer.emit_make_buffer_rsrc(
+            k.builder, k.arch, k.src, num_records=k.builder.zext(k.n, ir.IntType(64))),
+        k.lds_at(0), i32(0), dma.AsyncGroups(), mask=ir.Constant(ir.IntType(1), 1)),
+     "got a runtime value"),
+    # TDM fields from Python ints are range-checked, not truncated
+    ("gfx1250", lambda k: tdm.emit_make_tensor_descriptor(
+        k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, (1 << 32) + 5], [8, 1]),
+     r"shape\[1\] must be an int in \[0, 4294967295\]"),
+    ("gfx1250", lambda k: tdm.emit_make_tensor_descriptor(
+        k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, 8], [-3, 1]),
+     r"strides\[0\] must be an int in \[0, 281474976710655\]"),
+    ("gfx1250", lambda k: tdm.emit_update_tensor_descriptor(k.builder, k.arch, _desc(),
+                                                            set_bounds=[8, -1]),
+     r"set_bounds\[1\] must be an int"),
 ])
 def test_bad_arguments_name_argument_and_rule(kernel, arch, call, rule):
     with pytest.raises(AMDArgumentError, match=rule):
@@ -128,3 +207,10 @@ def test_errors_share_a_documented_base():
     assert issubclass(UnsupportedArchError, AMDError)
     assert issubclass(LLVMVersionError, AMDError)
     assert issubclass(AMDArgumentError, (AMDError, ValueError))
+
+
+def test_masking_accepts_num_records_up_to_0x80000000(kernel):
+    k = kernel("gfx942")
+    rsrc = buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src, num_records=0x80000000)
+    buffer.emit_buffer_load_to_local(k.builder, k.arch, rsrc, k.lds_at(0), i32(0),
+                                     dma.AsyncGroups(), mask=ir.Constant(ir.IntType(1), 1))

@@ -25,6 +25,24 @@ def pipelined(example):
     return {arch: example.build(arch) for arch in ("gfx942", "gfx950", "gfx1250")}
 
 
+_BYTES = {"dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16}
+
+
+def _loop_body(lines):
+    """The instructions of the (single) innermost loop: from a label to its back branch."""
+    for end, line in enumerate(lines):
+        m = re.match(r"^s_cbranch_\w+ (\.LBB\d+_\d+)$", line)
+        if m and (m[1] + ":") in lines[:end]:
+            return lines[lines.index(m[1] + ":") + 1:end]
+    raise AssertionError("no loop")
+
+
+def _labelled_instructions(asm):
+    return [line.split(";")[0].strip() for line in asm.splitlines()
+            if line.strip() and not line.strip().startswith((".", ";")) or
+            re.match(r"^\.LBB\d+_\d+:", line)]
+
+
 @pytest.mark.parametrize("arch,dma", [("gfx942", r"buffer_load_dword v\d+"),
                                       ("gfx950", r"buffer_load_dwordx4 v\d+")])
 def test_pipelined_copy_gfx9(pipelined, arch, dma):
@@ -33,9 +51,26 @@ def test_pipelined_copy_gfx9(pipelined, arch, dma):
     assert len(loads) >= 2  # prologue and steady state
     steady = loads[-1]
     wait = next(i for i in range(steady, len(lines)) if lines[i].startswith("s_waitcnt vmcnt"))
-    assert lines[wait] == "s_waitcnt vmcnt(2)"  # 3 stages: two younger tiles stay in flight
+    assert lines[wait] == "s_waitcnt vmcnt(2)"  # two younger one-instruction groups in flight
     assert lines[wait + 1] == "s_barrier"
     assert find(pipelined[arch].asm, r"^ds_read")  # the copy-out reads LDS after the wait
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_pipelined_copy_moves_whole_tiles(example, pipelined, arch):
+    """Review finding: gfx942 moved 64 of 256 floats per tile.  Per loop iteration the
+    wave's DMA bytes and global-store bytes must both equal one tile."""
+    body = _loop_body(_labelled_instructions(pipelined[arch].asm))
+    tile_bytes = example.tile_floats(arch) * 4
+    dma_bytes = sum(_BYTES[m[1]] for line in body
+                    if (m := re.match(r"^buffer_load_(dword\w*) .* lds$", line)))
+    store_bytes = sum(_BYTES[m[1]] for line in body
+                      if (m := re.match(r"^global_store_(dword\w*) ", line)))
+    assert 64 * dma_bytes == tile_bytes and 64 * store_bytes == tile_bytes
+
+
+def test_pipelined_copy_tdm_tile_is_copied_out(example):
+    assert example.TILE == example.tile_floats("gfx1250") == 32 * (example.TILE // 32)
 
 
 def test_pipelined_copy_gfx1250(pipelined):
@@ -144,3 +179,102 @@ def test_hsaco_links_with_kernel_metadata(pipelined, arch):
     assert hsaco[:4] == b"\x7fELF" and hsaco[16] == 3  # ET_DYN: a loadable code object
     assert b"amdhsa.kernels" in hsaco and f"amdgcn-amd-amdhsa--{arch}".encode() in hsaco
     assert b"pipelined_copy.kd" in hsaco  # the kernel descriptor symbol
+
+
+def _zero_other(x, y, n):
+    lane = amd.workitem_id_x()
+    tile = amd.lds_array(256, numba.float32)
+    amd.buffer_load_to_local(tile, x, lane, mask=lane < n, other=0.0)
+    amd.async_load_commit_group()
+    amd.buffer_load_to_local(tile[64:], x, lane, mask=lane < n, other=0)
+    amd.async_load_commit_group()
+    amd.async_load_wait_group(1)
+    amd.s_barrier()
+    y[lane] = tile[lane]
+
+
+def test_literal_zero_other_keeps_the_zero_fill(capsys):
+    """Review finding: other=0.0 from Python took the branch + store path."""
+    asm = amd.compile(_zero_other, "void(float32[::1], float32[::1], int32)", "gfx942").asm
+    assert not find(asm, r"s_cbranch_execz") and not find(asm, r"^ds_write")
+    assert find(asm, r"^s_waitcnt vmcnt") == ["s_waitcnt vmcnt(1)"]
+
+
+def _underwait(x, y, ntiles):
+    lane = amd.workitem_id_x()
+    ring = amd.lds_array(192, numba.float32)
+    for t in range(2):  # prologue, unmasked
+        amd.async_load(x, t * 64 + lane, ring[t * 64:])
+        amd.async_load_commit_group()
+    for t in range(ntiles):
+        amd.async_load_wait_group(1)
+        amd.s_barrier()
+        y[t * 64 + lane] = ring[(t % 3) * 64 + lane]
+        amd.s_barrier()
+        ahead = t + 2
+        amd.async_load(x, ahead * 64 + lane, ring[(ahead % 3) * 64:], mask=ahead < ntiles)
+        amd.async_load_commit_group()
+
+
+def _underwait_buffer(x, y, ntiles):
+    lane = amd.workitem_id_x()
+    ring = amd.lds_array(192, numba.float32)
+    for t in range(2):
+        amd.buffer_load_to_local(ring[t * 64:], x, t * 64 + lane)
+        amd.async_load_commit_group()
+    for t in range(ntiles):
+        amd.async_load_wait_group(1)
+        amd.s_barrier()
+        y[t * 64 + lane] = ring[(t % 3) * 64 + lane]
+        amd.s_barrier()
+        ahead = t + 2
+        amd.buffer_load_to_local(ring[(ahead % 3) * 64:], x, ahead * 64 + lane,
+                                 mask=ahead < ntiles)
+        amd.async_load_commit_group()
+
+
+@pytest.mark.parametrize("kernel,arch,wait", [
+    (_underwait, "gfx1250", "s_wait_asynccnt 0x0"),  # masked async_load: may be skipped
+    (_underwait, "gfx942", "s_waitcnt vmcnt(0)"),
+    (_underwait_buffer, "gfx942", "s_waitcnt vmcnt(1)"),  # zero-fill mask: always issued
+])
+def test_wait_before_a_masked_load_in_a_loop(kernel, arch, wait):
+    """Review repro: wait_group(1), consume, then the masked next load.  The last
+    iterations' masked loads may not issue, so only a branch-free mask keeps vmcnt(1)."""
+    asm = amd.compile(kernel, "void(float32[::1], float32[::1], int32)", arch).asm
+    assert find(asm, r"^s_wait(cnt vmcnt|_asynccnt)") == [wait]
+
+
+def _big_lds(x, y):
+    t = amd.lds_array(40000, numba.float32)
+    t[amd.workitem_id_x()] = 1.0
+    y[0] = t[3]
+
+
+@pytest.mark.parametrize("arch,fits", [("gfx942", False), ("gfx950", True), ("gfx1250", True)])
+def test_lds_over_the_arch_limit_raises(arch, fits):
+    """Review finding: LLVM reports 'local memory exceeds limit' and ends the process."""
+    if fits:
+        amd.compile(_big_lds, "void(float32[::1], float32[::1])", arch)
+        return
+    with pytest.raises(amd.AMDArgumentError,
+                       match=r"LDS use of 160000 bytes \(@\S+ 160000\) exceeds gfx942's "
+                             r"limit of 65536 bytes"):
+        amd.compile(_big_lds, "void(float32[::1], float32[::1])", arch)
+
+
+def test_barrier_must_be_int64():
+    def bad(x, y):
+        amd.barrier_arrive(y)
+
+    with pytest.raises(numba.core.errors.TypingError, match="bar must be an int64 LDS array"):
+        amd.compile(bad, "void(float32[::1], float32[::1])", "gfx1250")
+
+
+def test_constant_buffer_offset_must_fit_voffset():
+    def bad(x, y):
+        tile = amd.lds_array(64, numba.float32)
+        amd.buffer_load_to_local(tile, x, 2**30)
+
+    with pytest.raises(amd.AMDArgumentError, match=r"offsets \(a constant\) must be an int in"):
+        amd.compile(bad, "void(float32[::1], float32[::1])", "gfx942")

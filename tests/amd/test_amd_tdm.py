@@ -202,3 +202,38 @@ def test_fused_block_must_split_among_hint_waves():
 def test_tile_spec_rules(kwargs, rule):
     with pytest.raises(AMDArgumentError, match=rule):
         TileSpec(**kwargs)
+
+
+@pytest.mark.parametrize("wid", range(8))
+def test_fused_wave_outside_every_hint_loads_nothing(wid):
+    """Review finding: a wave in no hint took the last member with part index >= the
+    member's parts, loading past its LDS block.  Now its pred is 0."""
+    hints = (0x3, 0xC)  # waves 0-3; waves 4-7 are in no hint
+
+    def build(builder):
+        spec = TileSpec(4, (32, 64))
+        base = ir.Constant(ir.IntType(64), BASE).inttoptr(ptr(GLOBAL))
+        a = tdm.emit_make_tensor_descriptor(builder, "gfx1250", spec, base, [512, 512], [512, 1])
+        lds = ir.Constant(ir.IntType(32), 0x1000).inttoptr(ir.PointerType(addrspace=3))
+        members = [(a, lds, hints[0]), (a, lds, hints[1])]
+        groups, _ = tdm.fused_groups(builder, "gfx1250", members, i32(wid))
+        return tdm.TDMDescriptor(spec, groups)
+
+    f = unpack(_fold(build))
+    assert f["pred"] == (1 if wid < 4 else 0)
+    if wid < 4:  # two waves per member, 16 rows each
+        assert f["tile_dim1"] == 16
+        assert f["global_addr"] == BASE + (wid % 2) * 16 * 512 * 4
+
+
+def test_fused_load_pred_tests_the_union_of_hints():
+    def body(builder, args, lds):
+        spec = TileSpec(2, (64, 64))
+        a = tdm.emit_make_tensor_descriptor(builder, "gfx1250", spec, args[0], [512, 512],
+                                            [512, 1])
+        tdm.emit_tensor_load_fused(builder, "gfx1250", [(a, lds, 0x3), (a, lds, 0xC)])
+
+    module_asm = _tdm_kernel(body)
+    assert len(find(module_asm, r"^tensor_load_to_lds ")) == 1
+    # pred = (wave id in 0x3 | 0xC), i.e. workitem id < 4 waves x 32 lanes
+    assert find(module_asm, r"^s_cmp_lt_u32 s\d+, 0x80$")
