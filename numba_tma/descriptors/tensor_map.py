@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import functools
 import html
-import operator
 
 from .decode import decode
 from .encode import encode_im2col, encode_tiled, replace_address
 from .enums import DataType, Interleave, L2Promotion, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
-from .validate import check_global_address
+from .validate import _int, check_global_address
 
 # numpy / array-library dtype names -> driver data type
 _DTYPES = {
@@ -147,19 +146,7 @@ def _ints(name, values):
         return None
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TensorMapError(name, values, "must be a sequence of integers")
-    out = []
-    for i, v in enumerate(values):
-        if isinstance(v, bool):
-            raise TensorMapError(f"{name}[{i}]", v, "must be an integer")
-        try:
-            out.append(operator.index(v))
-        except TypeError:
-            raise TensorMapError(f"{name}[{i}]", v, "must be an integer") from None
-    return tuple(out)
-
-
-def _int(name, value):
-    return _ints(name, (value,))[0]
+    return tuple(_int(f"{name}[{i}]", v) for i, v in enumerate(values))
 
 
 def _options(interleave, swizzle, l2_promotion, oob_fill):
