@@ -5,10 +5,14 @@
     >>> "cp.async.bulk.tensor.2d" in out.ptx, "UTMALDG" in out.sass
     (True, True)
 
-PTX comes from numba-cuda's ``compile_ptx`` (libNVVM), the cubin from nvJitLink (a host library,
-from the same CUDA wheels as NVVM, so the PTX ISA always matches), and SASS from ``cuobjdump``
-(PyPI ``nvidia-cuda-cuobjdump`` + ``nvidia-cuda-nvdisasm``).  Results are cached per
-(function, signature, arch).
+PTX and everything numba links with a kernel (its fp16/bf16 shims and other linked CUDA sources,
+compiled by NVRTC) come from numba-cuda's code library, as its ``compile_all`` would give them but
+without needing the driver; kernels calling ``@cuda.jit(device=True)`` functions compile too, for
+the arch given (both in :mod:`numba_tma.numba_cuda_hooks`).  The cubin is linked
+from all of them by nvJitLink (a host library, from the same CUDA wheels as NVVM, so the PTX ISA
+always matches) and SASS comes from ``cuobjdump`` (PyPI ``nvidia-cuda-cuobjdump`` +
+``nvidia-cuda-nvdisasm``).  The cubin and SASS are made only when first read.  Results are cached
+per (function, signature, arch, options).
 """
 
 from __future__ import annotations
@@ -18,25 +22,32 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
 
 from .intrinsics._core import arch_name, parse_arch
+from .numba_cuda_hooks import kernel_codes
 
-__all__ = ["Compiled", "compile", "ptx", "cubin", "sass", "sass_opcodes", "ToolMissing"]
+__all__ = ["Compiled", "compile", "ptx", "link", "sass", "sass_opcodes", "ToolMissing"]
 
 
 class ToolMissing(RuntimeError):
     """A host tool (nvJitLink, cuobjdump, nvdisasm) is not installed."""
 
 
-@dataclass(frozen=True)
 class Compiled:
-    """One kernel compiled for one architecture."""
+    """One kernel compiled for one architecture: ``ptx`` now, ``cubin`` and ``sass`` on first use."""
 
-    arch: str
-    ptx: str
-    cubin: bytes
-    sass: str
+    def __init__(self, arch: str, codes: list):
+        self.arch = arch
+        self._codes = codes                  # the kernel's PTX, then what numba links with it
+        self.ptx = codes[0]
+
+    @functools.cached_property
+    def cubin(self) -> bytes:
+        return link(self._codes, self.arch)
+
+    @functools.cached_property
+    def sass(self) -> str:
+        return sass(self.cubin)
 
     def opcodes(self) -> set[str]:
         """The set of SASS opcodes (with modifiers, e.g. ``UTMALDG.2D``)."""
@@ -48,39 +59,60 @@ def _signature(sig):
     return sig if isinstance(sig, str) else tuple(sig)
 
 
+def compile(fn, sig, arch="sm_90a", **options) -> Compiled:  # noqa: A001 - mirrors numba's name
+    """Kernel ``fn`` with argument types ``sig`` (a tuple of Numba types or a signature string such
+    as ``"void(float32[::1])"``) compiled for ``arch`` (``"sm_90a"``, ``"sm_100a"``...); ``options``
+    go to numba-cuda's compiler (``debug``, ``opt``, ``fastmath``, ``lineinfo``...)."""
+    return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())))
+
+
 def ptx(fn, sig, arch="sm_90a", **options) -> str:
-    """PTX for kernel ``fn`` with argument types ``sig`` (a tuple of Numba types or a signature
-    string such as ``"void(float32[::1])"``; ``options`` go to ``compile_ptx``)."""
-    return _ptx(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())))
+    """The kernel's PTX (see :func:`compile`)."""
+    return compile(fn, sig, arch, **options).ptx
 
 
 @functools.lru_cache(maxsize=256)
-def _ptx(fn, sig, cc, options):
-    from numba import cuda
-
-    text, _ = cuda.compile_ptx(fn, sig, cc=cc, **dict(options))
-    return text
+def _compile(fn, sig, cc, options):
+    return Compiled(arch_name(cc), kernel_codes(fn, sig, cc, **dict(options)))
 
 
-def cubin(ptx_text: str, arch="sm_90a") -> bytes:
-    """Assemble PTX into a cubin for ``arch`` with nvJitLink (no GPU needed)."""
+def _inputs(codes):
+    """``(nvJitLink input type, bytes, name)`` for each code numba's ``compile_all`` returned."""
     from cuda.bindings import nvjitlink
 
+    kinds = {"ptx": nvjitlink.InputType.PTX, "cubin": nvjitlink.InputType.CUBIN,
+             "fatbin": nvjitlink.InputType.FATBIN, "o": nvjitlink.InputType.OBJECT,
+             "a": nvjitlink.InputType.LIBRARY, "ltoir": nvjitlink.InputType.LTOIR}
+    for i, code in enumerate(codes):
+        if isinstance(code, (str, bytes)):   # PTX from NVVM or NVRTC
+            data = code.encode() if isinstance(code, str) else code
+            yield nvjitlink.InputType.PTX, data.rstrip(b"\0") + b"\0", f"numba_tma_{i}.ptx"
+        else:                                # a LinkableCode object
+            yield kinds[code.kind], bytes(code.data), code.name
+
+
+def link(codes, arch="sm_90a") -> bytes:
+    """Link PTX (a string, or a list of codes as ``compile_all`` returns them) into a cubin for
+    ``arch`` with nvJitLink (no GPU needed)."""
+    from cuda.bindings import nvjitlink
+
+    codes = [codes] if isinstance(codes, (str, bytes)) else codes
     name = arch_name(parse_arch(arch))
     handle = nvjitlink.create(1, [f"-arch={name}"])
     try:
-        data = ptx_text.encode()
         try:
-            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "numba_tma.ptx")
+            for kind, data, label in _inputs(codes):
+                nvjitlink.add_data(handle, kind, data, len(data), label)
             nvjitlink.complete(handle)
         except nvjitlink.nvJitLinkError as exc:
             log = _jitlink_log(handle)
-            raise RuntimeError(f"nvJitLink could not assemble the PTX for {name}: {exc}\n{log}") from exc
+            raise RuntimeError(f"nvJitLink could not link the code for {name}: {exc}\n{log}") from exc
         out = bytearray(nvjitlink.get_linked_cubin_size(handle))
         nvjitlink.get_linked_cubin(handle, out)
         return bytes(out)
     finally:
         nvjitlink.destroy(handle)
+
 
 
 def _jitlink_log(handle) -> str:
@@ -124,15 +156,3 @@ _OPCODE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)"
 def sass_opcodes(sass_text: str) -> set[str]:
     """Opcodes (with modifiers) appearing in ``cuobjdump`` output."""
     return set(_OPCODE.findall(sass_text))
-
-
-def compile(fn, sig, arch="sm_90a", **options) -> Compiled:  # noqa: A001 - mirrors numba's name
-    """PTX, cubin and SASS of kernel ``fn`` for ``arch`` (``"sm_90a"``, ``"sm_100a"``...)."""
-    return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())))
-
-
-@functools.lru_cache(maxsize=256)
-def _compile(fn, sig, cc, options):
-    text = _ptx(fn, sig, cc, options)
-    binary = cubin(text, cc)
-    return Compiled(arch=arch_name(cc), ptx=text, cubin=binary, sass=sass(binary))

@@ -1,90 +1,94 @@
-"""Every op assembles for each architecture it claims, to the instruction (no GPU needed).
+"""Every declared op assembles for each architecture it claims, to the instruction (no GPU needed).
 
-For each op: the PTX contains the exact instruction, nvJitLink turns it into a cubin for sm_90a and
-sm_100a, and the SASS contains the opcode the hardware runs.
+The rows come from the declarations (``PtxOp.samples`` x every qualifier combination x every
+architecture of ``ARCHS`` the op's requirement admits): the PTX contains the op's rendered template
+(registers in place of operands), nvJitLink turns it into a cubin, and the SASS contains the opcode
+the hardware runs.
 """
+
+import re
 
 import numba
 import pytest
 from numba import cuda
 
-from numba_tma import inspect, mbarrier
+import numba_tma
+from numba_tma import inspect
+from numba_tma.intrinsics._core import OPS, parse_arch
 
-import kernels
-
-ARCHS = ["sm_90a", "sm_100a"]
-
-# (kernel, signature, exact PTX text, SASS opcode)
-CASES = {
-    "mbarrier.init": (kernels.mbarrier_init, kernels.U64_OUT,
-                      "mbarrier.init.shared::cta.b64 [%r", "SYNCS.EXCH.64"),
-    "mbarrier.arrive": (kernels.mbarrier_arrive, kernels.U64_OUT,
-                        "mbarrier.arrive.shared::cta.b64 _, [%r", "SYNCS.ARRIVE.TRANS64.A1T0"),
-    "mbarrier.arrive_expect_tx": (kernels.mbarrier_arrive_expect_tx, kernels.U64_OUT,
-                                  "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r", "SYNCS.ARRIVE.TRANS64"),
-    "mbarrier.try_wait": (kernels.mbarrier_try_wait, kernels.U64_OUT,
-                          "mbarrier.try_wait.parity.shared::cta.b64 p, [%r", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),
-    "mbarrier.test_wait": (kernels.mbarrier_test_wait, kernels.U64_OUT,
-                           "mbarrier.test_wait.parity.shared::cta.b64 p, [%r", "SYNCS.PHASECHK.TRANS64"),
-    "mbarrier.wait": (kernels.mbarrier_wait, kernels.U64_OUT,
-                      "mbarrier.try_wait.parity.shared::cta.b64 p, [%r", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),
-    "fence.proxy_async": (kernels.fence_proxy_async, kernels.U64_OUT,
-                          "fence.proxy.async.shared::cta;", "FENCE.VIEW.ASYNC.S"),
-}
-for _rank in range(1, 6):
-    CASES[f"tma.load.{_rank}d"] = (
-        kernels.tma_load_kernel(_rank), kernels.TMA_SIG,
-        f"cp.async.bulk.tensor.{_rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r",
-        f"UTMALDG.{_rank}D",
-    )
-for _rank in range(3, 6):
-    CASES[f"tma.load_im2col.{_rank}d"] = (
-        kernels.tma_load_im2col_kernel(_rank), kernels.TMA_SIG,
-        f"cp.async.bulk.tensor.{_rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r",
-        f"UTMALDG.{_rank}D.IM2COL",
-    )
+ARCHS = ["sm_80", "sm_90a", "sm_100a"]
+SIG = (numba.uint8[::1], numba.uint64[::1])
+_KERNEL = """
+def kernel(desc, out):
+    bar = cuda.shared.array(4, numba.uint64)
+    smem = cuda.shared.array(4096, numba.float32, alignment=1024)
+    {call}
+"""
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_assembles_to_its_instruction(name, arch):
-    kernel, sig, ptx_text, opcode = CASES[name]
-    out = inspect.compile(kernel, sig, arch)
+def _with_qualifiers(call, chosen):
+    """``call`` with ``name=value`` keywords added to its last call's argument list."""
+    if not chosen:
+        return call
+    cut = call.rindex(")")
+    keywords = ", ".join(f"{k}={v!r}" for k, v in chosen.items())
+    return call[:cut] + ("" if call[cut - 1] == "(" else ", ") + keywords + call[cut:]
+
+
+def _rows():
+    for name, op in sorted(OPS.items()):
+        for i, sample in enumerate(op.samples):
+            for chosen in op.instances():
+                for arch in ARCHS:
+                    if op.requirement(chosen).supported_on(parse_arch(arch)):
+                        label = "-".join([name, str(i), arch] + [f"{k}={v}" for k, v in chosen.items()])
+                        yield pytest.param(op, sample, chosen, arch, id=label)
+
+
+def _expected_lines(op, sample, chosen):
+    """The instruction lines of the rendered template, as regexes (operands become wildcards)."""
+    text = op.render({o.name: "\0" for o in op.operands} | {"out": "\0"}, chosen,
+                     dict(op.doc_fields) | dict(sample.fields), uid="\1")
+    for line in text.splitlines():
+        line = line.strip()
+        if len(line) > 2 and not line.startswith(".reg"):
+            yield re.escape(line).replace("\0", r".+?").replace("\1", r"\d+")
+
+
+def _kernel(call):
+    namespace = {"cuda": cuda, "numba": numba, **{f: getattr(numba_tma, f) for f in numba_tma.FAMILIES}}
+    exec(_KERNEL.format(call=call.replace("\n", "\n    ")), namespace)
+    return namespace["kernel"]
+
+
+@pytest.mark.parametrize("op,sample,chosen,arch", list(_rows()))
+def test_op_assembles_to_its_instruction(op, sample, chosen, arch):
+    out = inspect.compile(_kernel(_with_qualifiers(sample.call, chosen)), SIG, arch)
     assert f".target {arch}" in out.ptx
-    assert ptx_text in out.ptx
+    for pattern in _expected_lines(op, sample, chosen):
+        assert re.search(pattern, out.ptx), f"{pattern!r} not in the PTX"
     assert out.cubin[:4] == b"\x7fELF"
-    assert opcode in out.opcodes(), sorted(out.opcodes())
+    assert sample.opcode(arch) in out.opcodes(), sorted(out.opcodes())
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+def test_every_declared_op_has_an_assembly_row():
+    missing = [name for name, op in OPS.items() if not op.samples]
+    assert not missing, f"ops without a Sample (no assembly-test row): {missing}"
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
 def test_tma_load_acquires_the_global_descriptor(arch):
     """A map in global memory needs the tensormap acquire fence; it becomes UTMACCTL.IV."""
-    out = inspect.compile(kernels.tma_load_kernel(2), kernels.TMA_SIG, arch)
+    out = inspect.compile(_kernel("tma.load(desc, smem, (0, 0), bar)"), SIG, arch)
     fence_at = out.ptx.index("fence.proxy.tensormap::generic.acquire.sys [%rd")
     assert fence_at < out.ptx.index("cp.async.bulk.tensor.2d")
     assert "UTMACCTL.IV" in out.opcodes()
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_fence_mbarrier_init_assembles(arch):
-    """``fence.mbarrier_init`` is in the PTX and assembles; ptxas emits no SASS instruction for it
-    on sm_90a/sm_100a (the opcode set is the same with and without the fence), so only the PTX
-    and a successful assembly can be checked."""
-    out = inspect.compile(kernels.fence_mbarrier_init, kernels.U64_OUT, arch)
-    assert "fence.mbarrier_init.release.cluster;" in out.ptx
-    assert "SYNCS.EXCH.64" in out.opcodes()
-
-
 def test_wait_loop_labels_are_unique():
     """Two waits in one kernel get distinct labels (``${:uid}``), so the loops stay distinct even
     where NVVM inlines them into one scope."""
-
-    def two_waits(out):
-        bars = cuda.shared.array(2, numba.uint64)
-        mbarrier.wait(bars, 0)
-        mbarrier.wait(bars[1:], 1)
-
-    out = inspect.compile(two_waits, kernels.U64_OUT, "sm_90a")
+    out = inspect.compile(_kernel("mbarrier.wait(bar, 0)\nmbarrier.wait(bar[1:], 1)"), SIG, "sm_90a")
     labels = {line.strip().rstrip(":") for line in out.ptx.splitlines() if line.strip().startswith("numba_tma_wait_")
               and line.strip().endswith(":")}
     assert len(labels) == 2

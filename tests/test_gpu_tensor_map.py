@@ -10,7 +10,7 @@ from numba import cuda
 from numba.cuda import types
 
 from numba_tma import TensorMap, fence, mbarrier, tma
-from numba_tma.intrinsics._core import Int, PtxOp, ptx_intrinsic
+from numba_tma.intrinsics._core import Int, PtxOp, build_intrinsic
 from numba_tma.intrinsics.tma import Descriptor
 
 from gpu_support import TILE_C, TILE_R, bounded_wait, tile_copy
@@ -18,9 +18,9 @@ from gpu_support import TILE_C, TILE_R, bounded_wait, tile_copy
 pytestmark = pytest.mark.gpu
 
 # Test-only op: 64-bit word i of the descriptor, read where TMA reads it (the parameter).
-READ_WORD = PtxOp("test.descriptor_word", "{\n .reg .u64 a;\n mad.lo.u64 a, $2, 8, $1;\n ld.u64 $0, [a];\n}",
-                  memory=False)
-read_word = ptx_intrinsic(READ_WORD, [Descriptor("desc"), Int("i", bits=64)], returns=types.uint64, doc="test only")
+read_word = build_intrinsic(PtxOp(
+    "test.descriptor_word", "{{\n .reg .u64 a;\n mad.lo.u64 a, {i}, 8, {desc};\n ld.u64 {out}, [a];\n}}",
+    (Descriptor("desc"), Int("i", bits=64)), returns=types.uint64, memory=False, doc="test only"))
 
 
 @cuda.jit

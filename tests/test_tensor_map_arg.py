@@ -43,14 +43,69 @@ def test_type_names_dtype_rank_box():
     assert MAP_F32_2D != TensorMap.numba_type("float32", (64, 32))
 
 
-def test_dst_dtype_must_match_the_map():
-    def k(desc, out):
-        bars = cuda.shared.array(1, numba.uint64)
-        tile = cuda.shared.array((32, 64), numba.int32)
-        tma.load(desc, tile, (0, 0), bars)
+def _load_into(tile_dtype, coords="(0, 0)"):
+    """A kernel loading a box of a 2-D map into a (32, 64) tile of ``tile_dtype``."""
+    namespace = {"cuda": cuda, "types": types, "tma": tma}
+    exec(f"""
+def k(desc, out):
+    bars = cuda.shared.array(1, types.uint64)
+    tile = cuda.shared.array((32, 64), types.{tile_dtype}, alignment=128)
+    tma.load(desc, tile, {coords}, bars)
+    out[0] = tile[0, 0]
+""", namespace)
+    return namespace["k"]
 
-    with pytest.raises(OpArgumentError, match=r"'dst' must have the map's dtype float32"):
-        inspect.ptx(k, SIG)
+
+@pytest.mark.parametrize("dtype,tiles", [
+    ("float32", ["float32", "int32", "uint32"]),          # same bytes, reinterpreted
+    ("bfloat16", ["uint16", "int16", "float16"]),         # numba has no bfloat16 shared arrays
+    ("float8_e4m3fn", ["uint8", "int8"]),                 # nor fp8 ones
+    ("float8_e5m2", ["uint8"]),
+])
+def test_any_tile_of_the_map_element_width_is_accepted(dtype, tiles):
+    map_type = TensorMap.numba_type(dtype, (32, 64))
+    for tile in tiles:
+        ptx = inspect.ptx(_load_into(tile), (map_type, numba.float32[::1]))
+        assert "cp.async.bulk.tensor.2d" in ptx
+
+
+@pytest.mark.parametrize("dtype,tile,bits", [("float32", "float16", 32), ("bfloat16", "float32", 16),
+                                             ("float8_e4m3fn", "uint16", 8)])
+def test_a_tile_of_another_width_is_refused(dtype, tile, bits):
+    with pytest.raises(OpArgumentError, match=rf"'dst' must have {bits}-bit elements like the map"):
+        inspect.ptx(_load_into(tile), (TensorMap.numba_type(dtype, (32, 64)), numba.float32[::1]))
+
+
+@pytest.mark.parametrize("dtype,col,ok", [("float32", 4, True), ("float32", 2, False), ("float16", 8, True),
+                                          ("float16", 12, False), ("float8_e4m3fn", 48, True),
+                                          ("float8_e4m3fn", 8, False)])
+def test_constant_first_coordinate_must_be_16_byte_aligned(dtype, col, ok):
+    kernel = _load_into({"float32": "float32", "float16": "uint16", "float8_e4m3fn": "uint8"}[dtype], f"({col}, 0)")
+    sig = (TensorMap.numba_type(dtype, (32, 64)), numba.float32[::1])
+    if ok:
+        assert "cp.async.bulk.tensor.2d" in inspect.ptx(kernel, sig)
+    else:
+        with pytest.raises(OpArgumentError, match=r"'coords\[0\]' times the element size .* multiple of 16 bytes"):
+            inspect.ptx(kernel, sig)
+
+
+def test_a_run_time_first_coordinate_is_not_checked():
+    kernel = _load_into("float32", "(int(out[1]), 0)")
+    assert "cp.async.bulk.tensor.2d" in inspect.ptx(kernel, SIG)
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_map_argument_compiles_in_debug_mode(arch):
+    """numba's own ``debug=True, opt=False``: libNVVM parses that IR with its modern parser even for
+    sm_90a, which wants llvmlite's ``byval(<type>)`` spelling."""
+    out = inspect.compile(load_tile, SIG, arch, debug=True, opt=False)
+    assert "_param_0[128]" in out.ptx and "cvta.param.u64" in out.ptx
+    assert "UTMALDG.2D" in out.opcodes()
+
+
+def test_the_swizzle_is_part_of_the_type():
+    plain, swizzled = TensorMap.numba_type("float16", (64, 64)), TensorMap.numba_type("float16", (64, 64), swizzle="128B")
+    assert plain != swizzled and "swizzle=SWIZZLE_128B" in str(swizzled)
 
 
 def test_coords_must_match_the_rank():
@@ -193,15 +248,9 @@ def test_box_bytes_is_a_constant_in_the_kernel():
     assert f"{32 * 64 * 4};" in ptx or f", {32 * 64 * 4}" in ptx
 
 
-def test_map_passed_to_a_device_function_is_not_copied(monkeypatch):
-    """A device function gets the parameter's address, not a byval (local) copy of the map."""
-    import numba.cuda.dispatcher as dispatcher
-
-    class FakeDevice:  # numba-cuda asks the (absent) GPU for its arch when compiling device functions
-        compute_capability = (9, 0)
-
-    monkeypatch.setattr(dispatcher, "get_current_device", lambda: FakeDevice())
-
+def test_map_passed_to_a_device_function_is_not_copied():
+    """A device function gets the parameter's address, not a byval (local) copy of the map (and it
+    compiles with no GPU: numba_cuda_hooks gives it the kernel's target)."""
     @cuda.jit(device=True)
     def issue(desc, tile, bars):
         tma.load(desc, tile, (0, 0), bars)

@@ -12,6 +12,7 @@ functions backed by ``cuda.bindings`` for cross-checks.
 8192
 """
 
+from . import driver
 from .decode import decode
 from .encode import encode, encode_im2col, encode_im2col_wide, encode_tiled, replace_address
 from .enums import DataType, Im2colWideMode, Interleave, L2Promotion, Mode, OOBFill, Swizzle
@@ -20,5 +21,5 @@ from .fields import TensorMapFields
 from .validate import check_gather4
 
 __all__ = ["DataType", "Im2colWideMode", "Interleave", "L2Promotion", "Mode", "OOBFill", "Swizzle",
-           "TensorMapError", "TensorMapFields", "check_gather4", "decode", "encode", "encode_im2col",
+           "TensorMapError", "TensorMapFields", "check_gather4", "decode", "driver", "encode", "encode_im2col",
            "encode_im2col_wide", "encode_tiled", "replace_address"]

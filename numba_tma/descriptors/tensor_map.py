@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import functools
 import html
+import re
+import sys
 
+from . import by_value
 from .decode import decode
 from .encode import encode_im2col, encode_tiled, replace_address
-from .enums import DataType, Interleave, L2Promotion, OOBFill, Swizzle, coerce
+from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
-from .validate import _int, check_global_address
+from .validate import INNER_ALIGN, MAX_BOX_BYTES, RANGES, RANK, _in_range, _int, check_global_address, swizzle_span
+from .validate import _ints as _int_list
 
 # numpy / array-library dtype names -> driver data type
 _DTYPES = {
@@ -32,25 +36,34 @@ _DTYPES = {
     "bfloat16": DataType.BFLOAT16,
     # TMA moves bits: signed 8/16-bit data travels as the unsigned type of the same width
     "int8": DataType.UINT8, "int16": DataType.UINT16,
+    # 8-bit floats (PyTorch, ml_dtypes) have no TMA data type of their own: they travel as bytes
+    **dict.fromkeys(("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"),
+                    DataType.UINT8),
 }
 
 
-@functools.lru_cache(maxsize=None)
-def _numba_dtype(name):
-    from numba.cuda import types
+@functools.lru_cache(maxsize=1024)
+def _kernel_type(layout, dtype, rank, box, mode):
+    """The Numba type of every map with this ``layout`` (descriptor bytes 8..127)."""
+    from ..intrinsics.tensor_map_type import TensorMapType
 
-    return getattr(types, name)
+    fields = decode(bytes(8) + layout)
+    try:
+        box_bytes = fields.transfer_bytes
+    except TensorMapError:  # interleaved: not established, so the kernel cannot read it
+        box_bytes = None
+    return TensorMapType(dtype, TYPE_INFO[fields.data_type].bits, rank, box, mode, fields.swizzle.name, box_bytes)
 
 
 def _dtype_name(dtype):
     """``"float32"`` / ``np.float32`` / a numba type -> the name TensorMap uses, checked."""
     name = str(dtype)
-    if name not in _DTYPES:
+    if name not in _DTYPES and dtype is not None:  # numpy would read None as float64
         import numpy as np
 
         try:
             name = np.dtype(dtype).name
-        except TypeError:
+        except (TypeError, ValueError):
             pass
     if name not in _DTYPES:
         raise TensorMapError("dtype", dtype, f"must be one of {sorted(_DTYPES)}")
@@ -65,7 +78,15 @@ def _typestr(typestr):
 
 
 def _array_view(array):
-    """``(address, shape, byte strides, dtype name)`` of a CUDA array (CAI or DLPack)."""
+    """``(address, shape, byte strides, dtype name)`` of a CUDA array (PyTorch, CAI or DLPack)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(array, torch.Tensor):
+        # read directly: PyTorch exports neither bfloat16 (CAI) nor fp8 (CAI, DLPack) dtypes
+        if not array.is_cuda:
+            raise TensorMapError("array", f"a {array.device} tensor", "must be on a CUDA device")
+        itemsize = array.element_size()
+        strides = tuple(s * itemsize for s in array.stride())
+        return array.data_ptr(), tuple(array.shape), strides, str(array.dtype).removeprefix("torch."), itemsize
     cai = getattr(array, "__cuda_array_interface__", None)
     if cai is not None:
         shape = tuple(cai["shape"])
@@ -97,16 +118,20 @@ def _c_strides(shape, itemsize):
     return strides
 
 
-def _common_params(name, shape, strides, itemsize, element_strides, interleave, swizzle, l2_promotion, oob_fill):
+def _common_params(mode, name, shape, strides, itemsize, element_strides, interleave, swizzle, l2_promotion,
+                   oob_fill):
     """Driver-order parameters shared by both modes, checked in the array's own terms."""
     if name not in _DTYPES:
-        raise TensorMapError("array", name, f"dtype must be one of {sorted(_DTYPES)}")
+        raise TensorMapError("array dtype", name, f"must be one of {sorted(_DTYPES)}")
     rank = len(shape)
-    if rank == 0:
-        raise TensorMapError("array", "0-d", "must have 1 to 5 dimensions")
+    lo, hi = RANK[Mode[mode.upper()]]
+    if not lo <= rank <= hi:
+        layouts = " (NWC, NHWC or NDHWC) for an im2col map" if mode == "im2col" else ""
+        raise TensorMapError("array shape", shape, f"must have {lo} to {hi} dimensions{layouts}")
     if strides[-1] != itemsize and shape[-1] != 1:  # a last dimension of 1 has no meaningful stride
-        raise TensorMapError("array", f"strides {strides}",
-                             "the last dimension must be contiguous (TMA's dimension 0 has an implicit stride)")
+        raise TensorMapError("array strides", strides[-1], f"must be the element size, {itemsize}: TMA reads the "
+                             "innermost dimension contiguously — copy to a contiguous array", index=rank - 1,
+                             note=f"bytes ({_dimension(rank - 1, rank, mode)})")
     if element_strides is not None and len(element_strides) != rank:
         raise TensorMapError("element_strides", element_strides, f"must have one entry per array dimension ({rank})")
     return dict(
@@ -120,64 +145,135 @@ def _common_params(name, shape, strides, itemsize, element_strides, interleave, 
 def _tiled_layout(name, shape, strides, itemsize, box, element_strides, *options):
     """Validate and encode a tiled layout (everything but the address) once per process:
     ``(driver-order params, 128 bytes encoded at address 0)``."""
+    params = _common_params("tiled", name, shape, strides, itemsize, element_strides, *options)
     if len(box) != len(shape):
         raise TensorMapError("box", box, f"must have one entry per array dimension ({len(shape)})")
-    params = _common_params(name, shape, strides, itemsize, element_strides, *options)
     params["box_dim"] = tuple(reversed(box))
-    return params, encode_tiled(global_address=0, **params)
+    return params, _encoded(encode_tiled, "tiled", name, shape, params)
 
 
 @functools.lru_cache(maxsize=512)
 def _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, element_strides, *options):
     """Like :func:`_tiled_layout` for an im2col map (corners given in array order, D, H, W)."""
+    params = _common_params("im2col", name, shape, strides, itemsize, element_strides, *options)
     spatial = len(shape) - 2
     for arg, corner in (("pixel_box_lower_corner", lower), ("pixel_box_upper_corner", upper)):
         if len(corner) != spatial:
             raise TensorMapError(arg, corner, f"must have one entry per spatial dimension ({spatial}: rank - 2)")
-    params = _common_params(name, shape, strides, itemsize, element_strides, *options)
     params.update(pixel_box_lower_corner=tuple(reversed(lower)), pixel_box_upper_corner=tuple(reversed(upper)),
                   channels_per_pixel=channels, pixels_per_column=pixels)
-    return params, encode_im2col(global_address=0, **params)
+    return params, _encoded(encode_im2col, "im2col", name, shape, params)
 
 
-def _ints(name, values):
-    """``values`` as a tuple of ints, refusing anything that is not exactly an integer."""
-    if values is None:
-        return None
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TensorMapError(name, values, "must be a sequence of integers")
-    return tuple(_int(f"{name}[{i}]", v) for i, v in enumerate(values))
+def _encoded(encoder, mode, name, shape, params):
+    """``encoder(**params)`` at address 0, its errors restated in the array's terms."""
+    try:
+        return encoder(global_address=0, **params)
+    except TensorMapError as e:
+        raise _in_array_terms(e, mode, name, shape, params) from None
+
+
+def _address(address, mode, name, shape, params):
+    """The array's data pointer, checked as the encoders check ``global_address``, in array terms."""
+    try:
+        return check_global_address(address, params["interleave"])
+    except TensorMapError as e:
+        raise _in_array_terms(e, mode, name, shape, params) from None
+
+
+# The encoders' array arguments (innermost first) as TensorMap's (array order): entry i is array
+# dimension ``rank - skip - i``, which TensorMap's argument holds at index ``dimension - first``.
+_ARRAY_ORDER = {"global_dim": ("array shape", 1, 0), "global_strides": ("array strides", 2, 0),
+                "box_dim": ("box", 1, 0), "element_strides": ("element_strides", 1, 0),
+                "pixel_box_lower_corner": ("pixel_box_lower_corner", 2, 1),
+                "pixel_box_upper_corner": ("pixel_box_upper_corner", 2, 1)}
+_DRIVER_ENTRY = re.compile(r"\b({})\[(\d+)\]".format("|".join(_ARRAY_ORDER)))
+
+
+def _in_array_terms(e, mode, name, shape, params):
+    """The encoders' error ``e`` (driver parameters, innermost first) restated in TensorMap's
+    arguments, in the array's order, with the array dimension meant and what to change: the one
+    place driver terms are translated."""
+    rank = len(shape)
+
+    def entry(argument, index):  # -> (TensorMap's argument, its index, array dimension)
+        user, skip, first = _ARRAY_ORDER[argument]
+        dim = rank - skip - index
+        return user, dim - first, dim
+
+    rule = _DRIVER_ENTRY.sub(lambda m: "{}[{}]".format(*entry(m[1], int(m[2]))), e.rule)  # references in the rule
+    argument, index, value, note, hint = e.argument, e.index, e.value, None, None
+    if argument in _ARRAY_ORDER and index is not None:
+        argument, index, dim = entry(argument, index)
+        note = f"({_dimension(dim, rank, mode)})"
+        if argument == "array strides":
+            note = f"bytes {note}"
+            hint = ("copy to a contiguous array" if value < 0 else
+                    "pad the rows (e.g. allocate with a pitch) or copy to a contiguous array")
+        elif argument == "box" and dim == rank - 1:
+            hint = _inner_hint(params)
+    elif argument == "channels_per_pixel":
+        note, hint = f"({_dimension(rank - 1, rank, mode)})", _inner_hint(params)
+    elif argument == "box_dim":  # the whole box
+        argument, value, hint = "box", value[::-1], "make the box smaller"
+    elif argument == "channels_per_pixel x pixels_per_column":
+        hint = "use fewer pixels_per_column"
+    elif argument == "global_address":
+        argument, value = "array data pointer", hex(value) if isinstance(value, int) else value
+        hint = "allocate the array aligned, or start the view at an aligned offset"
+    elif argument == "oob_fill":
+        rule, hint = f"NaN fill needs a floating-point array, not {name}", "use oob_fill='none'"
+    return TensorMapError(argument, value, rule if hint is None else f"{rule} — {hint}", index=index, note=note)
+
+
+def _dimension(dim, rank, mode):
+    """How errors name array dimension ``dim``: ``dimension 0 of the array, rows``."""
+    roles = ("N", *("D", "H", "W")[5 - rank:], "C") if mode == "im2col" else ("rows", "columns")
+    role = dict(zip(range(rank - len(roles), rank), roles)).get(dim)
+    return f"dimension {dim} of the array" + (f", {role}" if role else "")
+
+
+def _inner_hint(params):
+    """What to make the innermost box extent, in elements (its rules are in bytes)."""
+    size = TYPE_INFO[params["data_type"]].bits // 8
+    span = swizzle_span(params["interleave"], params["swizzle"])
+    hint = f"use a multiple of {INNER_ALIGN // size}"
+    return hint if span is None else f"{hint} up to {span // size}, or another swizzle"
+
+
+def _type_geometry(box, mode, rank):
+    """``numba_type``'s ``box`` (array order; ``(pixels_per_column, channels_per_pixel)`` for an
+    im2col map) and ``rank``, checked as a map's would be."""
+    box = _ints("box", box)
+    rank = None if rank is None else _int("rank", rank)
+    lo, hi = RANK[Mode[mode.upper()]]
+    if mode == "im2col":
+        if len(box) != 2:
+            raise TensorMapError("box", box, "must be (pixels_per_column, channels_per_pixel) for an im2col map")
+        limits = (RANGES["pixels_per_column"], RANGES["channels_per_pixel"])
+        if rank is None or not lo <= rank <= hi:
+            raise TensorMapError("rank", rank, f"an im2col map needs the tensor's rank, {lo} to {hi}")
+    else:
+        if not lo <= len(box) <= hi:
+            raise TensorMapError("box", box, f"must have {lo} to {hi} entries, one per array dimension")
+        limits = (RANGES["box_dim"],) * len(box)
+        rank = len(box) if rank is None else rank
+        if rank != len(box):
+            raise TensorMapError("rank", rank, f"a tiled map's rank is len(box) = {len(box)}")
+    for i, (b, limit) in enumerate(zip(box, limits)):
+        _in_range("box", b, i, limit)
+    return box, rank
+
+
+def _ints(name, values, optional=False):
+    """``values`` as a tuple of exact integers (``None`` stays ``None`` where ``optional``)."""
+    return None if optional and values is None else tuple(_int_list(name, values))
 
 
 def _options(interleave, swizzle, l2_promotion, oob_fill):
     """The enum options, coerced (and so validated and hashable) before the layout cache."""
     return (coerce(Interleave, interleave, "interleave"), coerce(Swizzle, swizzle, "swizzle"),
             coerce(L2Promotion, l2_promotion, "l2_promotion"), coerce(OOBFill, oob_fill, "oob_fill"))
-
-
-def _core_descriptor(array, mode, args, params):
-    """The same map as a ``cuda.core.TensorMapDescriptor`` (made by the driver from the same
-    parameters, in array order ``args``): the only 128-byte by-value argument cuda.core's
-    launcher accepts."""
-    from cuda.core import _tensor_map as core
-    from cuda.core.utils import StridedMemoryView
-
-    try:
-        options = dict(
-            data_type=core.TensorMapDataType(int(params["data_type"])),
-            interleave=core.TensorMapInterleave(int(params["interleave"])),
-            swizzle=core.TensorMapSwizzle(int(params["swizzle"])),
-            l2_promotion=core.TensorMapL2Promotion(int(params["l2_promotion"])),
-            oob_fill=core.TensorMapOOBFill(int(params["oob_fill"])),
-        )
-    except ValueError as exc:
-        raise TensorMapError("TensorMap", params, f"cannot be passed by value through numba's launcher "
-                             f"(cuda.core lacks the option: {exc}); pass desc.to_device() instead") from exc
-    view = StridedMemoryView.from_any_interface(array, stream_ptr=-1)
-    *geometry, element_strides = args
-    if mode == "tiled":
-        return view.as_tensor_map(geometry[0], element_strides=element_strides, **options)
-    return core.TensorMapDescriptor._from_im2col(view, *geometry, element_strides=element_strides, **options)
 
 
 class TensorMap:
@@ -215,9 +311,10 @@ class TensorMap:
             desc = TensorMap.tiled(a, (64, 32))      # 64 rows x 32 columns per box
         """
         address, shape, strides, name, itemsize = _array_view(array)
-        box, element_strides = _ints("box", box), _ints("element_strides", element_strides)
+        box, element_strides = _ints("box", box), _ints("element_strides", element_strides, optional=True)
         params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
                                        *_options(interleave, swizzle, l2_promotion, oob_fill))
+        address = _address(address, "tiled", name, shape, params)
         return cls._at(array, address, layout, name, len(shape), box, "tiled", (box, element_strides), params)
 
     @classmethod
@@ -239,9 +336,10 @@ class TensorMap:
         lower = _ints("pixel_box_lower_corner", pixel_box_lower_corner)
         upper = _ints("pixel_box_upper_corner", pixel_box_upper_corner)
         channels, pixels = _int("channels_per_pixel", channels_per_pixel), _int("pixels_per_column", pixels_per_column)
-        estrides = _ints("element_strides", element_strides)
+        estrides = _ints("element_strides", element_strides, optional=True)
         params, layout = _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, estrides,
                                         *_options(interleave, swizzle, l2_promotion, oob_fill))
+        address = _address(address, "im2col", name, shape, params)
         box = (pixels, channels)
         args = (lower, upper, channels, pixels, estrides)
         return cls._at(array, address, layout, name, len(shape), box, "im2col", args, params)
@@ -280,47 +378,43 @@ class TensorMap:
         if (shape, strides, name) != (old_shape, old_strides, old_name):
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
                                  f"must match the map's {old_name}{list(old_shape)} strides {list(old_strides)}")
-        address = check_global_address(address, self._params["interleave"])
+        address = _address(address, self.mode, name, shape, self._params)
         return TensorMap(array, replace_address(self.bytes, address), self.dtype, self.rank, self.box, self.mode,
                          self._args, self._params)
 
     # -- kernel arguments ----------------------------------------------------------------------
     @staticmethod
-    def numba_type(dtype, box, mode="tiled", rank=None, box_bytes=None):
+    def numba_type(dtype, box, mode="tiled", rank=None, box_bytes=None, swizzle="none"):
         """The Numba type of a map argument, for compiling without an array (e.g. with
         ``numba_tma.inspect``): ``TensorMap.numba_type("float32", (64, 64))``.  An im2col map also
         gives its tensor ``rank``; ``box_bytes`` defaults to the full box (unit element strides)."""
         from ..intrinsics.tensor_map_type import TensorMapType
-        from .enums import TYPE_INFO
 
         name = _dtype_name(dtype)
-        if mode not in ("tiled", "im2col"):
+        swizzle = coerce(Swizzle, swizzle, "swizzle").name
+        if not isinstance(mode, str) or mode not in ("tiled", "im2col"):
             raise TensorMapError("mode", mode, "must be 'tiled' or 'im2col'")
-        box = _ints("box", box)
-        if mode == "im2col" and rank is None:
-            raise TensorMapError("rank", rank, "is needed for an im2col map (the tensor's rank, 3 to 5)")
+        box, rank = _type_geometry(box, mode, rank)
+        if box_bytes is not None:
+            _in_range("box_bytes", _int("box_bytes", box_bytes), limits=(1, MAX_BOX_BYTES))
         if box_bytes is None:
             box_bytes = TYPE_INFO[_DTYPES[name]].bits // 8
             for b in box:
                 box_bytes *= b
-        return TensorMapType(TensorMap, _numba_dtype(name), rank or len(box), box, mode, box_bytes)
+        bits = TYPE_INFO[_DTYPES[name]].bits
+        return TensorMapType(name, bits, rank or len(box), box, mode, swizzle, box_bytes)
 
-    @functools.cached_property
+    @property
     def _numba_type_(self):
-        try:
-            box_bytes = self.box_bytes
-        except TensorMapError:  # interleaved: not established, so the kernel cannot read it
-            box_bytes = None
-        from ..intrinsics.tensor_map_type import TensorMapType
-
-        return TensorMapType(TensorMap, _numba_dtype(self.dtype), self.rank, self.box, self.mode, box_bytes)
+        """The Numba type numba-cuda gives this map as a kernel argument (one per layout)."""
+        return _kernel_type(self.bytes[8:], self.dtype, self.rank, self.box, self.mode)
 
     @property
     def value(self):
-        """The by-value kernel argument numba-cuda's launcher passes on (a cuda.core descriptor
-        of the same map, made once and cached)."""
+        """The by-value kernel argument numba-cuda's launcher passes on: a cuda.core descriptor equal
+        to :attr:`bytes` (made once per map; see :mod:`numba_tma.descriptors.by_value`)."""
         if self._value is None:
-            self._value = _core_descriptor(self._array, self.mode, self._args, self._params)
+            self._value = by_value.descriptor(self)
         return self._value
 
     def driver_bytes(self) -> bytes:

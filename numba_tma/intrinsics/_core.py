@@ -1,36 +1,44 @@
-"""The emission core: the one place that turns an op description into inline PTX.
+"""The emission core: the one place that turns an op declaration into a Numba intrinsic.
 
-Every NVIDIA device op in :mod:`numba_tma` is a :class:`PtxOp` (the PTX template, its minimum
-architecture and PTX ISA) plus a list of :class:`Operand` kinds.  :func:`ptx_intrinsic` turns that
-description into a Numba ``@intrinsic`` that
+An op is one :class:`PtxOp`: its PTX template, operands, qualifier sets (``sem``, ``scope``,
+reduce op, cache hint... each value with the PTX text and the architecture it needs), its minimum
+architecture, its TLX name, the SASS opcode it becomes and a sample call.  From that declaration
+come
 
-* validates the Python-level arguments while Numba types the kernel (:class:`OpArgumentError`
-  naming the argument and the rule),
-* refuses, at compile time, an architecture that lacks the instruction (:class:`ArchError` naming
-  the op, the architecture it needs and the one requested), and
-* lowers each argument to an inline-asm operand: a shared array becomes a 32-bit shared-window
-  address (``addrspacecast`` to addrspace(3) + ``ptrtoint i32``, constraint ``r``), a global array a
-  64-bit generic address (``l``, :func:`global_address`), integers are cast to the width the
-  instruction takes.
+* the ``@intrinsic`` (:meth:`PtxOp.intrinsic`): typing-time validation naming the argument and the
+  rule (:class:`OpArgumentError`), the architecture check (:class:`ArchError`), and lowering of
+  every operand to inline-asm operands — a shared array becomes a 32-bit shared-window address
+  (``addrspacecast`` to addrspace(3) + ``ptrtoint i32``, constraint ``r``), a global array a 64-bit
+  generic address (``l``), integers are cast to the width the instruction takes;
+* its docstring's PTX block and requirement lines;
+* its family module's ``__all__`` (:func:`exported`), the catalogue (``numba_tma.catalog``,
+  ``docs/ops.md``) and its row in the assembly test (``tests/test_assembles.py``).
 
-Adding an op is one ``PtxOp`` and one ``ptx_intrinsic(...)`` call in the module of its hardware
-family; nothing here changes.
+The template is rendered while *lowering*, with the compilation target known, so an op whose PTX
+depends on the architecture emits the right text for each target of one kernel.  Templates are
+``str.format`` strings: ``{name}`` is an operand (``$n``; a tuple operand expands to ``$n, $m``),
+a qualifier (its PTX fragment) or a key of the op's ``fields(...)``; ``{out}`` is the result,
+``{uid}`` a per-instance unique number for labels; PTX braces are doubled.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import re
-import sys
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping, Sequence
 
 from llvmlite import ir
-from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda import types
+from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.cudadrv import nvvm
 from numba.cuda.extending import _intrinsic
+
+from .. import numba_cuda_hooks
+
+numba_cuda_hooks.install()
 
 I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
 
@@ -66,35 +74,34 @@ def parse_arch(arch) -> tuple:
 
 
 @dataclass(frozen=True)
-class PtxOp:
-    """What an op emits and what it needs.
+class Requirement:
+    """The lowest compute capability and PTX ISA with an instruction.  ``arch_specific``: it also
+    needs the ``a`` (or ``f``) target of that family (``sm_90a``); ``max_cc`` (exclusive) bounds an
+    instruction a later family dropped."""
 
-    ``ptx`` is the inline-asm template (``$0``... operands, ``${:uid}`` for unique labels).
-    ``min_cc`` is the lowest compute capability with the instruction; ``arch_specific`` means it
-    also needs the ``a`` (or ``f``) target of that family, e.g. ``sm_90a``; ``max_cc`` (exclusive)
-    bounds instructions a later family dropped (``wgmma`` is sm_90a only).
-    """
-
-    name: str
-    ptx: str
     min_cc: tuple = (9, 0)
     min_ptx: tuple = (8, 0)
     arch_specific: bool = False
     max_cc: tuple | None = None
-    memory: bool = True  # adds the ~{memory} clobber: async and barrier ops must not be reordered
 
-    @property
-    def requirement(self) -> str:
+    def __str__(self) -> str:
         need = arch_name(self.min_cc + (("a",) if self.arch_specific else ()))
-        if self.max_cc:
-            return f"{need} up to (excluding) {arch_name(self.max_cc)}"
-        return f"{need} or newer" + (" (arch-specific 'a' target)" if self.arch_specific else "")
+        span = f"{need} up to (excluding) {arch_name(self.max_cc)}" if self.max_cc else f"{need} or newer"
+        return f"{span}, PTX ISA {self.min_ptx[0]}.{self.min_ptx[1]}"
 
     def supported_on(self, cc) -> bool:
         base = tuple(cc[:2])
         if base < self.min_cc or (self.max_cc and base >= self.max_cc):
             return False
         return not self.arch_specific or (len(cc) > 2 and cc[2] in ("a", "f"))
+
+    def __or__(self, other: "Requirement | None") -> "Requirement":
+        """The requirement of using both (the stricter of each part)."""
+        if other is None:
+            return self
+        maxes = [m for m in (self.max_cc, other.max_cc) if m]
+        return Requirement(max(self.min_cc, other.min_cc), max(self.min_ptx, other.min_ptx),
+                           self.arch_specific or other.arch_specific, min(maxes) if maxes else None)
 
 
 def current_cc():
@@ -103,18 +110,15 @@ def current_cc():
     return getattr(cfg, "compute_capability", None) if cfg is not None else None
 
 
-def check_arch(op: PtxOp) -> None:
-    """Raise :class:`ArchError` if the current compilation target lacks ``op``."""
+def check_arch(name: str, need: Requirement) -> None:
+    """Raise :class:`ArchError` if the current compilation target or toolkit lacks ``need``."""
     cc = current_cc()
-    if cc is not None and not op.supported_on(cc):
-        raise ArchError(
-            f"numba_tma: {op.name} needs {op.requirement} (PTX ISA {op.min_ptx[0]}.{op.min_ptx[1]}), "
-            f"but the kernel is being compiled for {arch_name(cc)}"
-        )
+    if cc is not None and not need.supported_on(cc):
+        raise ArchError(f"numba_tma: {name} needs {need}, but the kernel is being compiled for {arch_name(cc)}")
     have = toolkit_ptx_isa()
-    if have < op.min_ptx:
+    if have < need.min_ptx:
         raise ArchError(
-            f"numba_tma: {op.name} needs PTX ISA {op.min_ptx[0]}.{op.min_ptx[1]}, but the installed "
+            f"numba_tma: {name} needs PTX ISA {need.min_ptx[0]}.{need.min_ptx[1]}, but the installed "
             f"NVVM emits PTX ISA {have[0]}.{have[1]}; install a newer CUDA toolkit"
         )
 
@@ -143,6 +147,13 @@ def reject(op_name: str, arg: str, rule: str, got) -> OpArgumentError:
     return OpArgumentError(f"numba_tma: {op_name}: argument '{arg}' {rule}; got {got}")
 
 
+def literal(ty):
+    """The compile-time value of a literal (or omitted) argument type, else ``None``."""
+    if isinstance(ty, types.Omitted):
+        return ty.value
+    return getattr(ty, "literal_value", None)
+
+
 class Operand:
     """One Python argument of an op and how it lowers to inline-asm operands."""
 
@@ -150,18 +161,25 @@ class Operand:
         self.name = name
 
     def check(self, op_name: str, ty) -> None:
-        """Raise a TypingError naming the argument if ``ty`` is not acceptable."""
+        """Raise :class:`OpArgumentError` naming the argument if ``ty`` is not acceptable."""
 
     def lower(self, context, builder, ty, val) -> list[tuple[ir.Value, str]]:
         """Return ``[(llvm value, constraint letter), ...]``."""
         raise NotImplementedError
 
+    def placeholder(self, ty) -> str:
+        """How the operand is named in a docstring's PTX (tuple operands override)."""
+        return self.name
+
 
 def _check_literal(op_name, name, ty, lo, hi):
     """A compile-time constant outside [lo, hi] is refused, never truncated."""
-    value = getattr(ty, "literal_value", None)
+    value = literal(ty)
     if isinstance(value, int) and not lo <= value <= hi:
         raise reject(op_name, name, f"must be in [{lo}, {hi}]", value)
+
+
+_CONSTRAINT = {16: "h", 32: "r", 64: "l"}
 
 
 class Int(Operand):
@@ -169,8 +187,6 @@ class Int(Operand):
 
     A constant argument must lie in ``[lo, hi]`` (default: what ``bits`` can hold).
     """
-
-    _constraint = {16: "h", 32: "r", 64: "l"}
 
     def __init__(self, name: str, bits: int = 32, signed: bool = False, lo: int | None = None,
                  hi: int | None = None):
@@ -186,7 +202,23 @@ class Int(Operand):
 
     def lower(self, context, builder, ty, val):
         target = getattr(types, f"{'int' if self.signed else 'uint'}{self.bits}")
-        return [(context.cast(builder, val, ty, target), self._constraint[self.bits])]
+        return [(context.cast(builder, val, ty, target), _CONSTRAINT[self.bits])]
+
+
+class Const(Operand):
+    """A compile-time integer in ``[lo, hi]`` written into the PTX text (an immediate)."""
+
+    def __init__(self, name: str, lo: int, hi: int):
+        super().__init__(name)
+        self.lo, self.hi = lo, hi
+
+    def check(self, op_name, ty):
+        if not isinstance(literal(ty), int) or isinstance(literal(ty), bool):
+            raise reject(op_name, self.name, "must be a compile-time integer constant (the PTX takes an immediate)", ty)
+        _check_literal(op_name, self.name, ty, self.lo, self.hi)
+
+    def lower(self, context, builder, ty, val):
+        return []
 
 
 def _array_data(context, builder, aryty, ary):
@@ -247,21 +279,56 @@ class IntTuple(Operand):
         ):
             raise reject(op_name, self.name, "must be a tuple of integers", ty)
         if len(ty) not in self.lengths:
-            raise reject(op_name, self.name, f"must have {self._lengths_text()} entries", f"{len(ty)}")
+            lo, hi = min(self.lengths), max(self.lengths)
+            raise reject(op_name, self.name, f"must have {lo if lo == hi else f'{lo} to {hi}'} entries", len(ty))
         lo, hi = self.range
         for i, t in enumerate(ty):
             _check_literal(op_name, f"{self.name}[{i}]", t, lo, hi)
 
-    def _lengths_text(self):
-        lo, hi = min(self.lengths), max(self.lengths)
-        return str(lo) if lo == hi else f"{lo} to {hi}"
-
     def lower(self, context, builder, ty, val):
         target = getattr(types, f"int{self.bits}")
         return [
-            (context.cast(builder, builder.extract_value(val, i), t, target), Int._constraint[self.bits])
+            (context.cast(builder, builder.extract_value(val, i), t, target), _CONSTRAINT[self.bits])
             for i, t in enumerate(ty)
         ]
+
+    def placeholder(self, ty):
+        n = len(ty) if ty is not None else 2
+        return ", ".join(f"{self.name[0]}{i}" for i in range(n))
+
+
+# --------------------------------------------------------------------------------------------
+# Qualifier sets
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One value of a qualifier: the PTX text it adds and what it needs beyond the op."""
+
+    ptx: str
+    need: Requirement | None = None
+
+
+@dataclass(frozen=True)
+class Qualifier:
+    """A keyword option chosen at compile time (``sem="relaxed"``, ``op="add"``...); each value
+    selects a PTX fragment and may raise the requirement."""
+
+    name: str
+    choices: Mapping
+    default: object
+
+    def choice(self, op_name, ty) -> object:
+        value = literal(ty)
+        if value is None or isinstance(value, bool) or value not in self.choices:
+            allowed = ", ".join(repr(v) for v in self.choices)
+            raise reject(op_name, self.name, f"must be a constant, one of {allowed}", value if value is not None else ty)
+        return value
+
+    def fragment(self, value) -> Choice:
+        c = self.choices[value]
+        return c if isinstance(c, Choice) else Choice(c)
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,71 +345,178 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
 
     ``operands`` are ``(value, constraint)`` pairs in ``$n`` order after the result (if any);
     ``result`` is the output constraint (``"=r"``...).  Side effects are always declared so NVVM
-    never drops or hoists an async or barrier instruction.
+    never drops or hoists an async or barrier instruction; ``memory`` adds the ``~{memory}``
+    clobber (pure reads such as special registers leave both off).
     """
     constraints = ([result] if result else []) + [c for _, c in operands]
     if memory:
         constraints.append("~{memory}")
     ret_ty = {None: ir.VoidType(), "=r": I32, "=l": I64, "=h": I16}[result]
     fnty = ir.FunctionType(ret_ty, [v.type for v, _ in operands])
-    asm = ir.InlineAsm(fnty, template, ",".join(constraints), side_effect=True)
+    asm = ir.InlineAsm(fnty, template, ",".join(constraints), side_effect=memory)
     return builder.call(asm, [v for v, _ in operands])
 
 
-def ptx_intrinsic(op: PtxOp, operands: Sequence[Operand], *, doc: str, returns=types.void,
-                  check: Callable | None = None, template: Callable | None = None):
-    """Build the Numba intrinsic for ``op``; ``doc`` becomes its docstring.
+OPS: dict[str, "PtxOp"] = {}   # every declared op, by its Python name ("tma.load")
 
-    ``check(**types_by_name)`` may add op-specific typing rules (raise ``TypingError``).
-    ``template(**types_by_name)`` returns the PTX text when it depends on the argument types (for
-    example the rank of a coordinate tuple); by default ``op.ptx`` is used.
-    ``returns``: ``types.void``; ``types.boolean`` (the asm writes a 32-bit 0/1 to ``$0``); or an
-    integer type of 16, 32 or 64 bits that the asm writes to ``$0``.
+
+@dataclass(frozen=True)
+class Sample:
+    """One row of the assembly test: a call compiled in a test kernel (names ``bar``, ``smem``,
+    ``desc``, ``out`` are provided there), the SASS opcode it must become (or ``{arch: opcode}``,
+    ``""`` for every other arch), and template ``fields`` for the expected PTX where they depend on
+    the call (e.g. the rank)."""
+
+    call: str
+    sass: str | Mapping
+    fields: Mapping = field(default_factory=dict)
+
+    def opcode(self, arch: str) -> str:
+        return self.sass if isinstance(self.sass, str) else self.sass.get(arch, self.sass[""])
+
+
+@dataclass(frozen=True)
+class PtxOp:
+    """One device op, declared once.
+
+    ``name``: ``"family.op"`` (the family is the public module, ``numba_tma.<family>``).
+    ``ptx``: the template (see the module docstring).  ``operands``: positional arguments;
+    ``qualifiers``: keyword-only compile-time options.  ``need``: what the op needs with every
+    qualifier at its weakest.  ``returns``: ``types.void``, ``types.boolean`` (the asm writes 0/1 to
+    ``{out}``) or an integer type of 16, 32 or 64 bits.  ``check(**types)`` adds op-specific typing
+    rules; ``fields(cc=..., **types_and_qualifier_values)`` adds template keys computed at lowering.
+    ``doc``: summary, details and an example (the PTX block and requirement lines are generated).
+    ``tlx``: the TLX / CuTe DSL / ``cuda::ptx`` names it answers to; ``samples``: its rows in the
+    assembly test (:class:`Sample`; each is compiled with every qualifier combination).
+    ``memory``: async and barrier ops clobber memory; pure reads do not.
     """
-    def typer(typingctx, *argtys):
-        check_arch(op)
-        for o, ty in zip(operands, argtys):
-            o.check(op.name, ty)
-        by_name = {o.name: ty for o, ty in zip(operands, argtys)}
-        if check is not None:
-            check(**by_name)
-        text = template(**by_name) if template else op.ptx
 
-        def codegen(context, builder, sig, args):
-            # typing results are cached across targets and toolkits; lowering is not
-            check_arch(op)
-            if check is not None:
-                check(**by_name)
-            values = []
-            for o, ty, val in zip(operands, sig.args, args):
-                values.extend(o.lower(context, builder, ty, val))
-            if returns == types.boolean:
-                out = emit_asm(builder, text, values, result="=r", memory=op.memory)
-                return builder.icmp_unsigned("!=", out, ir.Constant(I32, 0))
-            if isinstance(returns, types.Integer):
-                return emit_asm(builder, text, values, result=_RESULT[returns.bitwidth], memory=op.memory)
-            emit_asm(builder, text, values, memory=op.memory)
-            return context.get_dummy_value()
+    name: str
+    ptx: str
+    operands: tuple = ()
+    qualifiers: tuple = ()
+    need: Requirement = Requirement()
+    returns: object = types.void
+    check: Callable | None = None
+    fields: Callable | None = None
+    doc: str = ""
+    doc_fields: Mapping = field(default_factory=dict)
+    tlx: tuple = ()
+    samples: tuple = ()
+    memory: bool = True
 
-        return returns(*argtys), codegen
+    @property
+    def family(self) -> str:
+        return self.name.split(".", 1)[0]
 
-    # @intrinsic reads the typing function's signature: give it the op's argument names so keyword
-    # calls bind like the documented signature (numba folds them into positional order).
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    signature = inspect.Signature(
-        [inspect.Parameter("typingctx", kind)] + [inspect.Parameter(o.name, kind) for o in operands]
-    )
+    @property
+    def short_name(self) -> str:
+        return self.name.split(".", 1)[1]
 
-    def defn(typingctx, *argtys, **kwtys):
+    # -- what a given call needs and emits ---------------------------------------------------
+    def requirement(self, chosen: Mapping = {}) -> Requirement:
+        need = self.need
+        for q in self.qualifiers:
+            need = need | q.fragment(chosen.get(q.name, q.default)).need
+        return need
+
+    def render(self, values: Mapping, chosen: Mapping, extra: Mapping, uid: str = "${:uid}") -> str:
+        """The template with operands, qualifier fragments and fields filled in."""
+        keys = dict(values, uid=uid)
+        keys.update({q.name: q.fragment(chosen[q.name]).ptx for q in self.qualifiers})
+        keys.update({k: str(v).format(**keys) for k, v in extra.items()})  # fields may name operands
+        return self.ptx.format(**keys)
+
+    def instances(self):
+        """Every qualifier combination: ``[{name: value}, ...]``."""
+        names = [q.name for q in self.qualifiers]
+        return [dict(zip(names, combo)) for combo in itertools.product(*(q.choices for q in self.qualifiers))]
+
+    def ptx_text(self, chosen: Mapping | None = None, tys: Mapping | None = None) -> str:
+        """The PTX with operand names in place of registers (docs, catalogue)."""
+        chosen = {q.name: q.default for q in self.qualifiers} | dict(chosen or {})
+        tys = tys or {}
+        values = {o.name: o.placeholder(tys.get(o.name)) for o in self.operands} | {"out": "out"}
+        return self.render(values, chosen, self.doc_fields, uid="N")
+
+    # -- the Numba intrinsic -------------------------------------------------------------------
+    def docstring(self) -> str:
+        lines = [inspect.cleandoc(self.doc), "", "PTX::", ""]
+        lines += ["    " + line.strip() for line in self.ptx_text().splitlines()]
+        lines += ["", f"Requires {self.need}."]
+        for q in self.qualifiers:
+            for value, c in q.choices.items():
+                if isinstance(c, Choice) and c.need is not None:
+                    lines.append(f"With ``{q.name}={value!r}``: {self.need | c.need}.")
+        if self.tlx:
+            lines += ["", "Also known as: " + ", ".join(f"``{t}``" for t in self.tlx) + "."]
+        return "\n".join(lines)
+
+    def intrinsic(self):
+        """The Numba intrinsic for this op, registered in :data:`OPS` (the public ops)."""
+        OPS[self.name] = self
+        return build_intrinsic(self)
+
+
+def build_intrinsic(op: PtxOp):
+    """The Numba intrinsic for ``op`` without registering it (test-only ops)."""
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter("typingctx", positional)] + [inspect.Parameter(o.name, positional) for o in op.operands]
+    # qualifiers are documented as keywords; numba's argument folding mishandles keyword-only
+    # parameters, so they are ordinary parameters with defaults after the operands
+    params += [inspect.Parameter(q.name, positional, default=q.default) for q in op.qualifiers]
+    signature = inspect.Signature(params)
+    names = [p.name for p in params[1:]]
+
+    def typer(typingctx, *args, **kwargs):
         try:
-            bound = signature.bind(typingctx, *argtys, **kwtys)
+            bound = signature.bind(typingctx, *args, **kwargs)
         except TypeError as exc:
-            names = ", ".join(o.name for o in operands)
-            raise OpArgumentError(f"numba_tma: {op.name} takes ({names}): {exc}") from None
-        return typer(typingctx, *list(bound.arguments.values())[1:])
+            raise OpArgumentError(f"numba_tma: {op.name} takes ({', '.join(names)}): {exc}") from None
+        given = dict(list(bound.arguments.items())[1:])
+        argtys = [given.get(n, types.Omitted(signature.parameters[n].default)) for n in names]
+        tys = dict(zip(names, argtys))
+        for o in op.operands:
+            o.check(op.name, tys[o.name])
+        chosen = {q.name: q.choice(op.name, tys[q.name]) for q in op.qualifiers}
+        operand_tys = {o.name: tys[o.name] for o in op.operands}
 
-    defn.__signature__ = signature
-    defn.__name__ = defn.__qualname__ = op.name.rsplit(".", 1)[-1]
-    defn.__doc__ = inspect.cleandoc(doc)
-    defn.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
-    return _intrinsic(target="cuda", prefer_literal=True)(defn)
+        def validate():
+            check_arch(op.name, op.requirement(chosen))
+            if op.check is not None:
+                op.check(**operand_tys, **chosen)
+
+        validate()
+
+        def codegen(context, builder, sig, llargs):
+            validate()   # typing is cached across targets and toolkits; lowering is not
+            cc = current_cc()
+            result = None if op.returns == types.void else "=r" if op.returns == types.boolean \
+                else _RESULT[op.returns.bitwidth]
+            values, slots, n = [], {}, 1 if result else 0
+            for o, val in zip(op.operands, llargs):
+                ty = tys[o.name]
+                lowered = o.lower(context, builder, ty, val)
+                slots[o.name] = str(literal(ty)) if isinstance(o, Const) else \
+                    ", ".join(f"${n + i}" for i in range(len(lowered)))
+                n += len(lowered)
+                values.extend(lowered)
+            extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
+            text = op.render(slots | {"out": "$0"}, chosen, extra)
+            out = emit_asm(builder, text, values, result=result, memory=op.memory)
+            if op.returns == types.boolean:
+                return builder.icmp_unsigned("!=", out, ir.Constant(I32, 0))
+            return out if result else context.get_dummy_value()
+
+        return op.returns(*argtys), codegen
+
+    typer.__signature__ = signature
+    typer.__name__ = typer.__qualname__ = op.short_name
+    typer.__doc__ = op.docstring()
+    typer.__module__ = f"numba_tma.{op.family}"
+    return _intrinsic(target="cuda", prefer_literal=True)(typer)
+
+
+def exported(family: str) -> list[str]:
+    """The public names of a family's ops (its module's ``__all__``)."""
+    return sorted(op.short_name for op in OPS.values() if op.family == family)

@@ -14,9 +14,9 @@ The array must live in shared memory (``cuda.shared.array``); the op converts it
 
 from numba.cuda import types
 
-from ._core import Int, PtxOp, SharedArray, ptx_intrinsic
+from ._core import Int, PtxOp, Requirement, Sample, SharedArray, exported
 
-__all__ = ["init", "arrive", "arrive_expect_tx", "test_wait", "try_wait", "wait"]
+SM80 = Requirement((8, 0), (7, 8))
 
 
 def barrier(name="bar"):
@@ -24,12 +24,13 @@ def barrier(name="bar"):
     return SharedArray(name, dtypes=(types.uint64, types.int64), what="a uint64 shared array (the mbarrier)")
 
 
-INIT = PtxOp("mbarrier.init", "mbarrier.init.shared::cta.b64 [$0], $1;", min_cc=(8, 0), min_ptx=(7, 8))
-init = ptx_intrinsic(
-    INIT, [barrier(), Int("count", lo=1, hi=(1 << 20) - 1)],
+init = PtxOp(
+    "mbarrier.init", "mbarrier.init.shared::cta.b64 [{bar}], {count};",
+    (barrier(), Int("count", lo=1, hi=(1 << 20) - 1)), need=SM80,
+    tlx=("tlx.alloc_barriers", "cute.arch.mbarrier_init", "cuda::ptx::mbarrier_init"),
+    samples=(Sample("mbarrier.init(bar, 1)", {"sm_80": "STS.64", "": "SYNCS.EXCH.64"}),),
     doc="""Initialise an mbarrier for ``count`` arrivals per phase (phase 0 starts).
 
-    PTX: ``mbarrier.init.shared::cta.b64 [bar], count;`` — sm_80+, PTX ISA 7.8.
     Call from one thread, then ``fence.mbarrier_init()`` and a ``cuda.syncthreads()`` before other
     threads (or the TMA unit) use the barrier.
 
@@ -41,99 +42,92 @@ init = ptx_intrinsic(
             fence.mbarrier_init()
         cuda.syncthreads()
     """,
-)
+).intrinsic()
 
-ARRIVE = PtxOp("mbarrier.arrive", "mbarrier.arrive.shared::cta.b64 _, [$0];", min_cc=(8, 0), min_ptx=(7, 8))
-arrive = ptx_intrinsic(
-    ARRIVE, [barrier()],
+arrive = PtxOp(
+    "mbarrier.arrive", "mbarrier.arrive.shared::cta.b64 _, [{bar}];", (barrier(),), need=SM80,
+    tlx=("tlx.barrier_arrive", "cute.arch.mbarrier_arrive", "cuda::ptx::mbarrier_arrive"),
+    samples=(Sample("mbarrier.arrive(bar)", {"sm_80": "ATOMS.ARRIVE.64", "": "SYNCS.ARRIVE.TRANS64.A1T0"}),),
     doc="""Arrive once on the barrier (counts toward ``count`` of :func:`init`).
-
-    PTX: ``mbarrier.arrive.shared::cta.b64 _, [bar];`` — sm_80+, PTX ISA 7.8.
 
     Example::
 
         mbarrier.arrive(bars)
     """,
-)
+).intrinsic()
 
-ARRIVE_EXPECT_TX = PtxOp(
-    "mbarrier.arrive_expect_tx",
-    "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-    min_cc=(9, 0), min_ptx=(8, 0),
-)
-arrive_expect_tx = ptx_intrinsic(
-    ARRIVE_EXPECT_TX, [barrier(), Int("nbytes", hi=(1 << 20) - 1)],
+arrive_expect_tx = PtxOp(
+    "mbarrier.arrive_expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{bar}], {nbytes};",
+    (barrier(), Int("nbytes", hi=(1 << 20) - 1)),
+    tlx=("tlx.barrier_expect_bytes", "cute.arch.mbarrier_arrive_and_expect_tx", "cuda::ptx::mbarrier_arrive_expect_tx"),
+    samples=(Sample("mbarrier.arrive_expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
     doc="""Arrive once and tell the barrier to also wait for ``nbytes`` of async copies.
 
-    PTX: ``mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], nbytes;`` — sm_90+, PTX ISA 8.0.
     The phase completes when all arrivals happened *and* TMA/bulk copies signalling this barrier
-    delivered ``nbytes`` bytes (for a full TMA tile: the box's byte count).
+    delivered ``nbytes`` bytes (for a full TMA tile: the box's byte count, ``desc.box_bytes``).
 
     Example::
 
         if cuda.threadIdx.x == 0:
-            mbarrier.arrive_expect_tx(bars, 64 * 64 * 4)
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
             tma.load(desc, tile, (x, y), bars)
     """,
-)
-
-_PARITY_WAIT = "mbarrier.{kind}.parity.shared::cta.b64 p, [{bar}], {phase};"
+).intrinsic()
 
 
 def _probe(kind):
-    """A parity check returning 0/1 in ``$0`` (operands: ``$1`` the barrier, ``$2`` the phase)."""
-    return "{\n .reg .pred p;\n " + _PARITY_WAIT.format(kind=kind, bar="$1", phase="$2") + "\n selp.u32 $0, 1, 0, p;\n}"
+    """A parity check returning 0/1."""
+    return ("{{\n .reg .pred p;\n mbarrier." + kind + ".parity.shared::cta.b64 p, [{bar}], {phase};\n"
+            " selp.u32 {out}, 1, 0, p;\n}}")
 
 
-TEST_WAIT = PtxOp("mbarrier.test_wait", _probe("test_wait"), min_cc=(8, 0), min_ptx=(7, 8))
-test_wait = ptx_intrinsic(
-    TEST_WAIT, [barrier(), Int("phase")], returns=types.boolean,
+test_wait = PtxOp(
+    "mbarrier.test_wait", _probe("test_wait"), (barrier(), Int("phase")), need=SM80, returns=types.boolean,
+    tlx=("cuda::ptx::mbarrier_test_wait_parity",),
+    samples=(Sample("out[0] = mbarrier.test_wait(bar, 1)", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
     doc="""Non-blocking check: has the phase with parity ``phase & 1`` completed?
 
-    PTX: ``mbarrier.test_wait.parity.shared::cta.b64 p, [bar], phase;`` — sm_80+, PTX ISA 7.8.
     Use it to probe a barrier's state at one instant (``try_wait`` may wait a while first).
 
     Example::
 
         done = mbarrier.test_wait(bars, 0)
     """,
-)
+).intrinsic()
 
-TRY_WAIT = PtxOp("mbarrier.try_wait", _probe("try_wait"), min_cc=(9, 0), min_ptx=(8, 0))
-try_wait = ptx_intrinsic(
-    TRY_WAIT, [barrier(), Int("phase")], returns=types.boolean,
+try_wait = PtxOp(
+    "mbarrier.try_wait", _probe("try_wait"), (barrier(), Int("phase")), returns=types.boolean,
+    tlx=("cute.arch.mbarrier_try_wait", "cuda::ptx::mbarrier_try_wait_parity"),
+    samples=(Sample("out[0] = mbarrier.try_wait(bar, 0)", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
     doc="""Wait a bounded, hardware-chosen time for the phase with parity ``phase & 1``.
 
-    Returns ``True`` if the phase completed within that time. PTX:
-    ``mbarrier.try_wait.parity.shared::cta.b64 p, [bar], phase;`` — sm_90+, PTX ISA 8.0.
-    The wait is *potentially blocking*: on the H200 the thread may run on and the result may
-    reflect a completion that happens later within the time limit (measured: a ``try_wait`` issued
-    before a ``syncthreads`` whose result was used after the barrier completed returned ``True``).
-    Use it in a retry loop; use :func:`test_wait` for an instantaneous probe.
+    Returns ``True`` if the phase completed within that time.  The wait is *potentially
+    blocking*: on the H200 the thread may run on and the result may reflect a completion that
+    happens later within the time limit (measured: a ``try_wait`` issued before a ``syncthreads``
+    whose result was used after the barrier completed returned ``True``).  Use it in a retry loop;
+    use :func:`test_wait` for an instantaneous probe.
 
     Example::
 
         while not mbarrier.try_wait(bars, phase):
             pass
     """,
-)
+).intrinsic()
 
-WAIT = PtxOp(
+wait = PtxOp(
     "mbarrier.wait",
-    "{\n .reg .pred p;\n numba_tma_wait_${:uid}:\n "
-    + _PARITY_WAIT.format(kind="try_wait", bar="$0", phase="$1")
-    + "\n @!p bra numba_tma_wait_${:uid};\n}",
-    min_cc=(9, 0), min_ptx=(8, 0),
-)
-wait = ptx_intrinsic(
-    WAIT, [barrier(), Int("phase")],
-    doc="""Block until the phase with parity ``phase & 1`` of the barrier completes.
-
-    PTX: a ``mbarrier.try_wait.parity.shared::cta.b64`` loop — sm_90+, PTX ISA 8.0.
-    Flip ``phase`` (``phase ^= 1``) each time the barrier is reused.
+    "{{\n .reg .pred p;\n numba_tma_wait_{uid}:\n mbarrier.try_wait.parity.shared::cta.b64 p, [{bar}], {phase};\n"
+    " @!p bra numba_tma_wait_{uid};\n}}",
+    (barrier(), Int("phase")),
+    tlx=("tlx.barrier_wait", "cute.arch.mbarrier_wait"),
+    samples=(Sample("mbarrier.wait(bar, out[0])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
+    doc="""Block until the phase with parity ``phase & 1`` of the barrier completes (a ``try_wait``
+    loop).  Flip ``phase`` (``phase ^= 1``) each time the barrier is reused.
 
     Example::
 
         mbarrier.wait(bars, 0)
     """,
-)
+).intrinsic()
+
+__all__ = exported("mbarrier")

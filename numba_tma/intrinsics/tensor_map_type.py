@@ -4,45 +4,45 @@ A ``TensorMap`` argument of a kernel becomes a ``__grid_constant__`` parameter: 
 pointer parameter marked ``byval align 64``, listed in the kernel's one ``nvvm.annotations``
 ``grid_constant`` entry, which libNVVM lowers to ``.param .align 64 .b8 p[128]`` and a
 ``cvta.param`` address — TMA reads the parameter itself, never a per-thread local copy.  A device
-function taking a ``TensorMap`` receives that generic address as a plain pointer (``byval`` there
-would make a local copy).
+function taking a ``TensorMap`` receives that generic address as a plain pointer.  Which of the two
+a function is becomes known only after lowering; :mod:`numba_tma.numba_cuda_hooks` applies the
+marking to kernels.
 
-Launching: numba-cuda hands kernel arguments to cuda.core's parameter packer, which takes a
-128-byte tensor map by value only as a ``cuda.core.TensorMapDescriptor``.  The type therefore
-derives from ``types.EnumMember`` whose ``dtype`` is a raw pointer: numba-cuda's launcher passes
-``TensorMap.value`` (that descriptor) through unchanged.  Its type key carries the map's dtype,
-rank, box, mode and the bytes one load delivers, so ops can check them at compile time and a
-kernel can read ``desc.box_bytes`` as a constant.
+The type key carries what ops check at compile time and what a kernel may read as constants:
+the dtype, the element width in bits, rank, box, mode, swizzle and the bytes one load delivers
+(``desc.box_bytes``, ``desc.swizzle``).
 """
 
-import sys
-import weakref
-
 from llvmlite import ir
-from numba.cuda import cgutils, types
-from numba.cuda.datamodel import PrimitiveModel
+from numba.cuda import types
+from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.cudadecl import register_attr
 from numba.cuda.cudaimpl import lower_attr
+from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.models import register_model
 from numba.cuda.typing.templates import AttributeTemplate
 
-from ._core import current_cc
+from ..numba_cuda_hooks import register_by_value, request_grid_constant
 
 TENSORMAP_LL = ir.LiteralStructType([ir.ArrayType(ir.IntType(64), 16)])
 
 
-class TensorMapType(types.EnumMember):
-    """``TensorMap[float32, rank=2, box=(64, 64), tiled]`` — box in the array's own order."""
+class TensorMapType(types.Type):
+    """``TensorMap[bfloat16, rank=2, box=(64, 64), tiled]`` — box in the array's own order.
 
-    def __init__(self, host_class, dtype, rank, box, mode, box_bytes):
-        self.map_dtype, self.rank, self.box, self.mode = dtype, rank, tuple(box), mode
-        self.box_bytes = box_bytes
-        super().__init__(host_class, types.CPointer(types.uint8))
-        self.name = f"TensorMap[{dtype}, rank={rank}, box={self.box}, {mode}]"
+    ``dtype`` is the source array's dtype name; ``element_bits`` the width TMA moves per element
+    (a destination of any dtype of that width is accepted); ``swizzle`` the swizzle's name.
+    """
+
+    def __init__(self, dtype, element_bits, rank, box, mode, swizzle="NONE", box_bytes=None):
+        self.dtype, self.element_bits, self.rank, self.box = dtype, element_bits, rank, tuple(box)
+        self.mode, self.swizzle, self.box_bytes = mode, swizzle, box_bytes
+        extra = "" if swizzle == "NONE" else f", swizzle={swizzle}"
+        super().__init__(name=f"TensorMap[{dtype}, rank={rank}, box={self.box}, {mode}{extra}]")
 
     @property
     def key(self):
-        return self.instance_class, self.map_dtype, self.rank, self.box, self.mode, self.box_bytes
+        return self.dtype, self.element_bits, self.rank, self.box, self.mode, self.swizzle, self.box_bytes
 
 
 @register_attr
@@ -62,71 +62,39 @@ def _lower_box_bytes(context, builder, ty, value):
 
 
 class _BareByvalAttributes(ir.values.ArgumentAttributes):
-    """llvmlite spells ``byval(<type>)``; libNVVM parses IR for targets before sm_100 with its
-    LLVM 7 dialect, which wants a bare ``byval`` (for sm_100+ it wants llvmlite's spelling)."""
+    """llvmlite spells ``byval(<type>)``; libNVVM's LLVM 7 parser wants a bare ``byval``."""
 
     def _expand(self, name, typ):
         return "byval" if name == "byval" else super()._expand(name, typ)
 
 
 def _byval_attributes():
-    cc = current_cc()
-    modern = cc is not None and tuple(cc[:2]) >= (10, 0)
+    """``byval align 64`` in the spelling libNVVM will parse the module with.
+
+    Measured with libNVVM 13.0 and 13.5: targets from sm_100 and unoptimised debug builds
+    (``-g -opt=0``) go through the modern parser (``byval(<type>)``); everything else through the
+    LLVM 7 one (bare ``byval``)."""
+    cfg = ConfigStack.top_or_none()
+    cc = getattr(cfg, "compute_capability", None)
+    options = getattr(cfg, "nvvm_options", None) or {}
+    modern = (cc is not None and tuple(cc[:2]) >= (10, 0)) or ("g" in options and not options.get("opt"))
     attrs = ir.values.ArgumentAttributes() if modern else _BareByvalAttributes()
     attrs.add("byval")
     attrs.align = 64
     return attrs
 
 
-def _lowering_a_kernel() -> bool:
-    """Whether numba-cuda is lowering a kernel entry point (not a device function).
-
-    numba-cuda 0.30 records this nowhere the lowering can see, so look at who called
-    ``compile_cuda``: its kernel paths are ``_Kernel`` and ``_compile_pyfunc_with_fixup(device=False)``,
-    its device-function paths ``compile_device`` and ``_compile_pyfunc_with_fixup(device=True)``.
-    """
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_name != "compile_cuda":
-        frame = frame.f_back
-    caller = frame.f_back if frame is not None else None
-    while caller is not None and caller.f_code.co_name == "_acquire_compile_lock":  # its decorator
-        caller = caller.f_back
-    if caller is None or caller.f_code.co_name == "compile_device":
-        return False
-    if caller.f_code.co_name == "_compile_pyfunc_with_fixup":
-        return not caller.f_locals.get("device", True)
-    return True
-
-
-# kernel function -> its grid_constant metadata node and parameter indices
-_GRID_CONSTANT = weakref.WeakKeyDictionary()
-
-
-def _mark_grid_constant(builder, value):
-    fn, module = builder.function, builder.module
-    # numba's kernel_fixup later drops the return-pointer argument 0, so the position counted
-    # here is the 1-based index NVVM expects.
-    index = list(fn.args).index(value)
-    annotations = cgutils.get_or_insert_named_metadata(module, "nvvm.annotations")
-    node, indices = _GRID_CONSTANT.get(fn, (None, ()))
-    if node is not None:
-        annotations.operands.remove(node)  # one entry per kernel lists every grid_constant index
-    indices = indices + (index,)
-    node = module.add_metadata([fn, ir.MetaDataString(module, "grid_constant"),
-                                module.add_metadata([ir.Constant(ir.IntType(32), i) for i in indices])])
-    annotations.add(node)
-    _GRID_CONSTANT[fn] = (node, indices)
-
-
 @register_model(TensorMapType)
 class TensorMapModel(PrimitiveModel):
-    """A pointer to the 128-byte map; a kernel's own argument is marked byval + grid_constant."""
+    """A pointer to the 128-byte map; a kernel's own argument becomes byval + grid_constant."""
 
     def __init__(self, dmm, fe_type):
         super().__init__(dmm, fe_type, ir.PointerType(TENSORMAP_LL))
 
     def from_argument(self, builder, value):
-        if isinstance(value, ir.Argument) and "byval" not in value.attributes and _lowering_a_kernel():
-            value.attributes = _byval_attributes()
-            _mark_grid_constant(builder, value)
+        if isinstance(value, ir.Argument):
+            request_grid_constant(value, _byval_attributes())
         return value
+
+
+register_by_value(TensorMapType, lambda tensor_map: tensor_map.value)

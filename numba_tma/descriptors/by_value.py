@@ -1,0 +1,94 @@
+"""The object numba's launcher passes for a by-value ``TensorMap``: a cuda.core ``TensorMapDescriptor``.
+
+cuda.core's parameter packer, which numba-cuda 0.30 launches through, takes a 128-byte by-value
+argument only as a ``cuda.core.TensorMapDescriptor``, and only the driver fills one.  So a
+``TensorMap`` launched with numba's own syntax carries a driver-made twin of its ``bytes`` (the GPU
+suite checks, for every map it builds, that the kernel receives exactly ``TensorMap.bytes``).
+
+Making a twin through the driver costs ~25 us; re-pointing one costs a third of that.  Twins are
+therefore recycled per layout: when a ``TensorMap`` is garbage-collected its twin goes back to a
+pool, and the next map of the same layout re-points it with ``replace_address`` (cuLaunchKernel
+copies parameters when it is called, so a twin is free again as soon as the launch returns).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+
+from .enums import TYPE_INFO
+from .errors import TensorMapError
+
+POOL_LIMIT = 64                   # twins kept per layout
+_POOLS: dict[bytes, list] = {}    # layout (descriptor bytes 8..127) -> free twins
+
+
+class _Pointer:
+    """The minimal CUDA array cuda.core needs to see the map's memory: same address, shape and
+    byte strides, dtype an unsigned int of the element width (cuda.core then takes the map's
+    real data type from the explicit ``data_type``).  Works for dtypes no array library exports
+    (bfloat16 through CAI, fp8)."""
+
+    def __init__(self, address, shape, strides, element_bytes):
+        self.__cuda_array_interface__ = {"shape": shape, "strides": strides, "typestr": f"<u{element_bytes}",
+                                         "data": (address, False), "version": 3}
+
+
+@functools.lru_cache(maxsize=None)
+def _core_options(data_type, interleave, swizzle, l2_promotion, oob_fill):
+    from cuda.core import _tensor_map as core
+
+    try:
+        return dict(data_type=core.TensorMapDataType(int(data_type)),
+                    interleave=core.TensorMapInterleave(int(interleave)),
+                    swizzle=core.TensorMapSwizzle(int(swizzle)),
+                    l2_promotion=core.TensorMapL2Promotion(int(l2_promotion)),
+                    oob_fill=core.TensorMapOOBFill(int(oob_fill)))
+    except ValueError as exc:
+        raise TensorMapError("TensorMap", f"{data_type.name}, swizzle {swizzle.name}",
+                             f"cannot be passed by value through numba's launcher (cuda.core lacks the option: "
+                             f"{exc}); pass desc.to_device() instead") from None
+
+
+def _pointer(tmap):
+    p = tmap._params
+    element_bytes = max(1, TYPE_INFO[p["data_type"]].bits // 8)
+    shape = tuple(reversed(p["global_dim"]))
+    strides = tuple(reversed(p["global_strides"])) + (element_bytes,)
+    return _Pointer(tmap.address, shape, strides, element_bytes)
+
+
+def _new(tmap):
+    from cuda.core import _tensor_map as core
+    from cuda.core.utils import StridedMemoryView
+
+    p = tmap._params
+    options = _core_options(p["data_type"], p["interleave"], p["swizzle"], p["l2_promotion"], p["oob_fill"])
+    view = StridedMemoryView.from_cuda_array_interface(_pointer(tmap), stream_ptr=-1)
+    estrides = p["element_strides"] and tuple(reversed(p["element_strides"]))
+    if tmap.mode == "tiled":
+        return view.as_tensor_map(tuple(reversed(p["box_dim"])), element_strides=estrides, **options)
+    return core.TensorMapDescriptor._from_im2col(
+        view, tuple(reversed(p["pixel_box_lower_corner"])), tuple(reversed(p["pixel_box_upper_corner"])),
+        p["channels_per_pixel"], p["pixels_per_column"], element_strides=estrides, **options)
+
+
+def descriptor(tmap):
+    """A cuda.core ``TensorMapDescriptor`` equal to ``tmap.bytes``: a recycled twin of the same
+    layout re-pointed at ``tmap``'s address, else a new one from the driver.  It returns to the
+    pool when ``tmap`` is collected."""
+    layout = tmap.bytes[8:]
+    pool = _POOLS.setdefault(layout, [])
+    try:
+        twin = pool.pop()
+    except IndexError:
+        twin = _new(tmap)
+    else:
+        twin.replace_address(_pointer(tmap))
+    weakref.finalize(tmap, _release, pool, twin)
+    return twin
+
+
+def _release(pool, twin):
+    if len(pool) < POOL_LIMIT:
+        pool.append(twin)

@@ -1,0 +1,195 @@
+"""The places where numba_tma reaches into numba-cuda 0.30 internals, and nowhere else.
+
+numba-cuda has no extension point for any of them; each hook here wraps one internal name,
+says what it replaces, and is checked by ``tests/test_numba_cuda_hooks.py``, which fails with a
+clear message when a numba-cuda release moves the name or changes the behaviour the hook assumes.
+
+1. **Kernel parameters passed by value** (``__grid_constant__``).  A by-value TensorMap must be a
+   ``byval`` pointer parameter listed in the kernel's ``grid_constant`` annotation; a device function
+   taking the same type must receive a plain pointer (``byval`` there is a local copy).  Lowering
+   cannot tell the two apart, so the data model only *records* the argument
+   (:func:`request_grid_constant`) and the marking happens in ``nvvm.set_cuda_kernel``, which
+   numba-cuda's ``kernel_fixup`` calls for kernel entry points only.
+2. **Launching a by-value argument.**  numba-cuda's launcher (``_Kernel._prepare_args``) knows no
+   128-byte by-value argument; the hook lets a registered Numba type supply the object cuda.core's
+   parameter packer passes by value (:func:`register_by_value`).
+3. **The compilation target of kernels and device functions.**  numba-cuda compiles a JIT kernel
+   for ``get_current_device().compute_capability`` (``(9, 0)``) while its code generator later
+   targets ``sm_90a``, and compiles device functions for the current device even inside a kernel
+   compiled for another target (or with no GPU at all).  The hook makes that lookup return the
+   target actually used: the enclosing compilation's when a kernel is being compiled, else the
+   device's with the ``a`` suffix numba-cuda's code generator adds from compute capability 9.0.
+4. **Everything a kernel links, with no GPU** (for :mod:`numba_tma.inspect`).  numba-cuda's public
+   ``compile_all`` compiles the CUDA C++ sources a kernel links (its fp16/bf16 shims) through
+   cuda.core's ``Program``, which needs the driver library.  :func:`kernel_codes` takes the same
+   code library and compiles those sources with NVRTC directly, with numba-cuda's include paths.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numba.cuda.dispatcher as _dispatcher
+from numba.cuda import cgutils
+from numba.cuda.core.targetconfig import ConfigStack
+from numba.cuda.cudadrv import nvvm as _nvvm
+from llvmlite import ir
+
+SUPPORTED = "0.30"   # the numba-cuda minor these hooks were verified against
+
+# -- 1. grid-constant kernel parameters -----------------------------------------------------------
+
+_PENDING = weakref.WeakKeyDictionary()   # ir.Argument -> the byval attributes to give it in a kernel
+
+
+def request_grid_constant(argument: ir.Argument, attributes) -> None:
+    """Mark ``argument`` ``byval`` (with ``attributes``) and ``grid_constant`` if its function
+    turns out to be a kernel entry point; a device function keeps a plain pointer."""
+    _PENDING[argument] = attributes
+
+
+def _mark_grid_constants(function) -> None:
+    indices = []
+    for position, argument in enumerate(function.args):
+        attributes = _PENDING.pop(argument, None)
+        if attributes is not None:
+            argument.attributes = attributes
+            indices.append(position + 1)   # NVVM counts parameters from 1
+    if indices:
+        module = function.module
+        node = module.add_metadata([function, ir.MetaDataString(module, "grid_constant"),
+                                    module.add_metadata([ir.Constant(ir.IntType(32), i) for i in indices])])
+        cgutils.get_or_insert_named_metadata(module, "nvvm.annotations").add(node)
+
+
+_set_cuda_kernel = _nvvm.set_cuda_kernel
+
+
+def _set_cuda_kernel_with_grid_constants(function):
+    _mark_grid_constants(function)
+    return _set_cuda_kernel(function)
+
+
+# -- 2. by-value launch arguments -----------------------------------------------------------------
+
+_BY_VALUE = {}   # Numba type class -> function(python value) -> object cuda.core passes by value
+
+
+def register_by_value(type_class, to_argument) -> None:
+    """Launch arguments typed as ``type_class`` are passed as ``to_argument(value)``."""
+    _BY_VALUE[type_class] = to_argument
+
+
+_prepare_args = _dispatcher._Kernel._prepare_args
+
+
+def _prepare_args_by_value(self, ty, val, stream, retr, kernelargs):
+    to_argument = _BY_VALUE.get(type(ty))
+    if to_argument is None:
+        return _prepare_args(self, ty, val, stream, retr, kernelargs)
+    kernelargs.append(to_argument(val))
+
+
+# -- 3. the compilation target ---------------------------------------------------------------------
+
+def jit_target(cc) -> tuple:
+    """The target numba-cuda's code generator uses for a device of compute capability ``cc``
+    (``codegen.CUDACodeLibrary._ensure_cc``): the ``a`` variant from 9.0 on."""
+    return (cc[0], cc[1], "a") if tuple(cc[:2]) >= (9, 0) else tuple(cc[:2])
+
+
+class _Target:
+    """The current device as numba-cuda's dispatcher sees it, with the real compilation target."""
+
+    def __init__(self, device, compute_capability):
+        self._device, self.compute_capability = device, compute_capability
+
+    def __getattr__(self, name):
+        if self._device is None:
+            raise AttributeError(f"{name}: no device (compiling for {self.compute_capability} without a GPU)")
+        return getattr(self._device, name)
+
+
+_get_current_device = _dispatcher.get_current_device
+
+
+def current_target_device():
+    """``get_current_device()`` for the dispatcher: inside a compilation (a device function typed
+    while its kernel compiles) the kernel's target, otherwise the device with its JIT target."""
+    cfg = ConfigStack.top_or_none()
+    cc = getattr(cfg, "compute_capability", None)
+    if cc is not None:
+        return _Target(None, tuple(cc))
+    device = _get_current_device()
+    return _Target(device, jit_target(device.compute_capability))
+
+
+# -- 4. a kernel's code and linked sources, without the driver -------------------------------------
+
+def _nvrtc_includes():
+    """numba-cuda's NVRTC include path (``cudadrv/nvrtc.py:compile``): its own headers for the
+    toolkit's major version, the toolkit's, CCCL's and its memory-management headers."""
+    import os
+
+    from cuda import pathfinder
+    from numba.cuda.cuda_paths import get_cuda_paths
+    from numba.cuda.cudadrv import nvrtc
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(nvrtc.__file__)))
+    includes = [os.path.join(root, "include", str(nvrtc._get_nvrtc_version()[0])),
+                get_cuda_paths()["include_dir"].info]
+    cccl = pathfinder.locate_nvidia_header_directory("cccl")
+    if cccl is not None:
+        includes.append(cccl.abs_path)
+    return includes + [os.path.join(root, "memory_management")]
+
+
+def _nvrtc_ptx(source: bytes, name: str, cc) -> bytes:
+    from cuda.bindings import nvrtc
+
+    def check(result, *values):
+        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise RuntimeError(f"NVRTC failed on {name}: {result}")
+        return values[0] if values else None
+
+    program = check(*nvrtc.nvrtcCreateProgram(source, name.encode(), 0, [], []))
+    try:
+        arch = f"sm_{cc[0]}{cc[1]}{cc[2] if len(cc) > 2 else ''}"
+        options = [f"-arch={arch}".encode(), b"-rdc=true"] + [f"-I{d}".encode() for d in _nvrtc_includes()]
+        result, = nvrtc.nvrtcCompileProgram(program, len(options), options)
+        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            size = check(*nvrtc.nvrtcGetProgramLogSize(program))
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(program, log)
+            raise RuntimeError(f"NVRTC could not compile {name}: {log.decode(errors='replace')}")
+        ptx = b" " * check(*nvrtc.nvrtcGetPTXSize(program))
+        check(*nvrtc.nvrtcGetPTX(program, ptx))
+        return ptx
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+
+
+def kernel_codes(fn, sig, cc, **options) -> list:
+    """What numba-cuda's ``compile_all(fn, sig, device=False, cc=cc, output="ptx")`` returns — the
+    kernel's PTX, then every file its code library links (CUDA sources compiled to PTX, other
+    code as ``LinkableCode``) — without the driver."""
+    from numba.cuda.compiler import _compile_pyfunc_with_fixup
+    from numba.cuda.cudadrv.linkable_code import LinkableCode
+
+    lib, _ = _compile_pyfunc_with_fixup(fn, sig, device=False, abi="numba", cc=cc, **options)
+    codes = list(lib.get_asm_strs(cc=cc))
+    for path_or_obj in lib._linking_files:
+        obj = LinkableCode.from_path_or_obj(path_or_obj)
+        if obj.kind == "cu":
+            source = obj.data.encode() if isinstance(obj.data, str) else bytes(obj.data)
+            codes.append(_nvrtc_ptx(source, obj.name, cc))
+        else:
+            codes.append(obj)
+    return codes
+
+
+def install() -> None:
+    """Install the three hooks (idempotent)."""
+    _nvvm.set_cuda_kernel = _set_cuda_kernel_with_grid_constants
+    _dispatcher._Kernel._prepare_args = _prepare_args_by_value
+    _dispatcher.get_current_device = current_target_device

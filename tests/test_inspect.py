@@ -1,0 +1,46 @@
+"""numba_tma.inspect compiles and links like numba, for any arch, with no GPU."""
+
+import numba
+import pytest
+from numba import cuda
+from numba.cuda import types
+
+from numba_tma import inspect
+
+
+def half_math(a, out):
+    i = cuda.grid(1)
+    out[i] = a[i] + a[i] * a[i]          # fp16 operators: numba links its cuda_fp16 shims
+
+
+def uses_libdevice(a, out):
+    i = cuda.grid(1)
+    out[i] = numba.float32(abs(a[i])) ** 0.5 + cuda.libdevice.expf(a[i])
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_fp16_arithmetic_links_numbas_shims(arch):
+    out = inspect.compile(half_math, (types.float16[::1], types.float16[::1]), arch)
+    assert out.cubin[:4] == b"\x7fELF"
+    assert any(op.startswith("HFMA2") or op.startswith("HADD2") or op.startswith("HMUL2") for op in out.opcodes())
+
+
+def test_libdevice_functions_link():
+    out = inspect.compile(uses_libdevice, (numba.float32[::1], numba.float32[::1]), "sm_90a")
+    assert out.cubin[:4] == b"\x7fELF" and "MUFU.EX2" in out.opcodes()
+
+
+def test_cubin_and_sass_are_made_only_when_read(monkeypatch):
+    calls = []
+    monkeypatch.setattr(inspect, "sass", lambda cubin: calls.append(cubin) or "")
+    out = inspect.compile(half_math, (types.float16[::1], types.float16[::1]), "sm_90a", fastmath=True)
+    assert "cubin" not in vars(out) and not calls       # PTX only so far
+    assert out.opcodes() == set() and len(calls) == 1   # SASS on first use, once
+    out.opcodes()
+    assert len(calls) == 1
+
+
+def test_options_reach_numbas_compiler():
+    plain = inspect.ptx(half_math, (types.float16[::1], types.float16[::1]), "sm_90a")
+    debug = inspect.ptx(half_math, (types.float16[::1], types.float16[::1]), "sm_90a", debug=True, opt=False)
+    assert ".loc" in debug and plain != debug

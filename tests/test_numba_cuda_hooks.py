@@ -1,0 +1,81 @@
+"""The numba-cuda internals numba_tma hooks into: each test fails with a clear message when a
+numba-cuda release moves the name or changes the behaviour the hook relies on."""
+
+import inspect as pyinspect
+from importlib.metadata import version
+
+import numba
+import numba.cuda.compiler as compiler
+import numba.cuda.dispatcher as dispatcher
+from numba import cuda
+from numba.cuda.codegen import CUDACodeLibrary
+from numba.cuda.cudadrv import nvvm
+
+from numba_tma import TensorMap, inspect, numba_cuda_hooks, tma
+
+CHANGED = "numba-cuda changed: re-verify numba_tma/numba_cuda_hooks.py against it"
+
+
+def test_numba_cuda_is_the_verified_minor():
+    assert version("numba-cuda").startswith(numba_cuda_hooks.SUPPORTED + "."), CHANGED
+
+
+def test_kernel_fixup_marks_kernels_through_set_cuda_kernel_after_dropping_the_return_slot():
+    """Hook 1 marks grid-constant parameters when ``kernel_fixup`` calls ``nvvm.set_cuda_kernel``,
+    which must happen for kernels only and after the return-value argument was removed (the
+    parameter numbering NVVM sees)."""
+    source = pyinspect.getsource(compiler.kernel_fixup)
+    assert "kernel.args = kernel.args[1:]" in source and "nvvm.set_cuda_kernel(kernel)" in source, CHANGED
+    assert source.index("kernel.args = kernel.args[1:]") < source.index("nvvm.set_cuda_kernel(kernel)"), CHANGED
+    assert nvvm.set_cuda_kernel is numba_cuda_hooks._set_cuda_kernel_with_grid_constants, "hook 1 not installed"
+
+
+def test_launcher_prepares_arguments_one_by_one():
+    """Hook 2 wraps ``_Kernel._prepare_args(ty, val, stream, retr, kernelargs)``."""
+    params = list(pyinspect.signature(numba_cuda_hooks._prepare_args).parameters)
+    assert params == ["self", "ty", "val", "stream", "retr", "kernelargs"], CHANGED
+    assert "self._prepare_args(" in pyinspect.getsource(dispatcher._Kernel.launch), CHANGED
+    assert dispatcher._Kernel._prepare_args is numba_cuda_hooks._prepare_args_by_value, "hook 2 not installed"
+
+
+def test_the_dispatcher_asks_get_current_device_for_the_target():
+    """Hook 3 replaces the name the dispatcher calls when compiling kernels and device functions,
+    and mirrors the code generator's own choice of the 'a' target."""
+    for method in (dispatcher._Kernel.__init__, dispatcher.CUDADispatcher.compile_device):
+        assert "get_current_device().compute_capability" in pyinspect.getsource(method), CHANGED
+    assert '"a" if cc >= (9, 0)' in pyinspect.getsource(CUDACodeLibrary._ensure_cc), CHANGED
+    assert dispatcher.get_current_device is numba_cuda_hooks.current_target_device, "hook 3 not installed"
+    assert numba_cuda_hooks.jit_target((9, 0)) == (9, 0, "a") and numba_cuda_hooks.jit_target((8, 6)) == (8, 6)
+
+
+@cuda.jit(device=True)
+def _issue(desc, tile, bars):
+    tma.load(desc, tile, (0, 0), bars)
+
+
+def _kernel(desc, out):
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((32, 64), numba.float32, alignment=128)
+    _issue(desc, tile, bars)
+    out[0] = tile[0, 0]
+
+
+def test_a_device_function_is_compiled_for_the_kernel_target_without_a_gpu():
+    sig = (TensorMap.numba_type("float32", (32, 64)), numba.float32[::1])
+    for arch in ("sm_90a", "sm_100a"):
+        out = inspect.compile(_kernel, sig, arch)
+        assert f".target {arch}" in out.ptx and "_param_0[128]" in out.ptx and "st.local" not in out.ptx
+        assert "UTMALDG.2D" in out.opcodes()
+
+
+def test_kernel_code_library_and_nvrtc_options_are_numbas():
+    """Hook 4 compiles the kernel's code library as ``compile_all`` does and its linked CUDA sources
+    with the options numba-cuda's own NVRTC call uses."""
+    from numba.cuda.cudadrv import nvrtc
+
+    source = pyinspect.getsource(compiler.compile_all)
+    assert "_compile_pyfunc_with_fixup(" in source and "lib._linking_files" in source, CHANGED
+    nvrtc_source = pyinspect.getsource(nvrtc.compile)
+    for piece in ("'include'", '"memory_management"', 'locate_nvidia_header_directory("cccl")',
+                  "relocatable_device_code=True", 'get_cuda_paths()["include_dir"]'):
+        assert piece in nvrtc_source, CHANGED
