@@ -31,3 +31,37 @@ def pytest_collection_modifyitems(config, items):
         reason = gpu_skip_reason()
         if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+BY_VALUE_CHECKED = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def by_value_bytes_are_ours():
+    """On a GPU, every by-value descriptor any test makes (numba's launcher passes a driver-made
+    twin of ``TensorMap.bytes``) is launched once to check the kernel receives exactly our bytes."""
+    if gpu_skip_reason():
+        yield
+        return
+    from numba_tma.descriptors import by_value
+
+    from gpu_support import received_bytes
+
+    original = by_value.descriptor
+
+    def checked(tmap):
+        twin = original(tmap)
+        got = received_bytes(tmap, twin)
+        assert got == tmap.bytes, f"the kernel received other bytes than {tmap!r}:\n{got.hex()}\n{tmap.bytes.hex()}"
+        BY_VALUE_CHECKED.append(tmap.mode)
+        return twin
+
+    by_value.descriptor = checked
+    yield
+    by_value.descriptor = original
+
+
+def pytest_terminal_summary(terminalreporter):
+    if BY_VALUE_CHECKED:
+        terminalreporter.write_line(f"by-value descriptors checked equal to TensorMap.bytes in the kernel: "
+                                    f"{len(BY_VALUE_CHECKED)} ({BY_VALUE_CHECKED.count('im2col')} im2col)")

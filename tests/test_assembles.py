@@ -47,8 +47,9 @@ def _rows():
 
 def _expected_lines(op, sample, chosen):
     """The instruction lines of the rendered template, as regexes (operands become wildcards)."""
-    text = op.render({o.name: "\0" for o in op.operands} | {"out": "\0"}, chosen,
-                     dict(op.doc_fields) | dict(sample.fields), uid="\1")
+    operands = {o.name: "\0" for o in op.operands} | {"out": "\0"}
+    fields = {k: v for k, v in op.doc_fields.items() if k not in operands} | dict(sample.fields)
+    text = op.render(operands, chosen, fields, uid="\1")
     for line in text.splitlines():
         line = line.strip()
         if len(line) > 2 and not line.startswith(".reg"):

@@ -164,7 +164,7 @@ def test_constant_im2col_offset_is_not_truncated():
         block = cuda.shared.array(256, numba.float32)
         tma.load_im2col(desc, block, (0, 0, 0, 0), (70000, 0), bars)
 
-    with pytest.raises(OpArgumentError, match=r"'offsets\[0\]' must be in \[0, 65535\]; got 70000"):
+    with pytest.raises(OpArgumentError, match=r"'offsets\[0\]' must be in \[0, 255\] for a 4-D map \(8-bit offsets\); got 70000"):
         _compile(k, kernels.TMA_SIG)
 
 

@@ -7,36 +7,28 @@ import numba
 import numpy as np
 import pytest
 from numba import cuda
-from numba.cuda import types
 
 from numba_tma import TensorMap, fence, mbarrier, tma
-from numba_tma.intrinsics._core import Int, PtxOp, build_intrinsic
-from numba_tma.intrinsics.tma import Descriptor
 
-from gpu_support import TILE_C, TILE_R, bounded_wait, tile_copy
+from gpu_support import TILE_C, TILE_R, bounded_wait, received_bytes, tile_copy
 
 pytestmark = pytest.mark.gpu
-
-# Test-only op: 64-bit word i of the descriptor, read where TMA reads it (the parameter).
-read_word = build_intrinsic(PtxOp(
-    "test.descriptor_word", "{{\n .reg .u64 a;\n mad.lo.u64 a, {i}, 8, {desc};\n ld.u64 {out}, [a];\n}}",
-    (Descriptor("desc"), Int("i", bits=64)), returns=types.uint64, memory=False, doc="test only"))
-
-
-@cuda.jit
-def read_param_kernel(desc, out):
-    for i in range(16):
-        out[i] = read_word(desc, i)
 
 
 @pytest.mark.parametrize("dtype,box,swizzle", [(np.float32, (32, 64), "none"), (np.float16, (64, 64), "128B"),
                                                (np.uint8, (16, 32), "32B")])
 def test_kernel_receives_our_exact_bytes(dtype, box, swizzle):
-    a = cuda.to_device(np.zeros((300, 512), dtype))
-    desc = TensorMap.tiled(a, box, swizzle=swizzle)
-    out = cuda.to_device(np.zeros(16, np.uint64))
-    read_param_kernel[1, 1](desc, out)
-    assert out.copy_to_host().tobytes() == desc.bytes
+    desc = TensorMap.tiled(cuda.to_device(np.zeros((300, 512), dtype)), box, swizzle=swizzle)
+    assert received_bytes(desc) == desc.bytes
+
+
+def test_recycled_descriptors_are_repointed():
+    """A map's by-value descriptor returns to its layout's pool when the map dies and is re-pointed
+    for the next map of that layout: every launch still reads its own array."""
+    arrays = [np.full((64, 128), k, np.float32) for k in range(6)]
+    for host in arrays:   # each TensorMap dies at the end of its iteration
+        np.testing.assert_array_equal(tile_copy(TensorMap.tiled(cuda.to_device(host), (TILE_R, TILE_C)),
+                                                host.shape), host)
 
 
 @pytest.mark.parametrize("form", ["by-value", "global"])
@@ -133,3 +125,52 @@ def test_two_maps_through_a_device_function():
                       TensorMap.tiled(cuda.to_device(b), (TILE_R, TILE_C)), out, status)
     assert status.copy_to_host()[0] == 0
     np.testing.assert_array_equal(out.copy_to_host(), a + b)
+
+
+def _bits_kernel(tile_dtype):
+    """Copy a (32, BOX_C) box of a 2-D map into a tile of ``tile_dtype`` and out as raw bits."""
+    box_c = 128 // np.dtype(tile_dtype).itemsize   # 128-byte rows
+
+    @cuda.jit
+    def kernel(desc, out, status):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array((32, box_c), tile_dtype, alignment=128)
+        if cuda.threadIdx.x == 0:
+            mbarrier.init(bars, 1)
+            fence.mbarrier_init()
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, tile, (cuda.blockIdx.x * box_c, 0), bars)
+        bounded_wait(bars, 0, status)
+        for i in range(cuda.threadIdx.x, 32 * box_c, cuda.blockDim.x):
+            out[i // box_c, cuda.blockIdx.x * box_c + i % box_c] = tile[i // box_c, i % box_c]
+
+    return kernel, box_c
+
+
+@pytest.mark.parametrize("dtype,bits", [("bfloat16", "uint16"), ("float8_e4m3fn", "uint8"), ("float8_e5m2", "uint8")])
+def test_torch_bf16_and_fp8_tensors_by_value(dtype, bits):
+    """numba has no bfloat16 / fp8 shared arrays: the map fills a tile of the same width and the
+    kernel sees the tensor's exact bits."""
+    torch = pytest.importorskip("torch")
+    x = (torch.randn(32, 512, device="cuda") * 8).to(getattr(torch, dtype))
+    kernel, box_c = _bits_kernel(getattr(np, bits))
+    desc = TensorMap.tiled(x, (32, box_c))
+    assert desc.dtype == dtype
+    out = cuda.to_device(np.zeros((32, 512), bits))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    kernel[512 // box_c, 128](desc, out, status)
+    assert status.copy_to_host()[0] == 0
+    want = x.view(getattr(torch, bits)).cpu().numpy()
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_debug_build_of_a_map_kernel_runs():
+    """``debug=True, opt=False`` (numba's own options) compiles a by-value map and copies right."""
+    host = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32)
+    kernel, box_c = _bits_kernel(np.float32)
+    debug_kernel = cuda.jit(debug=True, opt=False)(kernel.py_func)
+    out = cuda.to_device(np.zeros((32, 64), np.float32))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    debug_kernel[64 // box_c, 32](TensorMap.tiled(cuda.to_device(host), (32, box_c)), out, status)
+    assert status.copy_to_host()[0] == 0
+    np.testing.assert_array_equal(out.copy_to_host(), host)

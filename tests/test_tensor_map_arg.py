@@ -210,6 +210,27 @@ def test_im2col_offsets_count_is_checked():
         inspect.ptx(k, (MAP_IM2COL, numba.float32[::1]))
 
 
+@pytest.mark.parametrize("rank,offsets,bad", [(3, (65535,), None), (3, (65536,), 65536), (4, (255, 0), None),
+                                              (4, (0, 256), 256), (5, (31, 31, 31), None), (5, (0, 32, 0), 32)])
+def test_im2col_offset_width_depends_on_the_rank(rank, offsets, bad):
+    """PTX ISA: im2col offsets are 16 bits for 3-D maps, 8 bits for 4-D and 5 bits for 5-D."""
+    namespace = {"cuda": cuda, "types": types, "tma": tma}
+    exec(f"""
+def k(desc, out):
+    bars = cuda.shared.array(1, types.uint64)
+    block = cuda.shared.array(8192, types.float16)
+    tma.load_im2col(desc, block, {(0,) * rank}, {offsets}, bars)
+""", namespace)
+    sig = (TensorMap.numba_type("float16", (128, 64), mode="im2col", rank=rank), numba.float32[::1])
+    if bad is None:
+        assert f"cp.async.bulk.tensor.{rank}d" in inspect.ptx(namespace["k"], sig)
+    else:
+        bits = {3: 16, 4: 8, 5: 5}[rank]
+        with pytest.raises(OpArgumentError, match=rf"'offsets\[\d\]' must be in \[0, {(1 << bits) - 1}\] for a "
+                                                  rf"{rank}-D map \({bits}-bit offsets\); got {bad}"):
+            inspect.ptx(namespace["k"], sig)
+
+
 def test_im2col_map_by_value_assembles():
     def k(desc, out):
         bars = cuda.shared.array(1, numba.uint64)

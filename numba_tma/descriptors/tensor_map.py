@@ -367,7 +367,8 @@ class TensorMap:
 
     @property
     def address(self) -> int:
-        return self.fields.global_address
+        """The global address (bytes 0-7 of the descriptor)."""
+        return int.from_bytes(self.bytes[:8], "little")
 
     def with_array(self, array) -> "TensorMap":
         """The same map over another array of identical shape, strides and dtype: ``bytes`` get
@@ -395,12 +396,13 @@ class TensorMap:
         if not isinstance(mode, str) or mode not in ("tiled", "im2col"):
             raise TensorMapError("mode", mode, "must be 'tiled' or 'im2col'")
         box, rank = _type_geometry(box, mode, rank)
-        if box_bytes is not None:
-            _in_range("box_bytes", _int("box_bytes", box_bytes), limits=(1, MAX_BOX_BYTES))
         if box_bytes is None:
             box_bytes = TYPE_INFO[_DTYPES[name]].bits // 8
             for b in box:
                 box_bytes *= b
+        else:
+            box_bytes = _int("box_bytes", box_bytes)
+            _in_range("box_bytes", box_bytes, limits=(1, MAX_BOX_BYTES))
         bits = TYPE_INFO[_DTYPES[name]].bits
         return TensorMapType(name, bits, rank or len(box), box, mode, swizzle, box_bytes)
 

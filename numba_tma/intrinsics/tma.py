@@ -132,10 +132,12 @@ load_im2col = PtxOp(
     "{acquire}cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
     " [{dst}], [{desc}, {{{coords}}}], [{bar}], {{{offsets}}};",
     (Descriptor("desc"), SharedArray("dst", what="a shared array (the pixels x channels block)", contiguous=True),
-     IntTuple("coords", (3, 4, 5)), IntTuple("offsets", (1, 2, 3), bits=16, range=(0, (1 << 16) - 1)), barrier()),
+     IntTuple("coords", (3, 4, 5)),
+     IntTuple("offsets", (1, 2, 3), bits=16, range=(-(1 << 31), (1 << 31) - 1)),  # width: by rank, in the check
+     barrier()),
     check=_check_load_im2col,
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
-    doc_fields={"rank": 4, "acquire": ""},
+    doc_fields={"rank": 4, "acquire": "", "coords": "c, w, h, n", "offsets": "ow, oh"},
     tlx=("tlx.async_descriptor_load (im2col)", "cute.nvgpu.cpasync.CopyBulkTensorIm2ColG2SOp",
          "cuda::ptx::cp_async_bulk_tensor (im2col)"),
     samples=tuple(Sample(f"tma.load_im2col(desc, smem, {tuple(range(r))}, {tuple(range(1, r - 1))}, bar)",

@@ -1,0 +1,64 @@
+"""Every NVIDIA device op, found by its Python name, PTX mnemonic, SASS opcode or TLX / CuTe DSL /
+``cuda::ptx`` name — all read from the ops' declarations.
+
+    >>> from numba_tma import catalog
+    >>> [op.name for op in catalog.find("cp.async.bulk.tensor")]
+    ['tma.load', 'tma.load_im2col']
+    >>> [op.name for op in catalog.find("tlx.barrier_wait")]
+    ['mbarrier.wait']
+
+``python -m numba_tma.catalog`` prints the catalogue as Markdown (``docs/ops.md`` is that output;
+a test keeps it current).
+"""
+
+from __future__ import annotations
+
+import numba_tma  # noqa: F401  (declares every op)
+
+from .intrinsics._core import OPS, PtxOp
+
+
+def _words(op: PtxOp) -> list[str]:
+    """Everything ``op`` can be found by."""
+    texts = [op.name, *op.tlx, *(op.ptx_text(chosen) for chosen in op.instances())]
+    for sample in op.samples:
+        texts += [sample.sass] if isinstance(sample.sass, str) else list(sample.sass.values())
+    return [t.lower() for t in texts]
+
+
+def find(text: str) -> list[PtxOp]:
+    """The ops whose name, PTX, SASS opcode or anchor-library name contains ``text`` (any case)."""
+    needle = text.lower()
+    return [op for _, op in sorted(OPS.items()) if any(needle in word for word in _words(op))]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def markdown() -> str:
+    """The catalogue: one table per family, one row per op."""
+    lines = ["# Device ops", "",
+             "Generated from the op declarations by `python -m numba_tma.catalog`; do not edit by hand.",
+             "Each op's docstring (`help(numba_tma.tma.load)`) has its arguments and an example.", ""]
+    for family in sorted({op.family for op in OPS.values()}):
+        lines += [f"## `numba_tma.{family}`", "", "| op | PTX | requires | options | also known as | SASS |",
+                  "|---|---|---|---|---|---|"]
+        for _, op in sorted(OPS.items()):
+            if op.family != family:
+                continue
+            ptx = "\n".join(line.strip() for line in op.ptx_text().splitlines())
+            options = "\n".join(
+                f"{q.name}: " + ", ".join(f"`{v!r}`" + (f" ({op.need | c.need})" if getattr(c, "need", None) else "")
+                                          for v, c in q.choices.items())
+                for q in op.qualifiers)
+            sass = sorted({s.sass if isinstance(s.sass, str) else "/".join(s.sass.values()) for s in op.samples})
+            lines.append("| " + " | ".join(_cell(x) for x in (
+                f"`{op.name}`", f"`{ptx}`" if "\n" not in ptx else f"<pre>{ptx}</pre>", str(op.need), options,
+                ", ".join(f"`{t}`" for t in op.tlx), ", ".join(f"`{s}`" for s in sass))) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
