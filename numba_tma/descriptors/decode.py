@@ -6,6 +6,23 @@ from .errors import TensorMapError
 from .fields import TensorMapFields, pack
 
 
+def descriptor_bytes(desc):
+    """``desc`` (``bytes``, ``bytearray`` or another buffer, such as a uint8 numpy array) as the
+    128 bytes of a CUtensorMap; TensorMapError for anything else.
+
+    >>> len(descriptor_bytes(bytearray(128)))
+    128
+    """
+    try:
+        desc = memoryview(desc).tobytes()
+    except TypeError:
+        raise TensorMapError("desc", desc, "must be the 128 bytes of a CUtensorMap (bytes, bytearray or a "
+                             "buffer)") from None
+    if len(desc) != layout.NUM_BYTES:
+        raise TensorMapError("desc", f"<{len(desc)} bytes>", "a CUtensorMap is exactly 128 bytes")
+    return desc
+
+
 def decode(desc):
     """Decode a 128-byte CUtensorMap (ours, the driver's, Triton's, CUTLASS's...).
 
@@ -17,10 +34,7 @@ def decode(desc):
     >>> f.box_dim, f.global_strides
     ((16, 8), (256,))
     """
-    desc = bytes(desc)
-    if len(desc) != layout.NUM_BYTES:
-        raise TensorMapError("desc", f"<{len(desc)} bytes>", "a CUtensorMap is exactly 128 bytes")
-    word = int.from_bytes(desc, "little")
+    word = int.from_bytes(descriptor_bytes(desc), "little")
     F, g = layout.FIELDS, layout.get
     rank = g(word, F["rank_m1"]) + 1
     if rank > 5:

@@ -5,7 +5,7 @@ for any input the driver rejects.  Dimensions are innermost first; ``global_stri
 ``rank - 1`` byte strides (dimension 0 is contiguous).
 """
 
-from . import layout
+from .decode import descriptor_bytes
 from .errors import TensorMapError
 from .fields import TensorMapFields
 from .validate import MAX_ADDRESS, _int, im2col_params, tiled_params, wide_corners
@@ -64,8 +64,7 @@ def encode_im2col_wide(data_type, global_address, global_dim, global_strides, pi
     >>> wide == encode_im2col("float16", 0, [64, 16, 2], [128, 2048], [-1], [0], 64, 128, swizzle="128B")
     True
     """
-    rank = len(global_dim)
-    lower, upper = wide_corners(rank, pixel_box_lower_corner_width, pixel_box_upper_corner_width, mode)
+    lower, upper = wide_corners(global_dim, pixel_box_lower_corner_width, pixel_box_upper_corner_width, mode)
     p = im2col_params(data_type, global_address, global_dim, global_strides, lower, upper,
                       channels_per_pixel, pixels_per_column, element_strides, interleave, swizzle,
                       l2_promotion, oob_fill,
@@ -84,9 +83,7 @@ def replace_address(desc, global_address):
     >>> decode(replace_address(d, 0x2000)).global_address
     8192
     """
-    desc = bytes(desc)
-    if len(desc) != layout.NUM_BYTES:
-        raise TensorMapError("desc", f"<{len(desc)} bytes>", "a CUtensorMap is exactly 128 bytes")
+    desc = descriptor_bytes(desc)
     global_address = _int("global_address", global_address)
     if not 0 < global_address < MAX_ADDRESS or global_address % 16:
         raise TensorMapError("global_address", global_address,
@@ -102,6 +99,8 @@ def encode(fields):
     >>> encode(decode(d)) == d
     True
     """
+    if not isinstance(fields, TensorMapFields):
+        raise TensorMapError("fields", fields, "must be a TensorMapFields (from decode, or built field by field)")
     return fields.encode()
 
 

@@ -195,5 +195,5 @@ def _numpy_name(value):
     try:
         import numpy
         return numpy.dtype(value).name
-    except (ImportError, TypeError):
+    except (ImportError, TypeError, ValueError):  # ValueError: e.g. a malformed structured dtype
         return None

@@ -22,6 +22,7 @@ MAX_ADDRESS = 1 << 57            # the driver rejects addresses of 2**57 and abo
 MAX_DIM = 1 << 32
 MAX_STRIDE = 1 << 40
 MAX_BOX_BYTES = 233472           # 228 KiB: largest box the driver accepts on the H200
+INNER_ALIGN = 16                 # the innermost box extent spans a multiple of 16 bytes
 
 RANK = {Mode.TILED: (1, 5), Mode.IM2COL: (3, 5)}
 # (low, high) inclusive per array / scalar argument
@@ -41,35 +42,46 @@ Params = namedtuple("Params", "mode data_type global_address global_dim global_s
                               "pixels_per_column box_bytes")
 
 
-def _int(name, value):
+def _int(name, value, index=None):
+    """``value`` (entry ``index`` of ``name``) as an int: exactly an integer, not a bool or float."""
     try:
         if isinstance(value, bool):
             raise TypeError
         return operator.index(value)
     except TypeError:
-        raise TensorMapError(name, value, "must be an integer") from None
+        raise TensorMapError(name, value, "must be an integer", index=index) from None
 
 
-def _ints(name, values, length, what):
+def _ints(name, values, length=None, what=None):
+    """``values`` as a list of ints (see :func:`_int`), of ``length`` entries (``what``) if given."""
+    try:
+        if isinstance(values, (str, bytes, bytearray)):
+            raise TypeError
+        values = list(values)
+    except TypeError:
+        raise TensorMapError(name, values, "must be a sequence of integers") from None
     try:
         out = [operator.index(v) for v in values]
         if bool in map(type, values):
             raise TypeError
-    except TypeError:
-        try:  # slow path: find the entry to blame
-            out = [_int(f"{name}[{i}]", v) for i, v in enumerate(values)]
-        except TypeError:
-            raise TensorMapError(name, values, "must be a sequence of integers") from None
-    if len(out) != length:
+    except TypeError:  # slow path: find the entry to blame
+        out = [_int(name, v, i) for i, v in enumerate(values)]
+    if length is not None and len(out) != length:
         raise TensorMapError(name, out, f"must have {what} = {length} entries")
     return out
 
 
-def _in_range(name, values):
-    lo, hi = RANGES[name.split("[")[0]]
-    for i, v in enumerate(values):
-        if not lo <= v <= hi:
-            raise TensorMapError(f"{name}[{i}]", v, f"must be in [{lo}, {hi}]")
+def _in_range(name, value, index=None, limits=None):
+    """Check ``value`` (entry ``index`` of ``name``) against ``RANGES[name]`` or ``limits``."""
+    lo, hi = limits or RANGES[name]
+    if not lo <= value <= hi:
+        raise TensorMapError(name, value, f"must be in [{lo}, {hi}]", index=index)
+
+
+def swizzle_span(interleave, swizzle):
+    """The most bytes the innermost box extent may span: the swizzle's span, or None (no swizzle,
+    or interleaved, where the driver does not bound it)."""
+    return SWIZZLE_SPAN.get(swizzle) if interleave == Interleave.NONE else None
 
 
 def check_global_address(global_address, interleave):
@@ -96,7 +108,7 @@ def _common(mode, data_type, global_address, global_dim, global_strides, element
             raise TensorMapError(name, value.name, "needs compute capability >= 10.0 (the driver rejects "
                                  "it on 9.x, so its descriptor bits are unconfirmed); use "
                                  "numba_tma.descriptors.driver on such a GPU")
-    global_dim = _ints("global_dim", global_dim, len(global_dim), "rank")
+    global_dim = _ints("global_dim", global_dim)
     rank = len(global_dim)
     lo, hi = RANK[mode]
     if not lo <= rank <= hi:
@@ -107,27 +119,35 @@ def _common(mode, data_type, global_address, global_dim, global_strides, element
         raise TensorMapError("oob_fill", oob_fill.name, f"NaN fill needs a floating data_type, not {data_type.name}")
     global_address = check_global_address(global_address, interleave)
     align = 32 if interleave == Interleave.INTERLEAVE_32B else 16
-    _in_range("global_dim", global_dim)
+    for i, d in enumerate(global_dim):
+        _in_range("global_dim", d, i)
     global_strides = _ints("global_strides", global_strides, rank - 1, "rank - 1")
     for i, s in enumerate(global_strides):
-        if not 0 <= s < MAX_STRIDE or s % align:
-            raise TensorMapError(f"global_strides[{i}]", s, f"must be a multiple of {align} below 2**40")
+        if s < 0:
+            raise TensorMapError("global_strides", s, "must not be negative: TMA does not support negative "
+                                 "strides (reversed views)", index=i)
+        if s >= MAX_STRIDE or s % align:
+            raise TensorMapError("global_strides", s, f"must be a multiple of {align} below 2**40", index=i)
     if element_strides is None:
         element_strides = [1] * rank
     element_strides = _ints("element_strides", element_strides, rank, "rank")
-    _in_range("element_strides", element_strides)
+    for i, e in enumerate(element_strides):
+        _in_range("element_strides", e, i)
     return (data_type, global_address, global_dim, global_strides, element_strides, interleave,
             swizzle, l2_promotion, oob_fill)
 
 
-def _inner_and_size(name, inner, box_bytes, data_type, interleave, swizzle, box_name, box_value):
-    """Rules on the innermost box extent ``name`` and on the whole load (``box_name``)."""
+def _inner_and_size(name, index, inner, box_bytes, data_type, interleave, swizzle, box_name, box_value):
+    """Rules on the innermost box extent (entry ``index`` of ``name``) and on the whole load
+    (``box_name``)."""
     nbytes = inner * TYPE_INFO[data_type].bits // 8
-    if nbytes % 16:
-        raise TensorMapError(name, inner, f"{inner} x {data_type.name} = {nbytes} bytes, not a multiple of 16")
-    if interleave == Interleave.NONE and swizzle in SWIZZLE_SPAN and nbytes > SWIZZLE_SPAN[swizzle]:
-        raise TensorMapError(name, inner, f"{nbytes} inner bytes exceed the {swizzle.name} span "
-                             f"of {SWIZZLE_SPAN[swizzle]} bytes")
+    if nbytes % INNER_ALIGN:
+        raise TensorMapError(name, inner, f"{inner} x {data_type.name} = {nbytes} bytes, not a multiple of "
+                             f"{INNER_ALIGN}", index=index)
+    span = swizzle_span(interleave, swizzle)
+    if span is not None and nbytes > span:
+        raise TensorMapError(name, inner, f"{nbytes} inner bytes exceed the {swizzle.name} span of {span} bytes",
+                             index=index)
     if box_bytes > MAX_BOX_BYTES:
         raise TensorMapError(box_name, box_value, f"one load would be {box_bytes} bytes of shared memory, "
                              f"over the {MAX_BOX_BYTES}-byte limit")
@@ -140,11 +160,12 @@ def tiled_params(data_type, global_address, global_dim, global_strides, box_dim,
      l2_promotion, oob_fill) = _common(Mode.TILED, data_type, global_address, global_dim, global_strides,
                                        element_strides, interleave, swizzle, l2_promotion, oob_fill)
     box_dim = _ints("box_dim", box_dim, len(global_dim), "rank")
-    _in_range("box_dim", box_dim)
+    for i, b in enumerate(box_dim):
+        _in_range("box_dim", b, i)
     n = TYPE_INFO[data_type].bits // 8
     for b, e in zip(box_dim, element_strides):
         n *= b // e
-    _inner_and_size("box_dim[0]", box_dim[0], n, data_type, interleave, swizzle, "box_dim", tuple(box_dim))
+    _inner_and_size("box_dim", 0, box_dim[0], n, data_type, interleave, swizzle, "box_dim", tuple(box_dim))
     return Params(Mode.TILED, data_type, global_address, tuple(global_dim), tuple(global_strides),
                   tuple(box_dim), tuple(element_strides), interleave, swizzle, l2_promotion, oob_fill,
                   None, None, None, None, n)
@@ -168,33 +189,34 @@ def im2col_params(data_type, global_address, global_dim, global_strides, pixel_b
     for name, values in ((lower_name, lower), (upper_name, upper)):
         for i, v in enumerate(values):
             if not -limit <= v < limit:
-                raise TensorMapError(f"{name}[{i}]", v, f"must be in [{-limit}, {limit - 1}] for rank {rank}")
+                raise TensorMapError(name, v, f"must be in [{-limit}, {limit - 1}] for rank {rank}", index=i)
     # The box along each spatial dimension must be non-empty, computed as the driver does: in
     # 32-bit arithmetic, against global_dim[i + 1] (global_dim[i] when interleaved).
     first = 0 if interleave != Interleave.NONE else 1
     for i, (lo, up) in enumerate(zip(lower, upper)):
         end = _int32(global_dim[first + i] + up)
         if end <= lo:
-            raise TensorMapError(f"{upper_name}[{i}]", up, f"empty box: int32(global_dim[{first + i}] + "
-                                 f"upper) = {end} must exceed lower = {lo}")
+            raise TensorMapError(upper_name, up, f"empty box: int32(global_dim[{first + i}] + "
+                                 f"upper) = {end} must exceed lower = {lo}", index=i)
     cpp = _int("channels_per_pixel", channels_per_pixel)
     ppc = _int("pixels_per_column", pixels_per_column)
-    _in_range("channels_per_pixel", [cpp])
-    _in_range("pixels_per_column", [ppc])
+    _in_range("channels_per_pixel", cpp)
+    _in_range("pixels_per_column", ppc)
     n = cpp * ppc * TYPE_INFO[data_type].bits // 8
-    _inner_and_size("channels_per_pixel", cpp, n, data_type, interleave, swizzle,
+    _inner_and_size("channels_per_pixel", None, cpp, n, data_type, interleave, swizzle,
                     "channels_per_pixel x pixels_per_column", (cpp, ppc))
     return Params(Mode.IM2COL, data_type, global_address, tuple(global_dim), tuple(global_strides), None,
                   tuple(element_strides), interleave, swizzle, l2_promotion, oob_fill, tuple(lower),
                   tuple(upper), cpp, ppc, n)
 
 
-def wide_corners(rank, lower_width, upper_width, mode):
+def wide_corners(global_dim, lower_width, upper_width, mode):
     """Map im2col-wide's W offsets to im2col corners (D and H offsets 0), as driver 13.0 on sm_90 does.
 
-    >>> wide_corners(5, -1, 0, "W")
+    >>> wide_corners([64, 8, 8, 8, 2], -1, 0, "W")
     ([-1, 0, 0], [0, 0, 0])
     """
+    rank = len(_ints("global_dim", global_dim))
     coerce(Im2colWideMode, mode, "mode")
     lower = _int("pixel_box_lower_corner_width", lower_width)
     upper = _int("pixel_box_upper_corner_width", upper_width)
@@ -226,7 +248,7 @@ def check_gather4(desc_or_fields):
     if f.rank != 2:
         raise TensorMapError("rank", f.rank, "gather4 needs a 2-D tensor map")
     if f.box_dim[1] != 1:
-        raise TensorMapError("box_dim[1]", f.box_dim[1], "gather4 needs a box of one row (box_dim[1] == 1)")
+        raise TensorMapError("box_dim", f.box_dim[1], "gather4 needs a box of one row (box_dim[1] == 1)", index=1)
     if f.interleave != Interleave.NONE:
         raise TensorMapError("interleave", f.interleave.name, "gather4 needs interleave NONE")
     return f
