@@ -11,7 +11,8 @@ slots: the loads of tiles t+1 and t+2 are issued before tile t is copied out.  A
 tile is what one DMA instruction of the wave moves, so each commit group holds one
 instruction: 64 floats on gfx942 (``buffer_load_dword``, 4 bytes a lane), 256 on
 gfx950 (``buffer_load_dwordx4``, 16 bytes a lane); ``wait_group(2)`` is
-``s_waitcnt vmcnt(2)``.  gfx1250 uses TDM tensor loads of 4 x 64 floats
+``s_waitcnt vmcnt(2)``, which LLVM merges with the LDS wait of the ``s_barrier`` after
+it: ``s_waitcnt vmcnt(2) lgkmcnt(0)``.  gfx1250 uses TDM tensor loads of 4 x 64 floats
 (``s_wait_tensorcnt 0x2``).
 
 On gfx942/gfx950 vmcnt also counts the copy-out's global stores (and any other
@@ -31,7 +32,8 @@ WAVE = 64  # lanes per wave on gfx942/gfx950
 WIDTH = {"gfx942": 4, "gfx950": 16}  # bytes per lane and DMA instruction
 TDM_TILE = (4, 64)  # gfx1250 tile, rows x floats
 KEY = re.compile(r"^\s*(buffer_load_dword\S* .*lds|global_load\S*lds\S* .*|tensor_\w+ .*|"
-                 r"s_waitcnt vmcnt\(\d+\)|s_wait_tensorcnt \S+|s_barrier\S*.*)$", re.MULTILINE)
+                 r"s_waitcnt vmcnt\(\d+\)(?: lgkmcnt\(0\))?|s_wait_tensorcnt \S+|"
+                 r"s_barrier\S*.*)$", re.MULTILINE)
 
 
 def tile_floats(arch):

@@ -10,10 +10,10 @@ import math
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.datamodel import models, register_default
-from numba.core.errors import TypingError
 from numba.core.extending import intrinsic as _numba_intrinsic
 
 from . import buffer, dma, global_load, sync, targets, tdm
+from .errors import AMDArgumentError
 from .llvm_ir import I32, call_intrinsic
 from .numba_target import TARGET_NAME
 from .tdm_layout import TileSpec
@@ -36,8 +36,30 @@ def _const(value, name):
     if isinstance(value, types.BaseTuple) and all(isinstance(t, types.Literal) for t in value):
         return tuple(t.literal_value for t in value)
     if isinstance(value, types.Type):
-        raise TypingError(f"{name} must be a compile-time constant, got {value}")
+        raise AMDArgumentError(f"{name} must be a compile-time constant, got {value}")
     return value
+
+
+def _const_bool(value, name):
+    """The compile-time bool value of an argument."""
+    flag = _const(value, name)
+    if not isinstance(flag, bool):
+        raise AMDArgumentError(f"{name} must be True or False, got {_shown(value)}")
+    return flag
+
+
+def _shown(value):
+    """An argument as written: its value when it is a constant, else its type."""
+    if isinstance(value, types.Literal):
+        return repr(value.literal_value)
+    if isinstance(value, types.Omitted):
+        return repr(value.value)
+    if isinstance(value, types.NoneType):
+        return "None"
+    if isinstance(value, types.BaseTuple):
+        items = [_shown(t) for t in value]
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+    return str(value)
 
 
 def _ty(value):
@@ -52,7 +74,20 @@ def _is_given(value):
 
 def _require_array(value, name):
     if not isinstance(value, types.Array):
-        raise TypingError(f"{name} must be an array, got {value}")
+        raise AMDArgumentError(f"{name} must be an array, got {_shown(value)}")
+
+
+def _require_ints(value, name):
+    """An optional argument that must be a tuple of integers (constants or not)."""
+    if _is_given(value) and not (isinstance(value, types.BaseTuple) and all(
+            isinstance(t, types.Integer) for t in value)):
+        raise AMDArgumentError(f"{name} must be a tuple of integers, got {_shown(value)}")
+
+
+def _require_pred(value, name):
+    """An optional predicate: a boolean, e.g. ``lane < n`` or ``True``."""
+    if _is_given(value) and not isinstance(value, types.Boolean):
+        raise AMDArgumentError(f"{name} must be a boolean, got {_shown(value)}")
 
 
 def _data(context, builder, aryty, value):
@@ -85,17 +120,47 @@ workgroup_id_x = _id_intrinsic("llvm.amdgcn.workgroup.id.x",
                                "The workgroup's x index in the grid (blockIdx.x).")
 
 
+#: the most LDS any arch has per workgroup (each arch's own limit is checked by compile)
+_MAX_LDS_BYTES = max(a.lds_bytes for a in targets.ARCHS.values())
+
+
+def _lds_shape(shape):
+    """``lds_array``'s dims: a positive int or a non-empty tuple of them, as constants."""
+    items = tuple(shape) if isinstance(shape, types.BaseTuple) else (shape,)
+    dims = tuple(t.literal_value for t in items if isinstance(t, types.IntegerLiteral))
+    if not items or len(dims) != len(items) or min(dims) < 1:
+        raise AMDArgumentError(
+            "lds_array: shape must be a positive int or a non-empty tuple of positive ints, "
+            f"known at compile time; got {_shown(shape)}")
+    return dims
+
+
+def _lds_dtype(dtype):
+    """``lds_array``'s element type: a scalar dtype such as ``numba.float32``."""
+    if not (isinstance(dtype, (types.DType, types.NumberClass))
+            and isinstance(dtype.dtype, (types.Number, types.Boolean))):
+        raise AMDArgumentError("lds_array: dtype must be a scalar Numba or NumPy dtype such as "
+                               f"numba.float32, got {_shown(dtype)}")
+    return dtype.dtype
+
+
 @_intrinsic
 def lds_array(typingctx, shape, dtype):
     """A C-contiguous array in LDS (``addrspace(3)``), like ``cuda.shared.array``.
 
+    *shape*: a positive int or a tuple of them, constants.  *dtype*: a scalar dtype.
+    Arrays above the largest LDS of any arch (320 KiB) are refused here; the arch's
+    own limit is checked by :func:`numba_tma.amd.compile`.
+
     Example: ``tile = lds_array(1024, numba.float32)``.
     """
-    dims = _const(shape, "shape")
-    dims = (dims,) if isinstance(dims, int) else dims
-    if not isinstance(dtype, (types.DType, types.NumberClass)):
-        raise TypingError(f"lds_array: dtype must be a Numba dtype, got {dtype}")
-    aryty = types.Array(dtype.dtype, len(dims), "C")
+    dims, elem = _lds_shape(shape), _lds_dtype(dtype)
+    itemsize = 1 if isinstance(elem, types.Boolean) else elem.bitwidth // 8
+    if math.prod(dims) * itemsize > _MAX_LDS_BYTES:
+        raise AMDArgumentError(
+            f"lds_array: shape {dims} of {elem} takes {math.prod(dims) * itemsize} bytes; "
+            f"it must fit in {_MAX_LDS_BYTES} bytes, the largest LDS of any arch")
+    aryty = types.Array(elem, len(dims), "C")
 
     def codegen(context, builder, sig, args):
         elem = context.get_data_type(aryty.dtype)
@@ -126,9 +191,10 @@ def _dma_typer(op, dest, src, offsets, mask, other, cache_modifier, width):
     _require_array(dest, f"{op}: dest")
     _require_array(src, f"{op}: src")
     if not isinstance(offsets, types.Integer):
-        raise TypingError(f"{op}: offsets must be an integer, got {offsets}")
-    if _is_given(mask) and not isinstance(mask, types.Boolean):
-        raise TypingError(f"{op}: mask must be a boolean, got {mask}")
+        raise AMDArgumentError(f"{op}: offsets must be an integer, got {_shown(offsets)}")
+    _require_pred(mask, f"{op}: mask")
+    if _is_given(other) and not isinstance(other, (types.Number, types.Boolean)):
+        raise AMDArgumentError(f"{op}: other must be a number, got {_shown(other)}")
     return dict(cache_modifier=_const(cache_modifier, "cache_modifier"),
                 width=_const(width, "width"))
 
@@ -296,10 +362,22 @@ def sched_group_barrier(typingctx, mask, size, sync_id):
 
 @_intrinsic
 def s_barrier(typingctx):
-    """Workgroup barrier, ``llvm.amdgcn.s.barrier``: ``s_barrier`` on gfx942/gfx950,
-    ``s_barrier_signal -1`` + ``s_barrier_wait -1`` on gfx1250.
+    """Workgroup barrier that orders LDS: this wave's LDS reads and writes complete
+    before any wave of the workgroup passes it.
 
-    Example: ``s_barrier()``
+    * gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` (lgkmcnt only) + ``llvm.amdgcn.s.barrier``
+      -> ``s_waitcnt lgkmcnt(0)`` then ``s_barrier`` (LLVM merges the wait into a
+      preceding ``s_waitcnt``, e.g. ``s_waitcnt vmcnt(2) lgkmcnt(0)``).
+    * gfx1250: ``fence syncscope("workgroup") release`` / ``acquire`` narrowed to LDS
+      (``!mmra amdgpu-synchronize-as local``) around ``llvm.amdgcn.s.barrier`` ->
+      ``s_wait_dscnt 0x0`` (left out when no LDS access is pending), then
+      ``s_barrier_signal -1`` + ``s_barrier_wait -1``.
+
+    So "write LDS, barrier, another wave reads" and "read a slot, barrier, DMA refills
+    it" are safe.  It waits neither for global memory nor for LDS DMA (vmcnt,
+    asynccnt, tensorcnt): wait for a DMA with its wait op first.
+
+    Example: ``async_load_wait_group(1); s_barrier()``
     """
     def codegen(context, builder, sig, args):
         sync.emit_s_barrier(builder, _arch(context))
@@ -321,7 +399,7 @@ def barrier_arrive(typingctx, bar, arrive_count=1):
     """
     _require_array(bar, "barrier_arrive: bar")
     if bar.dtype != types.int64:
-        raise TypingError(f"barrier_arrive: bar must be an int64 LDS array, got {bar}")
+        raise AMDArgumentError(f"barrier_arrive: bar must be an int64 LDS array, got {bar}")
     count = _const(arrive_count, "arrive_count")
 
     def codegen(context, builder, sig, args):
@@ -360,7 +438,7 @@ def _pack_desc(builder, desc):
 
 def _require_desc(value, name):
     if not isinstance(value, TensorDescriptorType):
-        raise TypingError(f"{name} must be a tensor descriptor, got {value}")
+        raise AMDArgumentError(f"{name} must be a tensor descriptor, got {_shown(value)}")
 
 
 def _int_tuple(context, builder, ty, value):
@@ -374,6 +452,8 @@ def _int_tuple(context, builder, ty, value):
 def _pred(context, builder, ty, value):
     if not _is_given(ty):
         return None
+    if isinstance(ty, types.BooleanLiteral):
+        return ty.literal_value  # the emitter takes a constant as is
     return context.cast(builder, value, ty, types.boolean)
 
 
@@ -387,12 +467,13 @@ def make_tensor_descriptor(typingctx, array, block_shape, pad_interval=0, pad_am
     """
     _require_array(array, "make_tensor_descriptor: array")
     if array.layout != "C":
-        raise TypingError(f"make_tensor_descriptor: array must be C-contiguous, got {array}")
+        raise AMDArgumentError(
+            f"make_tensor_descriptor: array must be C-contiguous, got {array}")
     block = _const(block_shape, "block_shape")
     spec = TileSpec(array.dtype.bitwidth // 8, block, _const(pad_interval, "pad_interval"),
                     _const(pad_amount, "pad_amount"))
     if len(block) != array.ndim:
-        raise TypingError(f"make_tensor_descriptor: block_shape needs {array.ndim} dims")
+        raise AMDArgumentError(f"make_tensor_descriptor: block_shape needs {array.ndim} dims")
     descty = TensorDescriptorType(spec)
 
     def codegen(context, builder, sig, args):
@@ -418,8 +499,12 @@ def update_tensor_descriptor(typingctx, desc, add_offsets=None, set_bounds=None,
 
     Example: ``desc = update_tensor_descriptor(desc, add_offsets=(64, 0))``
     """
-    _require_desc(desc, "update_tensor_descriptor: desc")
-    clamp = _const(clamp_bounds, "clamp_bounds")
+    op = "update_tensor_descriptor"
+    _require_desc(desc, f"{op}: desc")
+    _require_ints(add_offsets, f"{op}: add_offsets")
+    _require_ints(set_bounds, f"{op}: set_bounds")
+    _require_pred(pred, f"{op}: pred")
+    clamp = _const_bool(clamp_bounds, "clamp_bounds")
 
     def codegen(context, builder, sig, args):
         new = tdm.emit_update_tensor_descriptor(
@@ -444,9 +529,12 @@ def async_amd_descriptor_load(typingctx, desc, result, offsets=None, pred=None,
 
     Example: ``async_amd_descriptor_load(desc, tile, offsets=(row, 0))``
     """
-    _require_desc(desc, "async_amd_descriptor_load: desc")
-    _require_array(result, "async_amd_descriptor_load: result")
-    clamp = _const(clamp_bounds, "clamp_bounds")
+    op = "async_amd_descriptor_load"
+    _require_desc(desc, f"{op}: desc")
+    _require_array(result, f"{op}: result")
+    _require_ints(offsets, f"{op}: offsets")
+    _require_pred(pred, f"{op}: pred")
+    clamp = _const_bool(clamp_bounds, "clamp_bounds")
 
     def codegen(context, builder, sig, args):
         tdm.emit_tensor_load(builder, _arch(context), _unpack_desc(builder, sig.args[0], args[0]),
@@ -468,9 +556,11 @@ def async_amd_descriptor_store(typingctx, desc, source, offsets=None, clamp_boun
 
     Example: ``async_amd_descriptor_store(out_desc, tile, offsets=(row, 0))``
     """
-    _require_desc(desc, "async_amd_descriptor_store: desc")
-    _require_array(source, "async_amd_descriptor_store: source")
-    clamp = _const(clamp_bounds, "clamp_bounds")
+    op = "async_amd_descriptor_store"
+    _require_desc(desc, f"{op}: desc")
+    _require_array(source, f"{op}: source")
+    _require_ints(offsets, f"{op}: offsets")
+    clamp = _const_bool(clamp_bounds, "clamp_bounds")
 
     def codegen(context, builder, sig, args):
         tdm.emit_tensor_store(builder, _arch(context), _unpack_desc(builder, sig.args[0], args[0]),
@@ -496,7 +586,8 @@ def async_amd_descriptor_load_fused(typingctx, members, cache_modifier=""):
     op = "async_amd_descriptor_load_fused"
     if not isinstance(members, types.BaseTuple) or not all(
             isinstance(m, types.BaseTuple) and len(m) == 3 for m in members):
-        raise TypingError(f"{op}: members must be a tuple of (desc, dst, warp_used_hint)")
+        raise AMDArgumentError(
+            f"{op}: members must be a tuple of (desc, dst, warp_used_hint), got {members}")
     for m in members:
         _require_desc(m[0], f"{op}: desc")
         _require_array(m[1], f"{op}: dst")

@@ -2,12 +2,14 @@
 import functools
 import os
 import re
+import reprlib
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
+from llvmlite import ir
 
 from .errors import AMDArgumentError
 from .targets import get_arch
@@ -36,7 +38,6 @@ def target_machine(arch):
 
 def new_module(name, arch):
     """An empty ``llvmlite.ir.Module`` with the AMDGPU triple and data layout."""
-    from llvmlite import ir
     module = ir.Module(name)
     module.triple = TRIPLE
     module.data_layout = str(target_machine(arch).target_data)
@@ -56,14 +57,30 @@ class CompiledModule:
         return link_hsaco(self.object)
 
 
+def _parse(module):
+    """*module* (an ``llvmlite.ir.Module`` or LLVM IR text) parsed by LLVM."""
+    if not isinstance(module, (ir.Module, str)):
+        raise AMDArgumentError("compile_ir: module must be an llvmlite.ir.Module or LLVM IR "
+                               f"text, got {reprlib.repr(module)}")
+    try:
+        return llvm.parse_assembly(str(module))
+    except RuntimeError as err:
+        raise AMDArgumentError(f"compile_ir: module is not valid LLVM IR: {err}") from None
+
+
 def compile_ir(module, arch, keep=()):
     """Verify, optimize (O3) and compile *module* (llvmlite.ir.Module or IR text).
 
-    Every defined function not named in *keep* becomes internal, so it is inlined
-    into the kernels in *keep* and dropped.
+    Every defined function not named in *keep* (a tuple of function names) becomes
+    internal, so it is inlined into the kernels in *keep* and dropped.
     """
+    get_arch(arch)  # before target_machine's cache would hash an unhashable arch
+    if not isinstance(keep, (tuple, list, set, frozenset)) or not all(
+            isinstance(name, str) for name in keep):
+        raise AMDArgumentError(
+            f"compile_ir: keep must be a tuple of function names, got {reprlib.repr(keep)}")
     tm = target_machine(arch)
-    mod = llvm.parse_assembly(str(module))
+    mod = _parse(module)
     mod.triple = TRIPLE
     mod.data_layout = str(tm.target_data)
     for fn in mod.functions:
@@ -120,8 +137,19 @@ def find_ld_lld():
     return None
 
 
+EM_AMDGPU = 224  # ELF e_machine of AMDGPU objects
+
+
+def _is_amdgpu_elf(obj):
+    return (isinstance(obj, (bytes, bytearray)) and obj[:4] == b"\x7fELF"
+            and int.from_bytes(obj[18:20], "little") == EM_AMDGPU)
+
+
 def link_hsaco(obj):
     """``ld.lld -shared`` the relocatable *obj* into an HSA code object (bytes)."""
+    if not _is_amdgpu_elf(obj):
+        raise AMDArgumentError("link_hsaco: obj must be the bytes of an AMDGPU ELF object "
+                               f"(CompiledModule.object), got {reprlib.repr(obj)}")
     lld = find_ld_lld()
     if lld is None:
         raise FileNotFoundError(

@@ -1,5 +1,7 @@
 """``compile``: a Python kernel -> AMDGPU assembly and object for one architecture."""
+import inspect
 import re
+import reprlib
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -8,6 +10,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
 from . import codegen, dma
+from .errors import AMDArgumentError
 from .numba_target import TARGET_NAME, amd_target
 from .targets import get_arch
 
@@ -74,18 +77,43 @@ def _kernel_wrapper(context, fndesc, name):
     return module, tuple(arginfo.argument_types)
 
 
+def _argument_types(pyfunc, signature):
+    """The argument types of *signature*: void, one type per parameter of *pyfunc*."""
+    try:
+        args, return_type = sigutils.normalize_signature(signature)
+    except Exception as err:  # a str signature is evaluated, so any error can come out
+        raise AMDArgumentError(
+            "compile: signature must be a Numba signature such as "
+            f"'void(float32[::1], int32)' or a tuple of Numba types; got {signature!r} ({err})"
+        ) from None
+    if return_type not in (None, types.none):
+        raise AMDArgumentError(
+            f"compile: signature must return void (kernels return nothing); got {return_type}")
+    params = len(inspect.signature(pyfunc).parameters)
+    if len(args) != params:
+        raise AMDArgumentError(f"compile: signature must give one type per parameter of "
+                               f"{pyfunc.__name__} ({params}); got {len(args)}")
+    return args
+
+
 def compile(pyfunc, signature, arch, *, name=None):
     """Compile the Python kernel *pyfunc* for *arch* (``gfx942``, ``gfx950``, ``gfx1250``).
 
     *signature* gives the argument types (e.g. ``"void(float32[::1], float32[::1])"`` or
     a tuple of Numba types); kernels return nothing.  Returns a :class:`CompiledKernel`
     with ``.asm``, ``.object`` (relocatable ELF) and ``.hsaco()`` (needs ld.lld).
-    Ops that *arch* lacks raise :class:`UnsupportedArchError` here, before LLVM runs.
+    Ops that *arch* lacks raise :class:`UnsupportedArchError` here, before LLVM runs, and
+    so does an unknown arch name; wrong arguments (of ``compile`` or of an op) raise
+    :class:`AMDArgumentError`.
     """
     get_arch(arch)
-    args, return_type = sigutils.normalize_signature(signature)
-    if return_type not in (None, types.none):
-        raise TypeError(f"kernels return nothing; signature returns {return_type}")
+    if not inspect.isfunction(pyfunc):
+        raise AMDArgumentError(
+            f"compile: pyfunc must be a Python function, got {reprlib.repr(pyfunc)}")
+    args = _argument_types(pyfunc, signature)
+    if name is not None and not (isinstance(name, str) and name):
+        raise AMDArgumentError(
+            f"compile: name must be a non-empty str or None, got {reprlib.repr(name)}")
     name = name or pyfunc.__name__
     with global_compiler_lock, target_override(TARGET_NAME):
         context = amd_target.target_context_for(arch)

@@ -44,11 +44,76 @@ def emit_sched_group_barrier(builder, arch, mask, size, sync_id):
                           [i32(mask), i32(size), i32(sync_id)])
 
 
-def emit_s_barrier(builder, arch):
-    """``llvm.amdgcn.s.barrier`` -> ``s_barrier`` (gfx9) or
-    ``s_barrier_signal -1; s_barrier_wait -1`` (gfx1250)."""
-    targets.require("s_barrier", arch)
+class _Fence(ir.Fence):
+    """llvmlite's ``fence``, printed with its metadata (``ir.Fence`` leaves it out)."""
+
+    def descr(self, buf):
+        buf.append(f'fence syncscope("{self.targetscope}") {self.ordering}'
+                   f'{self._stringify_metadata(leading_comma=True)}\n')
+
+
+def _lds_fence(builder, ordering):
+    """``fence syncscope("workgroup") <ordering>, !mmra !{"amdgpu-synchronize-as", "local"}``:
+    a workgroup fence narrowed to LDS, so it waits for no global load or store."""
+    module = builder.module
+    fence = _Fence(builder.block, ordering, "workgroup")
+    fence.set_metadata("mmra", module.add_metadata(
+        [ir.MetaDataString(module, "amdgpu-synchronize-as"), ir.MetaDataString(module, "local")]))
+    builder._insert(fence)  # as IRBuilder.fence does with an ir.Fence
+    return fence
+
+
+#: ``s_waitcnt`` immediate with lgkmcnt (bits 11:8) = 0 and the other counters at "no
+#: wait": Triton's ``~(0x1f << 8)`` for the CDNA local barrier
+_LGKMCNT_0 = ~(0x1F << 8)
+
+
+def _gfx9_lds_barrier(builder):
+    """``s_waitcnt lgkmcnt(0)``, ``s_barrier``.  No fence is needed to keep LLVM from
+    moving LDS accesses across: neither intrinsic carries a memory attribute."""
+    call_intrinsic(builder, "llvm.amdgcn.s.waitcnt", VOID, [i32(_LGKMCNT_0)])
     return call_intrinsic(builder, "llvm.amdgcn.s.barrier", VOID, [])
+
+
+def _fenced_lds_barrier(builder):
+    """LDS release fence, ``llvm.amdgcn.s.barrier``, LDS acquire fence: on gfx1250
+    ``s_wait_dscnt 0x0`` (when LDS accesses are pending), ``s_barrier_signal -1``,
+    ``s_barrier_wait -1``; the acquire fence emits nothing."""
+    _lds_fence(builder, "release")
+    barrier = call_intrinsic(builder, "llvm.amdgcn.s.barrier", VOID, [])
+    _lds_fence(builder, "acquire")
+    return barrier
+
+
+# arch -> the emitter of its LDS-ordering barrier (see emit_s_barrier)
+_LDS_BARRIER = {
+    targets.CDNA3: _gfx9_lds_barrier,
+    targets.CDNA4: _gfx9_lds_barrier,
+    targets.GFX1250: _fenced_lds_barrier,
+}
+
+
+def emit_s_barrier(builder, arch):
+    """Workgroup barrier that orders LDS: this wave's LDS reads and writes complete
+    before any wave passes it.  Returns the ``llvm.amdgcn.s.barrier`` call.
+
+    * gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` (lgkmcnt only) + ``llvm.amdgcn.s.barrier``
+      -> ``s_waitcnt lgkmcnt(0)``, ``s_barrier`` (LLVM may merge the wait into a preceding
+      ``s_waitcnt``, e.g. ``s_waitcnt vmcnt(2) lgkmcnt(0)``).  This is Triton's CDNA
+      ``local_barrier``.  A workgroup release fence would also wait for every LDS DMA in
+      flight (LLVM 22 makes a release wait ``vmcnt`` for "direct loads to LDS",
+      llvm-project PR 150887), which turns a pipeline's ``wait_group(2); s_barrier()``
+      into ``s_waitcnt vmcnt(0)``.
+    * gfx1250: LDS-only workgroup fences (``!mmra amdgpu-synchronize-as local``) around
+      ``llvm.amdgcn.s.barrier`` -> ``s_wait_dscnt 0x0``, ``s_barrier_signal -1``,
+      ``s_barrier_wait -1`` (Triton's ``ttg.barrier local``).  LLVM leaves the wait out
+      when no LDS access can be outstanding.
+
+    Neither waits for global memory or for DMA (vmcnt, asynccnt, tensorcnt): wait for
+    DMA with its wait op before the barrier.
+    """
+    targets.require("s_barrier", arch)
+    return _LDS_BARRIER[arch](builder)
 
 
 def emit_barrier_arrive(builder, arch, barrier, arrive_count=1):
@@ -59,7 +124,7 @@ def emit_barrier_arrive(builder, arch, barrier, arrive_count=1):
     """
     op = "barrier_arrive"
     row = targets.require(op, arch)
-    if arrive_count != 1:
+    if isinstance(arrive_count, bool) or arrive_count != 1:
         raise AMDArgumentError(f"{op}: arrive_count must be 1 on AMD, got {arrive_count!r}")
     barrier = as_addrspace(builder, op, "barrier", barrier, LDS)
     with builder.if_then(builder.icmp_unsigned("==", lane_id(builder, row.wave_size), i32(0))):

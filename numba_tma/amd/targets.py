@@ -85,13 +85,13 @@ def llvm_major():
 
 
 def get_arch(arch):
-    """Return the :class:`Arch` row for *arch*, or raise for an unknown name."""
-    try:
-        return ARCHS[arch]
-    except (KeyError, TypeError):
+    """Return the :class:`Arch` row for *arch*; raise for a non-str or an unknown name."""
+    if not isinstance(arch, str):
+        raise AMDArgumentError(f"arch must be a str, one of {', '.join(ARCHS)}; got {arch!r}")
+    if arch not in ARCHS:
         raise UnsupportedArchError(
-            f"arch {arch!r} is not supported; known archs: {', '.join(ARCHS)}"
-        ) from None
+            f"arch {arch!r} is not supported; known archs: {', '.join(ARCHS)}")
+    return ARCHS[arch]
 
 
 def require(op, arch):

@@ -8,6 +8,7 @@ in elements, of dimension N+1.  Source: Triton's ``TDMUtility.cpp``.
 from dataclasses import dataclass
 
 from .errors import AMDArgumentError
+from .targets import check_int_range
 
 GROUP_BITS = (128, 256, 128, 128)
 MAX_RANK = 5
@@ -86,13 +87,15 @@ class TileSpec:
         if self.elem_bytes not in (1, 2, 4, 8):
             raise AMDArgumentError(f"{op}: element size must be 1, 2, 4 or 8 bytes, "
                                    f"got {self.elem_bytes!r}")
-        if not 1 <= len(self.block_shape) <= MAX_RANK:
-            raise AMDArgumentError(f"{op}: block_shape must have 1 to {MAX_RANK} dims, "
+        if not isinstance(self.block_shape, tuple) or not 1 <= len(self.block_shape) <= MAX_RANK:
+            raise AMDArgumentError(f"{op}: block_shape must be a tuple of 1 to {MAX_RANK} dims, "
                                    f"got {self.block_shape!r}")
         for n in self.block_shape:
             if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 0xFFFF:
                 raise AMDArgumentError(f"{op}: each block_shape dim must be an int in "
                                        f"[1, 65535], got {self.block_shape!r}")
+        for name in ("pad_interval", "pad_amount"):
+            check_int_range(op, name, getattr(self, name), 0, 2**31 - 1)
         if (self.pad_interval, self.pad_amount) != (0, 0):
             interval, amount = self.pad_dwords()
             if interval < 2 or interval > 256 or interval & (interval - 1):

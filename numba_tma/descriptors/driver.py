@@ -11,6 +11,7 @@ b'...'
 
 import ctypes
 
+from .decode import descriptor_bytes
 from .enums import DataType, Im2colWideMode, Interleave, L2Promotion, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
 from .validate import _int
@@ -139,9 +140,7 @@ def replace_address(desc, global_address):
     """
     drv = _driver()
     _ensure_context(drv)
-    desc = bytes(desc)
-    if len(desc) != 128:
-        raise TensorMapError("desc", f"<{len(desc)} bytes>", "a CUtensorMap is exactly 128 bytes")
+    desc = descriptor_bytes(desc)
     tmap = drv.CUtensorMap()
     ctypes.memmove(int(tmap.getPtr()), desc, 128)
     try:

@@ -119,10 +119,17 @@ def _c_strides(shape, itemsize):
 
 
 def _common_params(mode, name, shape, strides, itemsize, element_strides, interleave, swizzle, l2_promotion,
-                   oob_fill):
+                   oob_fill, data_type):
     """Driver-order parameters shared by both modes, checked in the array's own terms."""
     if name not in _DTYPES:
         raise TensorMapError("array dtype", name, f"must be one of {sorted(_DTYPES)}")
+    if data_type is None:
+        data_type = _DTYPES[name]
+    elif TYPE_INFO[data_type].bits != 8 * itemsize:
+        raise TensorMapError("data_type", data_type.name, f"must have the array's element width ({8 * itemsize} bits, "
+                             f"{name}): TMA reads the array's elements as this type"
+                             + ("; packed sub-byte types need numba_tma.descriptors.encode_tiled"
+                                if TYPE_INFO[data_type].bits < 8 else ""))
     rank = len(shape)
     lo, hi = RANK[Mode[mode.upper()]]
     if not lo <= rank <= hi:
@@ -135,7 +142,7 @@ def _common_params(mode, name, shape, strides, itemsize, element_strides, interl
     if element_strides is not None and len(element_strides) != rank:
         raise TensorMapError("element_strides", element_strides, f"must have one entry per array dimension ({rank})")
     return dict(
-        data_type=_DTYPES[name], global_dim=tuple(reversed(shape)), global_strides=tuple(reversed(strides[:-1])),
+        data_type=data_type, global_dim=tuple(reversed(shape)), global_strides=tuple(reversed(strides[:-1])),
         element_strides=None if element_strides is None else tuple(reversed(element_strides)),
         interleave=interleave, swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill,
     )
@@ -270,10 +277,18 @@ def _ints(name, values, optional=False):
     return None if optional and values is None else tuple(_int_list(name, values))
 
 
-def _options(interleave, swizzle, l2_promotion, oob_fill):
+def _options(interleave, swizzle, l2_promotion, oob_fill, data_type):
     """The enum options, coerced (and so validated and hashable) before the layout cache."""
     return (coerce(Interleave, interleave, "interleave"), coerce(Swizzle, swizzle, "swizzle"),
-            coerce(L2Promotion, l2_promotion, "l2_promotion"), coerce(OOBFill, oob_fill, "oob_fill"))
+            coerce(L2Promotion, l2_promotion, "l2_promotion"), coerce(OOBFill, oob_fill, "oob_fill"),
+            None if data_type is None else coerce(DataType, data_type, "data_type"))
+
+
+def _shown_dtype(name, params):
+    """The map's dtype as TensorMap shows it: the array's, and the TMA type where ``data_type`` chose
+    another (``"float32 as TFLOAT32"``)."""
+    chosen = params["data_type"]
+    return name if chosen == _DTYPES[name] else f"{name} as {chosen.name}"
 
 
 class TensorMap:
@@ -299,11 +314,12 @@ class TensorMap:
 
     @classmethod
     def tiled(cls, array, box, *, swizzle="none", l2_promotion="128B", oob_fill="none",
-              element_strides=None, interleave="none") -> "TensorMap":
+              element_strides=None, interleave="none", data_type=None) -> "TensorMap":
         """A tiled map over ``array`` copying boxes of shape ``box`` (in ``array``'s own index order).
 
-        ``element_strides`` is also in array order.  Raises :class:`TensorMapError` naming the
-        argument and the rule for anything the driver would reject.
+        ``element_strides`` is also in array order.  ``data_type`` picks a TMA type other than the
+        array's, of the same width (``"tfloat32"`` or ``"float32_ftz"`` over float32).  Raises
+        :class:`TensorMapError` naming the argument and the rule for anything the driver would reject.
 
         Example::
 
@@ -313,14 +329,15 @@ class TensorMap:
         address, shape, strides, name, itemsize = _array_view(array)
         box, element_strides = _ints("box", box), _ints("element_strides", element_strides, optional=True)
         params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
-                                       *_options(interleave, swizzle, l2_promotion, oob_fill))
+                                       *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
         address = _address(address, "tiled", name, shape, params)
-        return cls._at(array, address, layout, name, len(shape), box, "tiled", (box, element_strides), params)
+        return cls._at(array, address, layout, _shown_dtype(name, params), len(shape), box, "tiled",
+                       (box, element_strides), params)
 
     @classmethod
     def im2col(cls, array, pixel_box_lower_corner, pixel_box_upper_corner, channels_per_pixel, pixels_per_column,
                *, swizzle="none", l2_promotion="128B", oob_fill="none", element_strides=None,
-               interleave="none") -> "TensorMap":
+               interleave="none", data_type=None) -> "TensorMap":
         """An im2col map over an N(D)(H)WC ``array`` (rank 3-5, channels innermost).
 
         Each load gathers ``pixels_per_column`` pixels x ``channels_per_pixel`` channels; the
@@ -338,15 +355,15 @@ class TensorMap:
         channels, pixels = _int("channels_per_pixel", channels_per_pixel), _int("pixels_per_column", pixels_per_column)
         estrides = _ints("element_strides", element_strides, optional=True)
         params, layout = _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, estrides,
-                                        *_options(interleave, swizzle, l2_promotion, oob_fill))
+                                        *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
         address = _address(address, "im2col", name, shape, params)
         box = (pixels, channels)
         args = (lower, upper, channels, pixels, estrides)
-        return cls._at(array, address, layout, name, len(shape), box, "im2col", args, params)
+        return cls._at(array, address, layout, _shown_dtype(name, params), len(shape), box, "im2col", args, params)
 
     @classmethod
     def _at(cls, array, address, layout, name, rank, box, mode, args, params):
-        address = check_global_address(address, params["interleave"])
+        """The map over ``array`` at the (checked) ``address`` with a cached ``layout``."""
         return cls(array, address.to_bytes(8, "little") + layout[8:], name, rank, box, mode, args, params)
 
     # -- attributes --------------------------------------------------------------------------

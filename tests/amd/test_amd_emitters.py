@@ -114,8 +114,9 @@ def test_wait_group_is_vmcnt_of_younger_groups(kernel, arch, pendings):
     assert _three_stage(k, pendings) == pendings
     lines = instructions(k.compile().asm)
     waits = [i for i, line in enumerate(lines) if line.startswith("s_waitcnt vmcnt")]
-    # exactly our wait: alias scopes keep LLVM from adding vmcnt(0) before ds_read
-    assert [lines[i] for i in waits] == [f"s_waitcnt vmcnt({pendings})"]
+    # exactly our wait (merged with s_barrier's lgkmcnt(0)): alias scopes keep LLVM
+    # from adding vmcnt(0) before ds_read
+    assert [lines[i] for i in waits] == [f"s_waitcnt vmcnt({pendings}) lgkmcnt(0)"]
     read = next(i for i, line in enumerate(lines) if line.startswith("ds_read_b32"))
     assert waits[0] < read
 
@@ -167,6 +168,55 @@ def test_s_barrier(kernel, arch, expected):
     sync.emit_s_barrier(k.builder, arch)
     lines = instructions(k.compile().asm)
     assert [line for line in lines if line.startswith("s_barrier")] == expected
+
+
+#: per arch: the LDS wait s_barrier puts first, and the barrier instruction
+LDS_WAIT = {"gfx942": "s_waitcnt lgkmcnt(0)", "gfx950": "s_waitcnt lgkmcnt(0)",
+            "gfx1250": "s_wait_dscnt 0x0"}
+BARRIER = {"gfx942": "s_barrier", "gfx950": "s_barrier", "gfx1250": "s_barrier_signal -1"}
+#: waits on global memory or DMA, which s_barrier must not add
+NON_LDS_WAIT = r"vmcnt|loadcnt|storecnt|asynccnt|tensorcnt"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_s_barrier_waits_for_lds_before_the_barrier(kernel, arch):
+    """Review finding: write LDS, s_barrier, read another lane's slot raced (no LDS wait).
+    The LDS wait now sits between the write and the barrier; a global load in flight
+    across the barrier is not waited for."""
+    k = kernel(arch)
+    b, tid = k.builder, k.tid()
+    in_flight = b.load(b.gep(k.src, [tid], source_etype=I32), typ=I32)
+    # storing a kernel argument puts the wait for the scalar argument loads (which
+    # share lgkmcnt on gfx9) before the write
+    b.store(b.add(tid, k.n), b.gep(k.lds, [i32(0), tid]))
+    sync.emit_s_barrier(b, arch)
+    other = b.load(b.gep(k.lds, [i32(0), b.xor(tid, i32(1))]), typ=I32)
+    b.store(b.add(other, in_flight), b.gep(k.dst, [tid], source_etype=I32))
+    lines = instructions(k.compile().asm)
+    write = next(i for i, line in enumerate(lines) if re.match(r"ds_(write|store)_b32 ", line))
+    barrier = lines.index(BARRIER[arch])
+    read = next(i for i, line in enumerate(lines) if re.match(r"ds_(read|load)_b32 ", line))
+    load = next(i for i, line in enumerate(lines) if re.match(r"global_load_(dword|b32) ", line))
+    waits = [line for line in lines[write + 1:barrier] if line.startswith("s_wait")]
+    assert write < barrier < read and load < barrier
+    assert waits[-1] == LDS_WAIT[arch]
+    assert not [w for w in waits if re.search(NON_LDS_WAIT, w)]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_s_barrier_llvm_ir(kernel, arch):
+    """gfx9: an lgkmcnt-only ``s.waitcnt`` and no fence (a fence would also wait for
+    LDS DMA); gfx1250: workgroup fences narrowed to LDS around the barrier."""
+    k = kernel(arch)
+    sync.emit_s_barrier(k.builder, arch)
+    ir_text = k.compile().llvm_ir
+    fences = re.findall(r'fence syncscope\("workgroup"\) (\w+), !mmra (!\d+)', ir_text)
+    if arch != "gfx1250":  # gfx9: an explicit lgkmcnt wait, no fence (see emit_s_barrier)
+        assert not fences and "llvm.amdgcn.s.waitcnt(i32 -7937)" in ir_text
+        return
+    assert [order for order, _ in fences] == ["release", "acquire"]
+    tag = fences[0][1]
+    assert f'{tag} = !{{!"amdgpu-synchronize-as", !"local"}}' in ir_text
 
 
 def test_barrier_arrive_gfx1250(kernel):

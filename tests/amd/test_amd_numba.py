@@ -51,7 +51,8 @@ def test_pipelined_copy_gfx9(pipelined, arch, dma):
     assert len(loads) >= 2  # prologue and steady state
     steady = loads[-1]
     wait = next(i for i in range(steady, len(lines)) if lines[i].startswith("s_waitcnt vmcnt"))
-    assert lines[wait] == "s_waitcnt vmcnt(2)"  # two younger one-instruction groups in flight
+    # two younger one-instruction groups in flight; lgkmcnt(0) is s_barrier's LDS wait
+    assert lines[wait] == "s_waitcnt vmcnt(2) lgkmcnt(0)"
     assert lines[wait + 1] == "s_barrier"
     assert find(pipelined[arch].asm, r"^ds_read")  # the copy-out reads LDS after the wait
 
@@ -152,7 +153,7 @@ def test_constant_arguments_must_be_constants():
     def bad(x, n):
         amd.async_load_wait_group(n)
 
-    with pytest.raises(numba.core.errors.TypingError, match="pendings must be a compile-time"):
+    with pytest.raises(amd.AMDArgumentError, match="pendings must be a compile-time constant"):
         amd.compile(bad, "void(float32[::1], int32)", "gfx942")
 
 
@@ -197,7 +198,7 @@ def test_literal_zero_other_keeps_the_zero_fill(capsys):
     """Review finding: other=0.0 from Python took the branch + store path."""
     asm = amd.compile(_zero_other, "void(float32[::1], float32[::1], int32)", "gfx942").asm
     assert not find(asm, r"s_cbranch_execz") and not find(asm, r"^ds_write")
-    assert find(asm, r"^s_waitcnt vmcnt") == ["s_waitcnt vmcnt(1)"]
+    assert find(asm, r"^s_waitcnt vmcnt") == ["s_waitcnt vmcnt(1) lgkmcnt(0)"]
 
 
 def _underwait(x, y, ntiles):
@@ -235,14 +236,85 @@ def _underwait_buffer(x, y, ntiles):
 
 @pytest.mark.parametrize("kernel,arch,wait", [
     (_underwait, "gfx1250", "s_wait_asynccnt 0x0"),  # masked async_load: may be skipped
-    (_underwait, "gfx942", "s_waitcnt vmcnt(0)"),
-    (_underwait_buffer, "gfx942", "s_waitcnt vmcnt(1)"),  # zero-fill mask: always issued
+    (_underwait, "gfx942", "s_waitcnt vmcnt(0) lgkmcnt(0)"),  # + s_barrier's LDS wait
+    (_underwait_buffer, "gfx942", "s_waitcnt vmcnt(1) lgkmcnt(0)"),  # zero-fill: always issued
 ])
 def test_wait_before_a_masked_load_in_a_loop(kernel, arch, wait):
     """Review repro: wait_group(1), consume, then the masked next load.  The last
     iterations' masked loads may not issue, so only a branch-free mask keeps vmcnt(1)."""
     asm = amd.compile(kernel, "void(float32[::1], float32[::1], int32)", arch).asm
     assert find(asm, r"^s_wait(cnt vmcnt|_asynccnt)") == [wait]
+
+
+def _lds_exchange(x, y, n):
+    """Write LDS, s_barrier, read a slot another wave wrote."""
+    lane = amd.workitem_id_x()
+    tile = amd.lds_array(256, numba.float32)
+    tile[lane] = x[lane] + n  # n: the argument loads are waited for before the write
+    amd.s_barrier()
+    y[lane] = tile[255 - lane]
+
+
+def _refill_after_read(x, y, n):
+    """Read an LDS slot, s_barrier, async DMA refills that slot; the next tile's DMA is
+    in flight across the barrier."""
+    lane = amd.workitem_id_x()
+    ring = amd.lds_array(128, numba.float32)
+    amd.async_load(x, lane, ring)  # tile 0 -> slot 0
+    amd.async_load_commit_group()
+    amd.async_load(x, 64 + lane, ring[64:])  # tile 1 -> slot 1
+    amd.async_load_commit_group()
+    amd.async_load_wait_group(1)  # tile 0 has landed
+    amd.s_barrier()
+    value = ring[lane]  # read slot 0 ...
+    amd.s_barrier()  # ... in every wave before
+    amd.async_load(x, 128 + lane, ring)  # tile 2 refills slot 0
+    amd.async_load_commit_group()
+    y[lane] = value + n
+
+
+_DMA = {"gfx942": "global_load_lds_dword ", "gfx950": "global_load_lds_dword ",
+        "gfx1250": "global_load_async_to_lds_b32 "}
+_LDS_WAIT = {"gfx942": "s_waitcnt lgkmcnt(0)", "gfx950": "s_waitcnt lgkmcnt(0)",
+             "gfx1250": "s_wait_dscnt 0x0"}
+_BARRIER = {"gfx942": "s_barrier", "gfx950": "s_barrier", "gfx1250": "s_barrier_signal -1"}
+# wait_group(1) merged with the first s_barrier's LDS wait (nothing in LDS is pending on
+# gfx1250, so LLVM leaves that one out)
+_KEEP_TILE_1 = {"gfx942": "s_waitcnt vmcnt(1) lgkmcnt(0)",
+                "gfx950": "s_waitcnt vmcnt(1) lgkmcnt(0)", "gfx1250": "s_wait_asynccnt 0x1"}
+
+
+def _waits(lines, start, end):
+    return [line for line in lines[start + 1:end] if line.startswith("s_wait")]
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx1250"])
+def test_s_barrier_orders_an_lds_write_before_other_waves_read(arch):
+    """Review finding: ``ds_write; s_barrier; ds_read`` had no LDS wait, so another
+    wave could read the slot before the write landed."""
+    lines = instructions(amd.compile(_lds_exchange, "void(float32[::1], float32[::1], float32)",
+                                     arch).asm)
+    write = next(i for i, line in enumerate(lines) if re.match(r"ds_(write|store)_b32 ", line))
+    barrier = lines.index(_BARRIER[arch])
+    read = next(i for i, line in enumerate(lines) if re.match(r"ds_(read|load)_b32 ", line))
+    assert write < barrier < read
+    assert _waits(lines, write, barrier) == [_LDS_WAIT[arch]]
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx1250"])
+def test_s_barrier_orders_an_lds_read_before_the_dma_refill(arch):
+    """Review finding: ``ds_read slot; s_barrier; DMA into slot`` had no LDS wait, so
+    the DMA could overwrite the slot before a slower wave had read it.  The wait is for
+    LDS only: tile 1's DMA stays in flight (no vmcnt / asynccnt wait at the barrier)."""
+    lines = instructions(amd.compile(_refill_after_read,
+                                     "void(float32[::1], float32[::1], float32)", arch).asm)
+    read = next(i for i, line in enumerate(lines) if re.match(r"ds_(read|load)_b32 ", line))
+    barrier = next(i for i in range(read, len(lines)) if lines[i] == _BARRIER[arch])
+    dmas = [i for i, line in enumerate(lines) if line.startswith(_DMA[arch])]
+    assert len(dmas) == 3 and dmas[1] < read < barrier < dmas[2]
+    assert _waits(lines, read, barrier) == [_LDS_WAIT[arch]]
+    # wait_group(1) keeps tile 1 in flight through both barriers
+    assert _waits(lines, dmas[1], dmas[2]) == [_KEEP_TILE_1[arch], _LDS_WAIT[arch]]
 
 
 def _big_lds(x, y):
@@ -267,7 +339,7 @@ def test_barrier_must_be_int64():
     def bad(x, y):
         amd.barrier_arrive(y)
 
-    with pytest.raises(numba.core.errors.TypingError, match="bar must be an int64 LDS array"):
+    with pytest.raises(amd.AMDArgumentError, match="bar must be an int64 LDS array"):
         amd.compile(bad, "void(float32[::1], float32[::1])", "gfx1250")
 
 

@@ -149,3 +149,12 @@ def test_numba_type_checks_box_and_rank(kwargs, message):
 def test_numba_type_accepts_a_consistent_rank():
     assert TensorMap.numba_type("float32", (32, 64), rank=np.int64(2)) == TensorMap.numba_type("float32", (32, 64))
     assert TensorMap.numba_type("float16", (128, 64), mode="im2col", rank=np.int64(4)).rank == 4
+
+
+def test_data_type_picks_a_tma_type_of_the_same_width():
+    a = FakeCudaArray((64, 64), np.float32)
+    desc = TensorMap.tiled(a, (32, 32), data_type="tfloat32")
+    assert desc.fields.data_type.name == "TFLOAT32" and desc.dtype == "float32 as TFLOAT32"
+    assert desc._numba_type_.element_bits == 32
+    with pytest.raises(TensorMapError, match=r"data_type='FLOAT16': must have the array's element width \(32 bits"):
+        TensorMap.tiled(a, (32, 32), data_type="float16")
