@@ -100,7 +100,7 @@ def _expected_box(host, params, coords):
     return out
 
 
-# Loads of these types change the bits (seen on the H200: TF32 clears the low 13 mantissa bits),
+# Loads of these types change the bits (seen on the H200: TF32 rounds to nearest even, 10 mantissa bits),
 # so the byte-copy model does not apply to them.
 CONVERTING = {DataType.TFLOAT32, DataType.TFLOAT32_FTZ, DataType.FLOAT32_FTZ}
 

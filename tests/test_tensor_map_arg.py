@@ -96,8 +96,8 @@ def test_a_run_time_first_coordinate_is_not_checked():
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
 def test_map_argument_compiles_in_debug_mode(arch):
-    """numba's own ``debug=True, opt=False``: libNVVM parses that IR with its modern parser even for
-    sm_90a, which wants llvmlite's ``byval(<type>)`` spelling."""
+    """numba's own ``debug=True, opt=False``: libNVVM 13.5 parses that IR with its modern parser even
+    for sm_90a (``byval(<type>)``), 13.0 with its LLVM 7 one (bare ``byval``); the spelling is measured."""
     out = inspect.compile(load_tile, SIG, arch, debug=True, opt=False)
     assert "_param_0[128]" in out.ptx and "cvta.param.u64" in out.ptx
     assert "UTMALDG.2D" in out.opcodes()

@@ -13,8 +13,11 @@ the dtype, the element width in bits, rank, box, mode, swizzle and the bytes one
 (``desc.box_bytes``, ``desc.swizzle``).
 """
 
+import functools
+
 from llvmlite import ir
 from numba.cuda import types
+from numba.cuda.cudadrv import nvvm
 from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.cudadecl import register_attr
 from numba.cuda.cudaimpl import lower_attr
@@ -68,17 +71,36 @@ class _BareByvalAttributes(ir.values.ArgumentAttributes):
         return "byval" if name == "byval" else super()._expand(name, typ)
 
 
-def _byval_attributes():
-    """``byval align 64`` in the spelling libNVVM will parse the module with.
+_PROBE_IR = """target triple = "nvptx64-nvidia-cuda"
+define void @probe({[16 x i64]}* byval align 64 %p) {
+  ret void
+}
+"""
 
-    Measured with libNVVM 13.0 and 13.5: targets from sm_100 and unoptimised debug builds
-    (``-g -opt=0``) go through the modern parser (``byval(<type>)``); everything else through the
-    LLVM 7 one (bare ``byval``)."""
+
+@functools.lru_cache(maxsize=None)
+def _nvvm_wants_typed_byval(arch: str, options: tuple) -> bool:
+    """Whether libNVVM parses a module for ``arch`` with ``options`` with its modern parser, which
+    wants llvmlite's ``byval(<type>)`` (its LLVM 7 parser wants a bare ``byval``).  Measured, not
+    assumed: libNVVM 13.5 uses the modern parser from sm_100 and for ``-g -opt=0`` builds, 13.0
+    only from sm_100.  One tiny compile per (arch, options) and process."""
+    unit = nvvm.CompilationUnit(dict(options, arch=arch))
+    unit.add_module(_PROBE_IR.encode())
+    try:
+        unit.compile()
+    except Exception:  # noqa: BLE001 - libNVVM's errors carry no type; its log says which
+        return "expected '('" in unit.get_log()
+    return False
+
+
+def _byval_attributes():
+    """``byval align 64`` in the spelling libNVVM will parse the kernel's module with."""
     cfg = ConfigStack.top_or_none()
     cc = getattr(cfg, "compute_capability", None)
-    options = getattr(cfg, "nvvm_options", None) or {}
-    modern = (cc is not None and tuple(cc[:2]) >= (10, 0)) or ("g" in options and not options.get("opt"))
-    attrs = ir.values.ArgumentAttributes() if modern else _BareByvalAttributes()
+    options = tuple(sorted((k, v) for k, v in (getattr(cfg, "nvvm_options", None) or {}).items() if k in ("g", "opt")))
+    typed = cc is not None and _nvvm_wants_typed_byval(f"compute_{cc[0]}{cc[1]}{cc[2] if len(cc) > 2 else ''}",
+                                                       options)
+    attrs = ir.values.ArgumentAttributes() if typed else _BareByvalAttributes()
     attrs.add("byval")
     attrs.align = 64
     return attrs
