@@ -22,6 +22,15 @@ def test_kernel_receives_our_exact_bytes(dtype, box, swizzle):
     assert received_bytes(desc) == desc.bytes
 
 
+def test_retarget_repoints_the_launched_descriptor():
+    first, second = np.ones((64, 128), np.float32), np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
+    desc = TensorMap.tiled(cuda.to_device(first), (TILE_R, TILE_C))
+    np.testing.assert_array_equal(tile_copy(desc, first.shape), first)        # its twin now exists
+    desc.retarget(cuda.to_device(second))
+    assert received_bytes(desc) == desc.bytes
+    np.testing.assert_array_equal(tile_copy(desc, second.shape), second)
+
+
 def test_recycled_descriptors_are_repointed():
     """A map's by-value descriptor returns to its layout's pool when the map dies and is re-pointed
     for the next map of that layout: every launch still reads its own array."""

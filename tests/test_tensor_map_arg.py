@@ -6,7 +6,7 @@ import pytest
 from numba import cuda
 from numba.cuda import types
 
-from numba_tma import OpArgumentError, TensorMap, fence, inspect, mbarrier, tma
+from numba_tma import OpArgumentError, TensorMap, TensorMapError, fence, inspect, mbarrier, tma
 
 F16 = types.float16
 MAP_F32_2D = TensorMap.numba_type("float32", (32, 64))
@@ -145,6 +145,17 @@ def test_with_array_only_changes_the_address():
     moved = desc.with_array(b)
     assert moved.address == 0x7F0000100000
     assert moved.bytes[8:] == desc.bytes[8:]
+
+
+def test_retarget_repoints_in_place():
+    a, b = FakeCudaArray((256, 256), np.float16), FakeCudaArray((256, 256), np.float16, address=0x7F0000100000)
+    desc = TensorMap.tiled(a, (64, 64), swizzle="128B")
+    layout, fields_before = desc.bytes[8:], desc.fields
+    assert desc.retarget(b) is desc
+    assert desc.address == desc.fields.global_address == 0x7F0000100000 and fields_before.global_address != desc.address
+    assert desc.bytes[8:] == layout
+    with pytest.raises(TensorMapError, match=r"array=.*must match the map's float16\[256, 256\]"):
+        desc.retarget(FakeCudaArray((256, 128), np.float16))
 
 
 def test_with_array_rejects_another_shape():

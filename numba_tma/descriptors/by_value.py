@@ -84,9 +84,14 @@ def descriptor(tmap):
     except IndexError:
         twin = _new(tmap)
     else:
-        twin.replace_address(_pointer(tmap))
+        repoint(twin, tmap)
     weakref.finalize(tmap, _release, pool, twin)
     return twin
+
+
+def repoint(twin, tmap) -> None:
+    """Give ``twin`` the address of ``tmap`` (``cuTensorMapReplaceAddress`` through cuda.core)."""
+    twin.replace_address(_pointer(tmap))
 
 
 def _release(pool, twin):

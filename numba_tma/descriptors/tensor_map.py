@@ -387,18 +387,38 @@ class TensorMap:
         """The global address (bytes 0-7 of the descriptor)."""
         return int.from_bytes(self.bytes[:8], "little")
 
-    def with_array(self, array) -> "TensorMap":
-        """The same map over another array of identical shape, strides and dtype: ``bytes`` get
-        the new address spliced in (no validation or layout work); the by-value descriptor is
-        made again, through the driver, on first launch."""
+    def _address_of(self, array) -> int:
+        """The data pointer of ``array``, which must have this map's shape, strides and dtype."""
         address, shape, strides, name, _ = _array_view(array)
         _, old_shape, old_strides, old_name, _ = _array_view(self._array)
         if (shape, strides, name) != (old_shape, old_strides, old_name):
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
                                  f"must match the map's {old_name}{list(old_shape)} strides {list(old_strides)}")
-        address = _address(address, self.mode, name, shape, self._params)
-        return TensorMap(array, replace_address(self.bytes, address), self.dtype, self.rank, self.box, self.mode,
-                         self._args, self._params)
+        return _address(address, self.mode, name, shape, self._params)
+
+    def with_array(self, array) -> "TensorMap":
+        """A new map like this one over another array of identical shape, strides and dtype:
+        ``bytes`` get the new address spliced in (no validation or layout work); its by-value
+        descriptor is a recycled one of the same layout, re-pointed (or a new one)."""
+        return TensorMap(array, replace_address(self.bytes, self._address_of(array)), self.dtype, self.rank,
+                         self.box, self.mode, self._args, self._params)
+
+    def retarget(self, array) -> "TensorMap":
+        """Point *this* map at another array of identical shape, strides and dtype, in place, and
+        return it: the cheapest way to launch one kernel over many arrays.  Launches already made
+        keep the address they were given (the driver copies kernel parameters at launch).
+
+        Example::
+
+            for a in batches:
+                kernel[grid, block](desc.retarget(a), out)
+        """
+        self.bytes = replace_address(self.bytes, self._address_of(array))
+        self._array, self._device = array, None
+        self.__dict__.pop("fields", None)
+        if self._value is not None:
+            by_value.repoint(self._value, self)
+        return self
 
     # -- kernel arguments ----------------------------------------------------------------------
     @staticmethod
