@@ -389,11 +389,14 @@ class TensorMap:
 
     def _address_of(self, array) -> int:
         """The data pointer of ``array``, which must have this map's shape, strides and dtype."""
-        address, shape, strides, name, _ = _array_view(array)
-        _, old_shape, old_strides, old_name, _ = _array_view(self._array)
-        if (shape, strides, name) != (old_shape, old_strides, old_name):
+        address, shape, strides, name, itemsize = _array_view(array)
+        own_shape, own_strides = tuple(reversed(self._params["global_dim"])), tuple(reversed(self._params["global_strides"]))
+        own_name = self.dtype.split(" as ")[0]
+        innermost_contiguous = strides[-1] == itemsize or shape[-1] == 1
+        if (shape, tuple(strides[:-1]), name) != (own_shape, own_strides, own_name) or not innermost_contiguous:
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
-                                 f"must match the map's {old_name}{list(old_shape)} strides {list(old_strides)}")
+                                 f"must match the map's {own_name}{list(own_shape)} with outer strides "
+                                 f"{list(own_strides)}")
         return _address(address, self.mode, name, shape, self._params)
 
     def with_array(self, array) -> "TensorMap":
