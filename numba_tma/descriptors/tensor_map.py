@@ -52,7 +52,8 @@ def _kernel_type(layout, dtype, rank, box, mode):
         box_bytes = fields.transfer_bytes
     except TensorMapError:  # interleaved: not established, so the kernel cannot read it
         box_bytes = None
-    return TensorMapType(dtype, TYPE_INFO[fields.data_type].bits, rank, box, mode, fields.swizzle.name, box_bytes)
+    return TensorMapType(dtype, fields.data_type.name, TYPE_INFO[fields.data_type].bits, rank, box, mode,
+                         fields.swizzle.name, box_bytes)
 
 
 def _dtype_name(dtype):
@@ -443,8 +444,9 @@ class TensorMap:
         else:
             box_bytes = _int("box_bytes", box_bytes)
             _in_range("box_bytes", box_bytes, limits=(1, MAX_BOX_BYTES))
-        bits = TYPE_INFO[_DTYPES[name]].bits
-        return TensorMapType(name, bits, rank or len(box), box, mode, swizzle, box_bytes)
+        data_type = _DTYPES[name]
+        return TensorMapType(name, data_type.name, TYPE_INFO[data_type].bits, rank or len(box), box, mode, swizzle,
+                             box_bytes)
 
     @property
     def _numba_type_(self):

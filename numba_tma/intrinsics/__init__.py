@@ -1,6 +1,6 @@
 """NVIDIA device ops: Numba intrinsics that emit inline PTX, one module per hardware family."""
 
-from . import fence, mbarrier, tma
+from . import bulk, cache, fence, mbarrier, tma
 from ._core import ArchError, OpArgumentError
 
-__all__ = ["ArchError", "OpArgumentError", "fence", "mbarrier", "tma"]
+__all__ = ["ArchError", "OpArgumentError", "bulk", "cache", "fence", "mbarrier", "tma"]

@@ -154,8 +154,14 @@ def literal(ty):
     return getattr(ty, "literal_value", None)
 
 
+REQUIRED = inspect.Parameter.empty
+
+
 class Operand:
-    """One Python argument of an op and how it lowers to inline-asm operands."""
+    """One Python argument of an op and how it lowers to inline-asm operands.  An operand with a
+    ``default`` is optional (it follows the required ones)."""
+
+    default = REQUIRED
 
     def __init__(self, name: str):
         self.name = name
@@ -170,6 +176,11 @@ class Operand:
     def placeholder(self, ty) -> str:
         """How the operand is named in a docstring's PTX (tuple operands override)."""
         return self.name
+
+    def keys(self, slot: str, ty) -> dict:
+        """The template keys this operand fills: ``{name: "$n"}`` (``slot``); operands that also
+        add PTX qualifiers override."""
+        return {self.name: slot}
 
 
 def _check_literal(op_name, name, ty, lo, hi):
@@ -205,6 +216,26 @@ class Int(Operand):
         return [(context.cast(builder, val, ty, target), _CONSTRAINT[self.bits])]
 
 
+class Float(Operand):
+    """A float32 operand (``f``) in ``(lo, hi]``, checked when constant; optional with ``default``."""
+
+    def __init__(self, name: str, lo: float, hi: float, default=REQUIRED):
+        super().__init__(name)
+        self.lo, self.hi, self.default = lo, hi, default
+
+    def check(self, op_name, ty):
+        if not isinstance(ty, (types.Float, types.Integer, types.IntegerLiteral, types.Omitted)):
+            raise reject(op_name, self.name, "must be a number", ty)
+        value = literal(ty)
+        if isinstance(value, (int, float)) and not self.lo < value <= self.hi:
+            raise reject(op_name, self.name, f"must be in ({self.lo}, {self.hi}]", value)
+
+    def lower(self, context, builder, ty, val):
+        if isinstance(ty, types.Omitted):
+            return [(ir.Constant(ir.FloatType(), float(ty.value)), "f")]
+        return [(context.cast(builder, val, ty, types.float32), "f")]
+
+
 class Const(Operand):
     """A compile-time integer in ``[lo, hi]`` written into the PTX text (an immediate)."""
 
@@ -235,6 +266,23 @@ def shared_address(context, builder, aryty, ary) -> ir.Value:
 def global_address(context, builder, aryty, ary) -> ir.Value:
     """64-bit generic address of element 0 of a device array."""
     return builder.ptrtoint(_array_data(context, builder, aryty, ary), I64)
+
+
+class GlobalArray(Operand):
+    """A device array in global memory (or a slice of one, e.g. a row of a pitched 2-D array);
+    the op uses element 0's 64-bit address (``l``).  Whether the array really lives in global
+    memory is not visible in its Numba type and is not checked."""
+
+    def __init__(self, name: str, what: str = "a device array in global memory"):
+        super().__init__(name)
+        self.what = what
+
+    def check(self, op_name, ty):
+        if not isinstance(ty, types.Array):
+            raise reject(op_name, self.name, f"must be {self.what}", ty)
+
+    def lower(self, context, builder, ty, val):
+        return [(global_address(context, builder, ty, val), "l")]
 
 
 class SharedArray(Operand):
@@ -297,6 +345,38 @@ class IntTuple(Operand):
         return ", ".join(f"{self.name[0]}{i}" for i in range(n))
 
 
+class CacheHint(Operand):
+    """``cache_hint=None``: a 64-bit L2 policy (``numba_tma.cache.policy``) adds
+    ``.L2::cache_hint`` to the instruction (template key ``{cache_hint}``) and the policy operand
+    (``{policy}``, with its leading comma)."""
+
+    default = None
+
+    def __init__(self, name: str = "cache_hint"):
+        super().__init__(name)
+
+    def check(self, op_name, ty):
+        if not _omitted(ty) and not isinstance(ty, (types.Integer, types.IntegerLiteral)):
+            raise reject(op_name, self.name, "must be None or a 64-bit L2 policy from numba_tma.cache.policy(...)", ty)
+
+    def lower(self, context, builder, ty, val):
+        return [] if _omitted(ty) else [(context.cast(builder, val, ty, types.uint64), "l")]
+
+    def keys(self, slot, ty):
+        given = not _omitted(ty)
+        return {self.name: ".L2::cache_hint" if given else "", "policy": f", {slot}" if given else ""}
+
+    def placeholder(self, ty):
+        return ""
+
+    def doc_keys(self):
+        return {self.name: "[.L2::cache_hint]", "policy": "[, policy]"}
+
+
+def _omitted(ty) -> bool:
+    return isinstance(ty, (types.Omitted, types.NoneType))
+
+
 # --------------------------------------------------------------------------------------------
 # Qualifier sets
 # --------------------------------------------------------------------------------------------
@@ -320,11 +400,17 @@ class Qualifier:
     default: object
 
     def choice(self, op_name, ty) -> object:
-        value = literal(ty)
-        if value is None or isinstance(value, bool) or value not in self.choices:
+        value = None if isinstance(ty, types.NoneType) else literal(ty)
+        given = value is not None or None in self.choices and isinstance(ty, (types.NoneType, types.Omitted))
+        if not given or isinstance(value, bool) or value not in self.choices:
             allowed = ", ".join(repr(v) for v in self.choices)
             raise reject(op_name, self.name, f"must be a constant, one of {allowed}", value if value is not None else ty)
         return value
+
+    @property
+    def example(self):
+        """The value docs show: the default, else the first choice."""
+        return next(iter(self.choices)) if self.default is REQUIRED else self.default
 
     def fragment(self, value) -> Choice:
         c = self.choices[value]
@@ -363,16 +449,23 @@ OPS: dict[str, "PtxOp"] = {}   # every declared op, by its Python name ("tma.loa
 @dataclass(frozen=True)
 class Sample:
     """One row of the assembly test: a call compiled in a test kernel (names ``bar``, ``smem``,
-    ``desc``, ``out`` are provided there), the SASS opcode it must become (or ``{arch: opcode}``,
+    ``desc``, ``out``, ``cuda``, ``numba``, ``types`` are provided there), the SASS opcode it must become (or ``{arch: opcode}``,
     ``""`` for every other arch), and template ``fields`` for the expected PTX where they depend on
     the call (e.g. the rank)."""
 
     call: str
     sass: str | Mapping
     fields: Mapping = field(default_factory=dict)
+    only: Mapping = field(default_factory=dict)   # qualifier values this row is for (default: all)
 
     def opcode(self, arch: str) -> str:
         return self.sass if isinstance(self.sass, str) else self.sass.get(arch, self.sass[""])
+
+    def found_in(self, opcodes, arch: str) -> bool:
+        """Whether the expected opcode is among ``opcodes``, or starts one of them at a ``.``
+        (``UBLKRED.G.S.ADD`` covers ``UBLKRED.G.S.ADD.F16.RN``)."""
+        want = self.opcode(arch)
+        return any(o == want or o.startswith(want + ".") for o in opcodes)
 
 
 @dataclass(frozen=True)
@@ -388,7 +481,8 @@ class PtxOp:
     ``doc``: summary, details and an example (the PTX block and requirement lines are generated).
     ``tlx``: the TLX / CuTe DSL / ``cuda::ptx`` names it answers to; ``samples``: its rows in the
     assembly test (:class:`Sample`; each is compiled with every qualifier combination).
-    ``memory``: async and barrier ops clobber memory; pure reads do not.
+    ``memory``: async and barrier ops clobber memory; pure reads do not.  ``order``: the Python
+    parameter order when it is not operands then qualifiers.
     """
 
     name: str
@@ -401,6 +495,7 @@ class PtxOp:
     fields: Callable | None = None
     doc: str = ""
     doc_fields: Mapping = field(default_factory=dict)
+    order: tuple = ()
     tlx: tuple = ()
     samples: tuple = ()
     memory: bool = True
@@ -417,7 +512,7 @@ class PtxOp:
     def requirement(self, chosen: Mapping = {}) -> Requirement:
         need = self.need
         for q in self.qualifiers:
-            need = need | q.fragment(chosen.get(q.name, q.default)).need
+            need = need | q.fragment(chosen.get(q.name, q.example)).need
         return need
 
     def render(self, values: Mapping, chosen: Mapping, extra: Mapping, uid: str = "${:uid}") -> str:
@@ -434,9 +529,11 @@ class PtxOp:
 
     def ptx_text(self, chosen: Mapping | None = None, tys: Mapping | None = None) -> str:
         """The PTX with operand names in place of registers (docs, catalogue)."""
-        chosen = {q.name: q.default for q in self.qualifiers} | dict(chosen or {})
+        chosen = {q.name: q.example for q in self.qualifiers} | dict(chosen or {})
         tys = tys or {}
-        values = {o.name: o.placeholder(tys.get(o.name)) for o in self.operands} | {"out": "out"}
+        values = {"out": "out"}
+        for o in self.operands:
+            values.update(o.doc_keys() if hasattr(o, "doc_keys") else {o.name: o.placeholder(tys.get(o.name))})
         return self.render(values, chosen, self.doc_fields, uid="N")
 
     # -- the Numba intrinsic -------------------------------------------------------------------
@@ -461,12 +558,15 @@ class PtxOp:
 def build_intrinsic(op: PtxOp):
     """The Numba intrinsic for ``op`` without registering it (test-only ops)."""
     positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    params = [inspect.Parameter("typingctx", positional)] + [inspect.Parameter(o.name, positional) for o in op.operands]
     # qualifiers are documented as keywords; numba's argument folding mishandles keyword-only
-    # parameters, so they are ordinary parameters with defaults after the operands
+    # parameters, so they are ordinary parameters with defaults after the operands (or in
+    # ``op.order``)
+    params = [inspect.Parameter(o.name, positional, default=o.default) for o in op.operands]
     params += [inspect.Parameter(q.name, positional, default=q.default) for q in op.qualifiers]
-    signature = inspect.Signature(params)
-    names = [p.name for p in params[1:]]
+    if op.order:
+        params.sort(key=lambda p: op.order.index(p.name))
+    signature = inspect.Signature([inspect.Parameter("typingctx", positional)] + params)
+    names = [p.name for p in params]
 
     def typer(typingctx, *args, **kwargs):
         try:
@@ -494,11 +594,12 @@ def build_intrinsic(op: PtxOp):
             result = None if op.returns == types.void else "=r" if op.returns == types.boolean \
                 else _RESULT[op.returns.bitwidth]
             values, slots, n = [], {}, 1 if result else 0
-            for o, val in zip(op.operands, llargs):
-                ty = tys[o.name]
+            by_name = dict(zip(names, llargs))
+            for o in op.operands:
+                ty, val = tys[o.name], by_name[o.name]
                 lowered = o.lower(context, builder, ty, val)
-                slots[o.name] = str(literal(ty)) if isinstance(o, Const) else \
-                    ", ".join(f"${n + i}" for i in range(len(lowered)))
+                slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
+                                    ", ".join(f"${n + i}" for i in range(len(lowered))), ty))
                 n += len(lowered)
                 values.extend(lowered)
             extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}

@@ -33,19 +33,21 @@ TENSORMAP_LL = ir.LiteralStructType([ir.ArrayType(ir.IntType(64), 16)])
 class TensorMapType(types.Type):
     """``TensorMap[bfloat16, rank=2, box=(64, 64), tiled]`` — box in the array's own order.
 
-    ``dtype`` is the source array's dtype name; ``element_bits`` the width TMA moves per element
-    (a destination of any dtype of that width is accepted); ``swizzle`` the swizzle's name.
+    ``dtype`` is the source array's dtype name; ``data_type`` the TMA data type's name
+    (``"BFLOAT16"``); ``element_bits`` the width TMA moves per element (a destination of any dtype of
+    that width is accepted); ``swizzle`` the swizzle's name.
     """
 
-    def __init__(self, dtype, element_bits, rank, box, mode, swizzle="NONE", box_bytes=None):
-        self.dtype, self.element_bits, self.rank, self.box = dtype, element_bits, rank, tuple(box)
-        self.mode, self.swizzle, self.box_bytes = mode, swizzle, box_bytes
+    def __init__(self, dtype, data_type, element_bits, rank, box, mode, swizzle="NONE", box_bytes=None):
+        self.dtype, self.data_type, self.element_bits = dtype, data_type, element_bits
+        self.rank, self.box, self.mode, self.swizzle, self.box_bytes = rank, tuple(box), mode, swizzle, box_bytes
         extra = "" if swizzle == "NONE" else f", swizzle={swizzle}"
         super().__init__(name=f"TensorMap[{dtype}, rank={rank}, box={self.box}, {mode}{extra}]")
 
     @property
     def key(self):
-        return self.dtype, self.element_bits, self.rank, self.box, self.mode, self.swizzle, self.box_bytes
+        return (self.dtype, self.data_type, self.element_bits, self.rank, self.box, self.mode, self.swizzle,
+                self.box_bytes)
 
 
 @register_attr

@@ -23,8 +23,9 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 
 from numba.cuda import types
 
-from ._core import (I64, IntTuple, Operand, PtxOp, Requirement, Sample, SharedArray, check_arch, exported,
-                    global_address, literal, reject)
+from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Operand, PtxOp, Qualifier, Requirement, Sample,
+                    SharedArray, check_arch, exported, global_address, literal, reject)
+from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
 from .tensor_map_type import TensorMapType
 
@@ -78,18 +79,25 @@ def _fields(desc, coords, **_):
     return {"rank": len(coords), "acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE}
 
 
+SM100_ARCH = Requirement((10, 0), (8, 6), arch_specific=True)
+_DST_SPACE = Qualifier("dst_space", {"cluster": "shared::cluster",
+                                     "cta": Choice("shared::cta", Requirement((9, 0), (8, 6)))}, "cluster")
+_CTA_GROUP = Qualifier("cta_group", {1: "", 2: Choice(".cta_group::2", SM100_ARCH)}, 1)
+
 load = PtxOp(
     "tma.load",
-    "{acquire}cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-    " [{dst}], [{desc}, {{{coords}}}], [{bar}];",
+    "{acquire}cp.async.bulk.tensor.{rank}d.{dst_space}.global.tile.mbarrier::complete_tx::bytes{cta_group}{cache_hint}"
+    " [{dst}], [{desc}, {{{coords}}}], [{bar}]{policy};",
     (Descriptor("desc"), SharedArray("dst", what="a shared array (the tile)", contiguous=True),
-     IntTuple("coords", (1, 2, 3, 4, 5)), barrier()),
-    check=lambda desc, dst, coords, bar: _check_map("tma.load", desc, "dst", dst, coords, "tiled"),
+     IntTuple("coords", (1, 2, 3, 4, 5)), barrier(), CacheHint()),
+    qualifiers=(_DST_SPACE, _CTA_GROUP),
+    check=lambda desc, dst, coords, **_: _check_map("tma.load", desc, "dst", dst, coords, "tiled"),
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 2, "acquire": _ACQUIRE},
     tlx=("tlx.async_descriptor_load", "cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp", "cuda::ptx::cp_async_bulk_tensor"),
     samples=tuple(Sample(f"tma.load(desc, smem, {tuple(range(r))}, bar)", f"UTMALDG.{r}D", {"rank": r})
-                  for r in range(1, 6)),
+                  for r in range(1, 6)) + (
+        Sample("tma.load(desc, smem, (0, 0), bar, cache_hint=out[1])", "UTMALDG.2D", {"rank": 2}),),
     doc="""Copy one box of a tensor from global memory into shared memory with TMA (tile mode).
 
     ``desc``: a :class:`numba_tma.TensorMap` (by value) or the 128 bytes in a ``uint8`` device array
@@ -102,6 +110,9 @@ load = PtxOp(
     ``a[row, col]``: ``(col, row)``); its length is the tensor map's rank.  ``coords[0]`` times the
     element size must be a multiple of 16 bytes.
     ``bar``: the mbarrier (uint64 shared array, element 0) that receives the byte count.
+    ``cache_hint``: an L2 policy from ``cache.policy(...)``.  ``dst_space="cta"`` names the
+    destination in the CTA's own window (PTX ISA 8.6); ``cta_group=2`` (sm_100a) lets either CTA
+    of a pair signal the barrier.
     Issue from one thread, after ``mbarrier.arrive_expect_tx(bar, desc.box_bytes)``.
 
     Example::
@@ -114,27 +125,35 @@ load = PtxOp(
 ).intrinsic()
 
 
-def _check_load_im2col(desc, dst, coords, offsets, bar):
-    _check_map("tma.load_im2col", desc, "dst", dst, coords, "im2col")
+def _offsets():
+    """im2col filter-tap offsets: 16-bit registers; their width by rank is checked in the op."""
+    return IntTuple("offsets", (1, 2, 3), bits=16, range=(-(1 << 31), (1 << 31) - 1))
+
+
+def _check_offsets(op, coords, offsets):
     if len(offsets) != len(coords) - 2:
-        raise reject("tma.load_im2col", "offsets", f"must have len(coords) - 2 = {len(coords) - 2} entries "
+        raise reject(op, "offsets", f"must have len(coords) - 2 = {len(coords) - 2} entries "
                      "(one per spatial dimension)", len(offsets))
     bits = IM2COL_OFFSET_BITS[len(coords)]
     for i, t in enumerate(offsets):
         value = literal(t)
         if isinstance(value, int) and not 0 <= value < (1 << bits):
-            raise reject("tma.load_im2col", f"offsets[{i}]", f"must be in [0, {(1 << bits) - 1}] for a "
+            raise reject(op, f"offsets[{i}]", f"must be in [0, {(1 << bits) - 1}] for a "
                          f"{len(coords)}-D map ({bits}-bit offsets)", value)
+
+
+def _check_load_im2col(desc, dst, coords, offsets, **_):
+    _check_map("tma.load_im2col", desc, "dst", dst, coords, "im2col")
+    _check_offsets("tma.load_im2col", coords, offsets)
 
 
 load_im2col = PtxOp(
     "tma.load_im2col",
-    "{acquire}cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
-    " [{dst}], [{desc}, {{{coords}}}], [{bar}], {{{offsets}}};",
+    "{acquire}cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes{cache_hint}"
+    " [{dst}], [{desc}, {{{coords}}}], [{bar}], {{{offsets}}}{policy};",
     (Descriptor("desc"), SharedArray("dst", what="a shared array (the pixels x channels block)", contiguous=True),
      IntTuple("coords", (3, 4, 5)),
-     IntTuple("offsets", (1, 2, 3), bits=16, range=(-(1 << 31), (1 << 31) - 1)),  # width: by rank, in the check
-     barrier()),
+     _offsets(), barrier(), CacheHint()),
     check=_check_load_im2col,
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 4, "acquire": "", "coords": "c, w, h, n", "offsets": "ow, oh"},
@@ -156,4 +175,245 @@ load_im2col = PtxOp(
     """,
 ).intrinsic()
 
-__all__ = exported("tma")
+
+
+# -- shared -> global ------------------------------------------------------------------------------
+
+_STORE_MODE = {"tiled": "tile", "im2col": "im2col_no_offs"}
+
+
+def _store_fields(desc, coords, **_):
+    """The rank, the acquire fence of a global-memory map and the store mode (a by-value map's own;
+    tile for a map in global memory, whose mode is only known at run time)."""
+    mode = desc.mode if isinstance(desc, TensorMapType) else "tiled"
+    return _fields(desc, coords) | {"mode": _STORE_MODE[mode]}
+
+
+def _check_store(op, desc, src, coords):
+    if isinstance(desc, TensorMapType):
+        _check_map(op, desc, "src", src, coords, desc.mode)
+    else:
+        _check_map(op, desc, "src", src, coords, "tiled")
+
+
+_STORE_DOC = """
+    ``desc``: a :class:`numba_tma.TensorMap` (by value; tiled or im2col, the mode is the map's) or
+    the 128 bytes of a tiled map in a ``uint8`` device array.  ``src``: the C-contiguous shared
+    array holding the box (any dtype of the map's element width), written with ordinary stores and
+    then made visible to TMA with ``fence.proxy_async()`` + ``cuda.syncthreads()``.  ``coords``:
+    the box's first element, innermost first; parts of the box outside the tensor are not written.
+    Completes through the bulk async-groups: ``commit_group()``, then ``wait_group_read(n)`` before
+    reusing ``src`` or ``wait_group(n)`` before reading the result.
+"""
+
+store = PtxOp(
+    "tma.store",
+    "{acquire}cp.async.bulk.tensor.{rank}d.global.shared::cta.{mode}.bulk_group{cache_hint}"
+    " [{desc}, {{{coords}}}], [{src}]{policy};",
+    (Descriptor("desc"), SharedArray("src", what="a shared array (the box)", contiguous=True),
+     IntTuple("coords", (1, 2, 3, 4, 5)), CacheHint()),
+    check=lambda desc, src, coords, **_: _check_store("tma.store", desc, src, coords),
+    fields=lambda cc, **tys: _store_fields(**tys),
+    doc_fields={"rank": 2, "acquire": "", "mode": "tile"},
+    tlx=("tlx.async_descriptor_store", "cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp",
+         "cuda::ptx::cp_async_bulk_tensor (global <- shared::cta)"),
+    samples=tuple(Sample(f"tma.store(desc, smem, {tuple(range(r))})", f"UTMASTG.{r}D", {"rank": r})
+                  for r in range(1, 6)) + (
+        Sample("tma.store(desc, smem, (0, 0), cache_hint=out[1])", "UTMASTG.2D", {"rank": 2}),),
+    doc="""Copy one box from shared memory to a tensor in global memory with TMA.
+    """ + _STORE_DOC + """
+    Example::
+
+        tile[ty, tx] = value
+        fence.proxy_async()
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            tma.store(desc, tile, (x0, y0))
+            tma.commit_group()
+            tma.wait_group(0)
+    """,
+).intrinsic()
+
+# The element types each tensor reduction takes (PTX ISA, cp.reduce.async.bulk.tensor), by the
+# map's data type.
+TENSOR_REDUCE_TYPES = {
+    "add": ("UINT32", "INT32", "UINT64", "FLOAT32", "FLOAT16", "BFLOAT16"),
+    "min": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
+    "max": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
+    "inc": ("UINT32",), "dec": ("UINT32",),
+    "and": ("UINT32", "INT32", "UINT64", "INT64"), "or": ("UINT32", "INT32", "UINT64", "INT64"),
+    "xor": ("UINT32", "INT32", "UINT64", "INT64"),
+}
+
+
+def _check_reduce(desc, src, coords, op, **_):
+    _check_store("tma.reduce", desc, src, coords)
+    if isinstance(desc, TensorMapType) and desc.data_type not in TENSOR_REDUCE_TYPES[op]:
+        allowed = ", ".join(t.lower() for t in TENSOR_REDUCE_TYPES[op])
+        raise reject("tma.reduce", "op", f"{op!r} cannot reduce a {desc.data_type.lower()} map ({desc}); it takes "
+                     f"{allowed}", op)
+
+
+reduce = PtxOp(
+    "tma.reduce",
+    "{acquire}cp.reduce.async.bulk.tensor.{rank}d.global.shared::cta.{op}.{mode}.bulk_group{cache_hint}"
+    " [{desc}, {{{coords}}}], [{src}]{policy};",
+    (Descriptor("desc"), SharedArray("src", what="a shared array (the box)", contiguous=True),
+     IntTuple("coords", (1, 2, 3, 4, 5)), CacheHint()),
+    qualifiers=(Qualifier("op", {o: o for o in TENSOR_REDUCE_TYPES}, REQUIRED),),
+    order=("desc", "src", "coords", "op", "cache_hint"),
+    check=_check_reduce,
+    fields=lambda cc, desc, src, coords, **_: _store_fields(desc, coords),
+    doc_fields={"rank": 2, "acquire": "", "mode": "tile"},
+    tlx=("tlx.async_descriptor_store(store_reduce=...)", "cute.nvgpu.cpasync.CopyReduceBulkTensorTileS2GOp",
+         "cuda::ptx::cp_reduce_async_bulk_tensor"),
+    samples=tuple(Sample(f"tma.reduce(desc, smem, {tuple(range(r))})", f"UTMAREDG.{r}D", {"rank": r})
+                  for r in (1, 2, 5)),
+    doc="""Reduce one box of shared memory into a tensor in global memory with TMA: each element of
+    the tensor becomes ``op(element, box element)``, atomically per element.  ``op``: ``add``,
+    ``min``, ``max``, ``inc``, ``dec``, ``and``, ``or``, ``xor``; the map's data type must be one
+    the op takes (PTX ISA: add on u32/s32/u64/f32/f16/bf16, min/max on u32/s32/u64/s64/f16/bf16,
+    inc/dec on u32, and/or/xor on 32- and 64-bit integers), checked at compile time for a by-value
+    map.
+    """ + _STORE_DOC + """
+    Example::
+
+        tma.reduce(desc, partial, (x0, y0), "add")
+        tma.commit_group()
+    """,
+).intrinsic()
+
+
+# -- prefetch ------------------------------------------------------------------------------------
+
+prefetch = PtxOp(
+    "tma.prefetch",
+    "{acquire}cp.async.bulk.prefetch.tensor.{rank}d.L2.global.tile{cache_hint} [{desc}, {{{coords}}}]{policy};",
+    (Descriptor("desc"), IntTuple("coords", (1, 2, 3, 4, 5)), CacheHint()),
+    check=lambda desc, coords, **_: _check_prefetch("tma.prefetch", desc, coords, "tiled"),
+    fields=lambda cc, desc, coords, **_: _fields(desc, coords),
+    doc_fields={"rank": 2, "acquire": ""},
+    tlx=("tlx.async_descriptor_prefetch_tensor", "cute.prefetch"),
+    samples=tuple(Sample(f"tma.prefetch(desc, {tuple(range(r))})", f"UTMAPF.L2.{r}D", {"rank": r})
+                  for r in (1, 2, 5)),
+    doc="""Prefetch the box at ``coords`` of a tiled map into L2 (no shared memory, no barrier).
+
+    Example::
+
+        tma.prefetch(desc, (x0 + 64, y0))       # the next tile
+    """,
+).intrinsic()
+
+
+def _check_prefetch(op, desc, coords, mode):
+    if not isinstance(desc, TensorMapType):
+        check_arch(f"{op} (descriptor in global memory)", GLOBAL_DESCRIPTOR)
+        return
+    if desc.mode != mode:
+        raise reject(op, "desc", f"must be a {mode} map ({desc})", desc.mode)
+    if len(coords) != desc.rank:
+        raise reject(op, "coords", f"must have {desc.rank} entries (the rank of {desc})", len(coords))
+
+
+def _check_prefetch_im2col(desc, coords, offsets, **_):
+    _check_prefetch("tma.prefetch_im2col", desc, coords, "im2col")
+    _check_offsets("tma.prefetch_im2col", coords, offsets)
+
+
+prefetch_im2col = PtxOp(
+    "tma.prefetch_im2col",
+    "{acquire}cp.async.bulk.prefetch.tensor.{rank}d.L2.global.im2col{cache_hint} [{desc}, {{{coords}}}],"
+    " {{{offsets}}}{policy};",
+    (Descriptor("desc"), IntTuple("coords", (3, 4, 5)), _offsets(), CacheHint()),
+    check=_check_prefetch_im2col,
+    fields=lambda cc, desc, coords, **_: _fields(desc, coords),
+    doc_fields={"rank": 4, "acquire": "", "coords": "c, w, h, n", "offsets": "ow, oh"},
+    tlx=("tlx.async_descriptor_prefetch_tensor (im2col)",),
+    samples=tuple(Sample(f"tma.prefetch_im2col(desc, {tuple(range(r))}, {tuple(range(1, r - 1))})",
+                         f"UTMAPF.L2.{r}D.IM2COL", {"rank": r}) for r in (3, 5)),
+    doc="""Prefetch the pixels an im2col load at ``coords`` / ``offsets`` would gather into L2.
+
+    Example::
+
+        tma.prefetch_im2col(desc, (c0, w0, h0, n0), (dw, dh))
+    """,
+).intrinsic()
+
+prefetch_descriptor = PtxOp(
+    "tma.prefetch_descriptor", "prefetch.tensormap [{desc}];", (Descriptor("desc"),),
+    tlx=("tl.prefetch(..., tensormap=True)", "cute.nvgpu.cpasync.prefetch_descriptor",
+         "cuda::ptx::prefetch_tensormap"),
+    samples=(Sample("tma.prefetch_descriptor(desc)", "UTMACCTL.PF"),),
+    doc="""Prefetch the descriptor itself (its 128 bytes) into the cache TMA reads it from; issue it
+    early in the kernel, before the first copy.
+
+    Example::
+
+        if cuda.threadIdx.x == 0:
+            tma.prefetch_descriptor(desc)
+    """,
+).intrinsic()
+
+
+# -- sm_100: four rows at once -------------------------------------------------------------------
+
+def _check_four_rows(op, desc, tile_arg, tile):
+    if not isinstance(desc, TensorMapType):
+        check_arch(f"{op} (descriptor in global memory)", GLOBAL_DESCRIPTOR)
+        return
+    if desc.mode != "tiled" or desc.rank != 2 or desc.box[0] != 1:
+        raise reject(op, "desc", "must be a tiled 2-D map whose box is one row (box=(1, columns))", desc)
+    _check_map(op, desc, tile_arg, tile, (None, None), "tiled")
+
+
+_FOUR_ROWS_DOC = """
+    ``desc``: a tiled 2-D map whose box is one row, ``(1, columns)`` (``numba_tma.descriptors.
+    check_gather4`` checks a descriptor on the host).  ``col``: the first column; ``rows``: four row
+    indices (any order, any rows).
+"""
+
+gather4 = PtxOp(
+    "tma.gather4",
+    "{acquire}cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes"
+    " [{dst}], [{desc}, {{{col}, {rows}}}], [{bar}];",
+    (Descriptor("desc"), SharedArray("dst", what="a shared array (four rows)", contiguous=True), Int("col", signed=True),
+     IntTuple("rows", (4,)), barrier()),
+    need=SM100_ARCH,
+    check=lambda desc, dst, **_: _check_four_rows("tma.gather4", desc, "dst", dst),
+    fields=lambda cc, desc, **_: {"acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE},
+    doc_fields={"acquire": "", "rows": "r0, r1, r2, r3"},
+    tlx=("tl descriptor.gather", "cuda::ptx::cp_async_bulk_tensor_tile_gather4"),
+    samples=(Sample("tma.gather4(desc, smem, 0, (0, 5, 9, 2), bar)", "UTMALDG.2D.GATHER4"),),
+    doc="""Load four rows of a 2-D tensor (one box-width each) into shared memory, one after the other.
+    """ + _FOUR_ROWS_DOC + """
+    Example::
+
+        mbarrier.arrive_expect_tx(bars, 4 * desc.box_bytes)
+        tma.gather4(desc, rows_tile, col0, (r0, r1, r2, r3), bars)
+    """,
+).intrinsic()
+
+scatter4 = PtxOp(
+    "tma.scatter4",
+    "{acquire}cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group [{desc}, {{{col}, {rows}}}],"
+    " [{src}];",
+    (Descriptor("desc"), SharedArray("src", what="a shared array (four rows)", contiguous=True), Int("col", signed=True),
+     IntTuple("rows", (4,))),
+    need=SM100_ARCH,
+    check=lambda desc, src, **_: _check_four_rows("tma.scatter4", desc, "src", src),
+    fields=lambda cc, desc, **_: {"acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE},
+    doc_fields={"acquire": "", "rows": "r0, r1, r2, r3"},
+    tlx=("tl descriptor.scatter", "cuda::ptx::cp_async_bulk_tensor_tile_scatter4"),
+    samples=(Sample("tma.scatter4(desc, smem, 0, (0, 5, 9, 2))", "UTMASTG.2D.SCATTER4"),),
+    doc="""Store four rows of shared memory to four rows of a 2-D tensor; completes through the bulk
+    async-groups.
+    """ + _FOUR_ROWS_DOC + """
+    Example::
+
+        tma.scatter4(desc, rows_tile, col0, (r0, r1, r2, r3))
+        tma.commit_group()
+    """,
+).intrinsic()
+
+ALIASES = ("commit_group", "wait_group", "wait_group_read")   # the bulk async-groups, as numba_tma.bulk.*
+__all__ = exported("tma") + list(ALIASES)

@@ -1,0 +1,204 @@
+"""Bulk copies (``cp.async.bulk``): contiguous byte ranges between global and shared memory,
+shared-to-global reductions, L2 prefetch, and the bulk async-groups that TMA stores use too.
+
+``nbytes`` is a multiple of 16 (refused at compile time when constant); both addresses must be
+16-byte aligned.  Shared -> global copies complete through *bulk async-groups*: ``commit_group()``
+closes the group of copies this thread issued, ``wait_group(n)`` waits until at most ``n`` groups
+are pending, ``wait_group_read(n)`` only until their *sources* were read (the shared buffer may be
+reused).  The same three are ``numba_tma.tma.commit_group`` etc.
+"""
+
+from numba.cuda import types
+
+from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray,
+                    exported, literal, reject)
+from .mbarrier import barrier
+
+SM100 = Requirement((10, 0), (8, 6))
+
+
+def _nbytes(name="nbytes"):
+    return Int(name, lo=16, hi=(1 << 32) - 16)
+
+
+def _check_nbytes(op, nbytes):
+    value = literal(nbytes)
+    if isinstance(value, int) and value % 16:
+        raise reject(op, "nbytes", "must be a multiple of 16", value)
+
+
+commit_group = PtxOp(
+    "bulk.commit_group", "cp.async.bulk.commit_group;",
+    tlx=("cute.arch.cp_async_bulk_commit_group", "cuda::ptx::cp_async_bulk_commit_group"),
+    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()", "UBLKCP.G.S"),),
+    doc="""Close the bulk async-group of the shared -> global copies (``bulk.store``, ``tma.store``,
+    reductions) this thread issued since the last commit.
+
+    Example::
+
+        tma.store(desc, tile, (x, y))
+        bulk.commit_group()
+        bulk.wait_group_read(0)
+    """,
+).intrinsic()
+
+wait_group = PtxOp(
+    "bulk.wait_group", "cp.async.bulk.wait_group {n};", (Const("n", 0, 63),),
+    tlx=("tlx.async_descriptor_store_wait", "cuda::ptx::cp_async_bulk_wait_group"),
+    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()\nbulk.wait_group(0)", "DEPBAR"),),
+    doc="""Wait until at most ``n`` (a constant, 0-63) of this thread's bulk async-groups are pending:
+    their writes are done and visible.
+
+    Example::
+
+        bulk.wait_group(0)
+    """,
+).intrinsic()
+
+wait_group_read = PtxOp(
+    "bulk.wait_group_read", "cp.async.bulk.wait_group.read {n};", (Const("n", 0, 63),),
+    tlx=("cute.arch.cp_async_bulk_wait_group(read=True)", "cuda::ptx::cp_async_bulk_wait_group_read"),
+    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()\nbulk.wait_group_read(1)", "DEPBAR"),),
+    doc="""Wait until at most ``n`` (a constant, 0-63) of this thread's bulk async-groups still have
+    to *read* their shared-memory sources: the source buffers of the others may be overwritten.
+
+    Example::
+
+        bulk.wait_group_read(0)      # the tile may be refilled now
+    """,
+).intrinsic()
+
+load = PtxOp(
+    "bulk.load",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{cache_hint} [{dst}], [{src}], {nbytes},"
+    " [{bar}]{policy};",
+    (SharedArray("dst", what="a shared array (the destination)"), GlobalArray("src"), _nbytes(), barrier(),
+     CacheHint()),
+    check=lambda nbytes, **_: _check_nbytes("bulk.load", nbytes),
+    tlx=("cute.nvgpu.cpasync.CopyBulkG2SOp", "cuda::ptx::cp_async_bulk"),
+    samples=(Sample("bulk.load(smem, desc, 64, bar)", "UBLKCP.S.G"),
+             Sample("bulk.load(smem, desc, 64, bar, cache_hint=out[1])", "UBLKCP.S.G")),
+    doc="""Copy ``nbytes`` bytes from global memory (``src``, element 0) to shared memory (``dst``),
+    completing on the mbarrier ``bar`` (``arrive_expect_tx(bar, nbytes)`` first).
+
+    Example::
+
+        if cuda.threadIdx.x == 0:
+            mbarrier.arrive_expect_tx(bars, 4096)
+            bulk.load(buf, a[row], 4096, bars)        # one row of a pitched 2-D array
+        mbarrier.wait(bars, 0)
+    """,
+).intrinsic()
+
+store = PtxOp(
+    "bulk.store", "cp.async.bulk.global.shared::cta.bulk_group{cache_hint} [{dst}], [{src}], {nbytes}{policy};",
+    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), _nbytes(), CacheHint()),
+    check=lambda nbytes, **_: _check_nbytes("bulk.store", nbytes),
+    tlx=("tlx.async_store", "cute.nvgpu.cpasync.CopyBulkS2GOp", "cuda::ptx::cp_async_bulk"),
+    samples=(Sample("bulk.store(desc, smem, 64)", "UBLKCP.G.S"),
+             Sample("bulk.store(desc, smem, 64, cache_hint=out[1])", "UBLKCP.G.S")),
+    doc="""Copy ``nbytes`` bytes from shared memory (``src``) to global memory (``dst``); completes
+    through the bulk async-groups (:func:`commit_group`, :func:`wait_group`).  Write ``src`` with
+    ordinary stores, then ``fence.proxy_async()`` before this op reads it.
+
+    Example::
+
+        fence.proxy_async()
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            bulk.store(out[row], buf, 4096)
+            bulk.commit_group()
+            bulk.wait_group(0)
+    """,
+).intrinsic()
+
+store_bytemask = PtxOp(
+    "bulk.store_bytemask",
+    "cp.async.bulk.global.shared::cta.bulk_group{cache_hint}.cp_mask [{dst}], [{src}], {nbytes}{policy}, {mask};",
+    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), _nbytes(), Int("mask", bits=16),
+     CacheHint()),
+    need=SM100, check=lambda nbytes, **_: _check_nbytes("bulk.store_bytemask", nbytes),
+    tlx=("cute.nvgpu.cpasync.CopyBulkS2GByteMaskOp", "cuda::ptx::cp_async_bulk_cp_mask"),
+    samples=(Sample("bulk.store_bytemask(desc, smem, 64, 0x00FF)", "UBLKCP.G.S"),),
+    doc="""Like :func:`store`, writing only the bytes whose bit in the 16-bit ``mask`` is set, in
+    every 16-byte chunk (bit ``i`` is byte ``i`` of the chunk).
+
+    Example::
+
+        bulk.store_bytemask(out[row], buf, 4096, 0x0F0F)
+    """,
+).intrinsic()
+
+# The reductions a shared -> global bulk reduce has, by the source's element type (PTX ISA,
+# cp.reduce.async.bulk): the PTX type suffix, per op.
+_TYPE = {types.uint32: "u32", types.int32: "s32", types.uint64: "u64", types.int64: "s64", types.float32: "f32",
+         types.float64: "f64", types.float16: "f16"}
+_BITS = {"u32": "b32", "s32": "b32", "u64": "b64", "s64": "b64"}
+REDUCE_TYPES = {
+    "add": ("u32", "s32", "u64", "f32", "f64", "f16"),
+    "min": ("u32", "s32", "u64", "s64", "f16"), "max": ("u32", "s32", "u64", "s64", "f16"),
+    "inc": ("u32",), "dec": ("u32",),
+    "and": ("u32", "s32", "u64", "s64"), "or": ("u32", "s32", "u64", "s64"), "xor": ("u32", "s32", "u64", "s64"),
+}
+REDUCE_OPS = tuple(REDUCE_TYPES)
+
+
+_NUMBA = {ptx: str(t) for t, ptx in _TYPE.items()}
+
+
+def _reduce_suffix(op, ptx):
+    """The instruction's type suffix: bit types for the logical ops, ``.noftz`` for f16 adds."""
+    if op in ("and", "or", "xor"):
+        return "." + _BITS[ptx]
+    return (".noftz" if ptx == "f16" and op == "add" else "") + "." + ptx
+
+
+def _reduce_type(op, src):
+    ptx = _TYPE.get(src.dtype)
+    if ptx not in REDUCE_TYPES[op]:
+        allowed = ", ".join(t for t in REDUCE_TYPES[op])
+        raise reject("bulk.reduce", "src", f"must have elements of a type reduce op {op!r} takes ({allowed})", src)
+    return _reduce_suffix(op, ptx)
+
+
+reduce = PtxOp(
+    "bulk.reduce",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group{cache_hint}.{op}{type} [{dst}], [{src}], {nbytes}{policy};",
+    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), _nbytes(), CacheHint()),
+    qualifiers=(Qualifier("op", {o: o for o in REDUCE_OPS}, REQUIRED),),
+    order=("dst", "src", "nbytes", "op", "cache_hint"),
+    check=lambda nbytes, src, op, **_: (_check_nbytes("bulk.reduce", nbytes), _reduce_type(op, src)),
+    fields=lambda cc, src, op, **_: {"type": _reduce_type(op, src)},
+    doc_fields={"type": ".u32"},
+    tlx=("cuda::ptx::cp_reduce_async_bulk",),
+    samples=tuple(Sample(f"bulk.reduce(desc, cuda.shared.array(64, types.{_NUMBA[t]}), 64)", f"UBLKRED.G.S.{op.upper()}",
+                         {"type": _reduce_suffix(op, t)}, {"op": op})
+                  for op, ptx_types in REDUCE_TYPES.items() for t in ptx_types),
+    doc="""Reduce ``nbytes`` bytes of shared memory (``src``) into global memory (``dst``) element-wise
+    with ``op`` (``add``, ``min``, ``max``, ``inc``, ``dec``, ``and``, ``or``, ``xor``), atomically
+    per element; the element type is ``src``'s, checked against the op at compile time (PTX ISA:
+    add on u32/s32/u64/f32/f64/f16, min/max on u32/s32/u64/s64/f16, inc/dec on u32, and/or/xor on
+    32- and 64-bit integers).  Completes through the bulk async-groups.
+
+    Example::
+
+        bulk.reduce(totals, partial, 4096, "add")
+        bulk.commit_group()
+    """,
+).intrinsic()
+
+prefetch = PtxOp(
+    "bulk.prefetch", "cp.async.bulk.prefetch.L2.global{cache_hint} [{src}], {nbytes}{policy};",
+    (GlobalArray("src"), _nbytes(), CacheHint()),
+    check=lambda nbytes, **_: _check_nbytes("bulk.prefetch", nbytes),
+    tlx=("cuda::ptx::cp_async_bulk_prefetch",),
+    samples=(Sample("bulk.prefetch(desc, 256)", "UBLKPF.L2"),),
+    doc="""Prefetch ``nbytes`` bytes of global memory starting at ``src`` into L2.
+
+    Example::
+
+        bulk.prefetch(a[row + 1], 4096)
+    """,
+).intrinsic()
+
+__all__ = exported("bulk")
