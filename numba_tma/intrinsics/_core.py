@@ -157,6 +157,11 @@ def literal(ty):
 REQUIRED = inspect.Parameter.empty
 
 
+class LateReject(Exception):
+    """Raised by :meth:`Operand.lower` for a constant only visible while lowering: ``(argument,
+    rule, value)``; the op turns it into its :class:`OpArgumentError`."""
+
+
 class Operand:
     """One Python argument of an op and how it lowers to inline-asm operands.  An operand with a
     ``default`` is optional (it follows the required ones)."""
@@ -233,6 +238,9 @@ class Float(Operand):
     def lower(self, context, builder, ty, val):
         if isinstance(ty, types.Omitted):
             return [(ir.Constant(ir.FloatType(), float(ty.value)), "f")]
+        if isinstance(val, ir.Constant) and not self.lo < float(val.constant) <= self.hi:
+            # Numba types float constants without a literal type: this is where they are known
+            raise LateReject(self.name, f"must be in ({self.lo}, {self.hi}]", val.constant)
         return [(context.cast(builder, val, ty, types.float32), "f")]
 
 
@@ -597,7 +605,10 @@ def build_intrinsic(op: PtxOp):
             by_name = dict(zip(names, llargs))
             for o in op.operands:
                 ty, val = tys[o.name], by_name[o.name]
-                lowered = o.lower(context, builder, ty, val)
+                try:
+                    lowered = o.lower(context, builder, ty, val)
+                except LateReject as late:
+                    raise reject(op.name, *late.args) from None
                 slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
                                     ", ".join(f"${n + i}" for i in range(len(lowered))), ty))
                 n += len(lowered)
