@@ -14,7 +14,7 @@ from numba import cuda
 from numba.cuda import types
 
 import numba_tma
-from numba_tma import inspect
+from numba_tma import TensorMap, inspect
 from numba_tma.intrinsics._core import OPS, REQUIRED, parse_arch
 
 ARCHS = ["sm_80", "sm_90a", "sm_100a"]
@@ -70,7 +70,11 @@ def _kernel(call):
 
 @pytest.mark.parametrize("op,sample,chosen,arch", list(_rows()))
 def test_op_assembles_to_its_instruction(op, sample, chosen, arch):
-    out = inspect.compile(_kernel(_with_qualifiers(sample.call, chosen)), SIG, arch)
+    sig = SIG
+    if sample.desc:
+        dtype, box, swizzle = sample.desc
+        sig = (TensorMap.numba_type(dtype, box, swizzle=swizzle), SIG[1])
+    out = inspect.compile(_kernel(_with_qualifiers(sample.call, chosen)), sig, arch)
     assert f".target {arch}" in out.ptx
     for pattern in _expected_lines(op, sample, chosen):
         assert re.search(pattern, out.ptx), f"{pattern!r} not in the PTX"

@@ -199,3 +199,42 @@ def test_tf32_map_over_float32_by_value():
     assert status.copy_to_host()[0] == 0
     nearest_even = (bits + np.uint32(0xFFF) + ((bits >> 13) & 1)) & np.uint32(0xFFFFE000)
     np.testing.assert_array_equal(out.copy_to_host().view(np.uint32), nearest_even)
+
+
+def _swizzled_copy_kernel(rows, cols, dtype):
+    """Load one (rows, cols) box with the map's swizzle; every thread reads its elements back through
+    ``tma.swizzled_index`` into ``out`` in the tensor's order; ``status[1]`` gets ``desc.swizzle``."""
+
+    size = rows * cols
+    element = numba.from_dtype(np.dtype(dtype))
+
+    @cuda.jit
+    def kernel(desc, out, status):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array(size, element, alignment=1024)
+        if cuda.threadIdx.x == 0:
+            mbarrier.init(bars, 1)
+            fence.mbarrier_init()
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, tile, (cuda.blockIdx.x * cols, 0), bars)
+            status[1] = desc.swizzle
+        bounded_wait(bars, 0, status)
+        for i in range(cuda.threadIdx.x, size, cuda.blockDim.x):
+            r, c = i // cols, i % cols
+            out[r, cuda.blockIdx.x * cols + c] = tile[tma.swizzled_index(desc, r, c)]
+
+    return kernel
+
+
+@pytest.mark.parametrize("dtype,swizzle,span", [(np.uint16, "32B", 32), (np.uint16, "64B", 64),
+                                                (np.uint16, "128B", 128), (np.float32, "128B", 128),
+                                                (np.uint8, "64B", 64), (np.float32, "none", 0)])
+def test_swizzled_index_reads_a_swizzled_tile(dtype, swizzle, span):
+    rows, cols = 16, (span or 64) // np.dtype(dtype).itemsize     # a box row is one swizzle span
+    host = np.random.default_rng(8).integers(0, 250, (rows, 4 * cols)).astype(dtype)
+    kernel = _swizzled_copy_kernel(rows, cols, dtype)
+    out = cuda.to_device(np.zeros_like(host))
+    status = cuda.to_device(np.zeros(2, np.int32))
+    kernel[4, 64](TensorMap.tiled(cuda.to_device(host), (rows, cols), swizzle=swizzle), out, status)
+    assert status.copy_to_host().tolist() == [0, span]
+    np.testing.assert_array_equal(out.copy_to_host(), host)

@@ -465,6 +465,7 @@ class Sample:
     sass: str | Mapping
     fields: Mapping = field(default_factory=dict)
     only: Mapping = field(default_factory=dict)   # qualifier values this row is for (default: all)
+    desc: tuple = ()   # (dtype, box, swizzle): ``desc`` is a by-value map of that type, not global bytes
 
     def opcode(self, arch: str) -> str:
         return self.sass if isinstance(self.sass, str) else self.sass.get(arch, self.sass[""])

@@ -50,20 +50,32 @@ class TensorMapType(types.Type):
                 self.box_bytes)
 
 
+SWIZZLE_BYTES = {"NONE": 0, "SWIZZLE_32B": 32, "SWIZZLE_64B": 64, "SWIZZLE_128B": 128}
+
+
 @register_attr
 class TensorMapAttributes(AttributeTemplate):
-    """``desc.box_bytes`` in a kernel: the bytes one full load delivers, a compile-time constant
-    (not available for interleaved maps, whose transfer size is not established)."""
+    """Compile-time constants of a map in a kernel: ``desc.box_bytes``, the bytes one full load
+    delivers (not for interleaved maps, whose transfer size is not established), and
+    ``desc.swizzle``, the swizzle span in bytes (0, 32, 64 or 128)."""
 
     key = TensorMapType
 
     def resolve_box_bytes(self, desc):
         return types.int64 if desc.box_bytes is not None else None
 
+    def resolve_swizzle(self, desc):
+        return types.int64 if desc.swizzle in SWIZZLE_BYTES else None
+
 
 @lower_attr(TensorMapType, "box_bytes")
 def _lower_box_bytes(context, builder, ty, value):
     return context.get_constant(types.int64, ty.box_bytes)
+
+
+@lower_attr(TensorMapType, "swizzle")
+def _lower_swizzle(context, builder, ty, value):
+    return context.get_constant(types.int64, SWIZZLE_BYTES[ty.swizzle])
 
 
 class _BareByvalAttributes(ir.values.ArgumentAttributes):

@@ -27,7 +27,7 @@ from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Operand, Pt
                     SharedArray, check_arch, exported, global_address, literal, reject)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
-from .tensor_map_type import TensorMapType
+from .tensor_map_type import SWIZZLE_BYTES, TensorMapType
 
 
 class Descriptor(Operand):
@@ -412,6 +412,51 @@ scatter4 = PtxOp(
 
         tma.scatter4(desc, rows_tile, col0, (r0, r1, r2, r3))
         tma.commit_group()
+    """,
+).intrinsic()
+
+# -- swizzled shared-memory layouts ---------------------------------------------------------------
+
+def _check_swizzled_index(desc, **_):
+    if not isinstance(desc, TensorMapType):
+        raise reject("tma.swizzled_index", "desc", "must be a numba_tma.TensorMap (its swizzle and box are "
+                     "compile-time facts of its type)", desc)
+    if desc.swizzle not in SWIZZLE_BYTES or desc.mode != "tiled" or desc.element_bits < 8:
+        raise reject("tma.swizzled_index", "desc", "must be a tiled map of 8-bit or wider elements with swizzle "
+                     "none, 32B, 64B or 128B", desc)
+
+
+def _swizzle_fields(cc, desc, **_):
+    shift = (desc.element_bits // 8).bit_length() - 1
+    mask = {0: 0, 32: 1, 64: 3, 128: 7}[SWIZZLE_BYTES[desc.swizzle]]
+    return {"row": desc.box[-1], "shift": shift, "mask": mask}
+
+
+swizzled_index = PtxOp(
+    "tma.swizzled_index",
+    "{{\n .reg .b32 o, t;\n mad.lo.u32 o, {r}, {row}, {c};\n shl.b32 o, o, {shift};\n shr.u32 t, o, 7;\n"
+    " and.b32 t, t, {mask};\n shl.b32 t, t, 4;\n xor.b32 o, o, t;\n shr.u32 {out}, o, {shift};\n}}",
+    (Descriptor("desc"), Int("r"), Int("c")),
+    need=Requirement((8, 0), (7, 0)), returns=types.uint32, memory=False,
+    check=_check_swizzled_index, fields=_swizzle_fields,
+    doc_fields={"row": "box[-1]", "shift": "log2(element bytes)", "mask": "0|1|3|7"},
+    tlx=("cute.make_swizzle / Swizzle<B, 4, 3>",),
+    samples=(Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",
+                    {"row": 64, "shift": 1, "mask": 7}, desc=("uint16", (64, 64), "128B")),
+             Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",
+                    {"row": 8, "shift": 2, "mask": 1}, desc=("float32", (16, 8), "32B"))),
+    doc="""Where element ``(r, c)`` of a box lands in the shared-memory tile TMA fills (or reads, for a
+    store) with the map's swizzle: the flat element index into the tile.  ``c`` is the innermost
+    index (0 to ``box[-1] - 1``), ``r`` the outer indices flattened (``r = i0`` for a 2-D box; for
+    3-D ``r = i0 * box[1] + i1``).  The 16-byte chunk of each byte offset is XORed with bits 7-9
+    of that offset (32B: one bit, 64B: two, 128B: three; 128B swizzle tiles must be 1024-byte
+    aligned, 64B 512, 32B 256); without swizzle it is ``r * box[-1] + c``.  Compiles to integer
+    arithmetic that ptxas folds for constant indices.
+
+    Example::
+
+        tile = cuda.shared.array(64 * 64, numba.uint16, alignment=1024)    # bf16, 128B swizzle
+        v = tile[tma.swizzled_index(desc, r, c)]
     """,
 ).intrinsic()
 
