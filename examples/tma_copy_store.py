@@ -4,7 +4,9 @@ beside PyTorch's ``Tensor.copy_`` when PyTorch is installed.
 
     python examples/tma_copy_store.py [rows cols]
 
-One thread per block drives the whole pipeline (TMA moves the data; no other thread is needed):
+One thread per block drives the whole pipeline (TMA moves the data; no other thread is needed).
+``at(ring, s)`` / ``at(full, s)`` name slot ``s`` of the ring and its barrier for one address
+computation each (a run-time slice ``full[s:]`` would cost nine instructions).
 
 * prologue: load the block's first STAGES tiles, each into its own slot, each on its own mbarrier;
 * tile k: wait for slot k's barrier, store the slot, commit the store as a bulk async-group; then
@@ -20,7 +22,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from numba_tma import TensorMap, fence, mbarrier, tma
+from numba_tma import TensorMap, at, fence, mbarrier, tma
 
 BOX_R, BOX_C = 64, 32          # 64 rows x 128 bytes of float32 per tile
 STAGES = 4                     # 4 x 8 KiB of shared memory per block
@@ -33,27 +35,27 @@ def copy_ring(src, dst, tiles_x, n_tiles):
     if cuda.threadIdx.x != 0:
         return
     for s in range(STAGES):
-        mbarrier.init(full[s:], 1)
+        mbarrier.init(at(full, s), 1)
     fence.mbarrier_init()
     first, step = cuda.blockIdx.x, cuda.gridDim.x
     mine = (n_tiles - first + step - 1) // step          # tiles this block copies
     for k in range(min(STAGES, mine)):                   # prologue
         t = first + k * step
-        mbarrier.arrive_expect_tx(full[k:], src.box_bytes)
-        tma.load(src, ring[k], ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R), full[k:])
+        mbarrier.arrive_expect_tx(at(full, k), src.box_bytes)
+        tma.load(src, at(ring, k), ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R), at(full, k))
     for k in range(mine):
         s = k % STAGES
         t = first + k * step
-        mbarrier.wait(full[s:], (k // STAGES) & 1)
-        tma.store(dst, ring[s], ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R))
+        mbarrier.wait(at(full, s), (k // STAGES) & 1)
+        tma.store(dst, at(ring, s), ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R))
         tma.commit_group()
         refill = k - 1 + STAGES                          # the tile that reuses tile k-1's slot
         if k >= 1 and refill < mine:
             r = (k - 1) % STAGES
             tma.wait_group_read(1)                       # tile k-1's store has read its slot
             t = first + refill * step
-            mbarrier.arrive_expect_tx(full[r:], src.box_bytes)
-            tma.load(src, ring[r], ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R), full[r:])
+            mbarrier.arrive_expect_tx(at(full, r), src.box_bytes)
+            tma.load(src, at(ring, r), ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R), at(full, r))
     tma.wait_group(0)
 
 

@@ -11,11 +11,11 @@ import sys
 from . import descriptors
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
-from .intrinsics import ArchError, OpArgumentError, bulk, cache, fence, mbarrier, tma
+from .intrinsics import ArchError, OpArgumentError, at, bulk, cache, fence, mbarrier, tma
 
 FAMILIES = ("bulk", "cache", "fence", "mbarrier", "tma")
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = getattr(sys.modules[__name__], _family)
 
-__all__ = ["ArchError", "OpArgumentError", "TensorMap", "TensorMapError", "descriptors", *FAMILIES]
+__all__ = ["ArchError", "OpArgumentError", "TensorMap", "at", "TensorMapError", "descriptors", *FAMILIES]
 __version__ = "0.1.0"

@@ -154,11 +154,12 @@ def reduce_kernel(op, tile_dtype):
     return kernel
 
 
-def reduce_operands(op, dtype, rng):
-    """(initial tensor, box values) for ``op`` on ``dtype``, in ranges where nothing overflows."""
-    shapes = (RED_SHAPE, RED_BOX)
+def reduce_operands(op, dtype, rng, shape, box):
+    """(initial tensor of ``shape``, values of ``box`` shape) for ``op`` on ``dtype``, in ranges
+    where nothing overflows.  Also used by test_gpu_bulk."""
+    shapes = (shape, box)
     if op in ("inc", "dec"):          # small counters: both branches of each rule occur
-        return rng.integers(0, 24, RED_SHAPE).astype(dtype), rng.integers(0, 16, RED_BOX).astype(dtype)
+        return rng.integers(0, 24, shape).astype(dtype), rng.integers(0, 16, box).astype(dtype)
     if dtype.kind == "f":             # multiples of 1/8 in [-16, 16): exact in fp32, fp16 and bf16, sums too
         return tuple((rng.integers(-128, 128, s) / 8).astype(dtype) for s in shapes)
     info = np.iinfo(dtype)
@@ -181,20 +182,22 @@ def reduce_reference(op, old, src):
     return ufunc(old, src)
 
 
+def assert_both_branches(op, old, src):
+    """The data must take both branches of the inc / dec rule somewhere."""
+    if op in ("inc", "dec"):
+        taken = old >= src if op == "inc" else (old == 0) | (old > src)
+        assert taken.any() and not taken.all(), f"the data must take both branches of {op}"
+
+
 @pytest.mark.parametrize("op,data_type", RED_CASES, ids=[f"{op}-{t.lower()}" for op, t in RED_CASES])
 def test_tma_reduce_matches_numpy(op, data_type):
     bf16 = data_type == "BFLOAT16"
     dtype = np.dtype(np.float32 if bf16 else data_type.lower())      # bf16 values are computed in fp32
-    old, src = reduce_operands(op, dtype, np.random.default_rng(RED_CASES.index((op, data_type))))
+    old, src = reduce_operands(op, dtype, np.random.default_rng(RED_CASES.index((op, data_type))), RED_SHAPE, RED_BOX)
     inside, of_box = clipped(RED_SHAPE, RED_BOX, RED_AT)
     expect = old.copy()
     expect[inside] = reduce_reference(op, old[inside], src[of_box])
-    if op == "inc":
-        taken = old[inside] >= src[of_box]
-        assert taken.any() and not taken.all(), "both branches of inc must occur"
-    if op == "dec":
-        taken = (old[inside] == 0) | (old[inside] > src[of_box])
-        assert taken.any() and not taken.all(), "both branches of dec must occur"
+    assert_both_branches(op, old[inside], src[of_box])
 
     if bf16:          # numba has no bfloat16 arrays: a torch tensor, and the box as raw uint16 bits
         torch = pytest.importorskip("torch")

@@ -2,5 +2,6 @@
 
 from . import bulk, cache, fence, mbarrier, tma
 from ._core import ArchError, OpArgumentError
+from .refs import at
 
-__all__ = ["ArchError", "OpArgumentError", "bulk", "cache", "fence", "mbarrier", "tma"]
+__all__ = ["ArchError", "OpArgumentError", "at", "bulk", "cache", "fence", "mbarrier", "tma"]

@@ -34,7 +34,9 @@ from llvmlite import ir
 from numba.cuda import types
 from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.cudadrv import nvvm
+from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.extending import _intrinsic
+from numba.cuda.models import register_model
 
 from .. import numba_cuda_hooks
 
@@ -293,6 +295,29 @@ class GlobalArray(Operand):
         return [(global_address(context, builder, ty, val), "l")]
 
 
+class SharedRef(types.Type):
+    """The shared address of one element (or sub-array) of a shared array: ``numba_tma.at(array, i)``.
+
+    ``dtype`` is the element type; ``contiguous`` whether what it names is C-contiguous (an element,
+    or a sub-array of a C-contiguous array)."""
+
+    def __init__(self, dtype, contiguous):
+        self.dtype, self.contiguous = dtype, contiguous
+        super().__init__(name=f"SharedRef[{dtype}{'' if contiguous else ', strided'}]")
+
+    @property
+    def key(self):
+        return self.dtype, self.contiguous
+
+
+@register_model(SharedRef)
+class SharedRefModel(PrimitiveModel):
+    """A 32-bit shared-window address."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, I32)
+
+
 class SharedArray(Operand):
     """A ``cuda.shared.array`` (or a slice of one); the op uses element 0's shared address.
 
@@ -307,16 +332,19 @@ class SharedArray(Operand):
         self.dtypes, self.what, self.contiguous = tuple(dtypes), what, contiguous
 
     def check(self, op_name, ty):
-        if not isinstance(ty, types.Array):
-            raise reject(op_name, self.name, f"must be {self.what}", ty)
+        if not isinstance(ty, (types.Array, SharedRef)):
+            raise reject(op_name, self.name, f"must be {self.what} (or at(array, i))", ty)
         if self.dtypes and ty.dtype not in self.dtypes:
             allowed = " or ".join(str(d) for d in self.dtypes)
             raise reject(op_name, self.name, f"must be {self.what} of {allowed}", ty)
-        if self.contiguous and ty.layout != "C":
+        contiguous = ty.contiguous if isinstance(ty, SharedRef) else ty.layout == "C"
+        if self.contiguous and not contiguous:
             raise reject(op_name, self.name, f"must be a C-contiguous view ({self.what} is written densely "
                          "from element 0)", ty)
 
     def lower(self, context, builder, ty, val):
+        if isinstance(ty, SharedRef):   # at(array, i): already the shared address
+            return [(val, "r")]
         return [(shared_address(context, builder, ty, val), "r")]
 
 
