@@ -17,7 +17,7 @@ from test_gpu_tma_store import POLICIES, assert_both_branches, reduce_operands, 
 
 pytestmark = pytest.mark.gpu
 
-THREADS = 32
+THREADS = 128
 BULK_MAX = 8192                  # bytes of the shared buffer
 SENTINEL = -7.0
 
@@ -121,7 +121,7 @@ def test_bulk_reduce_matches_numpy(op, ptx_type):
     expect = old.copy()
     expect[reduced] = reduce_reference(op, old[reduced], src)
     dst = cuda.to_device(old)
-    reduce_kernel(op, dtype.type)[1, THREADS * 4](dst, src)
+    reduce_kernel(op, dtype.type)[1, THREADS](dst, src)
     got = dst.copy_to_host()
     if op == "add" and dtype.kind == "f":
         np.testing.assert_allclose(got, expect, rtol=ADD_RTOL[ptx_type], atol=ADD_RTOL[ptx_type])

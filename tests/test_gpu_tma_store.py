@@ -193,7 +193,8 @@ def assert_both_branches(op, old, src):
 def test_tma_reduce_matches_numpy(op, data_type):
     bf16 = data_type == "BFLOAT16"
     dtype = np.dtype(np.float32 if bf16 else data_type.lower())      # bf16 values are computed in fp32
-    old, src = reduce_operands(op, dtype, np.random.default_rng(RED_CASES.index((op, data_type))), RED_SHAPE, RED_BOX)
+    rng = np.random.default_rng(RED_CASES.index((op, data_type)))
+    old, src = reduce_operands(op, dtype, rng, RED_SHAPE, RED_BOX)
     inside, of_box = clipped(RED_SHAPE, RED_BOX, RED_AT)
     expect = old.copy()
     expect[inside] = reduce_reference(op, old[inside], src[of_box])
@@ -204,13 +205,11 @@ def test_tma_reduce_matches_numpy(op, data_type):
         tensor = torch.tensor(old, device="cuda").to(torch.bfloat16)
         torch.cuda.synchronize()
         values = (src.view(np.uint32) >> 16).astype(np.uint16)     # exact: the low 16 bits are zero
-        read = lambda: tensor.float().cpu().numpy()                 # noqa: E731
     else:
-        tensor = cuda.to_device(old)
-        values, read = src, tensor.copy_to_host
+        tensor, values = cuda.to_device(old), src
     reduce_kernel(op, values.dtype)[1, THREADS](TensorMap.tiled(tensor, RED_BOX), values.ravel())
     cuda.synchronize()
-    got = read()
+    got = tensor.float().cpu().numpy() if bf16 else tensor.copy_to_host()
     if op == "add" and dtype.kind == "f":
         np.testing.assert_allclose(got, expect, rtol=ADD_RTOL[data_type], atol=ADD_RTOL[data_type])
     else:
