@@ -169,6 +169,20 @@ def _nvrtc_ptx(source: bytes, name: str, cc) -> bytes:
         nvrtc.nvrtcDestroyProgram(program)
 
 
+def _kernel_link_files(asm: str) -> list:
+    """What numba-cuda's ``_Kernel`` adds to a kernel's link for this PTX: its reshape helpers
+    (``reshape_funcs.cu``) when called, and the NRT library (its own ``maybe_link_nrt``)."""
+    import os
+
+    from numba.cuda.descriptor import cuda_target
+
+    link = []
+    if any(name in asm for name in _dispatcher.reshape_funcs):
+        link.append(os.path.join(os.path.dirname(os.path.abspath(_dispatcher.__file__)), "reshape_funcs.cu"))
+    _dispatcher._Kernel.maybe_link_nrt(_dispatcher._Kernel, link, cuda_target.target_context, asm)
+    return link
+
+
 def kernel_codes(fn, sig, cc, **options) -> list:
     """What numba-cuda's ``compile_all(fn, sig, device=False, cc=cc, output="ptx")`` returns — the
     kernel's PTX, then every file its code library links (CUDA sources compiled to PTX, other
@@ -178,6 +192,8 @@ def kernel_codes(fn, sig, cc, **options) -> list:
 
     lib, _ = _compile_pyfunc_with_fixup(fn, sig, device=False, abi="numba", cc=cc, **options)
     codes = list(lib.get_asm_strs(cc=cc))
+    for path in _kernel_link_files("\n".join(codes)):
+        lib.add_linking_file(path)
     for path_or_obj in lib._linking_files:
         obj = LinkableCode.from_path_or_obj(path_or_obj)
         if obj.kind == "cu":

@@ -79,3 +79,18 @@ def test_kernel_code_library_and_nvrtc_options_are_numbas():
     for piece in ("'include'", '"memory_management"', 'locate_nvidia_header_directory("cccl")',
                   "relocatable_device_code=True", 'get_cuda_paths()["include_dir"]'):
         assert piece in nvrtc_source, CHANGED
+
+
+def test_kernel_links_numbas_reshape_helpers():
+    """``_Kernel`` links ``reshape_funcs.cu`` when the PTX calls its helpers; inspect does too."""
+    source = pyinspect.getsource(dispatcher._Kernel.__init__)
+    assert 'link_to_library_functions(reshape_funcs, "reshape_funcs.cu")' in source, CHANGED
+    assert "self.maybe_link_nrt(link, tgt_ctx, asm)" in source, CHANGED
+
+    def k(out):
+        tile = cuda.shared.array(64, numba.float32)
+        grid = tile.reshape((8, 8))
+        grid[cuda.threadIdx.x % 8, 0] = 1.0
+        out[0] = tile[0]
+
+    assert inspect.compile(k, (numba.float32[::1],), "sm_90a").cubin[:4] == b"\x7fELF"

@@ -413,6 +413,29 @@ def _omitted(ty) -> bool:
     return isinstance(ty, (types.Omitted, types.NoneType))
 
 
+class Optional(Operand):
+    """An operand the PTX form may leave out: omitted (its ``default``), nothing is emitted; given,
+    it is ``inner`` with a leading comma (template key ``{name}``) and needs ``need`` beyond the op
+    (e.g. ``mbarrier.arrive``'s count, sm_90)."""
+
+    def __init__(self, inner: Operand, default, need: "Requirement | None" = None):
+        super().__init__(inner.name)
+        self.inner, self.default, self.need = inner, default, need
+
+    def check(self, op_name, ty):
+        if not _omitted(ty):
+            self.inner.check(op_name, ty)
+
+    def lower(self, context, builder, ty, val):
+        return [] if _omitted(ty) else self.inner.lower(context, builder, ty, val)
+
+    def keys(self, slot, ty):
+        return {self.name: "" if _omitted(ty) else f", {slot}"}
+
+    def doc_keys(self):
+        return {self.name: f"[, {self.name}]"}
+
+
 # --------------------------------------------------------------------------------------------
 # Qualifier sets
 # --------------------------------------------------------------------------------------------
@@ -519,7 +542,8 @@ class PtxOp:
     ``tlx``: the TLX / CuTe DSL / ``cuda::ptx`` names it answers to; ``samples``: its rows in the
     assembly test (:class:`Sample`; each is compiled with every qualifier combination).
     ``memory``: async and barrier ops clobber memory; pure reads do not.  ``order``: the Python
-    parameter order when it is not operands then qualifiers.
+    parameter order when it is not operands then qualifiers.  ``spell(**qualifier_values)`` adds
+    template keys that depend on several qualifiers at once.
     """
 
     name: str
@@ -533,6 +557,7 @@ class PtxOp:
     doc: str = ""
     doc_fields: Mapping = field(default_factory=dict)
     order: tuple = ()
+    spell: Callable | None = None
     tlx: tuple = ()
     samples: tuple = ()
     memory: bool = True
@@ -546,16 +571,22 @@ class PtxOp:
         return self.name.split(".", 1)[1]
 
     # -- what a given call needs and emits ---------------------------------------------------
-    def requirement(self, chosen: Mapping = {}) -> Requirement:
+    def requirement(self, chosen: Mapping = {}, given: tuple = ()) -> Requirement:
+        """What the op needs with qualifiers ``chosen`` and the optional operands ``given``."""
         need = self.need
         for q in self.qualifiers:
             need = need | q.fragment(chosen.get(q.name, q.example)).need
+        for o in self.operands:
+            if o.name in given:
+                need = need | getattr(o, "need", None)
         return need
 
     def render(self, values: Mapping, chosen: Mapping, extra: Mapping, uid: str = "${:uid}") -> str:
         """The template with operands, qualifier fragments and fields filled in."""
         keys = dict(values, uid=uid)
         keys.update({q.name: q.fragment(chosen[q.name]).ptx for q in self.qualifiers})
+        if self.spell:
+            keys.update(self.spell(**chosen))
         keys.update({k: str(v).format(**keys) for k, v in extra.items()})  # fields may name operands
         return self.ptx.format(**keys)
 
@@ -582,6 +613,9 @@ class PtxOp:
             for value, c in q.choices.items():
                 if isinstance(c, Choice) and c.need is not None:
                     lines.append(f"With ``{q.name}={value!r}``: {self.need | c.need}.")
+        for o in self.operands:
+            if getattr(o, "need", None) is not None:
+                lines.append(f"With ``{o.name}``: {self.need | o.need}.")
         if self.tlx:
             lines += ["", "Also known as: " + ", ".join(f"``{t}``" for t in self.tlx) + "."]
         return "\n".join(lines)
@@ -618,8 +652,12 @@ def build_intrinsic(op: PtxOp):
         chosen = {q.name: q.choice(op.name, tys[q.name]) for q in op.qualifiers}
         operand_tys = {o.name: tys[o.name] for o in op.operands}
 
+        given = tuple(o.name for o in op.operands if o.default is not REQUIRED and not _omitted(tys[o.name]))
+
         def validate():
-            check_arch(op.name, op.requirement(chosen))
+            named = op.name + "".join(f" with '{name}'" for name in given if getattr(
+                next(o for o in op.operands if o.name == name), "need", None))
+            check_arch(named, op.requirement(chosen, given))
             if op.check is not None:
                 op.check(**operand_tys, **chosen)
 

@@ -14,7 +14,7 @@ The array must live in shared memory (``cuda.shared.array``); the op converts it
 
 from numba.cuda import types
 
-from ._core import Int, PtxOp, Requirement, Sample, SharedArray, exported
+from ._core import Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported
 
 SM80 = Requirement((8, 0), (7, 8))
 
@@ -44,28 +44,58 @@ init = PtxOp(
     """,
 ).intrinsic()
 
-arrive = PtxOp(
-    "mbarrier.arrive", "mbarrier.arrive.shared::cta.b64 _, [{bar}];", (barrier(),), need=SM80,
-    tlx=("tlx.barrier_arrive", "cute.arch.mbarrier_arrive", "cuda::ptx::mbarrier_arrive"),
-    samples=(Sample("mbarrier.arrive(bar)", {"sm_80": "ATOMS.ARRIVE.64", "": "SYNCS.ARRIVE.TRANS64.A1T0"}),),
-    doc="""Arrive once on the barrier (counts toward ``count`` of :func:`init`).
+SM90 = Requirement((9, 0), (8, 0))
+RELAXED = Requirement((9, 0), (8, 6))
+# Spelled only when asked for: the bare forms are the PTX defaults (release / acquire, cta scope).
+# PTX takes a scope only with an order, so asking for either spells both ({order} below).
+ARRIVE_SEM = Qualifier("sem", {None: "", "release": Choice("", SM90), "relaxed": Choice("", RELAXED)}, None)
+WAIT_SEM = Qualifier("sem", {None: "", "acquire": Choice("", SM90), "relaxed": Choice("", RELAXED)}, None)
+SCOPE = Qualifier("scope", {None: "", "cta": Choice("", SM90), "cluster": Choice("", SM90)}, None)
 
+
+def _order(default_sem):
+    """Template key ``{order}``: ``.sem.scope`` when either was given, else nothing."""
+    def spell(sem, scope, **_):
+        return {"order": "" if sem is None and scope is None else f".{sem or default_sem}.{scope or 'cta'}"}
+    return spell
+_ORDERING = """
+    ``sem`` / ``scope``: the memory ordering of the arrival (``"release"``, the default, or
+    ``"relaxed"``, PTX ISA 8.6) at ``"cta"`` (default) or ``"cluster"`` scope; left out, the PTX
+    says neither.
+"""
+
+
+def _count():
+    """``count=1``: arrivals at once; given, the count form (sm_90)."""
+    return Optional(Int("count", lo=1, hi=(1 << 20) - 1), 1, need=SM90)
+
+
+arrive = PtxOp(
+    "mbarrier.arrive", "mbarrier.arrive{order}.shared::cta.b64 {out}, [{bar}]{count};",
+    (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), need=SM80, returns=types.uint64,
+    tlx=("tlx.barrier_arrive", "cute.arch.mbarrier_arrive", "cuda::ptx::mbarrier_arrive"),
+    samples=(Sample("mbarrier.arrive(bar)", {"sm_80": "ATOMS.ARRIVE.64", "": "SYNCS.ARRIVE.TRANS64.A1T0"}),
+             Sample("out[0] = mbarrier.arrive(bar, count=3)", "SYNCS.ARRIVE.TRANS64")),
+    doc="""Arrive on the barrier (``count`` arrivals toward :func:`init`'s count, default 1) and
+    return the barrier's state token before the arrival (a ``uint64``, for :func:`test_wait_token`,
+    :func:`try_wait_token` and :func:`pending_count`; ignore it if not needed).
+    """ + _ORDERING + """
     Example::
 
         mbarrier.arrive(bars)
+        token = mbarrier.arrive(bars, count=2, sem="relaxed", scope="cluster")
     """,
 ).intrinsic()
 
 arrive_expect_tx = PtxOp(
-    "mbarrier.arrive_expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)),
+    "mbarrier.arrive_expect_tx", "mbarrier.arrive.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
+    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=types.uint64,
     tlx=("tlx.barrier_expect_bytes", "cute.arch.mbarrier_arrive_and_expect_tx", "cuda::ptx::mbarrier_arrive_expect_tx"),
     samples=(Sample("mbarrier.arrive_expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
-    doc="""Arrive once and tell the barrier to also wait for ``nbytes`` of async copies.
-
-    The phase completes when all arrivals happened *and* TMA/bulk copies signalling this barrier
-    delivered ``nbytes`` bytes (for a full TMA tile: the box's byte count, ``desc.box_bytes``).
-
+    doc="""Arrive once and tell the barrier to also wait for ``nbytes`` of async copies; returns the
+    state token.  The phase completes when all arrivals happened *and* TMA/bulk copies signalling
+    this barrier delivered ``nbytes`` bytes (for a full TMA tile: ``desc.box_bytes``).
+    """ + _ORDERING + """
     Example::
 
         if cuda.threadIdx.x == 0:
@@ -74,39 +104,159 @@ arrive_expect_tx = PtxOp(
     """,
 ).intrinsic()
 
+_TX_SCOPE = Qualifier("scope", {"cta": ".cta", "cluster": ".cluster"}, "cta")
 
-def _probe(kind):
-    """A parity check returning 0/1."""
-    return ("{{\n .reg .pred p;\n mbarrier." + kind + ".parity.shared::cta.b64 p, [{bar}], {phase};\n"
-            " selp.u32 {out}, 1, 0, p;\n}}")
+expect_tx = PtxOp(
+    "mbarrier.expect_tx", "mbarrier.expect_tx.relaxed{scope}.shared::cta.b64 [{bar}], {nbytes};",
+    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(_TX_SCOPE,),
+    tlx=("cute.arch.mbarrier_expect_tx", "cuda::ptx::mbarrier_expect_tx"),
+    samples=(Sample("mbarrier.expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
+    doc="""Raise the bytes the current phase waits for by ``nbytes``, without arriving (for producers
+    whose arrival is counted elsewhere).  ``scope``: ``"cta"`` or ``"cluster"``.
+
+    Example::
+
+        mbarrier.expect_tx(bars, desc.box_bytes)
+        tma.load(desc, tile, (x, y), bars)
+    """,
+).intrinsic()
+
+complete_tx = PtxOp(
+    "mbarrier.complete_tx", "mbarrier.complete_tx.relaxed{scope}.shared::cta.b64 [{bar}], {nbytes};",
+    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(_TX_SCOPE,),
+    tlx=("cuda::ptx::mbarrier_complete_tx",),
+    samples=(Sample("mbarrier.complete_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
+    doc="""Count ``nbytes`` as delivered on the barrier, as an async copy would (without one): the
+    split form of a transaction, for producers that write shared memory themselves.
+
+    Example::
+
+        mbarrier.expect_tx(bars, 256)
+        ...                                  # 256 bytes written by this thread
+        mbarrier.complete_tx(bars, 256)
+    """,
+).intrinsic()
+
+arrive_drop = PtxOp(
+    "mbarrier.arrive_drop", "mbarrier.arrive_drop{order}.shared::cta.b64 {out}, [{bar}]{count};",
+    (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), need=SM80, returns=types.uint64,
+    tlx=("cuda::ptx::mbarrier_arrive_drop",),
+    samples=(Sample("mbarrier.arrive_drop(bar)", {"sm_80": "ATOMS", "": "SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0"}),),
+    doc="""Arrive and also lower the count every later phase expects by ``count`` (a thread that
+    leaves the pipeline); returns the state token.
+    """ + _ORDERING + """
+    Example::
+
+        mbarrier.arrive_drop(bars)          # this warp is done with the ring
+    """,
+).intrinsic()
+
+arrive_drop_expect_tx = PtxOp(
+    "mbarrier.arrive_drop_expect_tx",
+    "mbarrier.arrive_drop.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
+    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=types.uint64,
+    tlx=("cuda::ptx::mbarrier_arrive_drop_expect_tx",),
+    samples=(Sample("mbarrier.arrive_drop_expect_tx(bar, 1024)", "SYNCS.ARRIVE.TRANS64.OPTOUT"),),
+    doc=""":func:`arrive_drop` that also expects ``nbytes`` of async copies; returns the state token.
+
+    Example::
+
+        mbarrier.arrive_drop_expect_tx(bars, desc.box_bytes)
+    """,
+).intrinsic()
+
+inval = PtxOp(
+    "mbarrier.inval", "mbarrier.inval.shared::cta.b64 [{bar}];", (barrier(),), need=SM80,
+    tlx=("cute.arch.mbarrier_inval", "cuda::ptx::mbarrier_inval"),
+    # sm_80 emits no instruction of its own for it (a register move remains)
+    samples=(Sample("mbarrier.inval(bar)", {"sm_80": "MOV", "": "SYNCS.CCTL.IV"}),),
+    doc="""Invalidate a barrier so its shared memory can be used for something else (or the barrier
+    initialised again).
+
+    Example::
+
+        mbarrier.inval(bars)
+        mbarrier.init(bars, 2)
+    """,
+).intrinsic()
+
+pending_count = PtxOp(
+    "mbarrier.pending_count", "mbarrier.pending_count.b64 {out}, {token};", (Int("token", bits=64),),
+    need=Requirement((8, 0), (7, 0)), returns=types.uint32, memory=False,
+    tlx=("cuda::ptx::mbarrier_pending_count",),
+    samples=(Sample("out[0] = mbarrier.pending_count(mbarrier.arrive(bar))", "LOP3.LUT"),),   # bit arithmetic
+    doc="""The arrivals still pending in the phase a state token (from :func:`arrive`) was taken in.
+
+    Example::
+
+        token = mbarrier.arrive(bars)
+        left = mbarrier.pending_count(token)
+    """,
+).intrinsic()
+
+
+def _probe(kind, form, operand):
+    """A wait check returning 0/1: ``form`` is ``.parity`` (a phase parity) or ``""`` (a token)."""
+    return ("{{\n .reg .pred p;\n mbarrier." + kind + form + "{order}.shared::cta.b64 p, [{bar}], {" + operand
+            + "}" + ("{suspend_ns}" if kind == "try_wait" else "") + ";\n selp.u32 {out}, 1, 0, p;\n}}")
+
+
+_WAIT_ORDERING = """
+    ``sem`` / ``scope``: the ordering of the wait (``"acquire"``, the default, or ``"relaxed"``, PTX
+    ISA 8.6) at ``"cta"`` (default) or ``"cluster"`` scope; left out, the PTX says neither.
+"""
+
+
+def _suspend():
+    """``suspend_ns``: how long the hardware may suspend the thread before the wait returns false."""
+    return Optional(Int("suspend_ns"), None)
 
 
 test_wait = PtxOp(
-    "mbarrier.test_wait", _probe("test_wait"), (barrier(), Int("phase")), need=SM80, returns=types.boolean,
+    "mbarrier.test_wait", _probe("test_wait", ".parity", "phase"), (barrier(), Int("phase")),
+    qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), need=SM80, returns=types.boolean,
     tlx=("cuda::ptx::mbarrier_test_wait_parity",),
     samples=(Sample("out[0] = mbarrier.test_wait(bar, 1)", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
     doc="""Non-blocking check: has the phase with parity ``phase & 1`` completed?
 
     Use it to probe a barrier's state at one instant (``try_wait`` may wait a while first).
-
+    """ + _WAIT_ORDERING + """
     Example::
 
         done = mbarrier.test_wait(bars, 0)
     """,
 ).intrinsic()
 
+test_wait_token = PtxOp(
+    "mbarrier.test_wait_token", _probe("test_wait", "", "token"), (barrier(), Int("token", bits=64)),
+    qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), need=SM80, returns=types.boolean,
+    tlx=("cuda::ptx::mbarrier_test_wait",),
+    samples=(Sample("out[0] = mbarrier.test_wait_token(bar, out[1])", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
+    doc="""Non-blocking check: has the phase the state ``token`` (from :func:`arrive`) was taken in
+    completed?
+    """ + _WAIT_ORDERING + """
+    Example::
+
+        token = mbarrier.arrive(bars)
+        done = mbarrier.test_wait_token(bars, token)
+    """,
+).intrinsic()
+
 try_wait = PtxOp(
-    "mbarrier.try_wait", _probe("try_wait"), (barrier(), Int("phase")), returns=types.boolean,
+    "mbarrier.try_wait", _probe("try_wait", ".parity", "phase"), (barrier(), Int("phase"), _suspend()),
+    qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), returns=types.boolean,
     tlx=("cute.arch.mbarrier_try_wait", "cuda::ptx::mbarrier_try_wait_parity"),
-    samples=(Sample("out[0] = mbarrier.try_wait(bar, 0)", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
-    doc="""Wait a bounded, hardware-chosen time for the phase with parity ``phase & 1``.
+    samples=(Sample("out[0] = mbarrier.try_wait(bar, 0)", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),
+             Sample("out[0] = mbarrier.try_wait(bar, 0, suspend_ns=1000)", "SYNCS.PHASECHK.TRANS64.TRYWAIT")),
+    doc="""Wait a bounded, hardware-chosen time (or up to ``suspend_ns``, a hint) for the phase with
+    parity ``phase & 1``.
 
     Returns ``True`` if the phase completed within that time.  The wait is *potentially
     blocking*: on the H200 the thread may run on and the result may reflect a completion that
     happens later within the time limit (measured: a ``try_wait`` issued before a ``syncthreads``
     whose result was used after the barrier completed returned ``True``).  Use it in a retry loop;
     use :func:`test_wait` for an instantaneous probe.
-
+    """ + _WAIT_ORDERING + """
     Example::
 
         while not mbarrier.try_wait(bars, phase):
@@ -114,16 +264,31 @@ try_wait = PtxOp(
     """,
 ).intrinsic()
 
+try_wait_token = PtxOp(
+    "mbarrier.try_wait_token", _probe("try_wait", "", "token"), (barrier(), Int("token", bits=64), _suspend()),
+    qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), returns=types.boolean,
+    tlx=("cute.arch.mbarrier_try_wait (token)", "cuda::ptx::mbarrier_try_wait"),
+    samples=(Sample("out[0] = mbarrier.try_wait_token(bar, out[1])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
+    doc=""":func:`try_wait` on the phase a state ``token`` (from :func:`arrive`) was taken in.
+    """ + _WAIT_ORDERING + """
+    Example::
+
+        token = mbarrier.arrive(bars)
+        while not mbarrier.try_wait_token(bars, token):
+            pass
+    """,
+).intrinsic()
+
 wait = PtxOp(
     "mbarrier.wait",
-    "{{\n .reg .pred p;\n numba_tma_wait_{uid}:\n mbarrier.try_wait.parity.shared::cta.b64 p, [{bar}], {phase};\n"
+    "{{\n .reg .pred p;\n numba_tma_wait_{uid}:\n mbarrier.try_wait.parity{order}.shared::cta.b64 p, [{bar}], {phase};\n"
     " @!p bra numba_tma_wait_{uid};\n}}",
-    (barrier(), Int("phase")),
+    (barrier(), Int("phase")), qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"),
     tlx=("tlx.barrier_wait", "cute.arch.mbarrier_wait"),
     samples=(Sample("mbarrier.wait(bar, out[0])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
     doc="""Block until the phase with parity ``phase & 1`` of the barrier completes (a ``try_wait``
     loop).  Flip ``phase`` (``phase ^= 1``) each time the barrier is reused.
-
+    """ + _WAIT_ORDERING + """
     Example::
 
         mbarrier.wait(bars, 0)
