@@ -122,3 +122,18 @@ def test_gather4_needs_a_one_row_box():
 def test_cache_policy_arguments(call, match):
     with pytest.raises(OpArgumentError, match=match):
         inspect.ptx(_kernel(call), GLOBAL)
+
+
+@pytest.mark.parametrize("op", ["tma.store(desc, t, (-4, 0))", "tma.reduce(desc, t, (-4, 0), 'add')"])
+def test_a_store_box_starting_before_the_tensor_is_refused(op):
+    k = _kernel("t = cuda.shared.array((32, 64), types.float32, alignment=128)\n" + op)
+    with pytest.raises(OpArgumentError, match=r"'coords\[0\]' must not be negative: a box that starts before"):
+        inspect.ptx(k, _map("float32"))
+
+
+@pytest.mark.parametrize("op", ["and", "or", "xor"])
+def test_bitwise_tensor_reduce_refuses_int64_maps(op):
+    """Measured on the H200: and/or/xor on an INT64 map kill the kernel; UINT64 works."""
+    k = _kernel(f"t = cuda.shared.array(64, types.int64, alignment=128)\ntma.reduce(desc, t, (0, 0), {op!r})")
+    with pytest.raises(OpArgumentError, match=rf"'{op}' cannot reduce a int64 map"):
+        inspect.ptx(k, _map("int64", (8, 8)))

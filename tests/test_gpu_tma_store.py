@@ -67,15 +67,13 @@ def box_store_kernel(n):
     return kernel
 
 
-@pytest.mark.parametrize("where", ["past-end", "before-start"])
 @pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
-def test_tma_store_every_rank_is_clipped_at_the_edges(rank, where):
+def test_tma_store_every_rank_is_clipped_at_the_edges(rank):
+    """Half the box in every dimension hangs over the far edge.  (A box starting *before* the
+    tensor kills the kernel on the H200 — measured for ranks 1-5 — so that is refused, not tested.)"""
     box = (4,) * (rank - 1) + (8,)
     shape = (6,) * (rank - 1) + (12,)        # 48-byte rows: every global stride a multiple of 16 bytes
-    if where == "past-end":                  # half the box in every dimension hangs over the far edge
-        at = tuple(n - b // 2 for n, b in zip(shape, box))
-    else:                                    # ... or starts before the tensor
-        at = tuple(-(b // 2) for b in box)
+    at = tuple(n - b // 2 for n, b in zip(shape, box))
     assert at[-1] * 4 % 16 == 0              # the innermost coordinate must be 16-byte aligned
     pattern = np.arange(1, np.prod(box) + 1, dtype=np.float32).reshape(box)
     out = cuda.to_device(np.full(shape, SENTINEL, np.float32))

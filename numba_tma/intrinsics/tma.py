@@ -190,10 +190,11 @@ def _store_fields(desc, coords, **_):
 
 
 def _check_store(op, desc, src, coords):
-    if isinstance(desc, TensorMapType):
-        _check_map(op, desc, "src", src, coords, desc.mode)
-    else:
-        _check_map(op, desc, "src", src, coords, "tiled")
+    _check_map(op, desc, "src", src, coords, desc.mode if isinstance(desc, TensorMapType) else "tiled")
+    first = literal(coords[0])
+    if isinstance(first, int) and first < 0:
+        raise reject(op, "coords[0]", "must not be negative: a box that starts before the tensor kills a TMA store "
+                     "(CUDA_ERROR_ILLEGAL_INSTRUCTION on the H200); boxes past the far edge are clipped", first)
 
 
 _STORE_DOC = """
@@ -201,7 +202,10 @@ _STORE_DOC = """
     the 128 bytes of a tiled map in a ``uint8`` device array.  ``src``: the C-contiguous shared
     array holding the box (any dtype of the map's element width), written with ordinary stores and
     then made visible to TMA with ``fence.proxy_async()`` + ``cuda.syncthreads()``.  ``coords``:
-    the box's first element, innermost first; parts of the box outside the tensor are not written.
+    the box's first element, innermost first; parts of the box past the tensor's far edges are
+    not written, but a box must not start *before* the tensor (negative coordinates kill the
+    kernel on the H200 with ``CUDA_ERROR_ILLEGAL_INSTRUCTION``, measured for ranks 1-5; a constant
+    negative ``coords[0]`` is refused at compile time).
     Completes through the bulk async-groups: ``commit_group()``, then ``wait_group_read(n)`` before
     reusing ``src`` or ``wait_group(n)`` before reading the result.
 """
@@ -235,14 +239,14 @@ store = PtxOp(
 ).intrinsic()
 
 # The element types each tensor reduction takes (PTX ISA, cp.reduce.async.bulk.tensor), by the
-# map's data type.
+# map's data type.  Measured on the H200: and/or/xor on an INT64 map kill the kernel
+# (CUDA_ERROR_ILLEGAL_INSTRUCTION) while UINT64 works, so INT64 is refused for them.
 TENSOR_REDUCE_TYPES = {
     "add": ("UINT32", "INT32", "UINT64", "FLOAT32", "FLOAT16", "BFLOAT16"),
     "min": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
     "max": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
     "inc": ("UINT32",), "dec": ("UINT32",),
-    "and": ("UINT32", "INT32", "UINT64", "INT64"), "or": ("UINT32", "INT32", "UINT64", "INT64"),
-    "xor": ("UINT32", "INT32", "UINT64", "INT64"),
+    "and": ("UINT32", "INT32", "UINT64"), "or": ("UINT32", "INT32", "UINT64"), "xor": ("UINT32", "INT32", "UINT64"),
 }
 
 
@@ -273,8 +277,8 @@ reduce = PtxOp(
     the tensor becomes ``op(element, box element)``, atomically per element.  ``op``: ``add``,
     ``min``, ``max``, ``inc``, ``dec``, ``and``, ``or``, ``xor``; the map's data type must be one
     the op takes (PTX ISA: add on u32/s32/u64/f32/f16/bf16, min/max on u32/s32/u64/s64/f16/bf16,
-    inc/dec on u32, and/or/xor on 32- and 64-bit integers), checked at compile time for a by-value
-    map.
+    inc/dec on u32, and/or/xor on u32/s32/u64 — s64 kills the kernel on the H200), checked at
+    compile time for a by-value map.
     """ + _STORE_DOC + """
     Example::
 
