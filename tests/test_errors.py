@@ -107,9 +107,9 @@ def test_descriptor_must_be_uint8_array():
 
 def test_wrong_argument_count():
     def k(out):
-        fence.proxy_async(1)
+        fence.mbarrier_init(1)
 
-    with pytest.raises(OpArgumentError, match=r"fence.proxy_async takes \(\): too many positional arguments"):
+    with pytest.raises(OpArgumentError, match=r"fence.mbarrier_init takes \(\): too many positional arguments"):
         _compile(k, kernels.U64_OUT)
 
 

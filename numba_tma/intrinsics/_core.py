@@ -461,7 +461,8 @@ class Qualifier:
     def choice(self, op_name, ty) -> object:
         value = None if isinstance(ty, types.NoneType) else literal(ty)
         given = value is not None or None in self.choices and isinstance(ty, (types.NoneType, types.Omitted))
-        if not given or isinstance(value, bool) or value not in self.choices:
+        flags = all(isinstance(c, bool) for c in self.choices)
+        if not given or isinstance(value, bool) != flags or value not in self.choices:
             allowed = ", ".join(repr(v) for v in self.choices)
             raise reject(op_name, self.name, f"must be a constant, one of {allowed}", value if value is not None else ty)
         return value
