@@ -11,9 +11,9 @@ import sys
 from . import descriptors
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
-from .intrinsics import ArchError, OpArgumentError, at, bulk, cache, cp_async, fence, mbarrier, sync, tma
+from .intrinsics import ArchError, OpArgumentError, at, bulk, cache, cp_async, fence, mbarrier, sync, tensormap, tma
 
-FAMILIES = ("bulk", "cache", "cp_async", "fence", "mbarrier", "sync", "tma")
+FAMILIES = ("bulk", "cache", "cp_async", "fence", "mbarrier", "sync", "tensormap", "tma")
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = getattr(sys.modules[__name__], _family)
 

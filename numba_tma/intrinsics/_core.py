@@ -283,12 +283,12 @@ class GlobalArray(Operand):
     the op uses element 0's 64-bit address (``l``).  Whether the array really lives in global
     memory is not visible in its Numba type and is not checked."""
 
-    def __init__(self, name: str, what: str = "a device array in global memory"):
+    def __init__(self, name: str, what: str = "a device array in global memory", dtypes: Sequence = ()):
         super().__init__(name)
-        self.what = what
+        self.what, self.dtypes = what, tuple(dtypes)
 
     def check(self, op_name, ty):
-        if not isinstance(ty, types.Array):
+        if not isinstance(ty, types.Array) or (self.dtypes and ty.dtype not in self.dtypes):
             raise reject(op_name, self.name, f"must be {self.what}", ty)
 
     def lower(self, context, builder, ty, val):

@@ -1,0 +1,111 @@
+"""Editing tensor maps on the device (sm_90a): copy a descriptor into a buffer, replace its fields,
+and publish it to the TMA unit — so one kernel can retarget a descriptor per problem (a grouped
+GEMM walking tensors of different shapes and addresses).
+
+The usual sequence: ``copy`` the by-value map into a 128-byte-aligned ``uint8`` buffer in shared
+memory, ``replace_*`` the fields there, ``cp_fenceproxy`` it to a 128-byte buffer in global
+memory, then ``fence.proxy_tensormap_acquire(buf, "gpu")`` before passing that buffer to
+``tma.load`` / ``tma.store`` (which take a ``uint8`` device array as the descriptor).  Field values
+are the logical ones (a dimension's size in elements, a stride in bytes), dimensions counted
+innermost first as in the driver's arguments: ``i = 0`` is the array's last axis; strides are the
+driver's ``globalStrides`` (``i = 0`` is the stride of dimension 1).
+"""
+
+from numba.cuda import types
+
+from ._core import Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported
+from .tma import Descriptor
+
+SM90A = Requirement((9, 0), (8, 3), arch_specific=True)
+_SCOPES = {"cta": ".cta", "cluster": ".cluster", "gpu": ".gpu", "sys": ".sys"}
+
+
+def _buffer(name="buf"):
+    return GlobalArray(name, what="a uint8 array (global or shared memory) holding a 128-byte descriptor",
+                       dtypes=(types.uint8,))
+
+
+_COPY = "\n".join(f" ld.v2.b64 {{{{a, b}}}}, [{{desc}}+{16 * i}];\n st.v2.b64 [{{buf}}+{16 * i}], {{{{a, b}}}};"
+                  for i in range(8))
+
+copy = PtxOp(
+    "tensormap.copy", "{{\n .reg .b64 a, b;\n" + _COPY + "\n}}", (_buffer(), Descriptor("desc")),
+    order=("buf", "desc"), need=Requirement((9, 0), (8, 0)),
+    tlx=("cute.nvgpu.cpasync.copy_tensormap",),
+    samples=(Sample("tensormap.copy(desc, desc)", "LD.E.128"),),
+    doc="""Copy the 128 bytes of ``desc`` (a by-value :class:`numba_tma.TensorMap` or a descriptor in a
+    ``uint8`` device array) into ``buf`` (a 128-byte-aligned ``uint8`` array, shared or global), to
+    edit it there.
+
+    Example::
+
+        buf = cuda.shared.array(128, numba.uint8, alignment=128)
+        tensormap.copy(buf, desc)
+    """,
+).intrinsic()
+
+
+def _field(name, field, value_bits, indexed, doc, immediate=None):
+    """``tensormap.replace`` of one field; ``immediate=(lo, hi)``: the PTX takes the value only as
+    a constant (the enumerated fields)."""
+    ptx_type = f"b{value_bits}"
+    value = Const("value", *immediate) if immediate else Int("value", bits=value_bits)
+    operands = [_buffer()] + ([Const("i", 0, 4)] if indexed else []) + [value]
+    ordinal = "{i}, " if indexed else ""
+    call = f"tensormap.{name}(desc, {'1, ' if indexed else ''}{immediate[0] if immediate else 'out[1]'})"
+    return PtxOp(
+        f"tensormap.{name}", f"tensormap.replace.tile.{field}.b1024.{ptx_type} [{{buf}}], {ordinal}{{value}};",
+        tuple(operands), need=SM90A,
+        tlx=(f"cuda::ptx::tensormap_replace_{field}", "cute tensormap_replace"),
+        samples=(Sample(call, "ST.E"),),   # a read-modify-write of the descriptor's bits
+        doc=doc + """
+    Example::
+
+        tensormap.""" + name + ("(buf, 1, n_rows)" if indexed else "(buf, value)") + """
+    """,
+    ).intrinsic()
+
+
+replace_global_address = _field("replace_global_address", "global_address", 64, False,
+                                """Set the descriptor's global address (16-byte aligned; 32 for interleaved maps).""")
+replace_rank = _field("replace_rank", "rank", 32, False, """Set the descriptor's rank to ``value``
+    (as the PTX ISA's ``.rank`` field takes it; see ``tests/test_gpu_tensormap.py`` for the measured
+    encoding).""")
+replace_box_dim = _field("replace_box_dim", "box_dim", 32, True, """Set box dimension ``i`` (innermost
+    first) to ``value`` elements.""")
+replace_global_dim = _field("replace_global_dim", "global_dim", 32, True, """Set tensor dimension ``i``
+    (innermost first) to ``value`` elements.""")
+replace_global_stride = _field("replace_global_stride", "global_stride", 64, True, """Set global stride
+    ``i`` (the driver's ``globalStrides[i]``: the byte stride of dimension ``i + 1``) to ``value``
+    bytes (a multiple of 16).""")
+replace_element_stride = _field("replace_element_stride", "element_stride", 32, True, """Set element
+    stride ``i`` (innermost first) to ``value``.""")
+replace_elemtype = _field("replace_elemtype", "elemtype", 32, False, """Set the element type (the PTX
+    ISA's ``.elemtype`` code: the descriptor's type field, see ``numba_tma.descriptors.enums.TYPE_INFO``).""", immediate=(0, 15))
+replace_interleave = _field("replace_interleave", "interleave_layout", 32, False, """Set the interleave
+    layout (0 none, 1 16 bytes, 2 32 bytes).""", immediate=(0, 2))
+replace_swizzle = _field("replace_swizzle", "swizzle_mode", 32, False, """Set the swizzle mode (PTX ISA
+    encoding: 0 none, 1 32B, 2 64B, 3 128B).""", immediate=(0, 3))
+replace_fill_mode = _field("replace_fill_mode", "fill_mode", 32, False, """Set the out-of-bounds fill
+    mode (0 zeros, 1 NaN).""", immediate=(0, 1))
+
+cp_fenceproxy = PtxOp(
+    "tensormap.cp_fenceproxy",
+    "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release{scope}.sync.aligned [{dst}], [{src}], 128;",
+    (GlobalArray("dst", what="a uint8 device array (the 128-byte descriptor's home)"),
+     SharedArray("src", what="a uint8 shared array (the edited descriptor)")),
+    qualifiers=(Qualifier("scope", _SCOPES, "gpu"),), need=Requirement((9, 0), (8, 3)),
+    tlx=("cuda::ptx::tensormap_cp_fenceproxy",),
+    samples=(Sample("tensormap.cp_fenceproxy(desc, cuda.shared.array(128, types.uint8, alignment=128))",
+                    "LDS"),),   # ptxas: shared loads, then STG + MEMBAR (or ATOMG.E.EXCH at gpu scope)
+    doc="""Copy an edited descriptor from shared memory to global memory and release it to the
+    tensormap proxy at ``scope`` (default ``"gpu"``); all threads of the warp must execute it.
+    Consumers then ``fence.proxy_tensormap_acquire(dst, scope)`` before TMA uses ``dst``.
+
+    Example::
+
+        tensormap.cp_fenceproxy(global_desc, buf)
+    """,
+).intrinsic()
+
+__all__ = exported("tensormap")
