@@ -43,7 +43,8 @@ def _rows():
     for name, op in sorted(OPS.items()):
         for i, sample in enumerate(op.samples):
             given = tuple(o.name for o in op.operands if f"{o.name}=" in sample.call)
-            instances = [c for c in op.instances() if all(c[k] == v for k, v in sample.only.items())]
+            instances = [c for c in op.instances()
+                         if all(c[k] in (v if isinstance(v, tuple) else (v,)) for k, v in sample.only.items())]
             for n, chosen in enumerate(instances):
                 archs = [a for a in ARCHS if op.requirement(chosen, given).supported_on(parse_arch(a))]
                 for arch in archs if n == 0 else archs[:1]:

@@ -516,7 +516,7 @@ class Sample:
     call: str
     sass: str | Mapping
     fields: Mapping = field(default_factory=dict)
-    only: Mapping = field(default_factory=dict)   # qualifier values this row is for (default: all)
+    only: Mapping = field(default_factory=dict)   # qualifier -> the value (or tuple of values) this row is for
     desc: tuple = ()   # (dtype, box, swizzle): ``desc`` is a by-value map of that type, not global bytes
 
     def opcode(self, arch: str) -> str:

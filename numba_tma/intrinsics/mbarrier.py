@@ -14,7 +14,7 @@ The array must live in shared memory (``cuda.shared.array``); the op converts it
 
 from numba.cuda import types
 
-from ._core import Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported
+from ._core import Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, reject
 
 SM80 = Requirement((8, 0), (7, 8))
 
@@ -70,15 +70,34 @@ def _count():
     return Optional(Int("count", lo=1, hi=(1 << 20) - 1), 1, need=SM90)
 
 
+_NO_COMPLETE = Qualifier("no_complete", {False: "", True: ".noComplete"}, False)
+
+
+def _check_no_complete(op):
+    def check(count, no_complete, sem, scope, **_):
+        if not no_complete:
+            return
+        if isinstance(count, types.Omitted):
+            raise reject(op, "count", "must be given with no_complete=True (the PTX form takes a count)", count)
+        if sem == "relaxed" or scope == "cluster":
+            raise reject(op, "no_complete", "cannot be combined with sem='relaxed' or scope='cluster' (PTX ISA)", True)
+    return check
+
+
 arrive = PtxOp(
-    "mbarrier.arrive", "mbarrier.arrive{order}.shared::cta.b64 {out}, [{bar}]{count};",
-    (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), need=SM80, returns=types.uint64,
+    "mbarrier.arrive", "mbarrier.arrive{no_complete}{order}.shared::cta.b64 {out}, [{bar}]{count};",
+    (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE, _NO_COMPLETE), spell=_order("release"), need=SM80,
+    returns=types.uint64, check=_check_no_complete("mbarrier.arrive"),
     tlx=("tlx.barrier_arrive", "cute.arch.mbarrier_arrive", "cuda::ptx::mbarrier_arrive"),
-    samples=(Sample("mbarrier.arrive(bar)", {"sm_80": "ATOMS.ARRIVE.64", "": "SYNCS.ARRIVE.TRANS64.A1T0"}),
-             Sample("out[0] = mbarrier.arrive(bar, count=3)", "SYNCS.ARRIVE.TRANS64")),
+    samples=(Sample("mbarrier.arrive(bar)", {"sm_80": "ATOMS.ARRIVE.64", "": "SYNCS.ARRIVE.TRANS64.A1T0"},
+                    only={"no_complete": False}),
+             Sample("out[0] = mbarrier.arrive(bar, count=3)", "SYNCS.ARRIVE.TRANS64",
+                    only={"no_complete": (False, True), "sem": (None, "release"), "scope": (None, "cta")})),
     doc="""Arrive on the barrier (``count`` arrivals toward :func:`init`'s count, default 1) and
     return the barrier's state token before the arrival (a ``uint64``, for :func:`test_wait_token`,
-    :func:`try_wait_token` and :func:`pending_count`; ignore it if not needed).
+    :func:`try_wait_token` and :func:`pending_count`; ignore it if not needed).  ``no_complete=True``
+    (with ``count``) promises the arrival does not complete the phase — the PTX ISA defines
+    :func:`pending_count` only for the tokens of such arrivals.
     """ + _ORDERING + """
     Example::
 
@@ -185,11 +204,12 @@ pending_count = PtxOp(
     need=Requirement((8, 0), (7, 0)), returns=types.uint32, memory=False,
     tlx=("cuda::ptx::mbarrier_pending_count",),
     samples=(Sample("out[0] = mbarrier.pending_count(mbarrier.arrive(bar))", "LOP3.LUT"),),   # bit arithmetic
-    doc="""The arrivals still pending in the phase a state token (from :func:`arrive`) was taken in.
+    doc="""The arrivals the barrier still expected when the state token was taken (before that
+    arrival).  The PTX ISA defines it only for tokens of ``arrive(..., no_complete=True)``.
 
     Example::
 
-        token = mbarrier.arrive(bars)
+        token = mbarrier.arrive(bars, count=1, no_complete=True)
         left = mbarrier.pending_count(token)
     """,
 ).intrinsic()
