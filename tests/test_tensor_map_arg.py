@@ -103,6 +103,12 @@ def test_map_argument_compiles_in_debug_mode(arch):
     assert "UTMALDG.2D" in out.opcodes()
 
 
+def test_element_strides_are_part_of_the_type():
+    a = FakeCudaArray((64, 64), np.float32)
+    plain, strided = TensorMap.tiled(a, (16, 16))._numba_type_, TensorMap.tiled(a, (16, 16), element_strides=(2, 1))
+    assert plain != strided._numba_type_ and "element_strides=(1, 2)" in str(strided._numba_type_)
+
+
 def test_the_swizzle_is_part_of_the_type():
     plain, swizzled = TensorMap.numba_type("float16", (64, 64)), TensorMap.numba_type("float16", (64, 64), swizzle="128B")
     assert plain != swizzled and "swizzle=SWIZZLE_128B" in str(swizzled)

@@ -53,7 +53,7 @@ def _kernel_type(layout, dtype, rank, box, mode):
     except TensorMapError:  # interleaved: not established, so the kernel cannot read it
         box_bytes = None
     return TensorMapType(dtype, fields.data_type.name, TYPE_INFO[fields.data_type].bits, rank, box, mode,
-                         fields.swizzle.name, box_bytes)
+                         fields.swizzle.name, box_bytes, fields.element_strides)
 
 
 def _dtype_name(dtype):

@@ -490,9 +490,10 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
     """Emit one inline-asm call.
 
     ``operands`` are ``(value, constraint)`` pairs in ``$n`` order after the result (if any);
-    ``result`` is the output constraint (``"=r"``...).  Side effects are always declared so NVVM
-    never drops or hoists an async or barrier instruction; ``memory`` adds the ``~{memory}``
-    clobber (pure reads such as special registers leave both off).
+    ``result`` is the output constraint (``"=r"``...).  With ``memory`` (every async, barrier and
+    fence op) the asm declares side effects and the ``~{memory}`` clobber, so NVVM never drops,
+    hoists or reorders it; pure computations (special registers, ``pending_count``,
+    ``swizzled_index``) leave both off so they can be combined.
     """
     constraints = ([result] if result else []) + [c for _, c in operands]
     if memory:
@@ -509,9 +510,9 @@ OPS: dict[str, "PtxOp"] = {}   # every declared op, by its Python name ("tma.loa
 @dataclass(frozen=True)
 class Sample:
     """One row of the assembly test: a call compiled in a test kernel (names ``bar``, ``smem``,
-    ``desc``, ``out``, ``cuda``, ``numba``, ``types`` are provided there), the SASS opcode it must become (or ``{arch: opcode}``,
-    ``""`` for every other arch), and template ``fields`` for the expected PTX where they depend on
-    the call (e.g. the rank)."""
+    ``desc``, ``out``, ``cuda``, ``numba``, ``types`` are provided there), the SASS opcode it must
+    become (or ``{arch: opcode}``, ``""`` for every other arch), and template ``fields`` for the
+    expected PTX where they depend on the call (e.g. the rank)."""
 
     call: str
     sass: str | Mapping
@@ -534,14 +535,14 @@ class PtxOp:
     """One device op, declared once.
 
     ``name``: ``"family.op"`` (the family is the public module, ``numba_tma.<family>``).
-    ``ptx``: the template (see the module docstring).  ``operands``: positional arguments;
-    ``qualifiers``: keyword-only compile-time options.  ``need``: what the op needs with every
+    ``ptx``: the template (see the module docstring).  ``operands``: the arguments (optional ones,
+    with a ``default``, last); ``qualifiers``: compile-time options, documented as keywords.  ``need``: what the op needs with every
     qualifier at its weakest.  ``returns``: ``types.void``, ``types.boolean`` (the asm writes 0/1 to
     ``{out}``) or an integer type of 16, 32 or 64 bits.  ``check(**types)`` adds op-specific typing
     rules; ``fields(cc=..., **types_and_qualifier_values)`` adds template keys computed at lowering.
     ``doc``: summary, details and an example (the PTX block and requirement lines are generated).
     ``tlx``: the TLX / CuTe DSL / ``cuda::ptx`` names it answers to; ``samples``: its rows in the
-    assembly test (:class:`Sample`; each is compiled with every qualifier combination).
+    assembly test (:class:`Sample`; each is compiled with every qualifier combination it admits).
     ``memory``: async and barrier ops clobber memory; pure reads do not.  ``order``: the Python
     parameter order when it is not operands then qualifiers.  ``spell(**qualifier_values)`` adds
     template keys that depend on several qualifiers at once.

@@ -35,19 +35,25 @@ class TensorMapType(types.Type):
 
     ``dtype`` is the source array's dtype name; ``data_type`` the TMA data type's name
     (``"BFLOAT16"``); ``element_bits`` the width TMA moves per element (a destination of any dtype of
-    that width is accepted); ``swizzle`` the swizzle's name.
+    that width is accepted); ``swizzle`` the swizzle's name; ``element_strides`` (innermost first,
+    ``None`` for all ones) — so a kernel compiled for one map is not reused for a map that lays out
+    shared memory differently.
     """
 
-    def __init__(self, dtype, data_type, element_bits, rank, box, mode, swizzle="NONE", box_bytes=None):
+    def __init__(self, dtype, data_type, element_bits, rank, box, mode, swizzle="NONE", box_bytes=None,
+                 element_strides=None):
         self.dtype, self.data_type, self.element_bits = dtype, data_type, element_bits
         self.rank, self.box, self.mode, self.swizzle, self.box_bytes = rank, tuple(box), mode, swizzle, box_bytes
+        self.element_strides = None if element_strides is None or set(element_strides) == {1} else \
+            tuple(element_strides)
         extra = "" if swizzle == "NONE" else f", swizzle={swizzle}"
+        extra += "" if self.element_strides is None else f", element_strides={self.element_strides}"
         super().__init__(name=f"TensorMap[{dtype}, rank={rank}, box={self.box}, {mode}{extra}]")
 
     @property
     def key(self):
         return (self.dtype, self.data_type, self.element_bits, self.rank, self.box, self.mode, self.swizzle,
-                self.box_bytes)
+                self.box_bytes, self.element_strides)
 
 
 SWIZZLE_BYTES = {"NONE": 0, "SWIZZLE_32B": 32, "SWIZZLE_64B": 64, "SWIZZLE_128B": 128}
