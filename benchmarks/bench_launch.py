@@ -17,7 +17,7 @@ import time
 import numpy as np
 from numba import cuda
 
-from numba_tma import TensorMap
+from numba_tma import TensorMap, launch
 
 LAUNCHES = 400
 REPEATS = 25
@@ -64,6 +64,8 @@ def rows():
         ("fresh TensorMap.tiled every launch", lambda: with_map[1, 32](TensorMap.tiled(b, BOX), out)),
         ("desc.with_array every launch", lambda: with_map[1, 32](desc.with_array(b), out)),
         ("desc.retarget every launch (in place)", lambda: with_map[1, 32](maps[next(flip) & 1].retarget(b), out)),
+        ("numba_tma.launch, array argument", lambda: launch(with_array, 1, 32, a, out)),
+        ("numba_tma.launch, cluster=(2, 1, 1)", lambda: launch(with_array, 2, 32, a, out, cluster=(2, 1, 1))),
     ]
 
 

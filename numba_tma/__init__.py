@@ -11,11 +11,12 @@ import sys
 from . import descriptors
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
-from .intrinsics import ArchError, OpArgumentError, at, bulk, cache, cp_async, fence, mbarrier, sync, tensormap, tma
+from .launch import LaunchError, launch
+from .intrinsics import ArchError, OpArgumentError, at, bulk, cache, cluster, cp_async, fence, mbarrier, sync, tensormap, tma
 
-FAMILIES = ("bulk", "cache", "cp_async", "fence", "mbarrier", "sync", "tensormap", "tma")
+FAMILIES = ("bulk", "cache", "cluster", "cp_async", "fence", "mbarrier", "sync", "tensormap", "tma")
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = getattr(sys.modules[__name__], _family)
 
-__all__ = ["ArchError", "OpArgumentError", "TensorMap", "at", "TensorMapError", "descriptors", *FAMILIES]
+__all__ = ["ArchError", "LaunchError", "OpArgumentError", "TensorMap", "at", "launch", "TensorMapError", "descriptors", *FAMILIES]
 __version__ = "0.1.0"

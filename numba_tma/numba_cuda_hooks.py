@@ -23,6 +23,9 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    ``compile_all`` compiles the CUDA C++ sources a kernel links (its fp16/bf16 shims) through
    cuda.core's ``Program``, which needs the driver library.  :func:`kernel_codes` takes the same
    code library and compiles those sources with NVRTC directly, with numba-cuda's include paths.
+5. **Launching with options numba's launch syntax lacks** (clusters, more than 48 KB of dynamic
+   shared memory): :func:`prepared_launch` compiles and prepares arguments exactly as numba-cuda's
+   own launch does (``_Kernel._prepare_args``, write-backs), and hands back the ``CUkernel``.
 """
 
 from __future__ import annotations
@@ -202,6 +205,19 @@ def kernel_codes(fn, sig, cc, **options) -> list:
         else:
             codes.append(obj)
     return codes
+
+
+# -- 5. numba-cuda's launch preparation, for launches it cannot express --------------------------------
+
+def prepared_launch(dispatcher, args, stream):
+    """``(cufunc, kernel arguments, write-backs)`` for launching ``dispatcher`` (a ``@cuda.jit``
+    kernel) on ``args``, as numba-cuda's ``_Kernel.launch`` prepares them."""
+    argtypes = tuple(dispatcher.typeof_pyval(a) for a in args)
+    kernel = dispatcher.compile(argtypes)
+    retr, kernelargs = [], []
+    for ty, value in zip(kernel.argument_types, args):
+        kernel._prepare_args(ty, value, stream, retr, kernelargs)
+    return kernel._codelibrary.get_cufunc(), kernelargs, retr
 
 
 def install() -> None:

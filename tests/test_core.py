@@ -77,7 +77,8 @@ def test_requirements_combine():
 def test_a_family_exports_exactly_its_declared_ops(family):
     module = getattr(numba_tma, family)
     aliases = list(getattr(module, "ALIASES", ()))   # another family's ops, re-exported
-    assert module.__all__ == exported(family) + aliases
+    helpers = list(getattr(module, "HELPERS", ()))   # public functions that are not PTX declarations
+    assert module.__all__ == exported(family) + aliases + helpers
     for name in exported(family):
         op = OPS[f"{family}.{name}"]
         intrinsic = getattr(module, name)

@@ -17,8 +17,8 @@ def test_op_docstring(module, name, op):
     doc = op.__doc__ or ""
     assert "PTX::" in doc and "sm_" in doc and "PTX ISA" in doc, f"{module}.{name}: PTX / arch missing"
     assert "Example" in doc, f"{module}.{name}: no example"
-    aliases = getattr(getattr(numba_tma, module), "ALIASES", ())
-    assert op.__module__ == f"numba_tma.{module}" or name in aliases
+    family = getattr(numba_tma, module)
+    assert op.__module__ == f"numba_tma.{module}" or name in getattr(family, "ALIASES", ()) + getattr(family, "HELPERS", ())
 
 
 def test_docs_ops_md_is_generated_from_the_declarations():

@@ -1,0 +1,153 @@
+"""Thread-block clusters (sm_90): where a block sits in its cluster, the cluster barrier, and
+distributed shared memory (another block's shared array, addressed directly).
+
+Launch a kernel with clusters through :func:`numba_tma.launch` (``cluster=(x, y, z)``).  The
+special-register reads are pure: two reads of one register in a kernel become one.
+"""
+
+from numba.cuda import types
+from numba.cuda.extending import intrinsic
+
+from ._core import I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch, emit_asm, \
+    exported
+
+SM90 = Requirement((9, 0), (7, 8))
+_AXES = Qualifier("axis", {"x": ".x", "y": ".y", "z": ".z"}, "x")
+
+
+def _register(name, register, doc, axis=True, sass="S2UR"):
+    """A pure special-register read; ``sass``: per-block registers are ``S2UR`` reads, launch-wide
+    ones constant-bank loads (``ULDC``; ``LDCU`` on sm_100a)."""
+    return PtxOp(
+        f"cluster.{name}", f"mov.u32 {{out}}, %{register}{{axis}};" if axis else f"mov.u32 {{out}}, %{register};",
+        qualifiers=(_AXES,) if axis else (), need=SM90, returns=types.uint32, memory=False,
+        tlx=(f"cute.arch.{name}",), samples=(Sample(f"out[0] = cluster.{name}()", sass),),
+        doc=doc + f"""
+
+    Example::
+
+        r = cluster.{name}(){'          # axis="x" (default), "y" or "z"' if axis else ''}
+    """,
+    ).intrinsic()
+
+
+ctarank = _register("ctarank", "cluster_ctarank", "This block's rank in its cluster (0 to ``nctarank() - 1``).",
+                    axis=False)
+nctarank = _register("nctarank", "cluster_nctarank", "The number of blocks in this block's cluster.", axis=False,
+                     sass={"sm_100a": "LDCU", "": "ULDC"})   # a launch constant
+ctaid = _register("ctaid", "cluster_ctaid", "This block's position in its cluster along ``axis``.")
+_CONSTANT = {"sm_100a": "LDCU", "": "ULDC"}
+nctaid = _register("nctaid", "cluster_nctaid", "The cluster's shape along ``axis``, in blocks.", sass=_CONSTANT)
+clusterid = _register("clusterid", "clusterid", "This cluster's position in the grid along ``axis``, in clusters.")
+nclusterid = _register("nclusterid", "nclusterid", "The grid's shape along ``axis``, in clusters.", sass=_CONSTANT)
+
+is_first_cta = PtxOp(
+    "cluster.is_first_cta",
+    "{{\n .reg .b32 r;\n .reg .pred p;\n mov.u32 r, %cluster_ctarank;\n setp.eq.u32 p, r, 0;\n"
+    " selp.u32 {out}, 1, 0, p;\n}}",
+    need=SM90, returns=types.boolean, memory=False, tlx=("cute.arch.is_first_cta_in_cluster",),
+    samples=(Sample("out[0] = cluster.is_first_cta()", "S2UR"),),
+    doc="""``True`` in the cluster's first block (rank 0).
+
+    Example::
+
+        if cluster.is_first_cta():
+            mbarrier.init(bars, cluster.nctarank())
+    """,
+).intrinsic()
+
+arrive = PtxOp(
+    "cluster.arrive", "barrier.cluster.arrive{relaxed};",
+    qualifiers=(Qualifier("relaxed", {False: "", True: Choice(".relaxed", Requirement((9, 0), (8, 0)))}, False),),
+    need=SM90, tlx=("cute.arch.cluster_arrive", "cuda::ptx::barrier_cluster_arrive"),
+    samples=(Sample("cluster.arrive()", "UCGABAR_ARV"),),
+    doc="""Arrive at the cluster barrier (every thread of every block of the cluster takes part);
+    ``relaxed=True`` drops the release ordering.  Pair with :func:`wait`.
+
+    Example::
+
+        cluster.arrive()
+        ...                                 # independent work
+        cluster.wait()
+    """,
+).intrinsic()
+
+wait = PtxOp(
+    "cluster.wait", "barrier.cluster.wait;", need=SM90,
+    tlx=("cute.arch.cluster_wait", "cuda::ptx::barrier_cluster_wait"),
+    samples=(Sample("cluster.arrive()\ncluster.wait()", "UCGABAR_WAIT"),),
+    doc="""Wait until every thread of the cluster arrived (:func:`arrive`); acquire ordering.
+
+    Example::
+
+        cluster.wait()
+    """,
+).intrinsic()
+
+sync = PtxOp(
+    "cluster.sync", "barrier.cluster.arrive;\nbarrier.cluster.wait;", need=SM90,
+    tlx=("cute.arch.cluster_sync", "tlx.cluster_barrier"),
+    samples=(Sample("cluster.sync()", "UCGABAR_WAIT"),),
+    doc="""Arrive and wait at the cluster barrier: ``cuda.syncthreads()`` for the whole cluster (after
+    it, shared-memory writes of every block before it are visible to every block).
+
+    Example::
+
+        cluster.sync()
+    """,
+).intrinsic()
+
+cta_rank_of = PtxOp(
+    "cluster.cta_rank_of", "getctarank.u64 {out}, {array};",
+    (GlobalArray("array", what="a shared array (this block's, or one from map_shared)"),),
+    need=SM90, returns=types.uint32, memory=False, tlx=("cute.arch.block_rank_in_cluster (of an address)",),
+    samples=(Sample("out[0] = cluster.cta_rank_of(smem)", "S2UR"),),
+    doc="""Which block of the cluster owns the shared memory of ``array`` (this block's rank for a
+    local array; ``r`` for ``map_shared(array, r)``).
+
+    Example::
+
+        assert cluster.cta_rank_of(cluster.map_shared(tile, 1)) == 1
+    """,
+).intrinsic()
+
+
+@intrinsic
+def map_shared(typingctx, array, cta_rank):
+    """The shared array ``array`` as it lives in block ``cta_rank`` of this cluster: an ordinary
+    Numba array (loads, stores, atomics) over that block's shared memory (``mapa``).  Issue a
+    ``cluster.sync()`` between the other block's writes and these reads.
+
+    PTX::
+
+        mapa.u64 remote, local, cta_rank;
+
+    Requires sm_90 or newer, PTX ISA 7.8.
+
+    Example::
+
+        peer = cluster.map_shared(tile, (cluster.ctarank() + 1) % cluster.nctarank())
+        value = peer[i]
+    """
+    if not isinstance(array, types.Array):
+        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'array' must be a shared array; got {array}")
+    if not isinstance(cta_rank, (types.Integer, types.IntegerLiteral)):
+        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be an integer; got {cta_rank}")
+
+    def codegen(context, builder, sig, args):
+        check_arch("cluster.map_shared", SM90)
+        aryty, rankty = sig.args
+        local = context.make_array(aryty)(context, builder, args[0])
+        rank = context.cast(builder, args[1], rankty, types.uint32)
+        address = emit_asm(builder, "mapa.u64 $0, $1, $2;", [(builder.ptrtoint(local.data, I64), "l"), (rank, "r")],
+                           result="=l", memory=False)
+        remote = context.make_array(aryty)(context, builder)
+        context.populate_array(remote, data=builder.inttoptr(address, local.data.type), shape=local.shape,
+                               strides=local.strides, itemsize=local.itemsize, meminfo=local.meminfo)
+        return remote._getvalue()
+
+    return array(array, cta_rank), codegen
+
+
+HELPERS = ("map_shared",)   # public, but not a PTX declaration (it returns an array)
+__all__ = exported("cluster") + list(HELPERS)

@@ -1,0 +1,122 @@
+"""Clusters on the GPU: numba_tma.launch with cluster shapes 1-16 and 2-D, every cluster register
+read back from every block against the model, distributed shared memory through map_shared, and a
+TMA load into dynamic shared memory beyond 160 KB."""
+
+import numba
+import numpy as np
+import pytest
+from numba import cuda
+
+from numba_tma import LaunchError, TensorMap, at, cluster, fence, launch, mbarrier, tma
+
+from gpu_support import bounded_wait
+
+pytestmark = pytest.mark.gpu
+
+FIELDS = 12
+
+
+@cuda.jit
+def registers(out):
+    b = cuda.blockIdx.x + cuda.gridDim.x * cuda.blockIdx.y
+    local = cuda.shared.array(4, numba.int32)
+    if cuda.threadIdx.x == 0:
+        out[b, 0] = cluster.ctarank()
+        out[b, 1] = cluster.nctarank()
+        out[b, 2] = cluster.ctaid("x")
+        out[b, 3] = cluster.ctaid("y")
+        out[b, 4] = cluster.nctaid("x")
+        out[b, 5] = cluster.nctaid("y")
+        out[b, 6] = cluster.clusterid("x")
+        out[b, 7] = cluster.clusterid("y")
+        out[b, 8] = cluster.nclusterid("x")
+        out[b, 9] = cluster.nclusterid("y")
+        out[b, 10] = 1 if cluster.is_first_cta() else 0
+        out[b, 11] = cluster.cta_rank_of(local)
+
+
+def _model(grid, shape):
+    rows = []
+    for by in range(grid[1]):
+        for bx in range(grid[0]):
+            cx, cy = bx % shape[0], by % shape[1]
+            rank = cx + cy * shape[0]
+            rows.append([rank, shape[0] * shape[1], cx, cy, shape[0], shape[1], bx // shape[0], by // shape[1],
+                         grid[0] // shape[0], grid[1] // shape[1], int(rank == 0), rank])
+    return np.array(rows, np.int32)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (2, 2), (4, 2)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_every_cluster_register_in_every_block(shape):
+    grid = (shape[0] * 3, shape[1] * 2)
+    out = cuda.to_device(np.full((grid[0] * grid[1], FIELDS), -1, np.int32))
+    launch(registers, grid, 32, out, cluster=shape + (1,))
+    np.testing.assert_array_equal(out.copy_to_host(), _model(grid, shape))
+
+
+@cuda.jit
+def pass_to_neighbour(out, ranks):
+    """Each block writes its rank into its shared array; after a cluster sync it reads its
+    neighbour's array through map_shared."""
+    mine = cuda.shared.array(32, numba.int32)
+    rank, n = cluster.ctarank(), cluster.nctarank()
+    mine[cuda.threadIdx.x] = 100 * rank + cuda.threadIdx.x
+    cluster.sync()
+    peer = cluster.map_shared(mine, (rank + 1) % n)
+    out[cuda.blockIdx.x, cuda.threadIdx.x] = peer[cuda.threadIdx.x]
+    if cuda.threadIdx.x == 0:
+        ranks[cuda.blockIdx.x] = cluster.cta_rank_of(peer)
+    cluster.sync()                       # the neighbour's memory must outlive these reads
+
+
+@pytest.mark.parametrize("size", [2, 4, 8])
+def test_distributed_shared_memory_reads_the_neighbour(size):
+    blocks = 2 * size
+    out = cuda.to_device(np.zeros((blocks, 32), np.int32))
+    ranks = cuda.to_device(np.zeros(blocks, np.int32))
+    launch(pass_to_neighbour, blocks, 32, out, ranks, cluster=(size, 1, 1))
+    neighbour = (np.arange(blocks) % size + 1) % size
+    np.testing.assert_array_equal(out.copy_to_host(), 100 * neighbour[:, None] + np.arange(32)[None, :])
+    np.testing.assert_array_equal(ranks.copy_to_host(), neighbour)
+
+
+FAR = 40 * 1024          # element 40960 of a float32 array: 160 KiB into dynamic shared memory
+
+
+@cuda.jit
+def far_tile(desc, out, status):
+    dyn = cuda.shared.array(0, numba.float32, alignment=1024)
+    bars = cuda.shared.array(1, numba.uint64)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+        tma.load(desc, at(dyn, FAR), (0, 0), bars)
+    bounded_wait(bars, 0, status)
+    for i in range(cuda.threadIdx.x, 32 * 64, cuda.blockDim.x):
+        out[i // 64, i % 64] = dyn[FAR + i]
+
+
+def test_dynamic_shared_memory_above_200_kb():
+    host = np.random.default_rng(12).standard_normal((32, 64)).astype(np.float32)
+    out = cuda.to_device(np.zeros_like(host))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    launch(far_tile, 1, 128, TensorMap.tiled(cuda.to_device(host), (32, 64)), out, status, shared_mem=200 * 1024)
+    assert status.copy_to_host()[0] == 0
+    np.testing.assert_array_equal(out.copy_to_host(), host)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(grid=6, cluster=(4, 1, 1)), r"grid=\(6, 1, 1\): must be divisible by cluster=\(4, 1, 1\)"),
+    (dict(grid=32, cluster=(32, 1, 1)), r"cluster=\(32, 1, 1\): 32 blocks per cluster; this device allows at most 16"),
+    (dict(grid=1, shared_mem=1 << 20), r"shared_mem=1048576: above this device's limit"),
+    (dict(grid=(0, 1)), r"grid=\(0, 1\): must be a positive integer"),
+])
+def test_bad_launches_are_refused_before_anything_runs(kwargs, match):
+    out = cuda.to_device(np.zeros((64, FIELDS), np.int32))
+    grid = kwargs.pop("grid")
+    with pytest.raises(LaunchError, match=match):
+        launch(registers, grid, 32, out, **kwargs)
