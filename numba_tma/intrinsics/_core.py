@@ -501,7 +501,8 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
     ret_ty = {None: ir.VoidType(), "=r": I32, "=l": I64, "=h": I16}[result]
     fnty = ir.FunctionType(ret_ty, [v.type for v, _ in operands])
     asm = ir.InlineAsm(fnty, template, ",".join(constraints), side_effect=memory)
-    return builder.call(asm, [v for v, _ in operands])
+    # a pure computation reads no memory: LLVM may then combine two identical ones
+    return builder.call(asm, [v for v, _ in operands], attrs=() if memory else ("readnone", "nounwind"))
 
 
 OPS: dict[str, "PtxOp"] = {}   # every declared op, by its Python name ("tma.load")
