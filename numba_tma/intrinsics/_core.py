@@ -27,7 +27,7 @@ import functools
 import inspect
 import itertools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from llvmlite import ir
