@@ -8,15 +8,31 @@ Each op family is importable as ``numba_tma.<family>`` (``import numba_tma.mbarr
 
 import sys
 
-from . import descriptors
+
+def _simulating() -> bool:
+    """Whether numba-cuda's CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``)."""
+    from numba.cuda.core import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+from . import descriptors  # noqa: E402
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
 from .launch import LaunchError, launch
-from .intrinsics import ArchError, OpArgumentError, at, bulk, cache, cluster, cp_async, fence, mbarrier, sync, tensormap, tma
+from .errors import ArchError, OpArgumentError
 
 FAMILIES = ("bulk", "cache", "cluster", "cp_async", "fence", "mbarrier", "sync", "tensormap", "tma")
+SIMULATOR = _simulating()
+if SIMULATOR:   # numba-cuda's CUDA simulator runs kernels as Python: the ops' Python twins
+    from . import simulator as _simulator
+
+    globals().update(_simulator.FAMILIES)
+    at = _simulator.at
+else:
+    from .intrinsics import at, bulk, cache, cluster, cp_async, fence, mbarrier, sync, tensormap, tma
 for _family in FAMILIES:   # the public module path of each family
-    sys.modules[f"{__name__}.{_family}"] = getattr(sys.modules[__name__], _family)
+    sys.modules[f"{__name__}.{_family}"] = globals()[_family]
 
 __all__ = ["ArchError", "LaunchError", "OpArgumentError", "TensorMap", "at", "launch", "TensorMapError", "descriptors", *FAMILIES]
 __version__ = "0.1.0"

@@ -12,8 +12,6 @@ PyTorch, scalars, records, by-value ``TensorMap``\\ s; host arrays are copied ba
 
 from __future__ import annotations
 
-from .numba_cuda_hooks import prepared_launch
-
 STATIC_SHARED_LIMIT = 48 * 1024
 PORTABLE_CLUSTER = 8
 
@@ -51,6 +49,8 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
     from cuda.core import launch as core_launch
     from numba import cuda
     from numba.cuda.cudadrv import driver as numba_driver
+
+    from .numba_cuda_hooks import prepared_launch
 
     grid, block, cluster = _dims("grid", grid), _dims("block", block), _dims("cluster", cluster)
     if any(g % c for g, c in zip(grid, cluster)):

@@ -78,8 +78,26 @@ def _typestr(typestr):
     return np.dtype(typestr).name, np.dtype(typestr).itemsize
 
 
+def _simulated(array):
+    """Under numba-cuda's CUDA simulator, the numpy array behind ``array`` (a simulator device
+    array or a numpy array: all memory is host memory there); otherwise ``None``."""
+    from numba.cuda.core import config
+
+    if not config.ENABLE_CUDASIM:
+        return None
+    import numpy as np
+
+    host = getattr(array, "_ary", array)
+    return host if isinstance(host, np.ndarray) else None
+
+
 def _array_view(array):
-    """``(address, shape, byte strides, dtype name)`` of a CUDA array (PyTorch, CAI or DLPack)."""
+    """``(address, shape, byte strides, dtype name)`` of a CUDA array (PyTorch, CAI or DLPack; a
+    host array under the CUDA simulator)."""
+    host = _simulated(array)
+    if host is not None:
+        name, itemsize = _typestr(host.dtype.str)
+        return host.__array_interface__["data"][0], host.shape, host.strides, name, itemsize
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(array, torch.Tensor):
         # read directly: PyTorch exports neither bfloat16 (CAI) nor fp8 (CAI, DLPack) dtypes

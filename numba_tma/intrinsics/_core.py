@@ -39,18 +39,13 @@ from numba.cuda.extending import _intrinsic
 from numba.cuda.models import register_model
 
 from .. import numba_cuda_hooks
+from ..errors import ArchError, OpArgumentError  # noqa: F401  (re-exported)
 
 numba_cuda_hooks.install()
 
 I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
 
 
-class ArchError(TypeError):
-    """An op was compiled for an architecture (or PTX ISA) that lacks its instruction."""
-
-
-class OpArgumentError(TypeError):
-    """An op was called with an argument its instruction cannot take (raised at compile time)."""
 
 
 # --------------------------------------------------------------------------------------------
