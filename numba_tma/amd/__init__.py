@@ -10,7 +10,8 @@ from .api import (amd_sched_barrier, async_amd_descriptor_load,
                   async_amd_descriptor_load_fused, async_amd_descriptor_store,
                   async_amd_descriptor_wait, async_load, async_load_commit_group,
                   async_load_wait_group, barrier_arrive, buffer_load_to_local, lds_array,
-                  make_tensor_descriptor, s_barrier, sched_group_barrier,
+                  make_tensor_descriptor, s_barrier, s_setprio,
+                  sched_group_barrier,
                   update_tensor_descriptor, workgroup_id_x, workitem_id_x)
 from .codegen import compile_ir, find_ld_lld, link_hsaco
 from .errors import AMDArgumentError, AMDError, LLVMVersionError, UnsupportedArchError
@@ -24,7 +25,7 @@ __all__ = [
     "CompiledKernel", "compile", "compile_ir", "find_ld_lld", "link_hsaco",
     "workitem_id_x", "workgroup_id_x", "lds_array",
     "buffer_load_to_local", "async_load", "async_load_commit_group", "async_load_wait_group",
-    "amd_sched_barrier", "sched_group_barrier", "s_barrier", "barrier_arrive",
+    "amd_sched_barrier", "sched_group_barrier", "s_barrier", "s_setprio", "barrier_arrive",
     "make_tensor_descriptor", "update_tensor_descriptor", "async_amd_descriptor_load",
     "async_amd_descriptor_load_fused", "async_amd_descriptor_store",
     "async_amd_descriptor_wait",

@@ -361,6 +361,24 @@ def sched_group_barrier(typingctx, mask, size, sync_id):
 
 
 @_intrinsic
+def s_setprio(typingctx, priority):
+    """Set this wave's instruction-issue priority: ``llvm.amdgcn.s.setprio`` ->
+    ``s_setprio <priority>``.  *priority*: constant 0 (lowest, the default) .. 3
+    (highest); it holds until the next ``s_setprio``.  Used to let MFMA-issuing waves
+    go ahead of memory-issuing ones (ping-pong schedules).  All archs.
+
+    Example: ``s_setprio(1); ...mfma...; s_setprio(0)``
+    """
+    value = _const(priority, "priority")
+    targets.check_int_range("s_setprio", "priority", value, 0, sync.SETPRIO_MAX)
+
+    def codegen(context, builder, sig, args):
+        sync.emit_s_setprio(builder, _arch(context), value)
+        return context.get_dummy_value()
+    return types.none(priority), codegen
+
+
+@_intrinsic
 def s_barrier(typingctx):
     """Workgroup barrier that orders LDS: this wave's LDS reads and writes complete
     before any wave of the workgroup passes it.

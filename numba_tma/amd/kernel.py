@@ -11,7 +11,7 @@ from numba.core.target_extension import target_override
 
 from . import codegen, dma
 from .errors import AMDArgumentError
-from .numba_target import TARGET_NAME, amd_target
+from .numba_target import TARGET_NAME, amd_target, set_device_flags
 from .targets import get_arch
 
 
@@ -40,13 +40,7 @@ class CompiledKernel:
 
 
 def _flags():
-    flags = compiler.Flags()
-    flags.no_compile = True
-    flags.no_cpython_wrapper = True
-    flags.no_cfunc_wrapper = True
-    flags.nrt = False
-    flags.error_model = "numpy"  # no Python exceptions on the device
-    return flags
+    return set_device_flags(compiler.Flags())
 
 
 def _mark_local_reads(library, context):
@@ -96,7 +90,33 @@ def _argument_types(pyfunc, signature):
     return args
 
 
-def compile(pyfunc, signature, arch, *, name=None):
+#: the largest workgroup LLVM's AMDGPU back end accepts (``amdgpu-flat-work-group-size``)
+MAX_WORKGROUP_SIZE = 1024
+
+
+def _check_max_workgroup_size(value):
+    if isinstance(value, bool) or not isinstance(value, int) or not (
+            1 <= value <= MAX_WORKGROUP_SIZE):
+        raise AMDArgumentError(
+            f"compile: max_workgroup_size must be None or an int in [1, {MAX_WORKGROUP_SIZE}], "
+            f"got {reprlib.repr(value)}")
+    return value
+
+
+_KERNEL_DEFINE = re.compile(r"^(define amdgpu_kernel [^\n]*?)(\s*\{?)$", re.MULTILINE)
+
+
+def _with_flat_work_group_size(wrapper_text, size):
+    """The wrapper's ``define`` line with ``"amdgpu-flat-work-group-size"="1,<size>"``
+    (llvmlite's function attributes take no key-value string attributes)."""
+    text, count = _KERNEL_DEFINE.subn(
+        lambda m: f'{m[1]} "amdgpu-flat-work-group-size"="1,{size}"{m[2]}', wrapper_text,
+        count=1)
+    assert count == 1, "no amdgpu_kernel definition in the wrapper"
+    return text
+
+
+def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
     """Compile the Python kernel *pyfunc* for *arch* (``gfx942``, ``gfx950``, ``gfx1250``).
 
     *signature* gives the argument types (e.g. ``"void(float32[::1], float32[::1])"`` or
@@ -105,6 +125,12 @@ def compile(pyfunc, signature, arch, *, name=None):
     Ops that *arch* lacks raise :class:`UnsupportedArchError` here, before LLVM runs, and
     so does an unknown arch name; wrong arguments (of ``compile`` or of an op) raise
     :class:`AMDArgumentError`.
+
+    *max_workgroup_size* (an int 1..1024, or None for LLVM's default of 1..1024) promises
+    the launch never uses more lanes per workgroup: the kernel gets
+    ``"amdgpu-flat-work-group-size"="1,N"``.  LLVM uses it for register budgets, and
+    with N at most the wave size (64 on gfx942/gfx950, 32 on gfx1250) it drops the
+    workgroup barriers (one wave needs none).  Launching more lanes than N is undefined.
     """
     get_arch(arch)
     if not inspect.isfunction(pyfunc):
@@ -114,6 +140,8 @@ def compile(pyfunc, signature, arch, *, name=None):
     if name is not None and not (isinstance(name, str) and name):
         raise AMDArgumentError(
             f"compile: name must be a non-empty str or None, got {reprlib.repr(name)}")
+    if max_workgroup_size is not None:
+        _check_max_workgroup_size(max_workgroup_size)
     name = name or pyfunc.__name__
     with global_compiler_lock, target_override(TARGET_NAME):
         context = amd_target.target_context_for(arch)
@@ -122,7 +150,10 @@ def compile(pyfunc, signature, arch, *, name=None):
                                       types.none, _flags(), {})
         _mark_local_reads(cres.library, context)
         wrapper, params = _kernel_wrapper(context, cres.fndesc, name)
-        source = "\n".join([str(wrapper)] + [str(m) for m in cres.library.all_ir_modules()])
+        wrapper_text = str(wrapper)
+        if max_workgroup_size is not None:
+            wrapper_text = _with_flat_work_group_size(wrapper_text, max_workgroup_size)
+        source = "\n".join([wrapper_text] + [str(m) for m in cres.library.all_ir_modules()])
     return CompiledKernel(name, arch, params, codegen.compile_ir(_link(source, arch), arch,
                                                                  keep=(name,)))
 

@@ -8,12 +8,15 @@ library only collects LLVM IR for :func:`numba_tma.amd.compile`.
 """
 from functools import cached_property
 
-from numba.core import callconv, typing
+from numba.core import callconv, sigutils, typing
 from numba.core.base import BaseContext
 from numba.core.codegen import CodeLibrary
 from numba.core.descriptors import TargetDescriptor
 from numba.core.dispatcher import Dispatcher
-from numba.core.target_extension import GPU, dispatcher_registry, target_registry
+from numba.core.cpu import _options_mixin
+from numba.core.options import TargetOptions
+from numba.core.target_extension import (GPU, dispatcher_registry, jit_registry,
+                                         target_registry)
 
 from . import codegen
 from .dma import AsyncGroups
@@ -37,7 +40,8 @@ class AMDCodeLibrary(CodeLibrary):
         self.linked = []
 
     def add_linking_library(self, library):
-        self.linked.append(library)
+        if library is not self and library not in self.linked:
+            self.linked.append(library)
 
     def add_ir_module(self, ir_module):
         self.ir_modules.append(ir_module)
@@ -45,11 +49,16 @@ class AMDCodeLibrary(CodeLibrary):
     def finalize(self):
         self._finalized = True
 
-    def all_ir_modules(self):
-        """This library's modules followed by those of every library it links."""
+    def all_ir_modules(self, _seen=None):
+        """This library's modules followed by those of every library it links, each
+        library once (a device function called from two places is linked twice)."""
+        seen = set() if _seen is None else _seen
+        if id(self) in seen:
+            return
+        seen.add(id(self))
         yield from self.ir_modules
         for library in self.linked:
-            yield from library.all_ir_modules()
+            yield from library.all_ir_modules(seen)
 
     def get_function(self, name):
         for module in self.all_ir_modules():
@@ -104,6 +113,9 @@ class AMDTargetContext(BaseContext):
         from numba.misc import literal  # noqa: F401
         from numba.np import arrayobj  # noqa: F401
 
+        from numba.cpython import mathimpl
+        self.install_registry(mathimpl.registry)  # fabs, pow, ... (abs/** of floats)
+
         from . import api  # noqa: F401  (registers the AMD intrinsics)
 
     def codegen(self):
@@ -128,10 +140,35 @@ class AMDTargetContext(BaseContext):
         return self.async_groups_by_function.setdefault(function.name, self.async_record)
 
 
+def set_device_flags(flags):
+    """The compiler flags of every function compiled for the device: no Python
+    wrappers, no NRT, no Python exceptions (``error_model="numpy"``)."""
+    flags.no_compile = True
+    flags.no_cpython_wrapper = True
+    flags.no_cfunc_wrapper = True
+    flags.nrt = False
+    flags.error_model = "numpy"
+    return flags
+
+
+class AMDTargetOptions(_options_mixin, TargetOptions):
+    """Options of the functions Numba compiles for this target by itself: the
+    implementations of ``@overload`` functions (``min``, ``abs``, ``range`` with a step,
+    ...).  Numba's jit options are accepted (``_options_mixin``, as on the CPU target);
+    the device flags then override them."""
+
+    def finalize(self, flags, options):
+        flags.enable_pyobject = False
+        flags.enable_looplift = False
+        flags.inherit_if_not_set("fastmath")
+        flags.inherit_if_not_set("forceinline")
+        set_device_flags(flags)
+
+
 class AMDTarget(TargetDescriptor):
     """Typing context shared by all archs; one target context per arch."""
 
-    options = None
+    options = AMDTargetOptions
 
     @cached_property
     def typing_context(self):
@@ -140,8 +177,18 @@ class AMDTarget(TargetDescriptor):
     def target_context_for(self, arch):
         contexts = self.__dict__.setdefault("_contexts", {})
         if arch not in contexts:
-            contexts[arch] = AMDTargetContext(self.typing_context, arch)
+            contexts[arch] = context = AMDTargetContext(self.typing_context, arch)
+            context.refresh()
+            for entry in self.__dict__.get("_user_functions", ()):
+                context.insert_user_function(entry[0], entry[1], [entry[2]])
         return contexts[arch]
+
+    def insert_user_function(self, key, fndesc, library):
+        """Make a compiled device function callable in every arch's context, also
+        in those created later."""
+        self.__dict__.setdefault("_user_functions", []).append((key, fndesc, library))
+        for context in self.__dict__.get("_contexts", {}).values():
+            context.insert_user_function(key, fndesc, [library])
 
     @property
     def target_context(self):
@@ -156,11 +203,52 @@ _REGISTRY_ARCH = "gfx942"
 amd_target = AMDTarget(TARGET_NAME)
 
 
+class _DeviceFunction:
+    """Lowering key of one compiled device function (see ``AMDDispatcher``)."""
+
+    def __init__(self, name, args):
+        self.name, self.args = name, args
+
+    def __repr__(self):
+        return f"<amdgcn device function {self.name}{self.args}>"
+
+
 class AMDDispatcher(Dispatcher):
     """Registered so Numba's extension machinery can find the target; kernels are
     compiled with :func:`numba_tma.amd.compile`, not dispatched."""
 
     targetdescr = amd_target
 
+    def add_overload(self, cres):
+        """Record *cres* and make it callable from kernels of every arch.
+
+        Numba's CPU dispatcher inserts the C entry point and uses it as the key of the
+        lowering; with ``no_compile`` it is None for every function, so calls would
+        find no (or another function's) lowering.  Here each compiled function gets a
+        key of its own, registered in every arch's target context."""
+        args = tuple(cres.signature.args)
+        self.overloads[args] = cres
+        key = _DeviceFunction(cres.fndesc.qualname, args)
+        self.__dict__.setdefault("_device_keys", {})[args] = key
+        amd_target.insert_user_function(key, cres.fndesc, cres.library)
+
+    def get_overload(self, sig):
+        args, _ = sigutils.normalize_signature(sig)
+        return self._device_keys[tuple(args)]
+
 
 dispatcher_registry[target_registry[TARGET_NAME]] = AMDDispatcher
+
+
+def _device_jit(*args, **options):
+    """The ``jit`` Numba uses to compile an ``@overload`` implementation for this
+    target (``jit_registry``); without it typing such a call raised a raw KeyError."""
+    if args:
+        raise TypeError("the amdgcn jit takes keyword options only")
+
+    def wrapper(pyfunc):
+        return AMDDispatcher(pyfunc, targetoptions=options)
+    return wrapper
+
+
+jit_registry[target_registry[TARGET_NAME]] = _device_jit

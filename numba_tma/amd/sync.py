@@ -5,6 +5,9 @@ from . import targets
 from .errors import AMDArgumentError
 from .llvm_ir import I64, LDS, VOID, as_addrspace, call_intrinsic, i32, lane_id
 
+#: highest wave priority ``s_setprio`` takes (the hardware keeps 2 bits: 0..3)
+SETPRIO_MAX = 3
+
 #: instruction classes a ``sched_barrier`` lets cross it (IntrinsicsAMDGPU.td)
 SCHED_CLASSES = {
     "none": 0x0,
@@ -42,6 +45,16 @@ def emit_sched_group_barrier(builder, arch, mask, size, sync_id):
     targets.check_int_range(op, "sync_id", sync_id, 0, 2**31 - 1)
     return call_intrinsic(builder, "llvm.amdgcn.sched.group.barrier", VOID,
                           [i32(mask), i32(size), i32(sync_id)])
+
+
+def emit_s_setprio(builder, arch, priority):
+    """``llvm.amdgcn.s.setprio(i16 priority)`` -> ``s_setprio <priority>``: set this
+    wave's issue priority (0 lowest .. 3 highest) until the next ``s_setprio``.  All
+    archs.  *priority* is an immediate, checked here (LLVM would take any i16)."""
+    targets.require("s_setprio", arch)
+    targets.check_int_range("s_setprio", "priority", priority, 0, SETPRIO_MAX)
+    return call_intrinsic(builder, "llvm.amdgcn.s.setprio", VOID,
+                          [ir.Constant(ir.IntType(16), priority)])
 
 
 class _Fence(ir.Fence):

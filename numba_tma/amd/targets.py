@@ -68,6 +68,7 @@ FEATURES = {
     "amd_sched_barrier": Feature(_ALL, 15),
     "sched_group_barrier": Feature(_ALL, 15),
     "s_barrier": Feature(_ALL, 15),
+    "s_setprio": Feature(_ALL, 15),
     # LLVM 23 adds a fifth descriptor group operand to the tensor intrinsics.
     "make_tensor_descriptor": Feature((GFX1250,), 22, 22),
     "update_tensor_descriptor": Feature((GFX1250,), 22, 22),

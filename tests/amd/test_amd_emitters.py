@@ -5,7 +5,7 @@ import pytest
 from llvmlite import ir
 
 from amd_asm import ARCHS, GFX9, find, instructions
-from numba_tma.amd import buffer, dma, global_load, sync
+from numba_tma.amd import AMDArgumentError, buffer, dma, global_load, sync
 from numba_tma.amd.llvm_ir import I32, i32
 
 
@@ -149,6 +149,21 @@ def test_sched_barrier_mask_in_verbose_asm(kernel, arch, mask):
     k = kernel(arch)
     sync.emit_sched_barrier(k.builder, arch, mask)
     assert f"; sched_barrier mask(0x{mask:08x})" in k.compile().asm
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("priority", [0, 1, 3])
+def test_s_setprio(kernel, arch, priority):
+    k = kernel(arch)
+    sync.emit_s_setprio(k.builder, arch, priority)
+    assert find(k.compile().asm, rf"^s_setprio {priority}$")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("priority", [-1, 4, 1 << 16, True, 1.0, None])
+def test_s_setprio_priority_range(kernel, arch, priority):
+    with pytest.raises(AMDArgumentError, match=r"s_setprio: priority must be an int in \[0, 3\]"):
+        sync.emit_s_setprio(kernel(arch).builder, arch, priority)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -38,6 +38,7 @@ CALLS = {
     "amd_sched_barrier": lambda k: sync.emit_sched_barrier(k.builder, k.arch, 0),
     "sched_group_barrier": lambda k: sync.emit_sched_group_barrier(k.builder, k.arch, 8, 1, 0),
     "s_barrier": lambda k: sync.emit_s_barrier(k.builder, k.arch),
+    "s_setprio": lambda k: sync.emit_s_setprio(k.builder, k.arch, 2),
     "barrier_arrive": lambda k: sync.emit_barrier_arrive(k.builder, k.arch, k.lds_at(0)),
     "make_tensor_descriptor": lambda k: tdm.emit_make_tensor_descriptor(
         k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, 8], [8, 1]),

@@ -157,11 +157,63 @@ def test_constant_arguments_must_be_constants():
         amd.compile(bad, "void(float32[::1], int32)", "gfx942")
 
 
+def _prioritized(x, y):
+    amd.s_setprio(3)
+    y[amd.workitem_id_x()] = x[amd.workitem_id_x()] * 2.0
+    amd.s_setprio(0)
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx1250"])
+def test_s_setprio_from_python(arch):
+    asm = amd.compile(_prioritized, "void(float32[::1], float32[::1])", arch).asm
+    assert find(asm, r"^s_setprio 3$") and find(asm, r"^s_setprio 0$")
+
+
+@pytest.mark.parametrize("priority", [4, -1])
+def test_s_setprio_out_of_range_from_python(priority):
+    def kern(x, y):
+        amd.s_setprio(priority)
+
+    with pytest.raises(amd.AMDArgumentError, match=r"s_setprio: priority must be an int in \[0, 3\]"):
+        amd.compile(kern, "void(float32[::1], float32[::1])", "gfx942")
+
+
+def _exchange(x, y):
+    lane = amd.workitem_id_x()
+    tile = amd.lds_array(64, numba.float32)
+    tile[lane] = x[lane]
+    amd.s_barrier()
+    y[lane] = tile[31 - lane]
+
+
+_BARRIER_LINES = r"^(s_barrier|s_barrier_signal -1|s_barrier_wait -1)$"
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx1250"])
+def test_max_workgroup_size_of_one_wave_drops_barriers(arch):
+    """One wave per workgroup needs no workgroup barrier: LLVM drops it when the kernel
+    carries "amdgpu-flat-work-group-size"="1,<wave size>"."""
+    wave = amd.ARCHS[arch].wave_size
+    assert wave == (32 if arch == "gfx1250" else 64)
+    sig = "void(float32[::1], float32[::1])"
+    default = amd.compile(_exchange, sig, arch)
+    assert find(default.asm, _BARRIER_LINES)
+    assert "amdgpu-flat-work-group-size" not in default.llvm_ir
+    one_wave = amd.compile(_exchange, sig, arch, max_workgroup_size=wave)
+    assert f'"amdgpu-flat-work-group-size"="1,{wave}"' in one_wave.llvm_ir
+    assert not find(one_wave.asm, _BARRIER_LINES)
+    assert find(one_wave.asm, r"^ds_(read|load)")  # the kernel is still there
+    two_waves = amd.compile(_exchange, sig, arch, max_workgroup_size=2 * wave)
+    assert f'"amdgpu-flat-work-group-size"="1,{2 * wave}"' in two_waves.llvm_ir
+    assert find(two_waves.asm, _BARRIER_LINES)
+
+
 PUBLIC_OPS = ["buffer_load_to_local", "async_load", "async_load_commit_group",
               "async_load_wait_group", "update_tensor_descriptor", "async_amd_descriptor_load",
               "async_amd_descriptor_load_fused", "async_amd_descriptor_store",
               "async_amd_descriptor_wait", "amd_sched_barrier", "sched_group_barrier",
-              "s_barrier", "barrier_arrive", "make_tensor_descriptor", "lds_array"]
+              "s_barrier", "s_setprio", "barrier_arrive", "make_tensor_descriptor",
+              "lds_array"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_OPS)
@@ -350,3 +402,61 @@ def test_constant_buffer_offset_must_fit_voffset():
 
     with pytest.raises(amd.AMDArgumentError, match=r"offsets \(a constant\) must be an int in"):
         amd.compile(bad, "void(float32[::1], float32[::1])", "gfx942")
+
+
+# -- ordinary Python in kernels (issue #11 point 2) -------------------------------------
+# Each raised a raw KeyError from Numba before: @overload implementations (min, abs of a
+# float, range with a step, ...) need a jit decorator for the amdgcn target.
+
+def _branch(x, y, n):
+    lane = amd.workitem_id_x()
+    if lane < n:
+        y[lane] = x[lane]
+    else:
+        y[lane] = 0.0
+
+
+def _while(x, y, n):
+    lane = amd.workitem_id_x()
+    acc, i = 0.0, 0
+    while i < n:
+        acc += x[i]
+        i += 1
+    y[lane] = acc
+
+
+def _min_max_abs(x, y, n):
+    lane = amd.workitem_id_x()
+    y[lane] = min(abs(x[lane]), 1.0) + max(x[lane], 0.0) + min(lane, n) + abs(lane - n)
+
+
+def _int_float_math(x, y, n):
+    lane = amd.workitem_id_x()
+    q, r = divmod(lane, 3)
+    y[lane] = x[lane] * 2.5 - x[lane] / 3.0 + (lane // 4) + (lane % 5) + q * r + (n << 1)
+
+
+def _tuples(x, y, n):
+    lane = amd.workitem_id_x()
+    pair = (lane, x[lane])
+    a, b = pair
+    y[lane] = b + a + len(pair)
+
+
+def _range_steps(x, y, n):
+    lane = amd.workitem_id_x()
+    acc = 0.0
+    for i in range(lane, n, 64):
+        acc += x[i]
+    for j in range(n - 1, -1, -2):
+        acc -= x[j]
+    y[lane] = acc
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx1250"])
+@pytest.mark.parametrize("kern", [_branch, _while, _min_max_abs, _int_float_math, _tuples,
+                                  _range_steps], ids=lambda f: f.__name__.strip("_"))
+def test_ordinary_python_compiles(kern, arch):
+    k = amd.compile(kern, "void(float32[::1], float32[::1], int32)", arch)
+    assert find(k.asm, r"^global_store_(dword|b32)")
+    assert k.object[:4] == b"\x7fELF"

@@ -237,3 +237,17 @@ def test_fused_load_pred_tests_the_union_of_hints():
     assert len(find(module_asm, r"^tensor_load_to_lds ")) == 1
     # pred = (wave id in 0x3 | 0xC), i.e. workitem id < 4 waves x 32 lanes
     assert find(module_asm, r"^s_cmp_lt_u32 s\d+, 0x80$")
+
+
+def test_llvm22_inserts_no_tdm_drain_wait(kernel):
+    """docs/amd.md "TDM loads in flight": LLVM 22 adds no s_wait_tensorcnt of its own
+    before a TDM load (newer LLVM's needs-tdm-drain keeps at most 11 in flight), so the
+    in-flight limit is the kernel's to keep.  If this fails, llvmlite's LLVM drains on
+    its own: update the doc."""
+    from test_amd_gating import _desc
+    k = kernel("gfx1250")
+    for i in range(12):
+        tdm.emit_tensor_load(k.builder, "gfx1250", _desc(), k.lds_at(64 * i))
+    asm = k.compile().asm
+    assert len(find(asm, r"^tensor_load_to_lds ")) == 12
+    assert not find(asm, r"^s_wait_tensorcnt")
