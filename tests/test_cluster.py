@@ -45,3 +45,15 @@ def test_argument_errors(body, match):
     exec(f"def k(out):\n    {body}\n", namespace)
     with pytest.raises(OpArgumentError, match=match):
         inspect.ptx(namespace["k"], SIG)
+
+
+def test_multicast_masks():
+    def k(out):
+        out[0] = cluster.mask_all(4)
+        out[1] = cluster.mask_row(2, 1)
+        out[2] = cluster.mask_column(2, 3, 1)
+
+    ptx = inspect.ptx(k, SIG)
+    assert "mov.u32" in ptx or "st.global" in ptx
+    from numba_tma.intrinsics.cluster import mask_all, mask_column, mask_row
+    assert (mask_all.py_func(4), mask_row.py_func(2, 1), mask_column.py_func(2, 3, 1)) == (0b1111, 0b1100, 0b101010)

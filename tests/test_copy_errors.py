@@ -137,3 +137,13 @@ def test_bitwise_tensor_reduce_refuses_int64_maps(op):
     k = _kernel(f"t = cuda.shared.array(64, types.int64, alignment=128)\ntma.reduce(desc, t, (0, 0), {op!r})")
     with pytest.raises(OpArgumentError, match=rf"'{op}' cannot reduce a int64 map"):
         inspect.ptx(k, _map("int64", (8, 8)))
+
+
+@pytest.mark.parametrize("mask,match", [("0", r"'multicast' must be in \[1, 65535\]; got 0"),
+                                        ("1 << 16", r"'multicast' must be in \[1, 65535\]; got 65536"),
+                                        ("1.5", r"'multicast' must be None or a 16-bit mask")])
+def test_multicast_mask_rules(mask, match):
+    k = _kernel(f"t = cuda.shared.array(64, types.float32, alignment=128)\ntma.load(desc, t, (0, 0), bar, "
+                f"multicast={mask})")
+    with pytest.raises(OpArgumentError, match=match):
+        inspect.ptx(k, GLOBAL)

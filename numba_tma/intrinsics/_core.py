@@ -404,6 +404,37 @@ class CacheHint(Operand):
         return {self.name: "[.L2::cache_hint]", "policy": "[, policy]"}
 
 
+class Multicast(Operand):
+    """``multicast=None``: a 16-bit mask of the cluster's CTAs (bit ``r`` for rank ``r``) that also
+    receive the data; given, it adds ``.multicast::cluster`` (template key ``{multicast}``) and the
+    mask operand (``{mask}``, with its leading comma)."""
+
+    default = None
+
+    def __init__(self, name: str = "multicast"):
+        super().__init__(name)
+
+    def check(self, op_name, ty):
+        if _omitted(ty):
+            return
+        if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
+            raise reject(op_name, self.name, "must be None or a 16-bit mask of the cluster's CTAs", ty)
+        _check_literal(op_name, self.name, ty, 1, (1 << 16) - 1)
+
+    def lower(self, context, builder, ty, val):
+        return [] if _omitted(ty) else [(context.cast(builder, val, ty, types.uint16), "h")]
+
+    def keys(self, slot, ty):
+        given = not _omitted(ty)
+        return {self.name: ".multicast::cluster" if given else "", "mask": f", {slot}" if given else ""}
+
+    def placeholder(self, ty):
+        return ""
+
+    def doc_keys(self):
+        return {self.name: "[.multicast::cluster]", "mask": "[, cta_mask]"}
+
+
 def _omitted(ty) -> bool:
     return isinstance(ty, (types.Omitted, types.NoneType))
 

@@ -10,7 +10,7 @@ reused).  The same three are ``numba_tma.tma.commit_group`` etc.
 
 from numba.cuda import types
 
-from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray,
+from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample, SharedArray,
                     exported, literal, reject)
 from .mbarrier import barrier
 
@@ -70,16 +70,18 @@ wait_group_read = PtxOp(
 
 load = PtxOp(
     "bulk.load",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{cache_hint} [{dst}], [{src}], {nbytes},"
-    " [{bar}]{policy};",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{multicast}{cache_hint} [{dst}], [{src}],"
+    " {nbytes}, [{bar}]{mask}{policy};",
     (SharedArray("dst", what="a shared array (the destination)"), GlobalArray("src"), _nbytes(), barrier(),
-     CacheHint()),
+     CacheHint(), Multicast()),
     check=lambda nbytes, **_: _check_nbytes("bulk.load", nbytes),
     tlx=("cute.nvgpu.cpasync.CopyBulkG2SOp", "cuda::ptx::cp_async_bulk"),
     samples=(Sample("bulk.load(smem, desc, 64, bar)", "UBLKCP.S.G"),
-             Sample("bulk.load(smem, desc, 64, bar, cache_hint=out[1])", "UBLKCP.S.G")),
+             Sample("bulk.load(smem, desc, 64, bar, cache_hint=out[1])", "UBLKCP.S.G"),
+             Sample("bulk.load(smem, desc, 64, bar, multicast=out[1])", "UBLKCP.S.G.MULTICAST")),
     doc="""Copy ``nbytes`` bytes from global memory (``src``, element 0) to shared memory (``dst``),
-    completing on the mbarrier ``bar`` (``arrive_expect_tx(bar, nbytes)`` first).
+    completing on the mbarrier ``bar`` (``arrive_expect_tx(bar, nbytes)`` first).  ``multicast``: a
+    16-bit mask of the cluster's CTAs that also receive the bytes (as for ``tma.load``).
 
     Example::
 

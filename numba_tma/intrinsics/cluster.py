@@ -5,6 +5,7 @@ Launch a kernel with clusters through :func:`numba_tma.launch` (``cluster=(x, y,
 special-register reads are pure: two reads of one register in a kernel become one.
 """
 
+from numba import cuda
 from numba.cuda import types
 from numba.cuda.extending import intrinsic
 
@@ -149,5 +150,61 @@ def map_shared(typingctx, array, cta_rank):
     return array(array, cta_rank), codegen
 
 
-HELPERS = ("map_shared",)   # public, but not a PTX declaration (it returns an array)
+@cuda.jit(device=True)
+def mask_all(size):
+    """The multicast mask of every CTA of a cluster of ``size`` blocks (``multicast=`` of
+    ``tma.load`` / ``bulk.load``).
+
+    PTX::
+
+        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
+
+    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
+
+    Example::
+
+        tma.load(desc, tile, coords, bars, multicast=cluster.mask_all(cluster.nctarank()))
+    """
+    return (1 << size) - 1
+
+
+@cuda.jit(device=True)
+def mask_row(cluster_x, row):
+    """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks wide
+    (rank = x + y * cluster_x).
+
+    PTX::
+
+        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
+
+    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
+
+    Example::
+
+        mask = cluster.mask_row(cluster.nctaid("x"), cluster.ctaid("y"))
+    """
+    return ((1 << cluster_x) - 1) << (row * cluster_x)
+
+
+@cuda.jit(device=True)
+def mask_column(cluster_x, cluster_y, column):
+    """The multicast mask of the CTAs of column ``column`` of a ``cluster_x`` x ``cluster_y`` cluster.
+
+    PTX::
+
+        shl.b32 / or.b32 (integer arithmetic, no instruction of its own)
+
+    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
+
+    Example::
+
+        mask = cluster.mask_column(cluster.nctaid("x"), cluster.nctaid("y"), cluster.ctaid("x"))
+    """
+    mask = 0
+    for y in range(cluster_y):
+        mask |= 1 << (column + y * cluster_x)
+    return mask
+
+
+HELPERS = ("map_shared", "mask_all", "mask_row", "mask_column")   # public, not PTX declarations
 __all__ = exported("cluster") + list(HELPERS)

@@ -23,7 +23,8 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 
 from numba.cuda import types
 
-from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Operand, PtxOp, Qualifier, Requirement, Sample,
+from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
+                    Sample,
                     SharedArray, check_arch, exported, global_address, literal, reject)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
@@ -86,10 +87,10 @@ _CTA_GROUP = Qualifier("cta_group", {1: "", 2: Choice(".cta_group::2", SM100_ARC
 
 load = PtxOp(
     "tma.load",
-    "{acquire}cp.async.bulk.tensor.{rank}d.{dst_space}.global.tile.mbarrier::complete_tx::bytes{cta_group}{cache_hint}"
-    " [{dst}], [{desc}, {{{coords}}}], [{bar}]{policy};",
+    "{acquire}cp.async.bulk.tensor.{rank}d.{dst_space}.global.tile.mbarrier::complete_tx::bytes{multicast}{cta_group}"
+    "{cache_hint} [{dst}], [{desc}, {{{coords}}}], [{bar}]{mask}{policy};",
     (Descriptor("desc"), SharedArray("dst", what="a shared array (the tile)", contiguous=True),
-     IntTuple("coords", (1, 2, 3, 4, 5)), barrier(), CacheHint()),
+     IntTuple("coords", (1, 2, 3, 4, 5)), barrier(), CacheHint(), Multicast()),
     qualifiers=(_DST_SPACE, _CTA_GROUP),
     check=lambda desc, dst, coords, **_: _check_map("tma.load", desc, "dst", dst, coords, "tiled"),
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
@@ -97,7 +98,9 @@ load = PtxOp(
     tlx=("tlx.async_descriptor_load", "cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp", "cuda::ptx::cp_async_bulk_tensor"),
     samples=tuple(Sample(f"tma.load(desc, smem, {tuple(range(r))}, bar)", f"UTMALDG.{r}D", {"rank": r})
                   for r in range(1, 6)) + (
-        Sample("tma.load(desc, smem, (0, 0), bar, cache_hint=out[1])", "UTMALDG.2D", {"rank": 2}),),
+        Sample("tma.load(desc, smem, (0, 0), bar, cache_hint=out[1])", "UTMALDG.2D", {"rank": 2}),
+        Sample("tma.load(desc, smem, (0, 0), bar, multicast=out[1])", "UTMALDG.2D.MULTICAST", {"rank": 2},
+               only={"dst_space": "cluster"})),
     doc="""Copy one box of a tensor from global memory into shared memory with TMA (tile mode).
 
     ``desc``: a :class:`numba_tma.TensorMap` (by value) or the 128 bytes in a ``uint8`` device array
@@ -110,7 +113,10 @@ load = PtxOp(
     ``a[row, col]``: ``(col, row)``); its length is the tensor map's rank.  ``coords[0]`` times the
     element size must be a multiple of 16 bytes.
     ``bar``: the mbarrier (uint64 shared array, element 0) that receives the byte count.
-    ``cache_hint``: an L2 policy from ``cache.policy(...)``.  ``dst_space="cta"`` names the
+    ``cache_hint``: an L2 policy from ``cache.policy(...)``.  ``multicast``: a 16-bit mask of the
+    cluster's CTAs (bit ``r`` for rank ``r``) whose shared memory also receives the box, at the same
+    offset, each signalling its own barrier at ``bar``'s offset (a constant mask outside 16 bits is
+    refused; masks for the usual shapes: ``numba_tma.cluster.mask_*``).  ``dst_space="cta"`` names the
     destination in the CTA's own window (PTX ISA 8.6); ``cta_group=2`` (sm_100a) lets either CTA
     of a pair signal the barrier.
     Issue from one thread, after ``mbarrier.arrive_expect_tx(bar, desc.box_bytes)``.
@@ -149,11 +155,11 @@ def _check_load_im2col(desc, dst, coords, offsets, **_):
 
 load_im2col = PtxOp(
     "tma.load_im2col",
-    "{acquire}cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes{cache_hint}"
-    " [{dst}], [{desc}, {{{coords}}}], [{bar}], {{{offsets}}}{policy};",
+    "{acquire}cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes{multicast}"
+    "{cache_hint} [{dst}], [{desc}, {{{coords}}}], [{bar}], {{{offsets}}}{mask}{policy};",
     (Descriptor("desc"), SharedArray("dst", what="a shared array (the pixels x channels block)", contiguous=True),
      IntTuple("coords", (3, 4, 5)),
-     _offsets(), barrier(), CacheHint()),
+     _offsets(), barrier(), CacheHint(), Multicast()),
     check=_check_load_im2col,
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 4, "acquire": "", "coords": "c, w, h, n", "offsets": "ow, oh"},
