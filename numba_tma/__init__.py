@@ -34,5 +34,6 @@ else:
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = globals()[_family]
 
-__all__ = ["ArchError", "LaunchError", "OpArgumentError", "TensorMap", "at", "launch", "TensorMapError", "descriptors", *FAMILIES]
+__all__ = ["ArchError", "LaunchError", "OpArgumentError", "TensorMap", "TensorMapError", "at", "descriptors", "launch",
+           *FAMILIES]
 __version__ = "0.1.0"

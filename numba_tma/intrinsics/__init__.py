@@ -4,4 +4,5 @@ from . import bulk, cache, cluster, cp_async, fence, mbarrier, sync, tensormap, 
 from ._core import ArchError, OpArgumentError
 from .refs import at
 
-__all__ = ["ArchError", "OpArgumentError", "at", "bulk", "cache", "cluster", "cp_async", "fence", "mbarrier", "sync", "tensormap", "tma"]
+__all__ = ["ArchError", "OpArgumentError", "at", "bulk", "cache", "cluster", "cp_async", "fence", "mbarrier", "sync",
+           "tensormap", "tma"]

@@ -10,8 +10,8 @@ reused).  The same three are ``numba_tma.tma.commit_group`` etc.
 
 from numba.cuda import types
 
-from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample, SharedArray,
-                    exported, literal, reject)
+from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample,
+                    SharedArray, exported, literal, reject)
 from .mbarrier import barrier
 
 SM100 = Requirement((10, 0), (8, 6))

@@ -9,8 +9,8 @@ from numba import cuda
 from numba.cuda import types
 from numba.cuda.extending import intrinsic
 
-from ._core import I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch, emit_asm, \
-    exported
+from ._core import (I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
+                    emit_asm, exported)
 
 SM90 = Requirement((9, 0), (7, 8))
 _AXES = Qualifier("axis", {"x": ".x", "y": ".y", "z": ".z"}, "x")

@@ -24,8 +24,7 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 from numba.cuda import types
 
 from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
-                    Sample,
-                    SharedArray, check_arch, exported, global_address, literal, reject)
+                    Sample, SharedArray, check_arch, exported, global_address, literal, reject)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
 from .tensor_map_type import SWIZZLE_BYTES, TensorMapType
