@@ -154,3 +154,30 @@ def test_multicast_fills_every_cta_of_the_cluster(size):
     launch(multicast_halves, 2 * size, 64, desc, out, status, cluster=(size, 1, 1))
     assert status.copy_to_host()[0] == 0
     np.testing.assert_array_equal(out.copy_to_host(), np.broadcast_to(host, (2 * size, 16, 32)))
+
+
+@cuda.jit
+def everyone_arrives_everywhere(done, status):
+    """Every CTA's barrier expects one arrival from each CTA of the cluster, made remotely."""
+    bars = cuda.shared.array(1, numba.uint64)
+    n = cluster.nctarank()
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, n)
+        fence.mbarrier_init()
+    cluster.sync()
+    if cuda.threadIdx.x == 0:
+        for r in range(n):
+            mbarrier.arrive_remote(bars, r)
+    bounded_wait(bars, 0, status)
+    if cuda.threadIdx.x == 0:
+        done[cuda.blockIdx.x] = 1
+    cluster.sync()
+
+
+@pytest.mark.parametrize("size", [2, 4, 8])
+def test_remote_arrivals_complete_every_barrier(size):
+    """(Added after the session's device time ran out: first GPU run pending.)"""
+    done = cuda.to_device(np.zeros(2 * size, np.int32))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    launch(everyone_arrives_everywhere, 2 * size, 32, done, status, cluster=(size, 1, 1))
+    assert status.copy_to_host()[0] == 0 and done.copy_to_host().tolist() == [1] * (2 * size)

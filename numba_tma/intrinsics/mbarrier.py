@@ -184,6 +184,25 @@ arrive_drop_expect_tx = PtxOp(
     """,
 ).intrinsic()
 
+arrive_remote = PtxOp(
+    "mbarrier.arrive_remote",
+    "{{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, {bar}, {cta_rank};\n"
+    " mbarrier.arrive.{sem}.cluster.shared::cluster.b64 _, [remote]{count};\n}}",
+    (barrier(), Int("cta_rank", hi=15), _count()),
+    qualifiers=(Qualifier("sem", {"release": "release", "relaxed": Choice("relaxed", RELAXED)}, "release"),),
+    tlx=("tlx.barrier_arrive(remote_cta_rank=)", "cute.arch.mbarrier_arrive (cta_id)",
+         "cuda::ptx::mbarrier_arrive (shared::cluster)"),
+    samples=(Sample("mbarrier.arrive_remote(bar, 1)", "SYNCS.ARRIVE.TRANS64.RED"),),
+    doc="""Arrive on the barrier at ``bar``'s offset in block ``cta_rank`` of this cluster (``mapa``,
+    then a cluster-scope arrival); no state token comes back.  The remote barrier must be
+    initialised first (``fence.mbarrier_init()`` and a ``cluster.sync()`` after ``init``).
+
+    Example::
+
+        mbarrier.arrive_remote(empty, producer_rank)      # tell the producer CTA the slot is free
+    """,
+).intrinsic()
+
 inval = PtxOp(
     "mbarrier.inval", "mbarrier.inval.shared::cta.b64 [{bar}];", (barrier(),), need=SM80,
     tlx=("cute.arch.mbarrier_inval", "cuda::ptx::mbarrier_inval"),
