@@ -30,7 +30,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .descriptors import decode
-from .descriptors.enums import TYPE_INFO, DataType, Mode, OOBFill
+from .descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, TYPE_INFO, DataType, Mode, OOBFill
 
 WAIT_TIMEOUT_S = 10.0
 _LOCK = threading.Lock()
@@ -196,7 +196,7 @@ def _box_slices(fields, coords):
 def _swizzled(offsets, swizzle_bytes):
     """Where byte offset(s) of a dense box land in shared memory under the swizzle: the 16-byte
     chunk index XOR address bits 7-9 (one, two or three of them for 32B, 64B, 128B)."""
-    mask = {0: 0, 32: 1, 64: 3, 128: 7}[swizzle_bytes]
+    mask = SWIZZLE_ROW_MASK[swizzle_bytes]
     return offsets ^ (((offsets >> 7) & mask) << 4)
 
 
@@ -205,8 +205,7 @@ def _swizzle_offsets(nbytes, swizzle_bytes):
 
 
 def _swizzle_bytes(fields):
-    name = fields.swizzle.name
-    return {"NONE": 0, "SWIZZLE_32B": 32, "SWIZZLE_64B": 64, "SWIZZLE_128B": 128}[name]
+    return SWIZZLE_BYTES[fields.swizzle.name]
 
 
 def _tf32(values):

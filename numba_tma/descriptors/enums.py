@@ -55,6 +55,12 @@ class Swizzle(IntEnum):
     SWIZZLE_128B_ATOM_64B = 6
 
 
+# The span in bytes of each swizzle TMA can place in shared memory (by name), and the row bits it
+# XORs into the 16-byte chunk index: address bits 7-9, one, two or three of them.
+SWIZZLE_BYTES = {"NONE": 0, "SWIZZLE_32B": 32, "SWIZZLE_64B": 64, "SWIZZLE_128B": 128}
+SWIZZLE_ROW_MASK = {0: 0, 32: 1, 64: 3, 128: 7}
+
+
 class L2Promotion(IntEnum):
     """``CUtensorMapL2promotion``."""
     NONE = 0

@@ -14,7 +14,7 @@ says so.
 import operator
 from collections import namedtuple
 
-from .enums import (TYPE_INFO, DataType, Im2colWideMode, Interleave, L2Promotion, Mode, OOBFill,
+from .enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Im2colWideMode, Interleave, L2Promotion, Mode, OOBFill,
                     Swizzle, coerce)
 from .errors import TensorMapError
 
@@ -29,7 +29,7 @@ RANK = {Mode.TILED: (1, 5), Mode.IM2COL: (3, 5)}
 RANGES = {"box_dim": (1, 256), "element_strides": (1, 8), "global_dim": (1, MAX_DIM),
           "channels_per_pixel": (1, 256), "pixels_per_column": (1, 1024)}
 CORNER_LIMIT = {3: 1 << 15, 4: 1 << 7, 5: 1 << 4}     # offsets in [-limit, limit)
-SWIZZLE_SPAN = {Swizzle.SWIZZLE_32B: 32, Swizzle.SWIZZLE_64B: 64, Swizzle.SWIZZLE_128B: 128}
+SWIZZLE_SPAN = {Swizzle[name]: span for name, span in SWIZZLE_BYTES.items() if span}
 # Rejected by the driver on compute capability 9.x (documented for CC >= 10).
 NEEDS_SM100 = {"data_type": {DataType.PACKED_16U4_ALIGN8B, DataType.PACKED_16U4_ALIGN16B,
                              DataType.PACKED_16U6_ALIGN16B},

@@ -25,6 +25,7 @@ from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.models import register_model
 from numba.cuda.typing.templates import AttributeTemplate
 
+from ..descriptors.enums import SWIZZLE_BYTES
 from ..numba_cuda_hooks import register_by_value, request_grid_constant
 
 TENSORMAP_LL = ir.LiteralStructType([ir.ArrayType(ir.IntType(64), 16)])
@@ -55,8 +56,6 @@ class TensorMapType(types.Type):
         return (self.dtype, self.data_type, self.element_bits, self.rank, self.box, self.mode, self.swizzle,
                 self.box_bytes, self.element_strides)
 
-
-SWIZZLE_BYTES = {"NONE": 0, "SWIZZLE_32B": 32, "SWIZZLE_64B": 64, "SWIZZLE_128B": 128}
 
 
 @register_attr

@@ -27,7 +27,8 @@ from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, 
                     Sample, SharedArray, check_arch, exported, global_address, literal, reject)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
-from .tensor_map_type import SWIZZLE_BYTES, TensorMapType
+from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK
+from .tensor_map_type import TensorMapType
 
 
 class Descriptor(Operand):
@@ -56,15 +57,23 @@ def _element_bits(dtype):
     return getattr(dtype, "bitwidth", None)
 
 
-def _check_map(op, desc, tile_arg, tile, coords, mode):
-    """The rules a map argument imposes on the call (a global-memory map is only known at run time)."""
+def _check_desc(op, desc, coords, mode) -> bool:
+    """The mode and rank a by-value map imposes on the call; a map in global memory is only known at
+    run time (it needs the acquire fence's PTX ISA).  Returns whether ``desc`` is a by-value map."""
     if not isinstance(desc, TensorMapType):
         check_arch(f"{op} (descriptor in global memory)", GLOBAL_DESCRIPTOR)
-        return
+        return False
     if desc.mode != mode:
         raise reject(op, "desc", f"must be a {mode} map ({desc})", desc.mode)
     if len(coords) != desc.rank:
         raise reject(op, "coords", f"must have {desc.rank} entries (the rank of {desc})", len(coords))
+    return True
+
+
+def _check_map(op, desc, tile_arg, tile, coords, mode):
+    """:func:`_check_desc`, then the tile's element width and a constant ``coords[0]``'s alignment."""
+    if not _check_desc(op, desc, coords, mode):
+        return
     want = max(desc.element_bits, 8)   # packed sub-byte maps fill bytes
     if _element_bits(tile.dtype) != want:
         raise reject(op, tile_arg, f"must have {want}-bit elements like the map ({desc}); any dtype of that width "
@@ -299,7 +308,7 @@ prefetch = PtxOp(
     "tma.prefetch",
     "{acquire}cp.async.bulk.prefetch.tensor.{rank}d.L2.global.tile{cache_hint} [{desc}, {{{coords}}}]{policy};",
     (Descriptor("desc"), IntTuple("coords", (1, 2, 3, 4, 5)), CacheHint()),
-    check=lambda desc, coords, **_: _check_prefetch("tma.prefetch", desc, coords, "tiled"),
+    check=lambda desc, coords, **_: _check_desc("tma.prefetch", desc, coords, "tiled"),
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 2, "acquire": ""},
     tlx=("tlx.async_descriptor_prefetch_tensor", "cute.prefetch"),
@@ -314,18 +323,8 @@ prefetch = PtxOp(
 ).intrinsic()
 
 
-def _check_prefetch(op, desc, coords, mode):
-    if not isinstance(desc, TensorMapType):
-        check_arch(f"{op} (descriptor in global memory)", GLOBAL_DESCRIPTOR)
-        return
-    if desc.mode != mode:
-        raise reject(op, "desc", f"must be a {mode} map ({desc})", desc.mode)
-    if len(coords) != desc.rank:
-        raise reject(op, "coords", f"must have {desc.rank} entries (the rank of {desc})", len(coords))
-
-
 def _check_prefetch_im2col(desc, coords, offsets, **_):
-    _check_prefetch("tma.prefetch_im2col", desc, coords, "im2col")
+    _check_desc("tma.prefetch_im2col", desc, coords, "im2col")
     _check_offsets("tma.prefetch_im2col", coords, offsets)
 
 
@@ -437,7 +436,7 @@ def _check_swizzled_index(desc, **_):
 
 def _swizzle_fields(cc, desc, **_):
     shift = (desc.element_bits // 8).bit_length() - 1
-    mask = {0: 0, 32: 1, 64: 3, 128: 7}[SWIZZLE_BYTES[desc.swizzle]]
+    mask = SWIZZLE_ROW_MASK[SWIZZLE_BYTES[desc.swizzle]]
     return {"row": desc.box[-1], "shift": shift, "mask": mask}
 
 
