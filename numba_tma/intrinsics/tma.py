@@ -84,8 +84,13 @@ def _check_map(op, desc, tile_arg, tile, coords, mode):
                      "of 16 bytes (the H200 faults otherwise)", first)
 
 
+def _acquire(desc, **_):
+    """Template key ``{acquire}``: the tensormap acquire fence a map in global memory needs."""
+    return {"acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE}
+
+
 def _fields(desc, coords, **_):
-    return {"rank": len(coords), "acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE}
+    return {"rank": len(coords)} | _acquire(desc)
 
 
 SM100_ARCH = Requirement((10, 0), (8, 6), arch_specific=True)
@@ -388,7 +393,7 @@ gather4 = PtxOp(
      IntTuple("rows", (4,)), barrier()),
     need=SM100_ARCH,
     check=lambda desc, dst, **_: _check_four_rows("tma.gather4", desc, "dst", dst),
-    fields=lambda cc, desc, **_: {"acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE},
+    fields=lambda cc, **tys: _acquire(**tys),
     doc_fields={"acquire": "", "rows": "r0, r1, r2, r3"},
     tlx=("tl descriptor.gather", "cuda::ptx::cp_async_bulk_tensor_tile_gather4"),
     samples=(Sample("tma.gather4(desc, smem, 0, (0, 5, 9, 2), bar)", "UTMALDG.2D.GATHER4"),),
@@ -409,7 +414,7 @@ scatter4 = PtxOp(
      IntTuple("rows", (4,))),
     need=SM100_ARCH,
     check=lambda desc, src, **_: _check_four_rows("tma.scatter4", desc, "src", src),
-    fields=lambda cc, desc, **_: {"acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE},
+    fields=lambda cc, **tys: _acquire(**tys),
     doc_fields={"acquire": "", "rows": "r0, r1, r2, r3"},
     tlx=("tl descriptor.scatter", "cuda::ptx::cp_async_bulk_tensor_tile_scatter4"),
     samples=(Sample("tma.scatter4(desc, smem, 0, (0, 5, 9, 2))", "UTMASTG.2D.SCATTER4"),),
