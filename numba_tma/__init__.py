@@ -20,9 +20,10 @@ from . import descriptors  # noqa: E402
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
 from .launch import LaunchError, launch
+from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError
 
-FAMILIES = ("bulk", "cache", "cluster", "cp_async", "fence", "mbarrier", "sync", "tensormap", "tma")
+FAMILIES = ("bulk", "cache", "cluster", "cp_async", "dsmem", "fence", "mbarrier", "sync", "tensormap", "tma")
 SIMULATOR = _simulating()
 if SIMULATOR:   # numba-cuda's CUDA simulator runs kernels as Python: the ops' Python twins
     from . import simulator as _simulator
@@ -30,10 +31,11 @@ if SIMULATOR:   # numba-cuda's CUDA simulator runs kernels as Python: the ops' P
     globals().update(_simulator.FAMILIES)
     at = _simulator.at
 else:
-    from .intrinsics import at, bulk, cache, cluster, cp_async, fence, mbarrier, sync, tensormap, tma
+    from .intrinsics import at, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, sync, tensormap, tma
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = globals()[_family]
 
-__all__ = ["ArchError", "LaunchError", "OpArgumentError", "TensorMap", "TensorMapError", "at", "descriptors", "launch",
+__all__ = ["ArchError", "LaunchError", "OpArgumentError", "SharedMemoryPlan", "SharedMemoryPlanError", "TensorMap",
+           "TensorMapError", "at", "descriptors", "launch",
            *FAMILIES]
 __version__ = "0.1.0"

@@ -318,5 +318,5 @@ class _Unsimulated:
         return _not_simulated(f"{self.__name__.split('.')[-1]}.{op}")
 
 
-for _name in ("cluster", "cp_async", "sync", "tensormap"):
+for _name in ("cluster", "cp_async", "dsmem", "sync", "tensormap"):
     FAMILIES[_name] = _Unsimulated(_name)

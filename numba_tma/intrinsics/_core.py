@@ -164,6 +164,7 @@ class Operand:
     ``default`` is optional (it follows the required ones)."""
 
     default = REQUIRED
+    peers: tuple = ()   # names of other operands whose types this one's checks and lowering read
 
     def __init__(self, name: str):
         self.name = name
@@ -374,6 +375,58 @@ class IntTuple(Operand):
     def placeholder(self, ty):
         n = len(ty) if ty is not None else 2
         return ", ".join(f"{self.name[0]}{i}" for i in range(n))
+
+
+class Value(Operand):
+    """The value a store writes to the shared array ``like`` (a peer operand): a number, or a
+    tuple of 2 or 4 numbers (a PTX vector ``{a, b}``), each converted to the array's element type
+    (32 or 64 bits, integer or float; floats travel as their bits), at most ``max_bits`` in all.
+    Adds the template keys ``{vec}`` (``""``, ``.v2``, ``.v4``) and ``{bits}`` (``.b32``, ``.b64``).
+    """
+
+    def __init__(self, name: str, like: str, lengths: Sequence[int] = (1, 2, 4), max_bits: int = 128):
+        super().__init__(name)
+        self.peers, self.lengths, self.max_bits = (like,), tuple(lengths), max_bits
+
+    @staticmethod
+    def _count(ty):
+        return len(ty) if isinstance(ty, types.BaseTuple) else 1
+
+    def check(self, op_name, ty, like):
+        dtype = like.dtype
+        if not isinstance(dtype, (types.Integer, types.Float)) or dtype.bitwidth not in (32, 64):
+            raise reject(op_name, self.peers[0], "must be a shared array of 32- or 64-bit numbers", like)
+        elements = list(ty) if isinstance(ty, types.BaseTuple) else [ty]
+        if not all(isinstance(t, (types.Number, types.IntegerLiteral, types.BooleanLiteral)) for t in elements):
+            raise reject(op_name, self.name, "must be a number or a tuple of numbers", ty)
+        n = len(elements)
+        if n not in self.lengths:
+            allowed = " or ".join(str(k) for k in self.lengths if k > 1)
+            raise reject(op_name, self.name, f"must be one number{f' or a tuple of {allowed}' if allowed else ''}", n)
+        if n * dtype.bitwidth > self.max_bits:
+            raise reject(op_name, self.name, f"must hold at most {self.max_bits} bits: {n} x {dtype} is "
+                         f"{n * dtype.bitwidth}", ty)
+
+    def lower(self, context, builder, ty, val, like):
+        dtype = like.dtype
+        bits = ir.IntType(dtype.bitwidth)
+        elements = [(builder.extract_value(val, i), t) for i, t in enumerate(ty)] \
+            if isinstance(ty, types.BaseTuple) else [(val, ty)]
+        lowered = []
+        for v, t in elements:
+            v = context.cast(builder, v, t, dtype)
+            lowered.append((builder.bitcast(v, bits) if isinstance(dtype, types.Float) else v,
+                            _CONSTRAINT[dtype.bitwidth]))
+        return lowered
+
+    def keys(self, slot, ty, like=None):
+        n = self._count(ty)
+        bits = like.dtype.bitwidth if like is not None else 32
+        return {self.name: slot if n == 1 else "{" + slot + "}", "vec": "" if n == 1 else f".v{n}",
+                "bits": f".b{bits}"}
+
+    def doc_keys(self):
+        return {self.name: "value", "vec": "[.v2|.v4]", "bits": ".b32"}
 
 
 class CacheHint(Operand):
@@ -677,7 +730,7 @@ def build_intrinsic(op: PtxOp):
         argtys = [given.get(n, types.Omitted(signature.parameters[n].default)) for n in names]
         tys = dict(zip(names, argtys))
         for o in op.operands:
-            o.check(op.name, tys[o.name])
+            o.check(op.name, tys[o.name], *(tys[p] for p in o.peers))
         chosen = {q.name: q.choice(op.name, tys[q.name]) for q in op.qualifiers}
         operand_tys = {o.name: tys[o.name] for o in op.operands}
 
@@ -701,12 +754,13 @@ def build_intrinsic(op: PtxOp):
             by_name = dict(zip(names, llargs))
             for o in op.operands:
                 ty, val = tys[o.name], by_name[o.name]
+                peers = [tys[p] for p in o.peers]
                 try:
-                    lowered = o.lower(context, builder, ty, val)
+                    lowered = o.lower(context, builder, ty, val, *peers)
                 except LateReject as late:
                     raise reject(op.name, *late.args) from None
                 slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
-                                    ", ".join(f"${n + i}" for i in range(len(lowered))), ty))
+                                    ", ".join(f"${n + i}" for i in range(len(lowered))), ty, *peers))
                 n += len(lowered)
                 values.extend(lowered)
             extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
