@@ -19,7 +19,7 @@ def _simulating() -> bool:
 from . import descriptors  # noqa: E402
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
-from .launch import LaunchError, launch
+from .launch import ClusterKernel, LaunchError, cluster_kernel, launch
 from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError
 
@@ -35,7 +35,7 @@ else:
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = globals()[_family]
 
-__all__ = ["ArchError", "LaunchError", "OpArgumentError", "SharedMemoryPlan", "SharedMemoryPlanError", "TensorMap",
-           "TensorMapError", "at", "descriptors", "launch",
+__all__ = ["ArchError", "ClusterKernel", "LaunchError", "OpArgumentError", "SharedMemoryPlan", "SharedMemoryPlanError", "TensorMap",
+           "TensorMapError", "at", "cluster_kernel", "descriptors", "launch",
            *FAMILIES]
 __version__ = "0.1.0"

@@ -12,6 +12,8 @@ PyTorch, scalars, records, by-value ``TensorMap``\\ s; host arrays are copied ba
 
 from __future__ import annotations
 
+import operator
+
 STATIC_SHARED_LIMIT = 48 * 1024
 PORTABLE_CLUSTER = 8
 
@@ -21,10 +23,88 @@ class LaunchError(ValueError):
 
 
 def _dims(name, value):
-    dims = (value,) if isinstance(value, int) else tuple(value)
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
+    """``value`` (an integer or a tuple of 1 to 3, numpy integers included) as a 3-tuple of ints."""
+    try:
+        dims = tuple(operator.index(d) for d in ((value,) if not isinstance(value, (tuple, list)) else value))
+    except TypeError:
+        dims = ()
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims) or any(isinstance(d, bool) for d in
+                                                                  (value if isinstance(value, (tuple, list)) else (value,))):
         raise LaunchError(f"{name}={value!r}: must be a positive integer or a tuple of 1 to 3 positive integers")
     return dims + (1,) * (3 - len(dims))
+
+
+def _check_shapes(grid, block, cluster, shared_mem):
+    """``(grid in clusters, block, cluster, blocks per cluster)``, checked without the device."""
+    grid, block, cluster = _dims("grid", grid), _dims("block", block), _dims("cluster", cluster)
+    if any(g % c for g, c in zip(grid, cluster)):
+        raise LaunchError(f"grid={grid}: must be divisible by cluster={cluster} in every dimension (grid counts "
+                          "blocks, as in numba)")
+    if not isinstance(shared_mem, int) or isinstance(shared_mem, bool) or shared_mem < 0:
+        raise LaunchError(f"shared_mem={shared_mem!r}: must be a non-negative number of bytes")
+    return tuple(g // c for g, c in zip(grid, cluster)), block, cluster, cluster[0] * cluster[1] * cluster[2]
+
+
+def _check_device(cluster, size, shared_mem, device):
+    limit = 16 if device.compute_capability >= (9, 0) else 1
+    if size > limit:
+        raise LaunchError(f"cluster={cluster}: {size} blocks per cluster; this device allows at most {limit} "
+                          f"({PORTABLE_CLUSTER} portably)")
+    most = device.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    if shared_mem > most:
+        raise LaunchError(f"shared_mem={shared_mem}: above this device's limit of {most} bytes of dynamic shared "
+                          "memory per block (less the kernel's static shared arrays)")
+
+
+_SHAPES: dict = {}       # (grid, block, cluster, shared_mem) as given -> _check_shapes' result
+_CONFIGS: dict = {}      # (that result, device id) -> cuda.core LaunchConfig
+_OPTED_IN: dict = {}     # (kernel handle, device id) -> (dynamic shared bytes allowed, non-portable set)
+
+
+def _plain(value) -> bool:
+    """An int or a tuple of ints, exactly (so a cached 2 never answers for 2.0 or True)."""
+    return type(value) is int or type(value) is tuple and all(type(d) is int for d in value)
+
+
+def _shapes(grid, block, cluster, shared_mem):
+    key = (grid, block, cluster, shared_mem)
+    cacheable = all(map(_plain, key))
+    if cacheable and key in _SHAPES:
+        return _SHAPES[key]
+    shapes = _check_shapes(grid, block, cluster, shared_mem)
+    if cacheable:
+        _SHAPES[key] = shapes
+    return shapes
+
+
+def _config(shapes, shared_mem, device):
+    """The cuda.core launch configuration, checked against the device once per distinct launch."""
+    key = (shapes, shared_mem, device.id)
+    config = _CONFIGS.get(key)
+    if config is None:
+        from cuda.core import LaunchConfig
+
+        clusters, block, cluster, size = shapes
+        _check_device(cluster, size, shared_mem, device)
+        config = _CONFIGS[key] = LaunchConfig(grid=clusters, cluster=cluster, block=block, shmem_size=shared_mem)
+    return config
+
+
+def _opt_in(cufunc, shared_mem, size, device_id):
+    """Raise the kernel's dynamic shared-memory limit and allow non-portable clusters, once each per
+    kernel and device (the driver keeps both)."""
+    from cuda.bindings import driver
+
+    key = (int(cufunc.handle), device_id)
+    allowed, non_portable = _OPTED_IN.get(key, (STATIC_SHARED_LIMIT, False))
+    attrs = driver.CUfunction_attribute
+    if shared_mem > allowed:
+        _set_attribute(cufunc, attrs.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem, device_id)
+        allowed = shared_mem
+    if size > PORTABLE_CLUSTER and not non_portable:
+        _set_attribute(cufunc, attrs.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, device_id)
+        non_portable = True
+    _OPTED_IN[key] = allowed, non_portable
 
 
 def _set_attribute(cufunc, attribute, value, device_id):
@@ -38,44 +118,77 @@ def _set_attribute(cufunc, attribute, value, device_id):
 def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0):
     """Launch ``kernel`` (a ``@cuda.jit`` dispatcher) on ``args`` with ``grid`` blocks of ``block``
     threads, grouped in clusters of shape ``cluster``, with ``shared_mem`` bytes of dynamic shared
-    memory, on ``stream`` (a numba stream, or 0).
+    memory, on ``stream`` (a numba stream, or 0).  The geometry is checked once per distinct
+    launch shape; the kernel's opt-ins are set once.
 
     Example::
 
         numba_tma.launch(k, (8, 4), 128, a, out, cluster=(2, 1, 1), shared_mem=150_000)
     """
-    from cuda.bindings import driver
-    from cuda.core import LaunchConfig
     from cuda.core import launch as core_launch
     from numba import cuda
     from numba.cuda.cudadrv import driver as numba_driver
 
     from .numba_cuda_hooks import prepared_launch
 
-    grid, block, cluster = _dims("grid", grid), _dims("block", block), _dims("cluster", cluster)
-    if any(g % c for g, c in zip(grid, cluster)):
-        raise LaunchError(f"grid={grid}: must be divisible by cluster={cluster} in every dimension (grid counts "
-                          "blocks, as in numba)")
+    shapes = _shapes(grid, block, cluster, shared_mem)
     device = cuda.get_current_device()
-    size = cluster[0] * cluster[1] * cluster[2]
-    limit = 16 if device.compute_capability >= (9, 0) else 1
-    if size > limit:
-        raise LaunchError(f"cluster={cluster}: {size} blocks per cluster; this device allows at most {limit} "
-                          f"({PORTABLE_CLUSTER} portably)")
-    if not isinstance(shared_mem, int) or shared_mem < 0:
-        raise LaunchError(f"shared_mem={shared_mem!r}: must be a non-negative number of bytes")
-    most = device.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-    if shared_mem > most:
-        raise LaunchError(f"shared_mem={shared_mem}: above this device's limit of {most} bytes of dynamic shared "
-                          "memory per block (less the kernel's static shared arrays)")
+    config, size = _config(shapes, shared_mem, device), shapes[3]
     cufunc, kernelargs, retr = prepared_launch(kernel, args, stream)
-    attrs = driver.CUfunction_attribute
-    if shared_mem > STATIC_SHARED_LIMIT:
-        _set_attribute(cufunc, attrs.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem, device.id)
-    if size > PORTABLE_CLUSTER:
-        _set_attribute(cufunc, attrs.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, device.id)
-    config = LaunchConfig(grid=tuple(g // c for g, c in zip(grid, cluster)), cluster=cluster, block=block,
-                          shmem_size=shared_mem)
+    if shared_mem > STATIC_SHARED_LIMIT or size > PORTABLE_CLUSTER:
+        _opt_in(cufunc, shared_mem, size, device.id)
     core_launch(numba_driver._to_core_stream(stream), config, cufunc.kernel, *kernelargs)
     for writeback in retr:
         writeback()
+
+
+class ClusterKernel:
+    """A ``@cuda.jit`` kernel that always launches in clusters of ``cluster``, with numba's own
+    launch syntax: ``kernel[grid, block]``, ``kernel[grid, block, stream, shared_mem]`` (grid in
+    blocks).  Made by :func:`cluster_kernel`; ``.dispatcher`` is the numba kernel."""
+
+    def __init__(self, dispatcher, cluster):
+        self.dispatcher = dispatcher
+        self.cluster = _dims("cluster", cluster)
+        self.__doc__ = dispatcher.__doc__
+        self.__name__ = getattr(dispatcher, "__name__", "kernel")
+
+    def __getitem__(self, config):
+        config = config if isinstance(config, tuple) else (config,)
+        if not 2 <= len(config) <= 4:
+            raise LaunchError(f"{self.__name__}[{config}]: takes [grid, block], [grid, block, stream] or "
+                              "[grid, block, stream, shared_mem], as numba's launch does")
+        grid, block, stream, shared_mem = config + (0, 0)[len(config) - 2:]
+
+        def run(*args):
+            launch(self.dispatcher, grid, block, *args, cluster=self.cluster, shared_mem=shared_mem, stream=stream)
+
+        return run
+
+    def __repr__(self):
+        return f"ClusterKernel({self.__name__}, cluster={self.cluster})"
+
+
+def cluster_kernel(cluster=(2, 1, 1), **jit_options):
+    """Decorator: a kernel launched in clusters of ``cluster`` with numba's launch syntax.  Put it
+    above ``@cuda.jit`` or on a plain function (then ``jit_options`` go to ``cuda.jit``).
+
+    Example::
+
+        @numba_tma.cluster_kernel(cluster=(2, 1, 1))
+        @cuda.jit
+        def k(out):
+            out[cuda.blockIdx.x] = cluster.ctarank()
+
+        k[8, 32](out)                          # 8 blocks = 4 clusters of 2
+        k[8, 32, 0, 100_000](out)              # with 100 KB of dynamic shared memory
+    """
+    _dims("cluster", cluster)
+
+    def wrap(fn):
+        from numba import cuda
+
+        dispatcher = fn if hasattr(fn, "overloads") else cuda.jit(**jit_options)(fn)
+        return ClusterKernel(dispatcher, cluster)
+
+    return wrap

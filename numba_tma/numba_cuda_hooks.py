@@ -213,7 +213,7 @@ def prepared_launch(dispatcher, args, stream):
     """``(cufunc, kernel arguments, write-backs)`` for launching ``dispatcher`` (a ``@cuda.jit``
     kernel) on ``args``, as numba-cuda's ``_Kernel.launch`` prepares them."""
     argtypes = tuple(dispatcher.typeof_pyval(a) for a in args)
-    kernel = dispatcher.compile(argtypes)
+    kernel = dispatcher.overloads.get(argtypes) or dispatcher.compile(argtypes)   # compile() takes a lock
     retr, kernelargs = [], []
     for ty, value in zip(kernel.argument_types, args):
         kernel._prepare_args(ty, value, stream, retr, kernelargs)

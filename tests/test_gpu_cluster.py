@@ -181,3 +181,16 @@ def test_remote_arrivals_complete_every_barrier(size):
     status = cuda.to_device(np.zeros(1, np.int32))
     launch(everyone_arrives_everywhere, 2 * size, 32, done, status, cluster=(size, 1, 1))
     assert status.copy_to_host()[0] == 0 and done.copy_to_host().tolist() == [1] * (2 * size)
+
+
+def test_cluster_kernel_launches_with_numbas_syntax():
+    from numba_tma import cluster_kernel
+
+    shape = (2, 2)
+    k = cluster_kernel(cluster=shape)(registers)
+    grid = (shape[0] * 3, shape[1] * 2)
+    out = cuda.to_device(np.full((grid[0] * grid[1], FIELDS), -1, np.int32))
+    k[grid, 32](out)
+    np.testing.assert_array_equal(out.copy_to_host(), _model(grid, shape))
+    k[grid, 32, 0, 64 * 1024](out)                       # above 48 KB: opted in automatically
+    np.testing.assert_array_equal(out.copy_to_host(), _model(grid, shape))
