@@ -67,11 +67,16 @@ def multicast_sum(desc, out):
         if tid == 0:
             for q in range(n):                                # "I have read stage s" to every block
                 mbarrier.arrive_remote(at(s.empty, stage), q)
-            if i + STAGES < K:
-                mbarrier.wait(at(s.empty, stage), phase, sem="acquire", scope="cluster")
-                mbarrier.arrive_expect_tx(at(s.full, stage), ROWS * COLS * 4)
-                tma.load(desc, at(s.ring[stage], rank * rows), (0, (i + STAGES) * ROWS + rank * rows),
-                         at(s.full, stage), multicast=cluster.mask_all(n))
+            # refill the stage read one step ago: by now every block has usually read it too, so
+            # this wait rarely stalls (waiting for the stage just read would put the blocks in
+            # lock-step, one cluster round trip per tile)
+            j = i - 1
+            if j >= 0 and j + STAGES < K:
+                prev = j % STAGES
+                mbarrier.wait(at(s.empty, prev), (j // STAGES) & 1, sem="acquire", scope="cluster")
+                mbarrier.arrive_expect_tx(at(s.full, prev), ROWS * COLS * 4)
+                tma.load(desc, at(s.ring[prev], rank * rows), (0, (j + STAGES) * ROWS + rank * rows),
+                         at(s.full, prev), multicast=cluster.mask_all(n))
     for k in range(PER_THREAD):
         out[cuda.blockIdx.x, cuda.threadIdx.x + k * THREADS] = acc[k]
     cluster.sync()                                            # no block leaves while others signal it

@@ -22,6 +22,7 @@ from .descriptors.tensor_map import TensorMap
 from .launch import ClusterKernel, LaunchError, cluster_kernel, launch
 from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError
+from .intrinsics.debug import debug
 
 FAMILIES = ("bulk", "cache", "cluster", "cp_async", "dsmem", "fence", "mbarrier", "sync", "tensormap", "tma")
 SIMULATOR = _simulating()
@@ -36,6 +37,6 @@ for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = globals()[_family]
 
 __all__ = ["ArchError", "ClusterKernel", "LaunchError", "OpArgumentError", "SharedMemoryPlan", "SharedMemoryPlanError", "TensorMap",
-           "TensorMapError", "at", "cluster_kernel", "descriptors", "launch",
+           "TensorMapError", "at", "cluster_kernel", "debug", "descriptors", "launch",
            *FAMILIES]
 __version__ = "0.1.0"

@@ -23,6 +23,7 @@ import re
 import subprocess
 import tempfile
 
+from .intrinsics import debug
 from .intrinsics._core import arch_name, parse_arch
 from .numba_cuda_hooks import kernel_codes
 
@@ -63,7 +64,7 @@ def compile(fn, sig, arch="sm_90a", **options) -> Compiled:  # noqa: A001 - mirr
     """Kernel ``fn`` with argument types ``sig`` (a tuple of Numba types or a signature string such
     as ``"void(float32[::1])"``) compiled for ``arch`` (``"sm_90a"``, ``"sm_100a"``...); ``options``
     go to numba-cuda's compiler (``debug``, ``opt``, ``fastmath``, ``lineinfo``...)."""
-    return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())))
+    return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())), debug.key())
 
 
 def ptx(fn, sig, arch="sm_90a", **options) -> str:
@@ -72,7 +73,7 @@ def ptx(fn, sig, arch="sm_90a", **options) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(fn, sig, cc, options):
+def _compile(fn, sig, cc, options, debug_key):   # debug_key: debug mode changes the code
     return Compiled(arch_name(cc), kernel_codes(fn, sig, cc, **dict(options)))
 
 

@@ -39,6 +39,7 @@ from numba.cuda.extending import _intrinsic
 from numba.cuda.models import register_model
 
 from .. import numba_cuda_hooks
+from . import debug
 from ..errors import ArchError, OpArgumentError  # noqa: F401  (re-exported)
 
 numba_cuda_hooks.install()
@@ -185,6 +186,9 @@ class Operand:
         add PTX qualifiers override."""
         return {self.name: slot}
 
+    def debug_check(self, context, builder, op_name: str, ty, val) -> None:
+        """Debug mode only: run-time checks of the argument (see :mod:`.debug`)."""
+
 
 def _check_literal(op_name, name, ty, lo, hi):
     """A compile-time constant outside [lo, hi] is refused, never truncated."""
@@ -323,9 +327,10 @@ class SharedArray(Operand):
     """
 
     def __init__(self, name: str, dtypes: Sequence = (), what: str = "a shared array",
-                 contiguous: bool = False):
+                 contiguous: bool = False, align: int = 1, why: str = ""):
         super().__init__(name)
         self.dtypes, self.what, self.contiguous = tuple(dtypes), what, contiguous
+        self.align, self.why = align, why   # debug mode checks the address against ``align``
 
     def check(self, op_name, ty):
         if not isinstance(ty, (types.Array, SharedRef)):
@@ -342,6 +347,15 @@ class SharedArray(Operand):
         if isinstance(ty, SharedRef):   # at(array, i): already the shared address
             return [(val, "r")]
         return [(shared_address(context, builder, ty, val), "r")]
+
+    def debug_check(self, context, builder, op_name, ty, val):
+        if isinstance(ty, SharedRef):
+            address = val
+        else:
+            address = global_address(context, builder, ty, val)
+            debug.check_shared(builder, op_name, self.name, address)
+        if self.align > 1:
+            debug.check_aligned(builder, op_name, self.name, address, self.align, self.why)
 
 
 class IntTuple(Operand):
@@ -643,6 +657,8 @@ class PtxOp:
     tlx: tuple = ()
     samples: tuple = ()
     memory: bool = True
+    debug: Callable | None = None       # debug mode: debug(context, builder, tys, args) adds run-time checks
+    debug_wait: str | None = None       # debug mode: a bounded form of the template; {out} = 1 on time-out
 
     @property
     def family(self) -> str:
@@ -663,14 +679,16 @@ class PtxOp:
                 need = need | getattr(o, "need", None)
         return need
 
-    def render(self, values: Mapping, chosen: Mapping, extra: Mapping, uid: str = "${:uid}") -> str:
-        """The template with operands, qualifier fragments and fields filled in."""
+    def render(self, values: Mapping, chosen: Mapping, extra: Mapping, uid: str = "${:uid}",
+               template: str | None = None) -> str:
+        """The template (``self.ptx``, or ``template``) with operands, qualifier fragments and
+        fields filled in."""
         keys = dict(values, uid=uid)
         keys.update({q.name: q.fragment(chosen[q.name]).ptx for q in self.qualifiers})
         if self.spell:
             keys.update(self.spell(**chosen))
         keys.update({k: str(v).format(**keys) for k, v in extra.items()})  # fields may name operands
-        return self.ptx.format(**keys)
+        return (template or self.ptx).format(**keys)
 
     def instances(self):
         """Every qualifier combination: ``[{name: value}, ...]``."""
@@ -748,10 +766,16 @@ def build_intrinsic(op: PtxOp):
         def codegen(context, builder, sig, llargs):
             validate()   # typing is cached across targets and toolkits; lowering is not
             cc = current_cc()
-            result = None if op.returns == types.void else "=r" if op.returns == types.boolean \
-                else _RESULT[op.returns.bitwidth]
-            values, slots, n = [], {}, 1 if result else 0
+            bounded = debug.STATE.on and op.debug_wait is not None   # a wait that reports a time-out
+            result = "=r" if bounded or op.returns == types.boolean else \
+                None if op.returns == types.void else _RESULT[op.returns.bitwidth]
+            values, slots, lowered_by_name, n = [], {}, {}, 1 if result else 0
             by_name = dict(zip(names, llargs))
+            if debug.STATE.on:   # checks run before the op, on the arguments as the kernel passed them
+                for o in op.operands:
+                    o.debug_check(context, builder, op.name, tys[o.name], by_name[o.name])
+                if op.debug is not None:
+                    op.debug(context, builder, tys, by_name)
             for o in op.operands:
                 ty, val = tys[o.name], by_name[o.name]
                 peers = [tys[p] for p in o.peers]
@@ -763,9 +787,15 @@ def build_intrinsic(op: PtxOp):
                                     ", ".join(f"${n + i}" for i in range(len(lowered))), ty, *peers))
                 n += len(lowered)
                 values.extend(lowered)
+                lowered_by_name[o.name] = lowered
             extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
-            text = op.render(slots | {"out": "$0"}, chosen, extra)
+            if bounded:
+                extra = dict(extra, timeout=debug.timeout_ns())
+            text = op.render(slots | {"out": "$0"}, chosen, extra, template=op.debug_wait if bounded else None)
             out = emit_asm(builder, text, values, result=result, memory=op.memory)
+            if bounded:
+                _report_time_out(op, builder, out, lowered_by_name)
+                return context.get_dummy_value()
             if op.returns == types.boolean:
                 return builder.icmp_unsigned("!=", out, ir.Constant(I32, 0))
             return out if result else context.get_dummy_value()
@@ -777,6 +807,15 @@ def build_intrinsic(op: PtxOp):
     typer.__doc__ = op.docstring()
     typer.__module__ = f"numba_tma.{op.family}"
     return _intrinsic(target="cuda", prefer_literal=True)(typer)
+
+
+def _report_time_out(op, builder, flag, lowered):
+    """Debug mode, after a bounded wait: report the barrier and phase and trap if it timed out."""
+    bar = builder.zext(lowered["bar"][0][0], I64)
+    phase = builder.and_(builder.zext(lowered["phase"][0][0], I64), ir.Constant(I64, 1))
+    debug.fail_if(builder, builder.icmp_unsigned("!=", flag, ir.Constant(I32, 0)), op.name,
+                  f"timed out after {debug.STATE.timeout_ms:g} ms waiting for phase parity %lld of the mbarrier at "
+                  "shared address 0x%llx (are the expected bytes and the arrival count right?)", [phase, bar])
 
 
 def exported(family: str) -> list[str]:

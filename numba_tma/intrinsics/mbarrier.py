@@ -21,7 +21,8 @@ SM80 = Requirement((8, 0), (7, 8))
 
 def barrier(name="bar"):
     """The operand every barrier argument uses (element 0 of a uint64 shared array)."""
-    return SharedArray(name, dtypes=(types.uint64, types.int64), what="a uint64 shared array (the mbarrier)")
+    return SharedArray(name, dtypes=(types.uint64, types.int64), what="a uint64 shared array (the mbarrier)",
+                       align=8, why="an mbarrier is 8 bytes, 8-aligned")
 
 
 init = PtxOp(
@@ -323,6 +324,10 @@ wait = PtxOp(
     "{{\n .reg .pred p;\n numba_tma_wait_{uid}:\n mbarrier.try_wait.parity{order}.shared::cta.b64 p, [{bar}], {phase};\n"
     " @!p bra numba_tma_wait_{uid};\n}}",
     (barrier(), Int("phase")), qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"),
+    debug_wait="{{\n .reg .pred p;\n .reg .u64 t0, t;\n mov.u64 t0, %globaltimer;\n numba_tma_wait_{uid}:\n"
+               " mbarrier.try_wait.parity{order}.shared::cta.b64 p, [{bar}], {phase};\n @p bra numba_tma_waited_{uid};\n"
+               " mov.u64 t, %globaltimer;\n sub.u64 t, t, t0;\n setp.lt.u64 p, t, {timeout};\n"
+               " @p bra numba_tma_wait_{uid};\n numba_tma_waited_{uid}:\n selp.u32 {out}, 0, 1, p;\n}}",
     tlx=("tlx.barrier_wait", "cute.arch.mbarrier_wait"),
     samples=(Sample("mbarrier.wait(bar, out[0])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
     doc="""Block until the phase with parity ``phase & 1`` of the barrier completes (a ``try_wait``

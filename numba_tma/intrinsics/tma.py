@@ -23,8 +23,12 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 
 from numba.cuda import types
 
+from numba.core import cgutils
+
+from . import debug
 from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
-                    Sample, SharedArray, check_arch, exported, global_address, literal, reject)
+                    Sample, SharedArray, SharedRef, check_arch, exported, global_address, literal, reject,
+                    shared_address)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
 from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK
@@ -84,6 +88,35 @@ def _check_map(op, desc, tile_arg, tile, coords, mode):
                      "of 16 bytes (the H200 faults otherwise)", first)
 
 
+def _debug_map_op(op_name, tile_arg):
+    """Debug-mode checks of a TMA op (see :mod:`.debug`): the tile's alignment for the map's swizzle
+    and its size against the box, ``coords[0]``'s 16-byte rule, a global map's 64-byte alignment."""
+    def check(context, builder, tys, args):
+        desc_ty, tile_ty = tys["desc"], tys[tile_arg]
+        if not isinstance(desc_ty, TensorMapType):
+            debug.check_aligned(builder, op_name, "desc", global_address(context, builder, desc_ty, args["desc"]), 64,
+                                "a CUtensorMap in global memory is 64-byte aligned")
+            return
+        swizzle = SWIZZLE_BYTES.get(desc_ty.swizzle, 0)
+        align = 8 * swizzle if swizzle else 128
+        tile = args[tile_arg]
+        address = tile if isinstance(tile_ty, SharedRef) else shared_address(context, builder, tile_ty, tile)
+        debug.check_aligned(builder, op_name, tile_arg, address, align,
+                            f"a TMA tile with swizzle {desc_ty.swizzle}" if swizzle else "a TMA tile")
+        if isinstance(tile_ty, types.Array) and desc_ty.box_bytes:
+            ary = context.make_array(tile_ty)(context, builder, tile)
+            nbytes = ary.itemsize
+            for extent in cgutils.unpack_tuple(builder, ary.shape):
+                nbytes = builder.mul(nbytes, extent)
+            debug.check_at_least(builder, op_name, tile_arg, nbytes, desc_ty.box_bytes, "the map's box bytes")
+        if desc_ty.mode == "tiled":
+            first = builder.extract_value(args["coords"], 0)
+            first = context.cast(builder, first, tys["coords"][0], types.int64)
+            debug.check_multiple(builder, op_name, "coords[0]", first, max(desc_ty.element_bits, 8) // 8, 16,
+                                 "the H200 faults otherwise")
+    return check
+
+
 def _acquire(desc, **_):
     """Template key ``{acquire}``: the tensormap acquire fence a map in global memory needs."""
     return {"acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE}
@@ -106,6 +139,7 @@ load = PtxOp(
      IntTuple("coords", (1, 2, 3, 4, 5)), barrier(), CacheHint(), Multicast()),
     qualifiers=(_DST_SPACE, _CTA_GROUP),
     check=lambda desc, dst, coords, **_: _check_map("tma.load", desc, "dst", dst, coords, "tiled"),
+    debug=_debug_map_op("tma.load", "dst"),
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 2, "acquire": _ACQUIRE},
     tlx=("tlx.async_descriptor_load", "cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp", "cuda::ptx::cp_async_bulk_tensor"),
@@ -173,7 +207,7 @@ load_im2col = PtxOp(
     (Descriptor("desc"), SharedArray("dst", what="a shared array (the pixels x channels block)", contiguous=True),
      IntTuple("coords", (3, 4, 5)),
      _offsets(), barrier(), CacheHint(), Multicast()),
-    check=_check_load_im2col,
+    check=_check_load_im2col, debug=_debug_map_op("tma.load_im2col", "dst"),
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 4, "acquire": "", "coords": "c, w, h, n", "offsets": "ow, oh"},
     tlx=("tlx.async_descriptor_load (im2col)", "cute.nvgpu.cpasync.CopyBulkTensorIm2ColG2SOp",
@@ -236,6 +270,7 @@ store = PtxOp(
     (Descriptor("desc"), SharedArray("src", what="a shared array (the box)", contiguous=True),
      IntTuple("coords", (1, 2, 3, 4, 5)), CacheHint()),
     check=lambda desc, src, coords, **_: _check_store("tma.store", desc, src, coords),
+    debug=_debug_map_op("tma.store", "src"),
     fields=lambda cc, **tys: _store_fields(**tys),
     doc_fields={"rank": 2, "acquire": "", "mode": "tile"},
     tlx=("tlx.async_descriptor_store", "cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp",
@@ -285,7 +320,7 @@ reduce = PtxOp(
      IntTuple("coords", (1, 2, 3, 4, 5)), CacheHint()),
     qualifiers=(Qualifier("op", {o: o for o in TENSOR_REDUCE_TYPES}, REQUIRED),),
     order=("desc", "src", "coords", "op", "cache_hint"),
-    check=_check_reduce,
+    check=_check_reduce, debug=_debug_map_op("tma.reduce", "src"),
     fields=lambda cc, desc, src, coords, **_: _store_fields(desc, coords),
     doc_fields={"rank": 2, "acquire": "", "mode": "tile"},
     tlx=("tlx.async_descriptor_store(store_reduce=...)", "cute.nvgpu.cpasync.CopyReduceBulkTensorTileS2GOp",

@@ -1,0 +1,121 @@
+"""Debug mode: run-time checks of what Numba's types cannot carry, and waits that never hang.
+
+Turn it on with ``NUMBA_TMA_DEBUG=1`` in the environment, or ``numba_tma.debug()`` (a switch and a
+context manager) before the kernels compile; it changes the code of kernels compiled while it is
+on.  Off (the default), none of it is emitted: the release PTX is unchanged.
+
+On, every op checks before it runs, in the thread that issues it:
+
+* each shared-memory operand (tile, barrier) lies in shared memory (``isspacep.shared``) and is
+  aligned (8 bytes for an mbarrier; a TMA tile 128 bytes, 256/512/1024 with 32B/64B/128B swizzle);
+* a TMA destination or source array holds at least the map's box bytes; ``coords[0]`` times the
+  element size is a multiple of 16 bytes (the H200 faults otherwise); a map in global memory is
+  64-byte aligned;
+* ``mbarrier.wait`` gives up after a time limit (``%globaltimer``; ``NUMBA_TMA_DEBUG_TIMEOUT_MS``,
+  default 2000, or ``debug(timeout_ms=...)``) instead of hanging.
+
+A failed check prints one line — ``numba_tma debug: <op>: <what>, block (x, y, z) thread (x, y, z)``
+— and traps: the launch fails with ``CUDA_ERROR_LAUNCH_FAILED`` (or ``ILLEGAL_INSTRUCTION``)
+instead of hanging or writing out of bounds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from llvmlite import ir
+from numba.core import cgutils
+from numba.cuda import nvvmutils
+
+I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+
+
+class _State:
+    on = os.environ.get("NUMBA_TMA_DEBUG", "0") not in ("", "0")
+    timeout_ms = float(os.environ.get("NUMBA_TMA_DEBUG_TIMEOUT_MS", "2000"))
+
+
+STATE = _State()
+
+
+class debug(contextlib.ContextDecorator):
+    """Turn debug mode on (or off with ``on=False``) for kernels compiled from now on; as a context
+    manager, only for those compiled inside it.
+
+    Example::
+
+        numba_tma.debug()                         # or: with numba_tma.debug(timeout_ms=500): ...
+        kernel[grid, block](desc, out)            # compiled with the checks
+    """
+
+    def __init__(self, on: bool = True, timeout_ms: float | None = None):
+        if timeout_ms is not None and not timeout_ms > 0:
+            raise ValueError(f"timeout_ms={timeout_ms!r}: must be a positive number of milliseconds")
+        self._saved = STATE.on, STATE.timeout_ms
+        STATE.on = bool(on)
+        if timeout_ms is not None:
+            STATE.timeout_ms = float(timeout_ms)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        STATE.on, STATE.timeout_ms = self._saved
+        return False
+
+
+def key() -> tuple:
+    """What compiled code depends on (for caches of compiled kernels)."""
+    return (STATE.on, STATE.timeout_ms) if STATE.on else (False,)
+
+
+def _asm(builder, text, args, constraints, ret=I32):
+    fnty = ir.FunctionType(ret, [a.type for a in args])
+    return builder.call(ir.InlineAsm(fnty, text, constraints, side_effect=True), args)
+
+
+def fail_if(builder, failed, op_name: str, what: str, values=()):
+    """If ``failed`` (an i1), print ``numba_tma debug: <op_name>: <what>`` (a printf format over
+    ``values``, 64-bit integers) with the block and thread, then trap."""
+    with builder.if_then(failed, likely=False):
+        module = builder.module
+        regs = [nvvmutils.call_sreg(builder, f"{k}.{a}") for k in ("ctaid", "tid") for a in "xyz"]
+        args = [builder.zext(v, I64) if v.type.width < 64 else v for v in values] + [builder.zext(r, I64) for r in regs]
+        fmt = f"numba_tma debug: {op_name}: {what}, block (%lld, %lld, %lld) thread (%lld, %lld, %lld)\n"
+        packed = cgutils.alloca_once_value(builder, cgutils.pack_struct(builder, args))
+        vprintf = nvvmutils.declare_vprint(module)
+        builder.call(vprintf, [nvvmutils.declare_string(builder, fmt), builder.bitcast(packed, vprintf.args[1].type)])
+        _asm(builder, "trap;", [], "", ir.VoidType())
+
+
+def check_shared(builder, op_name: str, arg: str, generic: ir.Value):
+    """``generic`` (a 64-bit generic address) lies in this block's shared memory."""
+    inside = _asm(builder, "{\n .reg .pred p;\n isspacep.shared p, $1;\n selp.u32 $0, 1, 0, p;\n}", [generic], "=r,l")
+    fail_if(builder, builder.icmp_unsigned("==", inside, ir.Constant(I32, 0)), op_name,
+            f"argument '{arg}' is not in shared memory (generic address 0x%llx)", [generic])
+
+
+def check_aligned(builder, op_name: str, arg: str, address: ir.Value, align: int, why: str):
+    """``address`` (any integer width) is a multiple of ``align``."""
+    low = builder.and_(address, ir.Constant(address.type, align - 1))
+    fail_if(builder, builder.icmp_unsigned("!=", low, ir.Constant(address.type, 0)), op_name,
+            f"argument '{arg}' at 0x%llx is not {align}-byte aligned ({why})", [address])
+
+
+def check_at_least(builder, op_name: str, arg: str, nbytes: ir.Value, need: int, why: str):
+    fail_if(builder, builder.icmp_unsigned("<", nbytes, ir.Constant(nbytes.type, need)), op_name,
+            f"argument '{arg}' holds %lld bytes, fewer than {need} ({why})", [nbytes])
+
+
+def check_multiple(builder, op_name: str, arg: str, value: ir.Value, scale: int, multiple: int, why: str):
+    """``value * scale`` is a multiple of ``multiple``."""
+    scaled = builder.mul(value, ir.Constant(value.type, scale))
+    low = builder.and_(scaled, ir.Constant(value.type, multiple - 1))
+    fail_if(builder, builder.icmp_unsigned("!=", low, ir.Constant(value.type, 0)), op_name,
+            f"{arg} = %lld: times {scale} bytes it must be a multiple of {multiple} ({why})",
+            [builder.sext(value, I64) if value.type.width < 64 else value])
+
+
+def timeout_ns() -> int:
+    return int(STATE.timeout_ms * 1e6)

@@ -1,0 +1,61 @@
+"""Deliberately broken kernels, one per silent mistake, run by tests/test_gpu_debug.py in a child
+process with NUMBA_TMA_DEBUG=1 (each ends the process with a trap):
+
+    NUMBA_TMA_DEBUG=1 python tests/debug_cases.py wrong_expect_tx
+"""
+
+import sys
+
+import numba
+import numpy as np
+from numba import cuda
+
+from numba_tma import TensorMap, at, fence, mbarrier, tma
+
+BOX = (8, 32)
+
+
+@cuda.jit
+def copy(desc, out, case):
+    """A tile copy with one mistake, chosen by ``case``."""
+    bars = cuda.shared.array(2, numba.uint64)
+    tile = cuda.shared.array(2 * 8 * 32, numba.float32, alignment=1024)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+        if case == 0:                                   # expects 16 bytes more than the box brings
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes + 16)
+            tma.load(desc, tile, (0, 0), bars)
+        elif case == 1:                                 # 128B swizzle into a 128-aligned tile
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, at(tile, 32), (0, 0), bars)
+        elif case == 2:                                 # the destination is a global array
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, out, (0, 0), bars)
+        elif case == 3:                                 # smaller than the box
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, tile[:64], (0, 0), bars)
+        elif case == 4:                                 # coords[0] * 4 bytes not a multiple of 16
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, tile, (cuda.blockDim.x - 126, 0), bars)
+        elif case == 5:                                 # an mbarrier in global memory
+            mbarrier.arrive_expect_tx(out.view(np.uint64), desc.box_bytes)
+    mbarrier.wait(bars, 0)
+    out[cuda.threadIdx.x] = tile[cuda.threadIdx.x]
+
+
+CASES = {"wrong_expect_tx": 0, "swizzle_alignment": 1, "global_destination": 2, "small_destination": 3,
+         "coords_alignment": 4, "global_barrier": 5}
+
+
+def main(name):
+    host = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    desc = TensorMap.tiled(cuda.to_device(host), BOX, swizzle="128B")
+    out = cuda.to_device(np.zeros(1024, np.float32))
+    copy[1, 128](desc, out, CASES[name])
+    cuda.synchronize()
+    print("finished without an error")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,34 @@
+"""Debug mode on the GPU: each silent mistake of the users' issue, in a kernel that would hang,
+fault or write out of bounds, ends with a message naming the op, the argument and the rule
+(run in a child process: a trap leaves the CUDA context unusable)."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+CASES = Path(__file__).with_name("debug_cases.py")
+
+
+@pytest.mark.parametrize("case,message", [
+    ("wrong_expect_tx", "mbarrier.wait: timed out after 300 ms waiting for phase parity 0 of the mbarrier"),
+    ("swizzle_alignment", "tma.load: argument 'dst' at 0x"),
+    ("global_destination", "tma.load: argument 'dst' is not in shared memory"),
+    ("small_destination", "tma.load: argument 'dst' holds 256 bytes, fewer than 1024"),
+    ("coords_alignment", "tma.load: coords[0] = 2: times 4 bytes it must be a multiple of 16"),
+    ("global_barrier", "mbarrier.arrive_expect_tx: argument 'bar' is not in shared memory"),
+])
+def test_each_mistake_ends_with_its_message(case, message):
+    env = dict(os.environ, NUMBA_TMA_DEBUG="1", NUMBA_TMA_DEBUG_TIMEOUT_MS="300")
+    start = time.perf_counter()
+    run = subprocess.run([sys.executable, str(CASES), case], env=env, capture_output=True, text=True, timeout=120)
+    elapsed = time.perf_counter() - start
+    assert run.returncode != 0 and "finished without an error" not in run.stdout
+    assert message in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "block (0, 0, 0) thread (0, 0, 0)" in run.stdout
+    print(f"{case}: ended in {elapsed:.1f} s (process start and compile included)")
