@@ -29,7 +29,7 @@ def copy(desc, out):
 def _strings(ptx):
     """The byte-array constants of the PTX (vprintf formats), decoded."""
     return [bytes(int(b) for b in body.split(",")).decode(errors="replace")
-            for body in re.findall(r"\.b8 \w+\[\d+\] = \{([\d, ]+)\}", ptx)]
+            for body in re.findall(r"\.b8 [\w$]+\[\d+\] = \{([\d, ]+)\}", ptx)]
 
 
 def test_release_code_has_none_of_it():
@@ -38,6 +38,8 @@ def test_release_code_has_none_of_it():
 
 
 def test_debug_code_checks_every_operand_and_bounds_the_wait():
+    """(The tile's size check is folded away here: the static tile is exactly the box; the GPU
+    test has a short one.)"""
     with debug(timeout_ms=250):
         ptx = inspect.ptx(copy, SIG)
     assert all(mark in ptx for mark in MARKS)
@@ -45,7 +47,7 @@ def test_debug_code_checks_every_operand_and_bounds_the_wait():
     assert ptx.count("isspacep.shared") == 4      # init, expect_tx, load's tile and barrier (at() is an address)
     assert "1023" in ptx                                       # 128B swizzle: 1024-byte alignment of the tile
     for message in ("argument 'dst' is not in shared memory", "is not 1024-byte aligned (a TMA tile with swizzle",
-                    "fewer than 1024 (the map's box bytes)", "coords[0] = %lld: times 4 bytes it must be a multiple",
+                    "coords[0] = %lld: times 4 bytes it must be a multiple",
                     "timed out after 250 ms waiting for phase parity"):
         assert any(message in text for text in _strings(ptx)), message
 
