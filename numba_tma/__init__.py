@@ -22,7 +22,7 @@ from .descriptors.tensor_map import TensorMap
 from .launch import ClusterKernel, LaunchError, cluster_kernel, launch
 from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError
-from .intrinsics.debug import debug
+from .debugging import debug
 
 FAMILIES = ("bulk", "cache", "cluster", "cp_async", "dsmem", "fence", "mbarrier", "sync", "tensormap", "tma")
 SIMULATOR = _simulating()

@@ -23,7 +23,7 @@ import re
 import subprocess
 import tempfile
 
-from .intrinsics import debug
+from . import debugging
 from .intrinsics._core import arch_name, parse_arch
 from .numba_cuda_hooks import kernel_codes
 
@@ -64,7 +64,7 @@ def compile(fn, sig, arch="sm_90a", **options) -> Compiled:  # noqa: A001 - mirr
     """Kernel ``fn`` with argument types ``sig`` (a tuple of Numba types or a signature string such
     as ``"void(float32[::1])"``) compiled for ``arch`` (``"sm_90a"``, ``"sm_100a"``...); ``options``
     go to numba-cuda's compiler (``debug``, ``opt``, ``fastmath``, ``lineinfo``...)."""
-    return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())), debug.key())
+    return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())), debugging.key())
 
 
 def ptx(fn, sig, arch="sm_90a", **options) -> str:

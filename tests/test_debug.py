@@ -8,7 +8,7 @@ import pytest
 from numba import cuda
 
 from numba_tma import TensorMap, at, debug, fence, inspect, mbarrier, tma
-from numba_tma.intrinsics.debug import STATE
+from numba_tma.debugging import STATE
 
 SIG = (TensorMap.numba_type("float32", (8, 32), swizzle="128B"), numba.int32[::1])
 MARKS = ("isspacep.shared", "%globaltimer", "vprintf", "trap;")

@@ -194,3 +194,52 @@ def test_cluster_kernel_launches_with_numbas_syntax():
     np.testing.assert_array_equal(out.copy_to_host(), _model(grid, shape))
     k[grid, 32, 0, 64 * 1024](out)                       # above 48 KB: opted in automatically
     np.testing.assert_array_equal(out.copy_to_host(), _model(grid, shape))
+
+
+@cuda.jit
+def multicast_swizzled(desc, out, rows_mask, status):
+    """fp16 128 x 64 tiles, 128B swizzle.  rows_mask=False: the whole cluster shares tile 0, each
+    CTA loading 128/n rows with the full mask.  rows_mask=True (a 2 x 2 cluster): the CTAs of
+    cluster row y share tile y, each loading half of it with mask_row; the other row's CTAs
+    never see it."""
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((128, 64), numba.uint16, alignment=1024)
+    rank, n = cluster.ctarank(), cluster.nctarank()
+    if rows_mask:
+        x, y, width = cluster.ctaid("x"), cluster.ctaid("y"), cluster.nctaid("x")
+        share, part, base, mask = width, x, y * 128, cluster.mask_row(width, y)
+    else:
+        share, part, base, mask = n, rank, 0, cluster.mask_all(n)
+    rows = 128 // share
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cluster.sync()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, 128 * 64 * 2)
+        tma.load(desc, at(tile, part * rows), (0, base + part * rows), bars, multicast=mask)
+    bounded_wait(bars, 0, status)
+    b = cuda.blockIdx.x + cuda.gridDim.x * cuda.blockIdx.y
+    for i in range(cuda.threadIdx.x, 128 * 64, cuda.blockDim.x):
+        k = tma.swizzled_index(desc, i // 64, i % 64)
+        out[b, i // 64, i % 64] = tile[k // 64, k % 64]
+    cluster.sync()
+
+
+@pytest.mark.parametrize("shape,rows_mask", [((2, 1), False), ((4, 1), False), ((8, 1), False), ((2, 2), True)],
+                         ids=["2-all", "4-all", "8-all", "2x2-rows"])
+def test_multicast_fp16_128x64_swizzled_tiles(shape, rows_mask):
+    host = np.random.default_rng(14).standard_normal((256, 64)).astype(np.float16)
+    share = shape[0] if rows_mask else shape[0] * shape[1]
+    desc = TensorMap.tiled(cuda.to_device(host), (128 // share, 64), swizzle="128B")
+    grid = (shape[0] * 2, shape[1])
+    blocks = grid[0] * grid[1]
+    out = cuda.to_device(np.zeros((blocks, 128, 64), np.uint16))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    launch(multicast_swizzled, grid, 64, desc, out, rows_mask, status, cluster=shape + (1,))
+    assert status.copy_to_host()[0] == 0
+    got = out.copy_to_host().view(np.float16)
+    for b in range(blocks):
+        by = b // grid[0]
+        row = (by % shape[1]) if rows_mask else 0                 # the cluster row's tile
+        np.testing.assert_array_equal(got[b], host[row * 128:(row + 1) * 128], err_msg=f"block {b}")

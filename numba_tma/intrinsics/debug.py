@@ -1,4 +1,4 @@
-"""Debug mode: run-time checks of what Numba's types cannot carry, and waits that never hang.
+"""Debug mode's code: run-time checks of what Numba's types cannot carry, and waits that never hang.
 
 Turn it on with ``NUMBA_TMA_DEBUG=1`` in the environment, or ``numba_tma.debug()`` (a switch and a
 context manager) before the kernels compile; it changes the code of kernels compiled while it is
@@ -21,53 +21,13 @@ instead of hanging or writing out of bounds.
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 from llvmlite import ir
 from numba.core import cgutils
 from numba.cuda import nvvmutils
 
+from ..debugging import STATE, timeout_ns  # noqa: F401  (the core reads both here)
+
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
-
-
-class _State:
-    on = os.environ.get("NUMBA_TMA_DEBUG", "0") not in ("", "0")
-    timeout_ms = float(os.environ.get("NUMBA_TMA_DEBUG_TIMEOUT_MS", "2000"))
-
-
-STATE = _State()
-
-
-class debug(contextlib.ContextDecorator):
-    """Turn debug mode on (or off with ``on=False``) for kernels compiled from now on; as a context
-    manager, only for those compiled inside it.
-
-    Example::
-
-        numba_tma.debug()                         # or: with numba_tma.debug(timeout_ms=500): ...
-        kernel[grid, block](desc, out)            # compiled with the checks
-    """
-
-    def __init__(self, on: bool = True, timeout_ms: float | None = None):
-        if timeout_ms is not None and not timeout_ms > 0:
-            raise ValueError(f"timeout_ms={timeout_ms!r}: must be a positive number of milliseconds")
-        self._saved = STATE.on, STATE.timeout_ms
-        STATE.on = bool(on)
-        if timeout_ms is not None:
-            STATE.timeout_ms = float(timeout_ms)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        STATE.on, STATE.timeout_ms = self._saved
-        return False
-
-
-def key() -> tuple:
-    """What compiled code depends on (for caches of compiled kernels)."""
-    return (STATE.on, STATE.timeout_ms) if STATE.on else (False,)
 
 
 def _asm(builder, text, args, constraints, ret=I32):
@@ -115,7 +75,3 @@ def check_multiple(builder, op_name: str, arg: str, value: ir.Value, scale: int,
     fail_if(builder, builder.icmp_unsigned("!=", low, ir.Constant(value.type, 0)), op_name,
             f"{arg} = %lld: times {scale} bytes it must be a multiple of {multiple} ({why})",
             [builder.sext(value, I64) if value.type.width < 64 else value])
-
-
-def timeout_ns() -> int:
-    return int(STATE.timeout_ms * 1e6)
