@@ -2,6 +2,7 @@
 the catalogue (docs/ops.md) is what the declarations generate."""
 
 import pathlib
+import re
 import sys
 
 import pytest
@@ -143,3 +144,17 @@ def test_a_type_checker_sees_the_device_api_through_the_stubs(tmp_path, monkeypa
     assert status == 1, out
     assert "def (bar: Any, phase: int, suspend_ns: int | None =" in out and ") -> bool" in out
     assert "Argument \"dst_space\" to \"load\" has incompatible type \"Literal['global']\"" in out
+
+
+def _python_blocks(page):
+    return re.findall(r"```python\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S)
+
+
+def test_getting_started_runs_without_a_gpu_and_its_kernel_is_short():
+    blocks = [b for b in _python_blocks("getting-started.md") if not b.startswith("# needs a GPU")]
+    kernel = blocks[0].split("@cuda.jit", 1)[1]
+    assert len(kernel.strip().splitlines()) + 1 <= 15, "the first kernel must stay under 15 lines"
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "getting-started.md", "exec"), namespace)   # the asserts in the page hold
+    assert "UTMALDG.2D" in namespace["compiled"].opcodes()
