@@ -1,6 +1,7 @@
 """numba_tma.viz: the shared-memory layout of a swizzled box, its drawing, and highlighted PTX / SASS."""
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -70,7 +71,7 @@ def test_a_tensor_map_is_drawn_like_its_bytes():
         desc = TensorMap.tiled(np.zeros((256, 256), np.float16), (32, 64), swizzle="128B")
         print(viz.layout(desc).offset.tobytes().hex())
     """)
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(pathlib.Path(__file__).parents[1]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     expected = viz.layout(descriptors.encode_tiled("float16", 0, [256, 256], [512], [64, 32], swizzle="128B"))
