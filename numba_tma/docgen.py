@@ -74,7 +74,8 @@ def markdown_of(doc: str) -> str:
 # -- the public objects of a family -----------------------------------------------------------------
 
 def _module(family: str) -> types.ModuleType:
-    return sys.modules[f"numba_tma.intrinsics.{family}"]
+    """The family's public module (``numba_tma.tma``)."""
+    return getattr(numba_tma, family)
 
 
 def _op(family: str, name: str) -> PtxOp | None:
