@@ -140,6 +140,7 @@ ANNOTATIONS = {
     "Int": "int", "Float": "float", "Const": "int", "IntTuple": "tuple[int, ...]",
     "GlobalArray": "DeviceArray", "SharedArray": "SharedArray", "CacheHint": "int | None",
     "Multicast": "int | None", "Descriptor": "TensorMap | DeviceArray",
+    "Value": "int | float | tuple[int | float, ...]",   # dsmem stores (on main since f97959e)
 }
 ALIASES = {
     "SharedArray": "a cuda.shared.array (or numba_tma.at(array, i)); its element 0 is used",
