@@ -8,7 +8,8 @@
     ['mbarrier.wait']
 
 ``python -m numba_tma.catalog`` prints the catalogue as Markdown (``docs/ops.md`` is that output;
-a test keeps it current).
+a test keeps it current).  ``python -m numba_tma.docgen`` regenerates it together with the
+per-family pages (``docs/ops/``) and the type stubs.
 """
 
 from __future__ import annotations

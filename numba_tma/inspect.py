@@ -18,6 +18,7 @@ per (function, signature, arch, options).
 from __future__ import annotations
 
 import functools
+import html
 import os
 import re
 import subprocess
@@ -53,6 +54,17 @@ class Compiled:
     def opcodes(self) -> set[str]:
         """The set of SASS opcodes (with modifiers, e.g. ``UTMALDG.2D``)."""
         return sass_opcodes(self.sass)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the PTX and the SASS, TMA / bulk / mbarrier / fence lines highlighted."""
+        from .viz import code_html
+
+        try:
+            sass_part = code_html(self.sass, "sass")
+        except (ToolMissing, RuntimeError) as exc:   # no SASS tools, or the link failed: show why
+            sass_part = f"<pre>{html.escape(str(exc))}</pre>"
+        return (f"<b>{self.arch}</b><details><summary>PTX</summary>{code_html(self.ptx, 'ptx')}</details>"
+                f"<details open><summary>SASS</summary>{sass_part}</details>")
 
 
 def _signature(sig):

@@ -2,6 +2,8 @@
 the catalogue (docs/ops.md) is what the declarations generate."""
 
 import pathlib
+import re
+import sys
 
 import pytest
 
@@ -37,3 +39,122 @@ def test_docs_ops_md_is_generated_from_the_declarations():
 ])
 def test_an_op_is_found_by_any_of_its_names(text, expected):
     assert {op.name for op in catalog.find(text)} == expected
+
+
+# -- generated pages, stubs and signatures ------------------------------------------------------------
+
+import ast  # noqa: E402
+import inspect  # noqa: E402
+import pydoc  # noqa: E402
+
+from numba_tma import docgen  # noqa: E402
+from numba_tma.intrinsics._core import OPS, Operand  # noqa: E402
+
+ROOT = pathlib.Path(__file__).parents[1]
+
+
+def test_generated_pages_and_stubs_are_current():
+    assert docgen.stale(ROOT) == [], "regenerate: python -m numba_tma.docgen"
+
+
+def test_every_family_has_a_page_and_a_stub():
+    for family in numba_tma.FAMILIES:
+        assert (ROOT / "docs" / "ops" / f"{family}.md").is_file() and (ROOT / "numba_tma" / f"{family}.pyi").is_file()
+
+
+DECLARED = sorted(OPS.items())
+
+
+@pytest.mark.parametrize("name,op", DECLARED, ids=[n for n, _ in DECLARED])
+def test_help_shows_the_signature_from_the_declaration(name, op):
+    public = getattr(getattr(numba_tma, op.family), op.short_name)
+    params = list(inspect.signature(public).parameters)
+    assert sorted(params) == sorted([o.name for o in op.operands] + [q.name for q in op.qualifiers])
+    assert f"{op.short_name}{inspect.signature(public)}" in pydoc.render_doc(public, renderer=pydoc.plaintext)
+
+
+def _stub_functions(family):
+    tree = ast.parse((ROOT / "numba_tma" / f"{family}.pyi").read_text())
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+@pytest.mark.parametrize("name,op", DECLARED, ids=[n for n, _ in DECLARED])
+def test_the_stub_has_each_op_with_its_parameters_and_docstring(name, op):
+    stub = _stub_functions(op.family)[op.short_name]
+    public = getattr(getattr(numba_tma, op.family), op.short_name)
+    assert [a.arg for a in stub.args.args] == list(inspect.signature(public).parameters)
+    assert all(a.annotation is not None for a in stub.args.args)
+    assert ast.get_docstring(stub) == inspect.cleandoc(op.docstring())
+    for q in op.qualifiers:   # each qualifier's values are spelled out for the IDE
+        arg = next(a for a in stub.args.args if a.arg == q.name)
+        assert ast.unparse(arg.annotation) == f"Literal[{', '.join(repr(v) for v in q.choices)}]"
+
+
+def test_the_package_stub_names_every_public_name():
+    tree = ast.parse((ROOT / "numba_tma" / "__init__.pyi").read_text())
+    imported = {a.asname for node in tree.body if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert set(numba_tma.__all__) <= imported
+
+
+def test_the_stubs_ship_with_the_package():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'numba_tma = ["py.typed", "*.pyi"]' in text and (ROOT / "numba_tma" / "py.typed").is_file()
+
+
+def test_an_operand_kind_without_an_annotation_is_refused():
+    class Novel(Operand):
+        pass
+
+    with pytest.raises(TypeError, match="no stub annotation for operand kind Novel"):
+        docgen._annotation(Novel("x"))
+
+
+def test_restructured_text_becomes_markdown():
+    doc = inspect.cleandoc("""Do a thing with :func:`numba_tma.tma.load` and ``x``.
+
+    Example::
+
+        tma.load(desc, tile, (0, 0), bars)
+
+    PTX::
+
+        cp.async.bulk.tensor.2d [dst];
+
+    Requires sm_90 or newer, PTX ISA 8.0.
+    With ``cta_group=2``: sm_100a or newer, PTX ISA 8.6.
+    """)
+    assert docgen.markdown_of(doc) == (
+        "Do a thing with `numba_tma.tma.load` and `x`.\n\nExample:\n\n```python\ntma.load(desc, tile, (0, 0), bars)\n"
+        "```\n\nPTX:\n\n```ptx\ncp.async.bulk.tensor.2d [dst];\n```\n\nRequires sm_90 or newer, PTX ISA 8.0.\n\n"
+        "- With `cta_group=2`: sm_100a or newer, PTX ISA 8.6.\n")
+
+
+def test_a_type_checker_sees_the_device_api_through_the_stubs(tmp_path, monkeypatch):
+    """What an IDE sees: mypy resolves ``numba_tma.tma`` (and the ``import numba_tma.mbarrier`` form)
+    to the stubs, with each op's parameters, result and allowed qualifier values."""
+    api = pytest.importorskip("mypy.api", reason="mypy (in the test extra) is not installed")
+    monkeypatch.setenv("MYPYPATH", str(ROOT))   # this checkout's numba_tma, wherever pytest runs from
+    source = tmp_path / "kernel.py"
+    source.write_text("import numba_tma.mbarrier\nfrom numba_tma import tma\n"
+                      "reveal_type(numba_tma.mbarrier.try_wait)\n"
+                      "tma.load(desc, tile, (0, 0), bars, dst_space='global')\n"
+                      "desc = tile = bars = None\n")
+    out, _, status = api.run([str(source), "--follow-imports=silent", "--ignore-missing-imports",
+                              "--cache-dir", str(tmp_path / "cache"), "--python-executable", sys.executable])
+    assert status == 1, out
+    assert "def (bar: Any, phase: int, suspend_ns: int | None =" in out and ") -> bool" in out
+    assert "Argument \"dst_space\" to \"load\" has incompatible type \"Literal['global']\"" in out
+
+
+def _python_blocks(page):
+    return re.findall(r"```python\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S)
+
+
+def test_getting_started_runs_without_a_gpu_and_its_kernel_is_short():
+    blocks = [b for b in _python_blocks("getting-started.md") if not b.startswith("# needs a GPU")]
+    kernel = blocks[0].split("@cuda.jit", 1)[1]
+    assert len(kernel.strip().splitlines()) + 1 <= 15, "the first kernel must stay under 15 lines"
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "getting-started.md", "exec"), namespace)   # the asserts in the page hold
+    assert "UTMALDG.2D" in namespace["compiled"].opcodes()

@@ -806,7 +806,11 @@ def build_intrinsic(op: PtxOp):
     typer.__name__ = typer.__qualname__ = op.short_name
     typer.__doc__ = op.docstring()
     typer.__module__ = f"numba_tma.{op.family}"
-    return _intrinsic(target="cuda", prefer_literal=True)(typer)
+    public = _intrinsic(target="cuda", prefer_literal=True)(typer)
+    # what help() and IDEs show: the Python parameters, without the typing context numba passes
+    public.__signature__ = signature.replace(parameters=params)
+    public.__doc__ = f"{op.short_name}{public.__signature__}\n\n{typer.__doc__}"
+    return public
 
 
 def _report_time_out(op, builder, flag, lowered):

@@ -1,0 +1,26 @@
+"""numba-tma: Hopper/Blackwell asynchronous-memory ops for ``@cuda.jit`` kernels.
+"""
+# Generated from the op declarations by `python -m numba_tma.docgen`; do not edit by hand.
+
+from numba_tma.errors import ArchError as ArchError
+from numba_tma.launch import LaunchError as LaunchError
+from numba_tma.errors import OpArgumentError as OpArgumentError
+from numba_tma.descriptors.tensor_map import TensorMap as TensorMap
+from numba_tma.descriptors.errors import TensorMapError as TensorMapError
+from numba_tma.intrinsics.refs import at as at
+from numba_tma import descriptors as descriptors
+from numba_tma.launch import launch as launch
+from numba_tma import bulk as bulk
+from numba_tma import cache as cache
+from numba_tma import cluster as cluster
+from numba_tma import cp_async as cp_async
+from numba_tma import fence as fence
+from numba_tma import mbarrier as mbarrier
+from numba_tma import sync as sync
+from numba_tma import tensormap as tensormap
+from numba_tma import tma as tma
+
+FAMILIES: tuple[str, ...]
+SIMULATOR: bool
+__version__: str
+__all__: list[str]
