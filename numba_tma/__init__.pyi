@@ -3,17 +3,23 @@
 # Generated from the op declarations by `python -m numba_tma.docgen`; do not edit by hand.
 
 from numba_tma.errors import ArchError as ArchError
+from numba_tma.launch import ClusterKernel as ClusterKernel
 from numba_tma.launch import LaunchError as LaunchError
 from numba_tma.errors import OpArgumentError as OpArgumentError
+from numba_tma.shared_memory import SharedMemoryPlan as SharedMemoryPlan
+from numba_tma.shared_memory import SharedMemoryPlanError as SharedMemoryPlanError
 from numba_tma.descriptors.tensor_map import TensorMap as TensorMap
 from numba_tma.descriptors.errors import TensorMapError as TensorMapError
 from numba_tma.intrinsics.refs import at as at
+from numba_tma.launch import cluster_kernel as cluster_kernel
+from numba_tma.debugging import debug as debug
 from numba_tma import descriptors as descriptors
 from numba_tma.launch import launch as launch
 from numba_tma import bulk as bulk
 from numba_tma import cache as cache
 from numba_tma import cluster as cluster
 from numba_tma import cp_async as cp_async
+from numba_tma import dsmem as dsmem
 from numba_tma import fence as fence
 from numba_tma import mbarrier as mbarrier
 from numba_tma import sync as sync
