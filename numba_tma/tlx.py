@@ -1,0 +1,294 @@
+"""TLX's names for numba_tma's ops, for kernels ported from (or read beside) Triton TLX.
+
+Each function has TLX's name and argument order and is a thin wrapper over the numba_tma op named
+in its docstring (the docs page ``docs/tlx.md`` has the whole table, and the TLX ops that cannot
+exist in a Numba kernel, with why).  Differences from TLX, everywhere:
+
+* **offsets are in the tensor's order** (outermost first, ``(row, col)``), as in TLX; the wrappers
+  reverse them into TMA's innermost-first ``coords``;
+* ``multicast_targets`` is a 16-bit mask of CTA ranks (``numba_tma.cluster.mask_*``), not a list;
+* string options (``eviction_policy``, ``store_reduce``) must be constants.
+
+Inside ``@cuda.jit`` each wrapper compiles inline (a Numba ``overload`` on the CUDA target); under
+the CUDA simulator the same Python body runs on the simulator's ops.  AMD's TLX names are
+``numba_tma.amd`` (``tlx.amd``).
+
+    from numba_tma import tlx
+
+    @cuda.jit
+    def k(desc, out):
+        bars = tlx.alloc_barriers(1, 1)
+        tile = cuda.shared.array((64, 64), numba.float32, alignment=128)
+        if cuda.threadIdx.x == 0:
+            tlx.barrier_expect_bytes(bars, 64 * 64 * 4)
+            tlx.async_descriptor_load(desc, tile, (cuda.blockIdx.y * 64, cuda.blockIdx.x * 64), bars)
+        tlx.barrier_wait(bars, 0)
+"""
+
+import inspect
+
+from numba import cuda
+
+from . import SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, mbarrier, sync, tma
+from . import fence as _fence   # the family; ``fence`` here is TLX's function
+
+__all__ = [
+    "alloc_barriers", "async_descriptor_load", "async_descriptor_prefetch_tensor", "async_descriptor_store",
+    "async_descriptor_store_wait", "async_load", "async_load_commit_group", "async_load_wait_group",
+    "async_remote_shmem_copy", "async_remote_shmem_store", "barrier_arrive", "barrier_expect_bytes", "barrier_wait",
+    "cluster_barrier", "cluster_cta_rank", "cluster_size_1d", "fence", "fence_async_shared",
+    "fence_mbarrier_init_cluster", "named_barrier_arrive", "named_barrier_wait", "amd",
+]
+
+_WRAPPERS = []
+
+
+def _device(fn=None, *, variants=None):
+    """``fn`` as written runs under the simulator; on the CUDA target it is inlined as an overload.
+    ``variants(**argument types)`` may pick another body for the CUDA target (for options that
+    select a PTX form, which Numba cannot branch on inside one body)."""
+    if fn is None:
+        return lambda f: _device(f, variants=variants)
+    _WRAPPERS.append(fn)
+    if not SIMULATOR:
+        from numba.cuda.extending import overload
+
+        signature = inspect.signature(fn)
+
+        def typer(*args, **kwargs):
+            if variants is None:
+                return fn
+            bound = signature.bind(*args, **kwargs)
+            return variants(**bound.arguments)
+
+        typer.__signature__ = signature   # numba matches the call against the typer's parameters
+        overload(fn, target="cuda", prefer_literal=True)(typer)
+    return fn
+
+
+def _load(desc, result, offsets, barrier, eviction_policy=None, multicast_targets=None, two_ctas=False):
+    if eviction_policy is None:
+        tma.load(desc, result, offsets[::-1], barrier, multicast=multicast_targets)
+    else:
+        tma.load(desc, result, offsets[::-1], barrier, cache_hint=cache.policy(eviction_policy),
+                 multicast=multicast_targets)
+
+
+def _load_pair(desc, result, offsets, barrier, eviction_policy=None, multicast_targets=None, two_ctas=False):
+    if eviction_policy is None:
+        tma.load(desc, result, offsets[::-1], barrier, multicast=multicast_targets, cta_group=2)
+    else:
+        tma.load(desc, result, offsets[::-1], barrier, cache_hint=cache.policy(eviction_policy),
+                 multicast=multicast_targets, cta_group=2)
+
+
+def _pick_load(two_ctas=False, **_):
+    return _load_pair if getattr(two_ctas, "literal_value", False) is True else _load
+
+
+@_device(variants=_pick_load)
+def async_descriptor_load(desc, result, offsets, barrier, eviction_policy=None, multicast_targets=None,
+                          two_ctas=False):
+    """``tma.load(desc, result, offsets reversed, barrier, cache_hint=cache.policy(eviction_policy),
+    multicast=multicast_targets)``; ``two_ctas=True`` (a constant; sm_100a): ``cta_group=2``."""
+    (_load_pair if two_ctas else _load)(desc, result, offsets, barrier, eviction_policy, multicast_targets)
+
+
+@_device
+def async_descriptor_store(desc, source, offsets, eviction_policy=None, store_reduce=None):
+    """``tma.store(desc, source, offsets reversed)``, or ``tma.reduce(..., store_reduce)`` with
+    ``store_reduce`` = ``"add"``, ``"min"``...; ``eviction_policy`` as for the load."""
+    coords = offsets[::-1]
+    if store_reduce is None:
+        if eviction_policy is None:
+            tma.store(desc, source, coords)
+        else:
+            tma.store(desc, source, coords, cache_hint=cache.policy(eviction_policy))
+    elif eviction_policy is None:
+        tma.reduce(desc, source, coords, store_reduce)
+    else:
+        tma.reduce(desc, source, coords, store_reduce, cache_hint=cache.policy(eviction_policy))
+
+
+@_device
+def async_descriptor_prefetch_tensor(desc, offsets, eviction_policy=None):
+    """``tma.prefetch(desc, offsets reversed)`` into L2."""
+    if eviction_policy is None:
+        tma.prefetch(desc, offsets[::-1])
+    else:
+        tma.prefetch(desc, offsets[::-1], cache_hint=cache.policy(eviction_policy))
+
+
+@_device
+def async_descriptor_store_wait(pendings):
+    """``bulk.commit_group()`` then ``bulk.wait_group_read(pendings)``: at most ``pendings`` (a
+    constant) groups of stores still read shared memory (TLX commits the stores it issued, then
+    waits; the source tiles of the others may be reused)."""
+    bulk.commit_group()
+    bulk.wait_group_read(pendings)
+
+
+@_device
+def barrier_expect_bytes(bar, size):
+    """``mbarrier.arrive_expect_tx(bar, size)``: expects ``size`` bytes **and counts one arrival**
+    (as TLX's does: it is arrive.expect_tx, not expect_tx)."""
+    mbarrier.arrive_expect_tx(bar, size)
+
+
+@_device
+def barrier_wait(bar, phase):
+    """``mbarrier.wait(bar, phase)``."""
+    mbarrier.wait(bar, phase)
+
+
+@_device
+def barrier_arrive(bar, arrive_count=1, remote_cta_rank=None):
+    """``mbarrier.arrive(bar, arrive_count)``, or ``mbarrier.arrive_remote(bar, remote_cta_rank,
+    arrive_count)`` on the barrier at the same offset in that CTA of the cluster."""
+    if remote_cta_rank is None:
+        mbarrier.arrive(bar, arrive_count)
+    else:
+        mbarrier.arrive_remote(bar, remote_cta_rank, arrive_count)
+
+
+@_device
+def named_barrier_wait(bar_id, num_threads):
+    """``sync.named_barrier_sync(bar_id, num_threads)`` (``bar.sync``)."""
+    sync.named_barrier_sync(bar_id, num_threads)
+
+
+@_device
+def named_barrier_arrive(bar_id, num_threads):
+    """``sync.named_barrier_arrive(bar_id, num_threads)`` (``bar.arrive``)."""
+    sync.named_barrier_arrive(bar_id, num_threads)
+
+
+def _fence_async(scope):
+    _fence.proxy_async()
+
+
+def _fence_acq_rel(scope):
+    _fence.acq_rel(scope)
+
+
+@_device(variants=lambda scope: _fence_async if getattr(scope, "literal_value", None) == "async_shared"
+         else _fence_acq_rel)
+def fence(scope):
+    """``"gpu"`` / ``"sys"``: ``fence.acq_rel(scope)``; ``"async_shared"``: ``fence.proxy_async()``."""
+    (_fence_async if scope == "async_shared" else _fence_acq_rel)(scope)
+
+
+@_device
+def fence_async_shared():
+    """``fence.proxy_async()`` (TLX's deprecated alias of ``fence("async_shared")``)."""
+    _fence.proxy_async()
+
+
+@_device
+def fence_mbarrier_init_cluster():
+    """``fence.mbarrier_init()`` (release, cluster scope)."""
+    _fence.mbarrier_init()
+
+
+@_device
+def cluster_barrier():
+    """``cluster.sync()``: arrive and wait at the cluster barrier."""
+    cluster.sync()
+
+
+@_device
+def cluster_cta_rank():
+    """``cluster.ctarank()``."""
+    return cluster.ctarank()
+
+
+@_device
+def cluster_size_1d():
+    """``cluster.nctarank()``."""
+    return cluster.nctarank()
+
+
+@_device
+def async_remote_shmem_store(dst, src, remote_cta_rank, barrier):
+    """``dsmem.store_async(dst, src, barrier, remote_cta_rank)``: ``src`` is a value (a number or a
+    tuple of 2 or 4), stored into CTA ``remote_cta_rank``'s ``dst`` and completing on its barrier."""
+    dsmem.store_async(dst, src, barrier, remote_cta_rank)
+
+
+@_device
+def async_remote_shmem_copy(dst, src, remote_cta_rank, barrier):
+    """``dsmem.copy_async(dst, src, src's bytes, barrier, remote_cta_rank)``: all of ``src`` into CTA
+    ``remote_cta_rank``'s ``dst``, completing on its barrier."""
+    dsmem.copy_async(dst, src, src.size * src.itemsize, barrier, remote_cta_rank)
+
+
+@_device
+def async_load(src, result, size=16):
+    """``cp_async.load(result, src, size)``: one thread copies ``size`` (4, 8 or 16) bytes from
+    global ``src`` to shared ``result`` (TLX's per-thread ``cp.async``)."""
+    cp_async.load(result, src, size)
+
+
+@_device
+def async_load_commit_group():
+    """``cp_async.commit_group()``."""
+    cp_async.commit_group()
+
+
+@_device
+def async_load_wait_group(pendings):
+    """``cp_async.wait_group(pendings)``."""
+    cp_async.wait_group(pendings)
+
+
+def alloc_barriers(num_barriers, arrive_count=1):
+    """``num_barriers`` mbarriers in shared memory, initialised to ``arrive_count`` by thread 0 and
+    made visible (``fence.mbarrier_init()``, ``syncthreads``): call it at the top of the kernel,
+    in every thread.  ``num_barriers`` must be a constant."""
+    raise RuntimeError("numba_tma.tlx.alloc_barriers runs inside @cuda.jit kernels")
+
+
+if SIMULATOR:
+    def alloc_barriers(num_barriers, arrive_count=1):   # noqa: F811 - the simulator's body
+        bars = cuda.shared.array(num_barriers, "uint64")
+        if cuda.threadIdx.x == 0:
+            for i in range(num_barriers):
+                mbarrier.init(at(bars, i), arrive_count)
+            _fence.mbarrier_init()
+        cuda.syncthreads()
+        return bars
+else:
+    from numba.cuda import types as _types
+    from numba.cuda.extending import overload as _overload
+
+    @_overload(alloc_barriers, target="cuda", prefer_literal=True, inline="always")   # returns a new array
+    def _alloc_barriers(num_barriers, arrive_count=1):
+        count = getattr(num_barriers, "literal_value", None)
+        if count is None and isinstance(num_barriers, _types.Integer):
+            return None   # numba asks again with the literal type, when the argument has one
+        if not isinstance(count, int) or count < 1:
+            from .errors import OpArgumentError
+
+            raise OpArgumentError(f"numba_tma: tlx.alloc_barriers: argument 'num_barriers' must be a positive "
+                                  f"integer constant; got {num_barriers}")
+
+        def impl(num_barriers, arrive_count=1):
+            bars = cuda.shared.array(count, _types.uint64)
+            if cuda.threadIdx.x == 0:
+                for i in range(count):
+                    mbarrier.init(at(bars, i), arrive_count)
+                _fence.mbarrier_init()
+            cuda.syncthreads()
+            return bars
+
+        return impl
+
+_WRAPPERS.append(alloc_barriers)
+
+
+def __getattr__(name):
+    if name == "amd":   # AMD's TLX names, imported on first use (it initialises LLVM's AMDGPU target)
+        from . import amd
+
+        return amd
+    raise AttributeError(f"module 'numba_tma.tlx' has no attribute {name!r}")

@@ -1,0 +1,74 @@
+"""numba_tma.tlx: each TLX name compiles to the numba_tma op it wraps (offsets reversed into
+coords), string options pass as constants, and the docs table lists every wrapper."""
+
+import re
+from pathlib import Path
+
+import numba
+import pytest
+from numba import cuda
+
+from numba_tma import OpArgumentError, TensorMap, inspect, tlx
+
+SIG = (TensorMap.numba_type("float32", (64, 32)), numba.int32[::1], numba.float32[::1])
+
+
+def _ptx(body):
+    namespace = {"cuda": cuda, "numba": numba, "tlx": tlx}
+    exec("def k(desc, out, g):\n    bars = tlx.alloc_barriers(2, 1)\n"
+         "    tile = cuda.shared.array((64, 32), numba.float32, alignment=128)\n    " + body, namespace)
+    return inspect.ptx(namespace["k"], SIG)
+
+
+@pytest.mark.parametrize("body,expected", [
+    ("tlx.async_descriptor_load(desc, tile, (out[0], out[1]), bars)",
+     r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes \[%r\d+\], "
+     r"\[%rd\d+, \{%r(\d+), %r(\d+)\}\]"),
+    ("tlx.async_descriptor_load(desc, tile, (0, 0), bars, eviction_policy='evict_first', multicast_targets=3)",
+     r"createpolicy\.fractional\.L2::evict_first"),
+    ("tlx.async_descriptor_store(desc, tile, (0, 0), store_reduce='add')",
+     r"cp\.reduce\.async\.bulk\.tensor\.2d\.global\.shared::cta\.add\.tile"),
+    ("tlx.async_descriptor_store(desc, tile, (0, 0))\n    tlx.async_descriptor_store_wait(0)",
+     r"cp\.async\.bulk\.wait_group\.read 0"),
+    ("tlx.async_descriptor_prefetch_tensor(desc, (0, 32))", r"cp\.async\.bulk\.prefetch\.tensor\.2d"),
+    ("tlx.barrier_expect_bytes(bars, 8192)\n    tlx.barrier_wait(bars, 0)",
+     r"mbarrier\.arrive\.expect_tx\.shared::cta\.b64 %rd\d+, \[%r\d+\], %r\d+;"),
+    ("tlx.barrier_arrive(bars, 1, remote_cta_rank=1)", r"mbarrier\.arrive\.release\.cluster\.shared::cluster"),
+    ("tlx.named_barrier_arrive(1, 64)\n    tlx.named_barrier_wait(1, 64)", r"bar\.arrive %r\d+, %r\d+;[\s\S]*bar\.sync %r\d+, %r\d+;"),
+    ("tlx.fence('async_shared')\n    tlx.fence('gpu')", r"fence\.proxy\.async\.shared::cta;[\s\S]*fence\.acq_rel\.gpu"),
+    ("tlx.fence_mbarrier_init_cluster()\n    tlx.cluster_barrier()", r"barrier\.cluster\.wait"),
+    ("out[0] = tlx.cluster_cta_rank() + tlx.cluster_size_1d()", r"%cluster_nctarank"),
+    ("tlx.async_remote_shmem_store(tile, (1.0, 2.0), 1, bars)", r"st\.async\.shared::cluster.*\.v2\.b32"),
+    ("tlx.async_remote_shmem_copy(tile, tile, 1, bars)", r"cp\.async\.bulk\.shared::cluster\.shared::cta"),
+    ("tlx.async_load(g, tile, 16)\n    tlx.async_load_commit_group()\n    tlx.async_load_wait_group(0)",
+     r"cp\.async\.ca\.shared\.global|cp\.async\.cg\.shared\.global"),
+])
+def test_each_name_emits_its_op(body, expected):
+    assert re.search(expected, _ptx(body)), expected
+
+
+def test_offsets_are_reversed_into_coords():
+    """TLX offsets (row, col) = (out[0], 32) become TMA coords {32, row}: 32 is an immediate in the
+    first position."""
+    ptx = _ptx("tlx.async_descriptor_load(desc, tile, (out[0], 32), bars)")
+    line = next(l for l in ptx.splitlines() if "cp.async.bulk.tensor" in l)
+    first, second = re.search(r"\{(\S+), (\S+)\}\]", line).groups()
+    moved = re.search(rf"mov\.u32\s+{re.escape(first)}, 32;", ptx) or first == "32"
+    assert moved and second.startswith("%r"), line
+
+
+@pytest.mark.parametrize("count,match", [
+    ("0", r"tlx.alloc_barriers: argument 'num_barriers' must be a positive integer constant; got Literal\[int\]\(0\)"),
+    ("out[0]", r"alloc_barriers\(int32\)"),     # a run-time count: numba finds no form (it must be constant)
+])
+def test_alloc_barriers_needs_a_positive_constant(count, match):
+    namespace = {"cuda": cuda, "numba": numba, "tlx": tlx}
+    exec(f"def k(desc, out, g):\n    bars = tlx.alloc_barriers({count})\n", namespace)
+    with pytest.raises(Exception, match=match):
+        inspect.ptx(namespace["k"], SIG)
+
+
+def test_every_wrapper_is_in_the_docs_table():
+    page = Path(__file__).parents[1].joinpath("docs", "tlx.md").read_text()
+    for name in tlx.__all__:
+        assert f"`{name}`" in page, name
