@@ -19,6 +19,8 @@ def tile_copy(desc, out):
     if cuda.threadIdx.x == 0:
         mbarrier.init(bars, 1)
         fence.mbarrier_init()
+    cuda.syncthreads()                     # the barrier exists before anyone waits on it
+    if cuda.threadIdx.x == 0:
         mbarrier.arrive_expect_tx(bars, desc.box_bytes)
         tma.load(desc, tile, (cuda.blockIdx.x * BOX, cuda.blockIdx.y * BOX), bars)
     mbarrier.wait(bars, 0)

@@ -125,6 +125,8 @@ def make_transpose(dtype, t):
         if tid == 0:
             mbarrier.init(bars, 1)
             fence.mbarrier_init()
+        cuda.syncthreads()                                      # the barrier exists before anyone waits
+        if tid == 0:
             mbarrier.arrive_expect_tx(bars, src.box_bytes)
             tma.load(src, a, (c0, r0), bars)
         mbarrier.wait(bars, 0)

@@ -23,6 +23,8 @@ def copy(desc, out, case):
     if cuda.threadIdx.x == 0:
         mbarrier.init(bars, 1)
         fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
         if case == 0:                                   # expects 16 bytes more than the box brings
             mbarrier.arrive_expect_tx(bars, desc.box_bytes + 16)
             tma.load(desc, tile, (0, 0), bars)

@@ -20,6 +20,8 @@ def copy(desc, out):
     if cuda.threadIdx.x == 0:
         mbarrier.init(bars, 1)
         fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
         mbarrier.arrive_expect_tx(bars, desc.box_bytes)
         tma.load(desc, tile, (out[0], 0), bars)
     mbarrier.wait(at(bars, 0), 0)
