@@ -25,8 +25,6 @@ from numba_tma import TensorMap, at, bulk, fence, mbarrier, tma
 REPEATS = 20
 N = 16384                                  # copy / transpose: N x N
 _BITS = {torch.float32: types.float32, torch.bfloat16: types.uint16}
-
-
 def median_ms(run):
     run()
     cuda.synchronize()
@@ -110,33 +108,37 @@ def simt_copy(src, dst):
 
 # -- transpose ---------------------------------------------------------------------------------
 
-def make_transpose(dtype, t):
-    """A t x t tile (t elements = 128 bytes per row) loaded with 128B swizzle, transposed through
-    shared memory by 256 threads into a second swizzled tile, stored with TMA at the swapped place."""
-    elements = t * t
+def make_transpose(dtype, t, k):
+    """``k`` t x t tiles per block (t elements = 128 bytes per row, stacked down the rows), each
+    loaded with 128B swizzle, transposed through shared memory by 256 threads into a second
+    swizzled tile and stored with TMA at the swapped place."""
+    shape = (k, t * t)
 
     @cuda.jit
     def transpose(src, dst):
         bars = cuda.shared.array(1, numba.uint64)
-        a = cuda.shared.array(elements, dtype, alignment=1024)
-        b = cuda.shared.array(elements, dtype, alignment=1024)
+        a = cuda.shared.array(shape, dtype, alignment=1024)
+        b = cuda.shared.array(shape, dtype, alignment=1024)
         tid = cuda.threadIdx.x
-        r0, c0 = cuda.blockIdx.y * t, cuda.blockIdx.x * t
+        r0, c0 = cuda.blockIdx.y * (t * k), cuda.blockIdx.x * t
         if tid == 0:
             mbarrier.init(bars, 1)
             fence.mbarrier_init()
         cuda.syncthreads()                                      # the barrier exists before anyone waits
         if tid == 0:
-            mbarrier.arrive_expect_tx(bars, src.box_bytes)
-            tma.load(src, a, (c0, r0), bars)
+            mbarrier.arrive_expect_tx(bars, k * src.box_bytes)
+            for q in range(k):
+                tma.load(src, at(a, q), (c0, r0 + q * t), bars)
         mbarrier.wait(bars, 0)
-        for e in range(tid, elements, cuda.blockDim.x):
-            i, j = numba.uint32(e) // t, numba.uint32(e) % t          # b[i, j] = a[j, i]
-            b[tma.swizzled_index(dst, i, j)] = a[tma.swizzled_index(src, j, i)]
+        for e in range(tid, k * t * t, cuda.blockDim.x):
+            q, f = numba.uint32(e) // (t * t), numba.uint32(e) % (t * t)
+            i, j = f // t, f % t                                # b[q][i, j] = a[q][j, i]
+            b[q, tma.swizzled_index(dst, i, j)] = a[q, tma.swizzled_index(src, j, i)]
         fence.proxy_async()
         cuda.syncthreads()
         if tid == 0:
-            tma.store(dst, b, (r0, c0))
+            for q in range(k):
+                tma.store(dst, at(b, q), (r0 + q * t, c0))
             tma.commit_group()
             tma.wait_group_read(0)
     return transpose
@@ -234,7 +236,7 @@ def main(argv=None):
             assert torch.equal(x, y), f"copy_tile {box}"
             row(f"numba-tma copy, one {box[0]}x{box[1]} tile per block {tag}",
                 median_ms(lambda: kern[grid, 32](src, dst)), nbytes)
-        for box, stages, per_sm in (((64, per_row), 4, 8), ((128, per_row), 4, 4), ((128, per_row), 6, 2)):
+        for box, stages, per_sm in (((64, per_row), 4, 8), ((128, per_row), 6, 2), ((256, per_row), 6, 1)):
             src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
             kern = make_copy_ring(dtype, box, stages)
             tiles_x = N // box[1]
@@ -256,11 +258,14 @@ def main(argv=None):
         t = per_row
         tx = torch.empty_like(x)
         src, dst = TensorMap.tiled(x, (t, t), swizzle="128B"), TensorMap.tiled(tx, (t, t), swizzle="128B")
-        kern = make_transpose(dtype, t)
-        grid = (N // t, N // t)
-        kern[grid, 256](src, dst)
-        assert torch.equal(tx, x.t()), "transpose"
-        row(f"numba-tma transpose {t}x{t} swizzled tiles {tag}", median_ms(lambda: kern[grid, 256](src, dst)), nbytes)
+        for k in (1, 4):
+            kern = make_transpose(dtype, t, k)
+            grid = (N // t, N // (t * k))
+            tx.zero_()
+            kern[grid, 256](src, dst)
+            assert torch.equal(tx, x.t()), "transpose"
+            row(f"numba-tma transpose, {k} {t}x{t} swizzled tiles per block {tag}",
+                median_ms(lambda: kern[grid, 256](src, dst)), nbytes)
         row(f"torch .t().contiguous() {tag}", median_ms(lambda: x.t().contiguous()), nbytes)
         del x, y, tx
     # row gather: 2^18 rows of 2 KiB (bf16 x 1024) from a 2^16-row table
