@@ -34,7 +34,7 @@ def test_load_modify_store_with_ragged_edges():
         @cuda.jit
         def twice_plus_one(src, dst):
             bars = cuda.shared.array(1, numba.uint64)
-            tile = cuda.shared.array((8, 16), numba.float32)
+            tile = cuda.shared.array((8, 16), numba.float32, alignment=128)
             if cuda.threadIdx.x == 0:
                 mbarrier.init(bars, 1)
                 fence.mbarrier_init()
@@ -71,7 +71,7 @@ def test_swizzled_tile_placement(swizzle):
         @cuda.jit
         def read_back(desc, out):
             bars = cuda.shared.array(1, numba.uint64)
-            tile = cuda.shared.array(16 * cols, numba.uint16)
+            tile = cuda.shared.array(16 * cols, numba.uint16, alignment=1024)
             if cuda.threadIdx.x == 0:
                 mbarrier.init(bars, 1)
                 mbarrier.arrive_expect_tx(bars, desc.box_bytes)
@@ -115,7 +115,7 @@ def test_a_misaligned_first_coordinate_is_reported():
         @cuda.jit
         def misaligned(desc):
             bars = cuda.shared.array(1, numba.uint64)
-            tile = cuda.shared.array(64, numba.float32)
+            tile = cuda.shared.array(64, numba.float32, alignment=128)
             mbarrier.init(bars, 1)
             tma.load(desc, tile, (2, 0), bars)
 
@@ -132,7 +132,7 @@ def test_bulk_copies_and_at():
         @cuda.jit
         def rows(src, dst):
             bars = cuda.shared.array(2, numba.uint64)
-            buf = cuda.shared.array((2, 64), numba.float32)
+            buf = cuda.shared.array((2, 64), numba.float32, alignment=16)
             r = cuda.blockIdx.x
             if cuda.threadIdx.x == 0:
                 mbarrier.init(at(bars, 1), 1)
