@@ -78,6 +78,7 @@ def linear_id(thread) -> int:
 # -- 1. shared arrays ----------------------------------------------------------------------------
 
 _original_shared_array = _kernelapi.FakeCUDAShared.array
+_ALLOCATING = threading.Lock()   # every thread of a block allocates its shared arrays at once
 
 
 def _shared_array(self, shape, dtype, alignment=None):
@@ -87,11 +88,12 @@ def _shared_array(self, shape, dtype, alignment=None):
         return memory.as_shared(_original_shared_array(self, shape, dtype))
     frame = sys._getframe(1)
     caller = (frame.f_code.co_filename, frame.f_lineno)
-    array = self._allocations.get(caller)
-    if array is None:
-        dtype = _kernelapi.numpy_support.as_dtype(dtype) if isinstance(dtype, _kernelapi.types.Type) else dtype
-        array = memory.allocate(shape, np.dtype(dtype), alignment, caller)
-        self._allocations[caller] = array
+    with _ALLOCATING:
+        array = self._allocations.get(caller)
+        if array is None:
+            dtype = _kernelapi.numpy_support.as_dtype(dtype) if isinstance(dtype, _kernelapi.types.Type) else dtype
+            array = memory.allocate(shape, np.dtype(dtype), alignment, caller)
+            self._allocations[caller] = array
     return array
 
 

@@ -139,7 +139,7 @@ def _probe(op, bar, done, what, deliver, pause):
             state.deliver()
         if done(b):
             return True
-        state.blocked[thread] = lambda: f"polls {what} on {b.describe()}"
+        state.blocked[thread] = (lambda: done(b), lambda: f"polls {what} on {b.describe()}")
         state.idle(thread)
         if pause:
             CHANGED.wait(0.001)

@@ -25,7 +25,7 @@ from . import hooks
 from .hooks import SimulatorError
 
 DEADLOCK_WINDOW_S = 0.3      # how long "every thread blocked, nothing in flight" must last
-POLL_S = 0.02                # how often a blocked thread looks again
+POLL_S = 0.05                # how often a blocked thread looks again
 SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SEED") else None
 
 LOCK = threading.RLock()
@@ -70,7 +70,7 @@ class BlockState:
     def __init__(self, thread):
         self.barriers: dict[int, Barrier] = {}
         self.in_flight: list[Copy] = []
-        self.blocked: dict = {}          # thread -> callable describing what it waits for
+        self.blocked: dict = {}          # thread -> (done, what): its wait's condition and description
         self.progress = 0
         self.stuck = None                # (since, progress) while every thread is blocked
         self.gates: dict = {}            # named / cluster / warp barriers: key -> [expected, arrived set, generation]
@@ -121,11 +121,10 @@ class BlockState:
         while not done():
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            self.blocked[thread] = what
-            self.idle(thread)
-            if done():
-                break
-            CHANGED.wait(POLL_S if deadline is None else min(POLL_S, max(0.0, deadline - time.monotonic())))
+            self.blocked[thread] = (done, what)
+            pause = POLL_S if deadline is None else min(POLL_S, max(0.0, deadline - time.monotonic()))
+            if not CHANGED.wait(pause):      # nothing changed for a while: is the whole block stuck?
+                self.idle(thread)
             if hooks.aborted(thread):
                 raise SimulatorError("numba_tma simulator: stopped (another thread of the block raised)")
         self.blocked.pop(thread, None)
@@ -135,7 +134,7 @@ class BlockState:
         """If every thread of the block is blocked: deliver the copies in flight, or report a
         deadlock once that has lasted DEADLOCK_WINDOW_S with nothing changing."""
         threads = hooks.block_threads(thread)
-        if not all(hooks.in_syncthreads(t) or t in self.blocked for t in threads):
+        if not all(hooks.in_syncthreads(t) or (t in self.blocked and not self.blocked[t][0]()) for t in threads):
             self.stuck = None
             return
         if self.in_flight:
@@ -151,7 +150,7 @@ class BlockState:
         block = hooks.index(threads[0], "block") if threads else "?"
         groups: dict[str, list] = {}
         for t in sorted(threads, key=hooks.linear_id):
-            what = self.blocked[t]() if t in self.blocked else "cuda.syncthreads()"
+            what = self.blocked[t][1]() if t in self.blocked else "cuda.syncthreads()"
             groups.setdefault(what, []).append(hooks.index(t))
         lines = [f"numba_tma simulator: deadlock in block {block}: every thread is blocked and no async copy is in "
                  "flight, so no wait can complete:"]

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from ..descriptors import decode
+from ..descriptors.tensor_map import TensorMap
 from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, TYPE_INFO, DataType, Interleave, Mode, OOBFill
 from . import memory
 from .hooks import SimulatorError
@@ -44,7 +45,7 @@ _NAN = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
 
 def fields_of(desc, op):
     """The decoded fields of a TensorMap or of 128 descriptor bytes in a uint8 array."""
-    raw = desc.bytes if hasattr(desc, "bytes") else memory.host(desc).tobytes()
+    raw = desc.bytes if isinstance(desc, TensorMap) else memory.host(desc).tobytes()
     return _decoded(raw, op)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors import layout
+from ..descriptors.tensor_map import TensorMap
 from . import memory
 from .hooks import SimulatorError
 from .state import LOCK, enter
@@ -42,7 +43,7 @@ def _entry(name, i):
 
 def copy(buf, desc):
     enter()
-    raw = desc.bytes if hasattr(desc, "bytes") else memory.byte_view(memory.host(desc))[:layout.NUM_BYTES].tobytes()
+    raw = desc.bytes if isinstance(desc, TensorMap) else memory.byte_view(memory.host(desc))[:layout.NUM_BYTES].tobytes()
     _buffer("tensormap.copy", buf)[:] = np.frombuffer(raw, np.uint8)
 
 
