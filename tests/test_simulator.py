@@ -5,6 +5,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -20,11 +21,14 @@ assert numba_tma.SIMULATOR
 """
 
 
-def simulate(body, timeout=300):
-    """Run ``body`` under the simulator; return its stdout (stderr on failure, in the assertion)."""
+def simulate(body, timeout=300, setup=""):
+    """Run ``setup`` and ``body`` under the simulator; return the stdout (stderr on failure, in the
+    assertion)."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], capture_output=True, text=True,
-                         env=env, timeout=timeout)
+    with tempfile.TemporaryDirectory() as folder:        # a file, so messages can quote its source lines
+        script = pathlib.Path(folder) / "kernel.py"
+        script.write_text(PRELUDE + setup + textwrap.dedent(body))
+        run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=timeout)
     assert run.returncode == 0, run.stderr[-3000:]
     return run.stdout
 

@@ -12,6 +12,8 @@ release moves one of these names or changes the behaviour relied on.
 3. **Where a thread runs**: the simulator runs each CUDA thread as a ``BlockThread`` (its
    ``threadIdx``, ``blockIdx``, ``thread_id``, its block's ``BlockManager`` in ``_manager``, the
    ``syncthreads_blocked`` flag and the ``abort`` flag the manager sets when another thread raised).
+   ``BlockThread.__init__`` is wrapped to list every thread of a block on its manager: the manager
+   starts them one by one, so the running threads alone do not tell a warp's lanes.
 """
 
 from __future__ import annotations
@@ -53,9 +55,8 @@ def grid_dim(thread) -> tuple:
 
 
 def block_threads(thread) -> list:
-    """The running (not yet exited) threads of ``thread``'s block."""
-    manager = thread._manager
-    return [t for t in threading.enumerate() if isinstance(t, BlockThread) and t._manager is manager]
+    """The threads of ``thread``'s block that have not exited (including any not started yet)."""
+    return [t for t in thread._manager.__dict__[_THREADS] if t.ident is None or t.is_alive()]
 
 
 def in_syncthreads(thread) -> bool:
@@ -105,7 +106,19 @@ def _syncwarp(self, mask=0xFFFFFFFF):
     threads.syncwarp(mask)
 
 
+# -- 3. every thread of a block (the manager starts them one by one) ------------------------------
+
+_THREADS = "numba_tma_threads"
+_original_thread_init = BlockThread.__init__
+
+
+def _thread_init(self, f, manager, *args, **kwargs):
+    _original_thread_init(self, f, manager, *args, **kwargs)
+    manager.__dict__.setdefault(_THREADS, []).append(self)
+
+
 def install() -> None:
     """Patch numba-cuda's simulator (idempotent)."""
+    BlockThread.__init__ = _thread_init
     _kernelapi.FakeCUDAShared.array = _shared_array
     _kernelapi.FakeCUDAModule.syncwarp = _syncwarp

@@ -73,6 +73,7 @@ class BlockState:
         self.blocked: dict = {}          # thread -> (done, what): its wait's condition and description
         self.progress = 0
         self.stuck = None                # (since, progress) while every thread is blocked
+        self.deadlocked = False          # reported (by one thread; the others wait to be stopped)
         self.gates: dict = {}            # named / cluster / warp barriers: key -> [expected, arrived set, generation]
         block = hooks.index(thread, "block")
         self.rng = None if SEED is None else random.Random(hash((SEED, block)))
@@ -143,7 +144,8 @@ class BlockState:
         now = time.monotonic()
         if self.stuck is None or self.stuck[1] != self.progress:
             self.stuck = (now, self.progress)
-        elif now - self.stuck[0] >= DEADLOCK_WINDOW_S:
+        elif now - self.stuck[0] >= DEADLOCK_WINDOW_S and not self.deadlocked:
+            self.deadlocked = True
             raise SimulatorError(self.deadlock_report(threads))
 
     def deadlock_report(self, threads):
