@@ -94,26 +94,6 @@ def test_swizzled_tile_placement(swizzle):
     assert "equal True" in out
 
 
-def test_a_wait_that_cannot_complete_is_reported():
-    out = simulate("""
-        numba_tma.simulator.WAIT_TIMEOUT_S = 0.5
-        @cuda.jit
-        def forgot_the_load(desc, out):
-            bars = cuda.shared.array(1, numba.uint64)
-            if cuda.threadIdx.x == 0:
-                mbarrier.init(bars, 1)
-                mbarrier.arrive_expect_tx(bars, 4096)      # ... and no copy delivers the bytes
-            cuda.syncthreads()
-            mbarrier.wait(bars, 0)
-
-        try:
-            forgot_the_load[1, 1](TensorMap.tiled(cuda.to_device(np.zeros((32, 32), np.float32)), (32, 32)), None)
-        except Exception as exc:
-            print("raised", exc)
-    """)
-    assert "cannot complete" in out and "4096 bytes of async copies were expected" in out
-
-
 def test_a_misaligned_first_coordinate_is_reported():
     out = simulate("""
         @cuda.jit
@@ -151,17 +131,3 @@ def test_bulk_copies_and_at():
         print("equal", np.array_equal(x, y))
     """)
     assert "equal True" in out
-
-
-def test_ops_not_simulated_yet_say_so():
-    out = simulate("""
-        @cuda.jit
-        def k(out):
-            numba_tma.cluster.sync()
-
-        try:
-            k[1, 1](np.zeros(1))
-        except Exception as exc:
-            print("raised", exc)
-    """)
-    assert "cluster.sync is not simulated yet" in out

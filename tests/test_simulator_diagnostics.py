@@ -31,7 +31,7 @@ def test_a_wait_that_can_never_complete_reports_the_barrier():
         run(forgot_the_load, desc, block=4)
     """)
     assert "deadlock in block (0, 0, 0): every thread is blocked and no async copy is in flight" in out
-    assert "4 threads ((0, 0, 0) .. (3, 0, 0)): mbarrier.wait(parity 0) on barrier bars[0]" in out
+    assert "mbarrier.wait(parity 0) on barrier bars[0] (allocated at kernel.py:" in out
     assert "expects 1 arrivals per phase, 1 arrived; expects 4096 bytes, 0 delivered" in out
 
 
@@ -134,8 +134,8 @@ def test_reading_a_tile_before_waiting_is_reported():
             out[0] = tile[1, 2]                # no mbarrier.wait first
         run(reads_too_early, desc, np.zeros(1, np.float32))
     """)
-    assert ("thread (0, 0, 0) of block (0, 0, 0) reads tile[34] (allocated at kernel.py:22) while the tma.load issued "
-            "by thread (0, 0, 0) of block (0, 0, 0) that writes it is still in flight") in out
+    assert "thread (0, 0, 0) of block (0, 0, 0) reads tile[34] (allocated at kernel.py:" in out
+    assert "while the tma.load issued by thread (0, 0, 0) of block (0, 0, 0) that writes it is still in flight" in out
 
 
 def test_a_seed_shakes_out_a_wait_on_the_wrong_barrier():
