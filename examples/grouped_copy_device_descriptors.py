@@ -2,7 +2,7 @@
 different shapes, each block retargeting one template descriptor at its own matrix — the pattern a
 grouped GEMM uses when the problems are only known on the device.
 
-    python examples/grouped_copy_device_descriptors.py
+    python examples/grouped_copy_device_descriptors.py      # without a GPU: simulated, 3 matrices
 
 Block g: copy the by-value template map into shared memory, replace its address, dimensions and
 row pitch (``tensormap.replace_*``), publish it to its slot of a global descriptor buffer
@@ -12,6 +12,8 @@ to the output with ordinary stores.  Checked against numpy.
 """
 
 import sys
+
+from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator without a GPU
 
 import numba
 import numpy as np
@@ -60,7 +62,7 @@ def grouped_copy(template, descs, addresses, heights, widths, outs, offsets):
 
 def main():
     rng = np.random.default_rng(0)
-    shapes = [(8 * (3 + g), 32 + 16 * (g % 4)) for g in range(8)]  # rows of 128-208 bytes
+    shapes = [(8 * (3 + g), 32 + 16 * (g % 4)) for g in range(3 if SIMULATED else 8)]  # rows of 128-208 bytes
     mats = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     devs = [cuda.to_device(m) for m in mats]
     template = TensorMap.tiled(devs[0], (ROWS, COLS))
@@ -68,7 +70,7 @@ def main():
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     outs = cuda.device_array(sum(sizes), np.float32)
     grouped_copy[len(mats), 128](template, cuda.device_array(128 * len(mats), np.uint8),
-                                 np.array([d.__cuda_array_interface__["data"][0] for d in devs], np.uint64),
+                                 np.array([TensorMap.tiled(d, (ROWS, COLS)).address for d in devs], np.uint64),
                                  np.array([s[0] for s in shapes], np.int32), np.array([s[1] for s in shapes], np.int32),
                                  outs, offsets)
     got = outs.copy_to_host()

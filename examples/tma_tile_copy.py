@@ -1,6 +1,6 @@
 """Copy a 2-D array tile by tile through shared memory with TMA, and check it against numpy.
 
-    python examples/tma_tile_copy.py            # needs a GPU of compute capability >= 9.0
+    python examples/tma_tile_copy.py            # a GPU of compute capability >= 9.0, else simulated
 
 The tensor map is built by numba_tma's pure-Python encoder (``TensorMap.tiled``) and passed to
 the kernel by value.  Each block: one thread initialises an mbarrier, tells it to expect one
@@ -10,13 +10,15 @@ The copy runs on a numba device array, and on a CuPy array and a PyTorch tensor 
 
 import importlib.util
 
+from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator without a GPU
+
 import numba
 import numpy as np
 from numba import cuda
 
 from numba_tma import TensorMap, fence, mbarrier, tma
 
-ROWS, COLS = 1000, 1024          # not a multiple of the tile: the last tile row is partly outside
+ROWS, COLS = (100, 128) if SIMULATED else (1000, 1024)  # not a multiple of the tile: the last tile row is partly outside
 TILE_R, TILE_C = 64, 64          # the box, in the array's own (row, col) order
 
 
@@ -50,9 +52,9 @@ def copy(source, host):
 def main():
     host = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(np.float32)
     sources = {"numba": lambda: cuda.to_device(host)}
-    if importlib.util.find_spec("cupy"):
+    if importlib.util.find_spec("cupy") and not SIMULATED:
         sources["cupy"] = lambda: __import__("cupy").asarray(host)
-    if importlib.util.find_spec("torch"):
+    if importlib.util.find_spec("torch") and not SIMULATED:
         sources["torch"] = lambda: __import__("torch").tensor(host, device="cuda")
     failed = 0
     for name, make in sources.items():

@@ -2,7 +2,7 @@
 with TMA, four consumer warps compute on them and hand the slots back.  ``out = 2 * x + 1`` over a
 float32 matrix, checked against numpy.
 
-    python examples/warp_specialized_ring.py
+    python examples/warp_specialized_ring.py        # without a GPU: simulated, small
 
 Two barriers per slot: ``full[s]`` (the producer's byte count; completes when the tile landed) and
 ``empty[s]`` (count = consumer warps; completes when every consumer released the slot).  Tile k
@@ -13,6 +13,8 @@ phase "before" a fresh barrier, which counts as complete, so the first STAGES lo
 """
 
 import sys
+
+from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator without a GPU
 
 import numba
 import numpy as np
@@ -60,12 +62,12 @@ def twice_plus_one(src, out, n_tiles):
                 mbarrier.arrive(at(empty, s))            # this warp is done with the slot
 
 
-def main(rows=4096, cols=1024):
+def main(rows=32 if SIMULATED else 4096, cols=64 if SIMULATED else 1024):
     x = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)
     out = cuda.device_array_like(x)
     src = TensorMap.tiled(cuda.to_device(x), (ROWS, COLS))
     n_tiles = (rows // ROWS) * (cols // COLS)
-    blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * 2
+    blocks = 2 if SIMULATED else cuda.get_current_device().MULTIPROCESSOR_COUNT * 2
     twice_plus_one[blocks, 32 * (1 + CONSUMERS)](src, out, n_tiles)
     ok = np.array_equal(out.copy_to_host(), 2 * x + 1)
     print(f"warp_specialized_ring: {rows}x{cols} float32, {n_tiles} tiles, {STAGES}-stage ring, "

@@ -125,13 +125,20 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
 
         numba_tma.launch(k, (8, 4), 128, a, out, cluster=(2, 1, 1), shared_mem=150_000)
     """
+    from . import SIMULATOR
+
+    shapes = _shapes(grid, block, cluster, shared_mem)
+    if SIMULATOR:   # numba-cuda's CUDA simulator: numba's own launch, clusters of one block
+        if shapes[3] != 1:
+            raise LaunchError(f"cluster={cluster}: the CUDA simulator runs clusters of one block")
+        kernel[grid, block, stream, shared_mem](*args)
+        return
     from cuda.core import launch as core_launch
     from numba import cuda
     from numba.cuda.cudadrv import driver as numba_driver
 
     from .numba_cuda_hooks import prepared_launch
 
-    shapes = _shapes(grid, block, cluster, shared_mem)
     device = cuda.get_current_device()
     config, size = _config(shapes, shared_mem, device), shapes[3]
     cufunc, kernelargs, retr = prepared_launch(kernel, args, stream)

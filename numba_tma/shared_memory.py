@@ -124,6 +124,10 @@ class SharedMemoryPlan:
         pieces = tuple(self._pieces)
         align = self._align
         fields = namedtuple("SharedPieces", [p[0] for p in pieces])
+        from . import SIMULATOR
+
+        if SIMULATOR:
+            return _simulated_carver(pieces, align, fields, self.nbytes)
         arrays = [types.Array(dtype, len(shape), "C") for _, shape, dtype, _, _ in pieces]
         result = types.NamedTuple(arrays, fields)
 
@@ -170,3 +174,26 @@ def _view(context, builder, aryty, address, shape):
                            strides=[context.get_constant(types.intp, s) for s in strides],
                            itemsize=context.get_constant(types.intp, itemsize), meminfo=None)
     return ary._getvalue()
+
+
+def _simulated_carver(pieces, align, fields, nbytes):
+    """Under the CUDA simulator: the same pieces as numpy views of the block's dynamic buffer."""
+    from .simulator import hooks, memory
+
+    def carve():
+        raw = hooks.kernel_cuda().shared.array(0, numba.uint8)
+        if raw.size < nbytes:
+            raise SharedMemoryPlanError(f"the launch gave {raw.size} bytes of dynamic shared memory; this plan needs "
+                                        f"{nbytes} (launch with shared_mem=plan.nbytes)")
+        pad = (-memory.address(raw)) % align
+        views = []
+        for _, shape, dtype, offset, _ in pieces:
+            size = dtype.bitwidth // 8
+            for d in shape:
+                size *= d
+            start = pad + offset
+            views.append(raw[start:start + size].view(str(dtype)).reshape(shape))
+        return fields(*views)
+
+    return carve
+

@@ -5,6 +5,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -20,11 +21,14 @@ assert numba_tma.SIMULATOR
 """
 
 
-def simulate(body, timeout=300):
-    """Run ``body`` under the simulator; return its stdout (stderr on failure, in the assertion)."""
+def simulate(body, timeout=300, setup=""):
+    """Run ``setup`` and ``body`` under the simulator; return the stdout (stderr on failure, in the
+    assertion)."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], capture_output=True, text=True,
-                         env=env, timeout=timeout)
+    with tempfile.TemporaryDirectory() as folder:        # a file, so messages can quote its source lines
+        script = pathlib.Path(folder) / "kernel.py"
+        script.write_text(PRELUDE + setup + textwrap.dedent(body))
+        run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=timeout)
     assert run.returncode == 0, run.stderr[-3000:]
     return run.stdout
 
@@ -34,7 +38,7 @@ def test_load_modify_store_with_ragged_edges():
         @cuda.jit
         def twice_plus_one(src, dst):
             bars = cuda.shared.array(1, numba.uint64)
-            tile = cuda.shared.array((8, 16), numba.float32)
+            tile = cuda.shared.array((8, 16), numba.float32, alignment=128)
             if cuda.threadIdx.x == 0:
                 mbarrier.init(bars, 1)
                 fence.mbarrier_init()
@@ -71,7 +75,7 @@ def test_swizzled_tile_placement(swizzle):
         @cuda.jit
         def read_back(desc, out):
             bars = cuda.shared.array(1, numba.uint64)
-            tile = cuda.shared.array(16 * cols, numba.uint16)
+            tile = cuda.shared.array(16 * cols, numba.uint16, alignment=1024)
             if cuda.threadIdx.x == 0:
                 mbarrier.init(bars, 1)
                 mbarrier.arrive_expect_tx(bars, desc.box_bytes)
@@ -90,32 +94,12 @@ def test_swizzled_tile_placement(swizzle):
     assert "equal True" in out
 
 
-def test_a_wait_that_cannot_complete_is_reported():
-    out = simulate("""
-        numba_tma.simulator.WAIT_TIMEOUT_S = 0.5
-        @cuda.jit
-        def forgot_the_load(desc, out):
-            bars = cuda.shared.array(1, numba.uint64)
-            if cuda.threadIdx.x == 0:
-                mbarrier.init(bars, 1)
-                mbarrier.arrive_expect_tx(bars, 4096)      # ... and no copy delivers the bytes
-            cuda.syncthreads()
-            mbarrier.wait(bars, 0)
-
-        try:
-            forgot_the_load[1, 1](TensorMap.tiled(cuda.to_device(np.zeros((32, 32), np.float32)), (32, 32)), None)
-        except Exception as exc:
-            print("raised", exc)
-    """)
-    assert "cannot complete" in out and "4096 bytes of async copies were expected" in out
-
-
 def test_a_misaligned_first_coordinate_is_reported():
     out = simulate("""
         @cuda.jit
         def misaligned(desc):
             bars = cuda.shared.array(1, numba.uint64)
-            tile = cuda.shared.array(64, numba.float32)
+            tile = cuda.shared.array(64, numba.float32, alignment=128)
             mbarrier.init(bars, 1)
             tma.load(desc, tile, (2, 0), bars)
 
@@ -132,7 +116,7 @@ def test_bulk_copies_and_at():
         @cuda.jit
         def rows(src, dst):
             bars = cuda.shared.array(2, numba.uint64)
-            buf = cuda.shared.array((2, 64), numba.float32)
+            buf = cuda.shared.array((2, 64), numba.float32, alignment=16)
             r = cuda.blockIdx.x
             if cuda.threadIdx.x == 0:
                 mbarrier.init(at(bars, 1), 1)
@@ -147,17 +131,3 @@ def test_bulk_copies_and_at():
         print("equal", np.array_equal(x, y))
     """)
     assert "equal True" in out
-
-
-def test_ops_not_simulated_yet_say_so():
-    out = simulate("""
-        @cuda.jit
-        def k(out):
-            numba_tma.cluster.sync()
-
-        try:
-            k[1, 1](np.zeros(1))
-        except Exception as exc:
-            print("raised", exc)
-    """)
-    assert "cluster.sync is not simulated yet" in out

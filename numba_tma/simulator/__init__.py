@@ -1,0 +1,64 @@
+"""numba_tma's ops under numba-cuda's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``).
+
+The simulator runs a kernel as Python, one thread per CUDA thread, block after block, on numpy
+arrays; the compiled intrinsics cannot run there, so ``import numba_tma`` under the simulator
+exports these Python twins instead (every public op of every family; ``tests/
+test_simulator_coverage.py`` checks none is missing), with the hardware's semantics and
+diagnostics the GPU cannot give:
+
+* :mod:`.mbarrier` — phases, pending arrivals, the transaction count, parity and token waits;
+* :mod:`.tensor` — TMA box and im2col copies decoded from the descriptor's bytes (OOB fill,
+  element strides, swizzle placement, TF32), stores, reductions, gather4 / scatter4;
+* :mod:`.copies` — bulk copies and reductions, cp.async with its groups and barrier arrivals;
+* :mod:`.threads` — named barriers, elect_one, clusters of one block, fences, cache policies;
+* :mod:`.tensormap` — descriptor edits on the 128 bytes;
+* :mod:`.state` — when async copies complete (later; ``NUMBA_TMA_SIM_SEED`` randomises it) and
+  the deadlock detector; :mod:`.memory` — shared arrays that catch misaligned tiles and reads of
+  bytes a copy has not delivered; :mod:`.hooks` — the numba-cuda simulator internals touched.
+
+Every diagnostic is a :class:`SimulatorError` naming the block, the thread, the op and the barrier.
+See ``docs/simulator.md``.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from . import copies, hooks, mbarrier, tensor, tensormap, threads
+from .hooks import SimulatorError
+
+hooks.install()
+
+__all__ = ["FAMILIES", "SimulatorError", "at"]
+
+
+def at(array, index):
+    """The address of ``array[index]`` (an element, or the sub-array ``array[index]``), as an array
+    starting there and running to the end of ``array`` (as the GPU's address does: an op may write
+    past the sub-array); a non-contiguous array gives the sub-array itself."""
+    if array.ndim == 1:
+        return array[index:]
+    if not array.flags.c_contiguous:
+        return array[index]
+    step = array.strides[0] // array.itemsize
+    return array.reshape(-1)[index * step:]
+
+
+def _family(name, ops):
+    return SimpleNamespace(__name__=f"numba_tma.{name}", **ops)
+
+
+FAMILIES = {
+    "mbarrier": _family("mbarrier", mbarrier.OPS),
+    "fence": _family("fence", threads.FENCE_OPS),
+    "tma": _family("tma", {**tensor.OPS, "commit_group": copies.BULK_OPS["commit_group"],
+                           "wait_group": copies.BULK_OPS["wait_group"],
+                           "wait_group_read": copies.BULK_OPS["wait_group_read"]}),
+    "bulk": _family("bulk", copies.BULK_OPS),
+    "cp_async": _family("cp_async", copies.CP_ASYNC_OPS),
+    "sync": _family("sync", threads.SYNC_OPS),
+    "cluster": _family("cluster", threads.CLUSTER_OPS),
+    "dsmem": _family("dsmem", copies.DSMEM_OPS),
+    "cache": _family("cache", threads.CACHE_OPS),
+    "tensormap": _family("tensormap", tensormap.OPS),
+}

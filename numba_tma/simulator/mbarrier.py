@@ -1,0 +1,185 @@
+"""``numba_tma.mbarrier`` under the simulator: phases, pending arrivals, the transaction count.
+
+A state token is ``phase << 20 | pending arrivals before the arrival`` (20 bits hold any count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import memory
+from .hooks import SimulatorError
+from .state import CHANGED, LOCK, Barrier, enter, where
+
+_TOKEN_SHIFT = 20
+
+
+def _address(op, bar):
+    if not isinstance(bar, memory.SharedArray) or bar.dtype not in (np.uint64, np.int64):
+        raise SimulatorError(f"numba_tma simulator: {op}: bar must be a uint64 shared array (cuda.shared.array), "
+                             f"got {type(bar).__name__} of {getattr(bar, 'dtype', '?')}")
+    return memory.address(bar)
+
+
+def barrier(state, thread, op, bar) -> Barrier:
+    """The barrier at ``bar`` (element 0), which must have been initialised in this block."""
+    found = state.barriers.get(_address(op, bar))
+    if found is None:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)}, which is not an "
+                             "initialised mbarrier of this block (mbarrier.init first, then fence.mbarrier_init() "
+                             "and cuda.syncthreads() before other threads use it)")
+    return found
+
+
+def _arrive(thread, state, op, bar, count, drop=0, nbytes=0):
+    with LOCK:
+        b = barrier(state, thread, op, bar)
+        if nbytes:
+            b.expected += nbytes
+        if count > b.pending:
+            raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} arrives {count} times on {b.describe()}:"
+                                 f" more arrivals than the phase still expects")
+        token = b.phase << _TOKEN_SHIFT | b.pending
+        b.count -= drop
+        b.pending -= count
+        b.advance()
+        state.changed()
+        return token
+
+
+def init(bar, count):
+    thread, state = enter()
+    with LOCK:
+        if not 1 <= count < 1 << 20:
+            raise SimulatorError(f"numba_tma simulator: mbarrier.init: count={count} must be in [1, 2**20 - 1]")
+        state.barriers[_address("mbarrier.init", bar)] = Barrier(memory.name(bar), count)
+        state.changed()
+
+
+def inval(bar):
+    thread, state = enter()
+    with LOCK:
+        barrier(state, thread, "mbarrier.inval", bar)
+        del state.barriers[memory.address(bar)]
+
+
+def arrive(bar, count=1, sem=None, scope=None, no_complete=False):
+    thread, state = enter()
+    if no_complete:
+        with LOCK:
+            b = barrier(state, thread, "mbarrier.arrive", bar)
+            if count >= b.pending:
+                raise SimulatorError(f"numba_tma simulator: {where(thread)}: mbarrier.arrive(no_complete=True) would "
+                                     f"complete the phase of {b.describe()}")
+    return _arrive(thread, state, "mbarrier.arrive", bar, count)
+
+
+def arrive_expect_tx(bar, nbytes, sem=None, scope=None):
+    thread, state = enter()
+    return _arrive(thread, state, "mbarrier.arrive_expect_tx", bar, 1, nbytes=nbytes)
+
+
+def arrive_drop(bar, count=1, sem=None, scope=None):
+    thread, state = enter()
+    return _arrive(thread, state, "mbarrier.arrive_drop", bar, count, drop=count)
+
+
+def arrive_drop_expect_tx(bar, nbytes, sem=None, scope=None):
+    thread, state = enter()
+    return _arrive(thread, state, "mbarrier.arrive_drop_expect_tx", bar, 1, drop=1, nbytes=nbytes)
+
+
+def arrive_remote(bar, cta_rank, count=1, sem="release"):
+    thread, state = enter()
+    if cta_rank != 0:
+        raise SimulatorError(f"numba_tma simulator: mbarrier.arrive_remote(cta_rank={cta_rank}): the simulator runs "
+                             "clusters of one block (rank 0)")
+    _arrive(thread, state, "mbarrier.arrive_remote", bar, count)
+
+
+def expect_tx(bar, nbytes, scope="cta"):
+    thread, state = enter()
+    with LOCK:
+        barrier(state, thread, "mbarrier.expect_tx", bar).expected += nbytes
+        state.changed()
+
+
+def deliver_bytes(state, thread, op, bar, nbytes):
+    """``nbytes`` arrive on the barrier (a copy's complete_tx), under LOCK."""
+    b = barrier(state, thread, op, bar)
+    b.delivered += nbytes
+    if b.tx < 0:
+        raise SimulatorError(f"numba_tma simulator: the transaction count of {b.label} went negative: {op} issued by "
+                             f"{where(thread)} delivered {nbytes} bytes, and {b.describe()}: expect_tx (or "
+                             "arrive_expect_tx) must announce at least the bytes the copies deliver")
+    b.advance()
+    state.changed()
+
+
+def complete_tx(bar, nbytes, scope="cta"):
+    thread, state = enter()
+    with LOCK:
+        deliver_bytes(state, thread, "mbarrier.complete_tx", bar, nbytes)
+
+
+def _parity_done(b, parity):
+    return (b.phase & 1) != (parity & 1)
+
+
+def _token_done(b, token):
+    return b.phase > token >> _TOKEN_SHIFT
+
+
+def _probe(op, bar, done, what, deliver, pause):
+    """A non-blocking check; a failed one marks the thread as polling the barrier."""
+    thread, state = enter()
+    with CHANGED:
+        b = barrier(state, thread, op, bar)
+        if deliver:
+            state.deliver()
+        if done(b):
+            return True
+        state.blocked[thread] = (lambda: done(b), lambda: f"polls {what} on {b.describe()}")
+        state.idle(thread)
+        if pause:
+            CHANGED.wait(0.001)
+        return done(b)
+
+
+def test_wait(bar, phase, sem=None, scope=None):
+    return _probe("mbarrier.test_wait", bar, lambda b: _parity_done(b, phase),
+                  f"mbarrier.test_wait(parity {phase & 1})", False, False)
+
+
+def test_wait_token(bar, token, sem=None, scope=None):
+    return _probe("mbarrier.test_wait_token", bar, lambda b: _token_done(b, token), "mbarrier.test_wait_token",
+                  False, False)
+
+
+def try_wait(bar, phase, suspend_ns=None, sem=None, scope=None):
+    return _probe("mbarrier.try_wait", bar, lambda b: _parity_done(b, phase),
+                  f"mbarrier.try_wait(parity {phase & 1})", True, True)
+
+
+def try_wait_token(bar, token, suspend_ns=None, sem=None, scope=None):
+    return _probe("mbarrier.try_wait_token", bar, lambda b: _token_done(b, token), "mbarrier.try_wait_token",
+                  True, True)
+
+
+def wait(bar, phase, sem=None, scope=None):
+    thread, state = enter()
+    with CHANGED:
+        b = barrier(state, thread, "mbarrier.wait", bar)
+        state.deliver()
+        state.block_until(thread, lambda: _parity_done(b, phase),
+                          lambda: f"mbarrier.wait(parity {phase & 1}) on {b.describe()}")
+
+
+def pending_count(token):
+    return int(token) & ((1 << _TOKEN_SHIFT) - 1)
+
+
+OPS = dict(init=init, inval=inval, arrive=arrive, arrive_expect_tx=arrive_expect_tx, arrive_drop=arrive_drop,
+           arrive_drop_expect_tx=arrive_drop_expect_tx, arrive_remote=arrive_remote, expect_tx=expect_tx,
+           complete_tx=complete_tx, test_wait=test_wait, test_wait_token=test_wait_token, try_wait=try_wait,
+           try_wait_token=try_wait_token, wait=wait, pending_count=pending_count)

@@ -1,0 +1,106 @@
+"""Simulated shared memory: arrays that know where they were allocated, sit at exactly the
+alignment the GPU guarantees them, and refuse a read of bytes an async copy has not delivered.
+
+**Placement.**  On the GPU a shared array is aligned to its dtype (or to ``alignment=``) and to
+nothing more that can be relied on; the simulator places each array at an address that is a
+multiple of that alignment but *not* of twice it, so a TMA tile that is aligned only by luck on
+the GPU is reported here (``alignment=128``; 1024 for 128B swizzle).
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+
+import numpy as np
+
+from . import state as _state
+
+_MAX_ALIGNMENT = 1 << 12
+
+
+class SharedArray(np.ndarray):
+    """A numpy array in simulated shared memory; views keep its allocation's ``label`` and base."""
+
+    variable = "shared"      # the name it was assigned to
+    place = "?"              # where it was allocated (file:line)
+    origin = 0               # the address of its first element
+
+    def __array_finalize__(self, obj):
+        if obj is not None:
+            self.variable = getattr(obj, "variable", self.variable)
+            self.place = getattr(obj, "place", self.place)
+            self.origin = getattr(obj, "origin", self.origin)
+
+    def __getitem__(self, index):
+        value = super().__getitem__(index)
+        if _state.COPIES_IN_FLIGHT and not isinstance(value, np.ndarray):
+            _state.check_generic_read(self, index)
+        return value
+
+
+def address(array) -> int:
+    """The address of element 0 of a numpy-backed array (a shared array or a host array)."""
+    return np.asarray(array).__array_interface__["data"][0]
+
+
+def element_address(array, index) -> int:
+    """The address of ``array[index]`` for an integer index tuple (negative entries wrap)."""
+    index = index if isinstance(index, tuple) else (index,)
+    base = address(array)
+    for i, n, stride in zip(index, array.shape, array.strides):
+        base += (int(i) + n if int(i) < 0 else int(i)) * stride
+    return base
+
+
+def name(array, addr=None) -> str:
+    """How messages name a shared array (or one of its elements): ``bars[1] (k.py:12: bars = ...)``."""
+    if not isinstance(array, SharedArray):
+        return "an array outside shared memory"
+    addr = address(array) if addr is None else addr
+    return f"{array.variable}[{(addr - array.origin) // array.itemsize}] (allocated at {array.place})"
+
+
+def _variable(caller) -> str:
+    """``tile`` from the source line ``tile = cuda.shared.array(...)``."""
+    text = linecache.getline(*caller).strip()
+    variable = text.split("=", 1)[0].strip() if "=" in text else ""
+    return variable if variable.isidentifier() else "shared"
+
+
+def allocate(shape, dtype, alignment, caller) -> SharedArray:
+    """A shared array of ``shape`` and ``dtype`` aligned to ``alignment`` (else the dtype's size,
+    rounded up to a power of two, as numba-cuda aligns it) and to no more."""
+    align = alignment or 1 << (dtype.itemsize - 1).bit_length()
+    if align & (align - 1) or not 0 < align <= _MAX_ALIGNMENT:
+        raise _state.SimulatorError(f"numba_tma simulator: cuda.shared.array(alignment={alignment}) must be a power "
+                                    f"of two up to {_MAX_ALIGNMENT}")
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.zeros(nbytes + 4 * align, np.uint8)
+    start = raw.__array_interface__["data"][0]
+    offset = (-start) % (2 * align) + align          # a multiple of align, not of 2 * align
+    array = np.ndarray.__new__(SharedArray, shape, dtype, buffer=raw, offset=offset)
+    array.variable, array.place, array.origin = _variable(caller), f"{os.path.basename(caller[0])}:{caller[1]}", \
+        start + offset
+    return array
+
+
+def as_shared(array) -> SharedArray:
+    """The simulator's dynamic shared memory buffer as a shared array."""
+    view = array.view(SharedArray)
+    view.variable, view.place, view.origin = "dynamic_shared", "launch", address(array)
+    return view
+
+
+def byte_view(array) -> np.ndarray:
+    """The bytes of a contiguous array, writable, as plain numpy (no read checks)."""
+    return np.asarray(array).reshape(-1).view(np.uint8)
+
+
+def host(array) -> np.ndarray:
+    """The plain numpy array behind a simulator device array (inside or outside a kernel) or a
+    shared array."""
+    if isinstance(array, np.ndarray):
+        return np.asarray(array)
+    inner = array.__dict__.get("_item")       # a device array as a kernel sees it
+    return host(inner if inner is not None else array._ary)

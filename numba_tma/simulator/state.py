@@ -1,0 +1,197 @@
+"""Per-block simulator state: mbarriers, async copies in flight, blocked threads, and the deadlock
+detector.
+
+**When async copies complete.**  A TMA / bulk / cp.async copy into shared memory is *in flight*
+from its issue until the block next waits: an ``mbarrier.wait`` / ``try_wait`` of any thread of
+the block delivers the copies in flight (all of them, in issue order; with
+``NUMBA_TMA_SIM_SEED=<int>`` a random subset in random order, to shake out missing waits), and
+when every thread of the block is blocked (in ``cuda.syncthreads``, a wait, a named or cluster
+barrier, or polling a barrier with ``test_wait`` / ``try_wait``) the rest is delivered.  A read of
+shared memory that an undelivered copy will write raises :class:`SimulatorError`.
+
+**Deadlocks.**  When every thread of the block is blocked, no copy is in flight and nothing has
+changed for ``DEADLOCK_WINDOW_S`` seconds, the waiting thread raises a report naming the block,
+each thread's op and barrier, and the barrier's arrivals and bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+
+from . import hooks
+from .hooks import SimulatorError
+
+DEADLOCK_WINDOW_S = 0.3      # how long "every thread blocked, nothing in flight" must last
+POLL_S = 0.05                # how often a blocked thread looks again
+SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SEED") else None
+
+LOCK = threading.RLock()
+CHANGED = threading.Condition(LOCK)
+COPIES_IN_FLIGHT = 0         # over all blocks: a fast "nothing to check" for shared-memory reads
+
+
+def where(thread) -> str:
+    return f"thread {hooks.index(thread)} of block {hooks.index(thread, 'block')}"
+
+
+class Barrier:
+    """One mbarrier: arrivals per phase, the current phase's pending arrivals and transactions."""
+
+    def __init__(self, label, count):
+        self.label, self.count, self.pending, self.phase = label, count, count, 0
+        self.expected = self.delivered = 0
+
+    @property
+    def tx(self):
+        return self.expected - self.delivered
+
+    def describe(self):
+        return (f"barrier {self.label} (phase {self.phase}): expects {self.count} arrivals per phase, "
+                f"{self.count - self.pending} arrived; expects {self.expected} bytes, {self.delivered} delivered")
+
+    def advance(self):
+        if self.pending == 0 and self.tx == 0:
+            self.phase += 1
+            self.pending, self.expected, self.delivered = self.count, 0, 0
+            CHANGED.notify_all()
+
+
+class Copy:
+    """An async copy in flight: ``complete()`` writes it; ``dst`` is the shared byte range it writes."""
+
+    def __init__(self, op, thread, complete, dst=None, after=()):
+        self.op, self.issuer, self.complete, self.dst, self.after = op, where(thread), complete, dst, after
+
+
+class BlockState:
+    def __init__(self, thread):
+        self.barriers: dict[int, Barrier] = {}
+        self.in_flight: list[Copy] = []
+        self.blocked: dict = {}          # thread -> (done, what): its wait's condition and description
+        self.progress = 0
+        self.stuck = None                # (since, progress) while every thread is blocked
+        self.deadlocked = False          # reported (by one thread; the others wait to be stopped)
+        self.gates: dict = {}            # named / cluster / warp barriers: key -> [expected, arrived set, generation]
+        block = hooks.index(thread, "block")
+        self.rng = None if SEED is None else random.Random(hash((SEED, block)))
+
+    def changed(self):
+        self.progress += 1
+        CHANGED.notify_all()
+
+    # -- async copies ----------------------------------------------------------------------------
+    def issue(self, copy):
+        global COPIES_IN_FLIGHT
+        self.in_flight.append(copy)
+        COPIES_IN_FLIGHT += 1
+
+    def deliver(self, everything=False):
+        """Complete copies in flight: all (in issue order, or shuffled with a seed) or, with a seed
+        and not ``everything``, a random subset; a copy waits for the copies it must follow."""
+        if not self.in_flight:
+            return
+        chosen = list(self.in_flight)
+        if self.rng is not None:
+            self.rng.shuffle(chosen)
+            if not everything:
+                chosen = [c for c in chosen if self.rng.random() < 0.5]
+        done = True
+        while done:
+            done = False
+            for copy in list(chosen):
+                if not any(c in self.in_flight for c in copy.after):
+                    chosen.remove(copy)
+                    self.deliver_one(copy)
+                    done = True
+
+    def deliver_one(self, copy):
+        global COPIES_IN_FLIGHT
+        self.in_flight.remove(copy)
+        COPIES_IN_FLIGHT -= 1
+        copy.complete()
+        self.changed()
+
+    # -- blocking ------------------------------------------------------------------------------
+    def block_until(self, thread, done, what, timeout=None):
+        """Block ``thread`` until ``done()`` (called under LOCK); ``what()`` describes the wait for a
+        deadlock report.  Returns ``done()`` (False only when ``timeout`` ran out)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not done():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            self.blocked[thread] = (done, what)
+            pause = POLL_S if deadline is None else min(POLL_S, max(0.0, deadline - time.monotonic()))
+            if not CHANGED.wait(pause):      # nothing changed for a while: is the whole block stuck?
+                self.idle(thread)
+            if hooks.aborted(thread):
+                raise SimulatorError("numba_tma simulator: stopped (another thread of the block raised)")
+        self.blocked.pop(thread, None)
+        return True
+
+    def idle(self, thread):
+        """If every thread of the block is blocked: deliver the copies in flight, or report a
+        deadlock once that has lasted DEADLOCK_WINDOW_S with nothing changing."""
+        threads = hooks.block_threads(thread)
+        if not all(hooks.in_syncthreads(t) or (t in self.blocked and not self.blocked[t][0]()) for t in threads):
+            self.stuck = None
+            return
+        if self.in_flight:
+            self.deliver(everything=True)
+            return
+        now = time.monotonic()
+        if self.stuck is None or self.stuck[1] != self.progress:
+            self.stuck = (now, self.progress)
+        elif now - self.stuck[0] >= DEADLOCK_WINDOW_S and not self.deadlocked:
+            self.deadlocked = True
+            raise SimulatorError(self.deadlock_report(threads))
+
+    def deadlock_report(self, threads):
+        block = hooks.index(threads[0], "block") if threads else "?"
+        groups: dict[str, list] = {}
+        for t in sorted(threads, key=hooks.linear_id):
+            what = self.blocked[t][1]() if t in self.blocked else "cuda.syncthreads()"
+            groups.setdefault(what, []).append(hooks.index(t))
+        lines = [f"numba_tma simulator: deadlock in block {block}: every thread is blocked and no async copy is in "
+                 "flight, so no wait can complete:"]
+        for what, ids in groups.items():
+            who = f"thread {ids[0]}" if len(ids) == 1 else f"{len(ids)} threads ({ids[0]} .. {ids[-1]})"
+            lines.append(f"  {who}: {what}")
+        return "\n".join(lines)
+
+
+_STATES_KEY = "numba_tma_block_state"
+
+
+def enter(op=None):
+    """``(thread, block state)`` for an op; the thread is no longer polling a barrier."""
+    thread = hooks.current_thread()
+    manager = hooks.block_key(thread)
+    state = manager.__dict__.get(_STATES_KEY)
+    if state is None:
+        with LOCK:
+            state = manager.__dict__.setdefault(_STATES_KEY, BlockState(thread))
+    state.blocked.pop(thread, None)
+    return thread, state
+
+
+def check_generic_read(array, index):
+    """Raise if ``array[index]`` (a scalar read) lies in bytes a copy in flight will write."""
+    from .memory import element_address, name
+
+    thread, state = enter()
+    with LOCK:
+        if not state.in_flight:
+            return
+        try:
+            addr = element_address(array, index)
+        except (TypeError, ValueError):
+            return
+        for copy in state.in_flight:
+            if copy.dst is not None and copy.dst[0] <= addr < copy.dst[1]:
+                raise SimulatorError(
+                    f"numba_tma simulator: {where(thread)} reads {name(array, addr)} while the {copy.op} issued by "
+                    f"{copy.issuer} that writes it is still in flight: wait for it (mbarrier.wait on its barrier, "
+                    "or cp_async.wait_group) before reading")

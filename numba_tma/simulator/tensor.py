@@ -1,0 +1,358 @@
+"""``numba_tma.tma`` under the simulator: box and im2col copies taken from the descriptor's own
+128 bytes (decoded; no second copy of the parameters).
+
+Loads: out-of-bounds elements are filled (zero, or with ``oob_fill="nan"`` on a floating map the
+all-ones NaN of the element width), element strides of dimensions 1-4 step through the tensor
+(``ceil(box / stride)`` elements), TF32 maps round to nearest even at 10 mantissa bits and the
+FTZ maps flush subnormals, and each byte lands where the swizzle puts it (the 16-byte chunk index
+XOR address bits 7-9).  Stores and reductions write only the part of the box inside the tensor.
+Not modelled (each raises naming why): an element stride on dimension 0 and strided stores (the
+H200's layout for them is not established), stores and reductions through im2col maps, interleaved
+maps, multicast to other blocks.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+
+import numpy as np
+
+from ..descriptors import decode
+from ..descriptors.tensor_map import TensorMap
+from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, TYPE_INFO, DataType, Interleave, Mode, OOBFill
+from . import memory
+from .hooks import SimulatorError
+from .mbarrier import deliver_bytes
+from .state import LOCK, Copy, enter
+
+# The element types each tensor reduction takes, by map data type (numba_tma.intrinsics.tma's
+# TENSOR_REDUCE_TYPES; tests/test_simulator_coverage.py checks the two agree).
+TENSOR_REDUCE_TYPES = {
+    "add": ("UINT32", "INT32", "UINT64", "FLOAT32", "FLOAT16", "BFLOAT16"),
+    "min": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
+    "max": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
+    "inc": ("UINT32",), "dec": ("UINT32",),
+    "and": ("UINT32", "INT32", "UINT64"), "or": ("UINT32", "INT32", "UINT64"), "xor": ("UINT32", "INT32", "UINT64"),
+}
+_NUMPY = {DataType.UINT8: "u1", DataType.UINT16: "u2", DataType.UINT32: "u4", DataType.INT32: "i4",
+          DataType.UINT64: "u8", DataType.INT64: "i8", DataType.FLOAT16: "f2", DataType.FLOAT32: "f4",
+          DataType.FLOAT64: "f8", DataType.BFLOAT16: "u2", DataType.FLOAT32_FTZ: "f4", DataType.TFLOAT32: "f4",
+          DataType.TFLOAT32_FTZ: "f4"}
+_NAN = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
+
+
+def fields_of(desc, op):
+    """The decoded fields of a TensorMap or of 128 descriptor bytes in a uint8 array."""
+    raw = desc.bytes if isinstance(desc, TensorMap) else memory.host(desc).tobytes()
+    return _decoded(raw, op)
+
+
+@functools.lru_cache(maxsize=256)
+def _decoded(raw, op):
+    fields = decode(raw)
+    if fields.interleave != Interleave.NONE:
+        raise SimulatorError(f"numba_tma simulator: {op}: interleaved maps are not simulated (the bytes their loads "
+                             "deliver are not established)")
+    if TYPE_INFO[fields.data_type].bits < 8:
+        raise SimulatorError(f"numba_tma simulator: {op}: packed sub-byte maps (sm_100) are not simulated")
+    return fields
+
+
+def _itemsize(fields):
+    return TYPE_INFO[fields.data_type].bits // 8
+
+
+def _global_view(fields):
+    """The tensor as a numpy array (outermost first) over its memory, from the descriptor."""
+    size = _itemsize(fields)
+    shape = tuple(reversed(fields.global_dim))
+    strides = tuple(reversed(fields.global_strides)) + (size,)
+    span = sum((n - 1) * s for n, s in zip(shape, strides)) + size
+    raw = np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(fields.global_address))
+    return np.lib.stride_tricks.as_strided(raw.view(f"u{size}"), shape=shape, strides=strides, writeable=True)
+
+
+def _swizzle_bytes(fields):
+    return SWIZZLE_BYTES[fields.swizzle.name]
+
+
+def _swizzled(offsets, swizzle_bytes):
+    """Where byte offset(s) of a dense box land in shared memory under the swizzle."""
+    return offsets ^ (((offsets >> 7) & SWIZZLE_ROW_MASK[swizzle_bytes]) << 4)
+
+
+def _check_tile(op, fields, tile, nbytes, role):
+    """A TMA shared-memory operand: in shared memory, aligned, large enough."""
+    if not isinstance(tile, memory.SharedArray):
+        raise SimulatorError(f"numba_tma simulator: {op}: {role} must be a shared array (cuda.shared.array); got "
+                             f"{memory.name(tile)}")
+    swizzle = _swizzle_bytes(fields)
+    need = max(128, 8 * swizzle)
+    addr = memory.address(tile)
+    if addr % need:
+        raise SimulatorError(f"numba_tma simulator: {op}: {role} {memory.name(tile)} is only {addr & -addr}-byte "
+                             f"aligned; TMA needs {need}-byte alignment{' for ' + fields.swizzle.name if swizzle else ''}"
+                             f": cuda.shared.array(..., alignment={need}) (the GPU guarantees no more than asked for)")
+    if tile.nbytes < nbytes:
+        raise SimulatorError(f"numba_tma simulator: {op}: {role} {memory.name(tile)} holds {tile.nbytes} bytes, "
+                             f"smaller than the box ({nbytes} bytes)")
+
+
+def _check_coords(op, fields, coords, store=False):
+    if len(coords) != fields.rank:
+        raise SimulatorError(f"numba_tma simulator: {op}: coords has {len(coords)} entries for a rank-{fields.rank} "
+                             "map")
+    if fields.mode == Mode.TILED and (coords[0] * _itemsize(fields)) % 16:
+        raise SimulatorError(f"numba_tma simulator: {op}: coords[0]={coords[0]} times the element size is not a "
+                             "multiple of 16 bytes (the H200 faults with CUDA_ERROR_ILLEGAL_INSTRUCTION)")
+    if store and any(c < 0 for c in coords):
+        raise SimulatorError(f"numba_tma simulator: {op}: coords {tuple(coords)} start before the tensor: a TMA store "
+                             "box with a negative coordinate kills the kernel on the H200")
+
+
+def _positions(fields, coords, op, store=False):
+    """Per dimension (outermost first): the tensor indices the box covers."""
+    estr = fields.element_strides
+    if estr[0] != 1 or (store and any(e != 1 for e in estr)):
+        raise SimulatorError(f"numba_tma simulator: {op}: element strides {estr} (innermost first) are not simulated "
+                             "for " + ("stores" if store else "dimension 0") + ": the H200's layout is not established")
+    counts = [fields.box_dim[0]] + [-(-b // e) for b, e in zip(fields.box_dim[1:], estr[1:])]
+    return [c + e * np.arange(n) for c, e, n in zip(reversed(coords), reversed(estr), reversed(counts))]
+
+
+def _gather(view, fields, index):
+    """``view`` at the broadcast index arrays ``index`` (outermost first), out-of-bounds filled."""
+    shape = view.shape
+    valid = np.ones(np.broadcast_shapes(*(i.shape for i in index)), bool)
+    for i, n in zip(index, shape):
+        valid &= (i >= 0) & (i < n)
+    values = view[tuple(np.clip(i, 0, n - 1) for i, n in zip(index, shape))]
+    fill = 0
+    if fields.oob_fill == OOBFill.NAN_REQUEST_ZERO_FMA and TYPE_INFO[fields.data_type].floating:
+        fill = _NAN[view.dtype.itemsize]
+    return _convert(fields, np.where(valid, values, values.dtype.type(fill)), valid)
+
+
+def _convert(fields, values, valid):
+    """TF32 rounding (nearest even, 10 mantissa bits) and FTZ flushing of the loaded elements."""
+    dt = fields.data_type
+    if dt not in (DataType.TFLOAT32, DataType.TFLOAT32_FTZ, DataType.FLOAT32_FTZ):
+        return values
+    bits = values.astype(np.uint32)
+    exponent = bits & np.uint32(0x7F800000)
+    if dt != DataType.TFLOAT32:
+        bits = np.where(valid & (exponent == 0), bits & np.uint32(0x80000000), bits)
+    if dt != DataType.FLOAT32_FTZ:
+        finite = valid & (exponent != np.uint32(0x7F800000))
+        rounded = (bits + np.uint32(0xFFF) + ((bits >> 13) & 1)) & np.uint32(0xFFFFE000)
+        bits = np.where(finite, rounded, bits)
+    return bits.astype(values.dtype)
+
+
+def _place(tile, raw, fields):
+    memory.byte_view(tile)[_swizzled(np.arange(raw.size), _swizzle_bytes(fields))] = raw
+
+
+def _unplace(tile, nbytes, fields):
+    return memory.byte_view(tile)[_swizzled(np.arange(nbytes), _swizzle_bytes(fields))]
+
+
+def _issue_load(op, thread, state, tile, raw, fields, bar, multicast):
+    if multicast is not None and int(multicast) != 1:
+        raise SimulatorError(f"numba_tma simulator: {op}: multicast={int(multicast):#x} names other blocks; the "
+                             "simulator runs clusters of one block (mask 1)")
+    start = memory.address(tile)
+
+    def complete():
+        _place(tile, raw, fields)
+        deliver_bytes(state, thread, op, bar, raw.size)
+
+    with LOCK:
+        from .mbarrier import barrier
+        barrier(state, thread, op, bar)
+        state.issue(Copy(op, thread, complete, (start, start + raw.size)))
+
+
+def load(desc, dst, coords, bar, cache_hint=None, multicast=None, dst_space="cluster", cta_group=1):
+    op = "tma.load"
+    thread, state = enter()
+    fields = fields_of(desc, op)
+    if fields.mode != Mode.TILED:
+        raise SimulatorError(f"numba_tma simulator: {op}: desc is an im2col map: use tma.load_im2col")
+    if cta_group != 1:
+        raise SimulatorError(f"numba_tma simulator: {op}: cta_group=2 needs a pair of blocks; the simulator runs one")
+    _check_coords(op, fields, coords)
+    _check_tile(op, fields, dst, fields.transfer_bytes, "dst")
+    index = np.ix_(*_positions(fields, coords, op))
+    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index)).reshape(-1).view(np.uint8)
+    _issue_load(op, thread, state, dst, raw, fields, bar, multicast)
+
+
+def _im2col_pixels(fields, coords):
+    """The (spatial position innermost first, image) of each pixel an im2col load gathers:
+    from ``coords``, stepping W (then H, D, N) by the element strides through the bounding box
+    ``[lower corner, dim - 1 + upper corner]`` of each spatial dimension."""
+    spatial = fields.rank - 2
+    dims, estr = fields.global_dim, fields.element_strides
+    lower, upper = fields.pixel_box_lower_corner, fields.pixel_box_upper_corner
+    pos, image = list(coords[1:1 + spatial]), coords[-1]
+    pixels = []
+    for _ in range(fields.pixels_per_column):
+        pixels.append((tuple(pos), image))
+        for d in range(spatial):
+            pos[d] += estr[1 + d]
+            if pos[d] <= dims[1 + d] - 1 + upper[d]:
+                break
+            pos[d] = lower[d]
+        else:
+            image += 1
+    return pixels
+
+
+def load_im2col(desc, dst, coords, offsets, bar, cache_hint=None, multicast=None):
+    op = "tma.load_im2col"
+    thread, state = enter()
+    fields = fields_of(desc, op)
+    if fields.mode != Mode.IM2COL:
+        raise SimulatorError(f"numba_tma simulator: {op}: desc must be an im2col map (TensorMap.im2col)")
+    _check_coords(op, fields, coords)
+    if len(offsets) != fields.rank - 2:
+        raise SimulatorError(f"numba_tma simulator: {op}: offsets must have {fields.rank - 2} entries")
+    if fields.element_strides[0] != 1:
+        raise SimulatorError(f"numba_tma simulator: {op}: a channel element stride is not simulated (not established)")
+    _check_tile(op, fields, dst, fields.transfer_bytes, "dst")
+    pixels = _im2col_pixels(fields, coords)
+    spatial = np.array([p for p, _ in pixels]) + np.array(offsets)          # (pixels, spatial) innermost first
+    images = np.array([n for _, n in pixels])
+    channels = coords[0] + np.arange(fields.channels_per_pixel)
+    index = (images[:, None],) + tuple(spatial[:, d][:, None] for d in reversed(range(fields.rank - 2))) \
+        + (channels[None, :],)
+    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index)).reshape(-1).view(np.uint8)
+    _issue_load(op, thread, state, dst, raw, fields, bar, multicast)
+
+
+def _write_box(op, desc, src, coords, combine):
+    """A store-like op: the box in ``src`` written (``combine(old, new)``) where it lies inside the tensor."""
+    enter()
+    fields = fields_of(desc, op)
+    if fields.mode != Mode.TILED:
+        raise SimulatorError(f"numba_tma simulator: {op}: stores through im2col maps are not simulated (their "
+                             "traversal without offsets is not established)")
+    _check_coords(op, fields, coords, store=True)
+    _check_tile(op, fields, src, fields.transfer_bytes, "src")
+    positions = _positions(fields, coords, op, store=True)
+    view = _global_view(fields)
+    shape = tuple(len(p) for p in positions)
+    box = _unplace(src, math.prod(shape) * view.dtype.itemsize, fields).view(view.dtype).reshape(shape)
+    grids = np.meshgrid(*positions, indexing="ij")
+    inside = np.ones(shape, bool)
+    for g, n in zip(grids, view.shape):
+        inside &= g < n
+    where_ = tuple(g[inside] for g in grids)
+    with LOCK:
+        view[where_] = combine(fields, view[where_], box[inside])
+
+
+def store(desc, src, coords, cache_hint=None):
+    _write_box("tma.store", desc, src, coords, lambda fields, old, new: new)
+
+
+def _bf16(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _to_bf16(values):
+    bits = values.astype(np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def combine(op, dtype, old, new):
+    """``op(old, new)`` element-wise with the PTX reduction's semantics (``dtype``: numpy, or
+    ``"bfloat16"`` for bf16 bit patterns); integers wrap."""
+    if dtype == "bfloat16":
+        return _to_bf16(combine(op, np.dtype(np.float32), _bf16(old), _bf16(new)))
+    old, new = old.view(dtype), new.view(dtype)
+    if op == "add":
+        return (old + new).astype(dtype)
+    if op in ("min", "max"):
+        return (np.minimum if op == "min" else np.maximum)(old, new)
+    if op == "inc":
+        return np.where(old >= new, 0, old + 1).astype(dtype)
+    if op == "dec":
+        return np.where((old == 0) | (old > new), new, old - 1).astype(dtype)
+    return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op](old, new)
+
+
+def reduce(desc, src, coords, op, cache_hint=None):
+    fields = fields_of(desc, "tma.reduce")
+    if op not in TENSOR_REDUCE_TYPES or fields.data_type.name not in TENSOR_REDUCE_TYPES[op]:
+        raise SimulatorError(f"numba_tma simulator: tma.reduce: op {op!r} cannot reduce a "
+                             f"{fields.data_type.name.lower()} map (PTX ISA; see numba_tma.tma.reduce)")
+    dtype = "bfloat16" if fields.data_type == DataType.BFLOAT16 else np.dtype(_NUMPY[fields.data_type])
+    _write_box("tma.reduce", desc, src, coords,
+               lambda f, old, new: combine(op, dtype, old, new).view(old.dtype))
+
+
+def _four_rows(op, desc, tile, col, rows, nbytes_role):
+    fields = fields_of(desc, op)
+    if fields.mode != Mode.TILED or fields.rank != 2 or fields.box_dim[1] != 1:
+        raise SimulatorError(f"numba_tma simulator: {op}: desc must be a tiled 2-D map whose box is one row")
+    if len(rows) != 4:
+        raise SimulatorError(f"numba_tma simulator: {op}: rows must have 4 entries")
+    _check_tile(op, fields, tile, 4 * fields.transfer_bytes, nbytes_role)
+    return fields
+
+
+def gather4(desc, dst, col, rows, bar):
+    op = "tma.gather4"
+    thread, state = enter()
+    fields = _four_rows(op, desc, dst, col, rows, "dst")
+    _check_coords(op, fields, (col, rows[0]))
+    index = (np.array(rows)[:, None], col + np.arange(fields.box_dim[0])[None, :])
+    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index)).reshape(-1).view(np.uint8)
+    _issue_load(op, thread, state, dst, raw, fields, bar, None)
+
+
+def scatter4(desc, src, col, rows):
+    op = "tma.scatter4"
+    enter()
+    fields = _four_rows(op, desc, src, col, rows, "src")
+    _check_coords(op, fields, (col, 0), store=True)
+    view = _global_view(fields)
+    width = fields.box_dim[0]
+    box = _unplace(src, 4 * width * view.dtype.itemsize, fields).view(view.dtype).reshape(4, width)
+    cols = col + np.arange(width)
+    with LOCK:
+        for r, values in zip(rows, box):
+            if 0 <= r < view.shape[0]:
+                keep = cols < view.shape[1]
+                view[r, cols[keep]] = values[keep]
+
+
+def prefetch(desc, coords, cache_hint=None):
+    fields = fields_of(desc, "tma.prefetch")
+    _check_coords("tma.prefetch", fields, coords)
+
+
+def prefetch_im2col(desc, coords, offsets, cache_hint=None):
+    fields = fields_of(desc, "tma.prefetch_im2col")
+    if fields.mode != Mode.IM2COL:
+        raise SimulatorError("numba_tma simulator: tma.prefetch_im2col: desc must be an im2col map")
+
+
+def prefetch_descriptor(desc):
+    fields_of(desc, "tma.prefetch_descriptor")
+
+
+def swizzled_index(desc, r, c):
+    """The flat shared-memory element index of box element (r, c) under the map's swizzle."""
+    fields = fields_of(desc, "tma.swizzled_index")
+    size = _itemsize(fields)
+    return int(_swizzled((r * fields.box_dim[0] + c) * size, _swizzle_bytes(fields)) // size)
+
+
+OPS = dict(load=load, load_im2col=load_im2col, store=store, reduce=reduce, prefetch=prefetch,
+           prefetch_im2col=prefetch_im2col, prefetch_descriptor=prefetch_descriptor, gather4=gather4,
+           scatter4=scatter4, swizzled_index=swizzled_index)

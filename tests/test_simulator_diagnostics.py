@@ -1,0 +1,162 @@
+"""Each diagnostic the simulator gives where the GPU hangs, faults or silently misbehaves: a
+deliberately broken kernel, and the message it must raise (naming block, thread, op and barrier)."""
+
+import pytest
+
+from test_simulator import simulate
+
+RUN = """
+def run(kernel, *args, grid=1, block=1):
+    try:
+        kernel[grid, block](*args)
+    except Exception as exc:
+        print("raised", exc)
+    else:
+        print("no error")
+src = cuda.to_device(np.arange(32 * 32, dtype=np.float32).reshape(32, 32))
+desc = TensorMap.tiled(src, (8, 32))            # 1 KiB boxes
+"""
+
+
+def test_a_wait_that_can_never_complete_reports_the_barrier():
+    out = simulate(setup=RUN, body="""
+        @cuda.jit
+        def forgot_the_load(desc):
+            bars = cuda.shared.array(1, numba.uint64)
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 1)
+                mbarrier.arrive_expect_tx(bars, 4096)      # ... and no copy delivers the bytes
+            cuda.syncthreads()
+            mbarrier.wait(bars, 0)
+        run(forgot_the_load, desc, block=4)
+    """)
+    assert "deadlock in block (0, 0, 0): every thread is blocked and no async copy is in flight" in out
+    assert "mbarrier.wait(parity 0) on barrier bars[0] (allocated at kernel.py:" in out
+    assert "expects 1 arrivals per phase, 1 arrived; expects 4096 bytes, 0 delivered" in out
+
+
+def test_a_deadlock_between_syncthreads_and_a_wait_names_both():
+    out = simulate(setup=RUN, body="""
+        @cuda.jit
+        def waits_for_a_thread_stuck_in_syncthreads(desc):
+            bars = cuda.shared.array(1, numba.uint64)
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 2)
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 0:
+                mbarrier.arrive(bars)
+                mbarrier.wait(bars, 0)     # thread 1's arrival never comes:
+            else:
+                cuda.syncthreads()         # it waits for thread 0 at a block barrier
+                mbarrier.arrive(bars)
+        run(waits_for_a_thread_stuck_in_syncthreads, desc, block=2)
+    """)
+    assert "thread (0, 0, 0): mbarrier.wait(parity 0) on barrier bars[0]" in out
+    assert "expects 2 arrivals per phase, 1 arrived" in out and "thread (1, 0, 0): cuda.syncthreads()" in out
+
+
+def test_barrier_misuse():
+    out = simulate(setup=RUN, body="""
+        @cuda.jit
+        def too_few_bytes_expected(desc):
+            bars = cuda.shared.array(1, numba.uint64)
+            tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
+            mbarrier.init(bars, 1)
+            mbarrier.arrive_expect_tx(bars, 512)
+            tma.load(desc, tile, (0, 0), bars)
+            mbarrier.wait(bars, 0)
+
+        @cuda.jit
+        def never_initialised(desc):
+            bars = cuda.shared.array(2, numba.uint64)
+            mbarrier.init(bars, 1)
+            mbarrier.arrive(bars[1:])
+
+        @cuda.jit
+        def arrives_too_often(desc):
+            bars = cuda.shared.array(1, numba.uint64)
+            mbarrier.init(bars, 1)
+            mbarrier.arrive(bars, count=2)
+        run(too_few_bytes_expected, desc)
+        run(never_initialised, desc)
+        run(arrives_too_often, desc)
+    """)
+    assert "the transaction count of bars[0] (allocated at" in out and "went negative: tma.load issued by thread " \
+        "(0, 0, 0) of block (0, 0, 0) delivered 1024 bytes" in out and "expects 512 bytes, 1024 delivered" in out
+    assert "mbarrier.arrive on bars[1] (allocated at" in out and "not an initialised mbarrier of this block" in out
+    assert "mbarrier.arrive arrives 2 times on barrier bars[0]" in out
+
+
+@pytest.mark.parametrize("case, message", [
+    ("global", "tma.load: dst must be a shared array (cuda.shared.array); got an array outside shared memory"),
+    ("unaligned", "tma.load: dst tile[0] (allocated at kernel.py:{line}) is only 4-byte aligned; TMA needs 128-byte"),
+    ("swizzle", "is only 128-byte aligned; TMA needs 1024-byte alignment for SWIZZLE_128B"),
+    ("small", "holds 512 bytes, smaller than the box (1024 bytes)"),
+    ("coords", "tma.load: coords[0]=2 times the element size is not a multiple of 16 bytes"),
+    ("store", "tma.store: coords (0, -1) start before the tensor"),
+])
+def test_bad_tma_operands(case, message):
+    out = simulate(setup=RUN, body=f"""
+        swizzled = TensorMap.tiled(src, (8, 32), swizzle="128B")
+        @cuda.jit
+        def kernel(desc, swizzled, out):
+            bars = cuda.shared.array(1, numba.uint64)
+            tile = cuda.shared.array((8, 32), numba.float32)
+            aligned = cuda.shared.array((8, 32), numba.float32, alignment=128)
+            small = cuda.shared.array((4, 32), numba.float32, alignment=128)
+            mbarrier.init(bars, 1)
+            if "{case}" == "global":
+                tma.load(desc, out, (0, 0), bars)
+            elif "{case}" == "unaligned":
+                tma.load(desc, tile, (0, 0), bars)
+            elif "{case}" == "swizzle":
+                tma.load(swizzled, aligned, (0, 0), bars)
+            elif "{case}" == "small":
+                tma.load(desc, small, (0, 0), bars)
+            elif "{case}" == "coords":
+                tma.load(desc, aligned, (2, 0), bars)
+            else:
+                tma.store(desc, aligned, (0, -1))
+        run(kernel, desc, swizzled, np.zeros((8, 32), np.float32))
+    """)
+    assert message.format(line=22) in out, out
+
+
+def test_reading_a_tile_before_waiting_is_reported():
+    out = simulate(setup=RUN, body="""
+        @cuda.jit
+        def reads_too_early(desc, out):
+            bars = cuda.shared.array(1, numba.uint64)
+            tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
+            mbarrier.init(bars, 1)
+            mbarrier.arrive_expect_tx(bars, 1024)
+            tma.load(desc, tile, (0, 8), bars)
+            out[0] = tile[1, 2]                # no mbarrier.wait first
+        run(reads_too_early, desc, np.zeros(1, np.float32))
+    """)
+    assert "thread (0, 0, 0) of block (0, 0, 0) reads tile[34] (allocated at kernel.py:" in out
+    assert "while the tma.load issued by thread (0, 0, 0) of block (0, 0, 0) that writes it is still in flight" in out
+
+
+def test_a_seed_shakes_out_a_wait_on_the_wrong_barrier():
+    """Waiting on barrier 0 but reading the tile barrier 1 tracks: in issue order the copy has
+    landed by then (the bug hides); some seeds deliver it later, and the read is reported."""
+    body = """
+        @cuda.jit
+        def waits_on_the_wrong_barrier(desc, out):
+            bars = cuda.shared.array(2, numba.uint64)
+            tiles = cuda.shared.array((2, 8, 32), numba.float32, alignment=128)
+            mbarrier.init(bars, 1)
+            mbarrier.init(bars[1:], 1)
+            for s in range(2):
+                mbarrier.arrive_expect_tx(bars[s:], 1024)
+                tma.load(desc, tiles[s], (0, 8 * s), bars[s:])
+            mbarrier.wait(bars, 0)
+            out[0] = tiles[1, 0, 0]            # should have waited on bars[1]
+        for seed in range(8):
+            numba_tma.simulator.state.SEED = seed
+            run(waits_on_the_wrong_barrier, desc, np.zeros(1, np.float32))
+    """
+    assert simulate(body.replace("numba_tma.simulator.state.SEED = seed", "pass"), setup=RUN).count("no error") == 8
+    out = simulate(body, setup=RUN)
+    assert "reads tiles[256]" in out and "still in flight" in out and "no error" in out, out
