@@ -60,8 +60,33 @@ def make_copy_tile(dtype, box):
     return copy_tile
 
 
-def make_copy_ring(dtype, box, stages):
-    """Persistent blocks, one thread driving a ring of ``stages`` tiles (examples/tma_copy_store.py)."""
+def make_load_thread_store(box):
+    """One tile per block of 8-byte words (a map over the data viewed as int64: a copy does not
+    care about the dtype): TMA load, then the block's threads store it, 8 bytes each, coalesced
+    (nothing to wait for before the block exits)."""
+    @cuda.jit
+    def copy_tile_threads(src, dst):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array(box, numba.uint64, alignment=128)
+        if cuda.threadIdx.x == 0:
+            mbarrier.init(bars, 1)
+            fence.mbarrier_init()
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            mbarrier.arrive_expect_tx(bars, src.box_bytes)
+            tma.load(src, tile, (cuda.blockIdx.x * box[1], cuda.blockIdx.y * box[0]), bars)
+        mbarrier.wait(bars, 0)
+        row0 = numba.uint32(cuda.blockIdx.y * box[0])
+        col0 = numba.uint32(cuda.blockIdx.x * box[1])
+        for e in range(cuda.threadIdx.x, box[0] * box[1], cuda.blockDim.x):
+            r, c = numba.uint32(e) // box[1], numba.uint32(e) % box[1]
+            dst[row0 + r, col0 + c] = tile[r, c]
+    return copy_tile_threads
+
+
+def make_copy_ring(dtype, box, stages, lag=1):
+    """Persistent blocks, one thread driving a ring of ``stages`` tiles (examples/tma_copy_store.py);
+    a slot is refilled ``lag`` tiles after its store was issued (``wait_group_read(lag)``)."""
     shape = (stages,) + box
 
     @cuda.jit
@@ -85,10 +110,10 @@ def make_copy_ring(dtype, box, stages):
             mbarrier.wait(at(full, s), (k // stages) & 1)
             tma.store(dst, at(ring, s), ((t % tiles_x) * box[1], (t // tiles_x) * box[0]))
             tma.commit_group()
-            refill = k - 1 + stages
-            if k >= 1 and refill < mine:
-                r = (k - 1) % stages
-                tma.wait_group_read(1)
+            refill = k - lag + stages
+            if k >= lag and refill < mine:
+                r = (k - lag) % stages
+                tma.wait_group_read(lag)
                 t = first + refill * step
                 mbarrier.arrive_expect_tx(at(full, r), src.box_bytes)
                 tma.load(src, at(ring, r), ((t % tiles_x) * box[1], (t // tiles_x) * box[0]), at(full, r))
@@ -236,17 +261,28 @@ def main(argv=None):
             assert torch.equal(x, y), f"copy_tile {box}"
             row(f"numba-tma copy, one {box[0]}x{box[1]} tile per block {tag}",
                 median_ms(lambda: kern[grid, 32](src, dst)), nbytes)
-        for box, stages, per_sm in (((64, per_row), 4, 8), ((128, per_row), 6, 2), ((256, per_row), 6, 1)):
+        for box, stages, per_sm, lag in (((64, per_row), 4, 8, 1), ((128, per_row), 6, 2, 1),
+                                         ((128, per_row), 6, 2, 3), ((64, per_row), 8, 4, 4)):
             src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
-            kern = make_copy_ring(dtype, box, stages)
+            kern = make_copy_ring(dtype, box, stages, lag)
             tiles_x = N // box[1]
             n_tiles = tiles_x * (N // box[0])
             blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * per_sm
             y.zero_()
             kern[blocks, 32](src, dst, tiles_x, n_tiles)
             assert torch.equal(x, y), f"copy_ring {box} {stages}"
-            row(f"numba-tma copy, persistent ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM {tag}",
+            row(f"numba-tma copy, persistent ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM, lag {lag} {tag}",
                 median_ms(lambda: kern[blocks, 32](src, dst, tiles_x, n_tiles)), nbytes)
+        x64, y64 = x.view(torch.int64), y.view(torch.int64)          # the same bytes as 8-byte words
+        for box in ((32, 16), (64, 16), (128, 16)):
+            kern = make_load_thread_store(box)
+            src, d_y64 = TensorMap.tiled(x64, box), cuda.as_cuda_array(y64)
+            grid = (x64.shape[1] // box[1], x64.shape[0] // box[0])
+            y.zero_()
+            kern[grid, 128](src, d_y64)
+            assert torch.equal(x, y), f"load + thread stores {box}"
+            row(f"numba-tma copy, TMA load {box[0]}x{box[1]} int64 + 8-byte thread stores {tag}",
+                median_ms(lambda: kern[grid, 128](src, d_y64)), nbytes)
         words_x = cuda.as_cuda_array(x.view(-1).view(torch.int64))
         words_y = cuda.as_cuda_array(y.view(-1).view(torch.int64))
         y.zero_()

@@ -6,8 +6,8 @@ TMA, bulk-copy, mbarrier and fence lines highlighted.
     viz.swizzle(desc)                     # or a TensorMap; needs matplotlib (the ``viz`` extra)
 
 ``inspect.compile(...)`` results show their PTX and SASS highlighted in a notebook through
-:func:`code_html`.  The swizzle placement is the simulator's ``swizzled_index`` (the Python twin of
-``tma.swizzled_index``, both built on ``descriptors.enums.SWIZZLE_ROW_MASK``), not a copy of it.
+:func:`code_html`.  The swizzle placement is ``descriptors.enums.swizzled_offsets``, the one
+formula the simulator's twins and ``tma.swizzled_index``'s row mask come from, not a copy of it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections import namedtuple
 import numpy as np
 
 from .descriptors import decode
-from .descriptors.enums import SWIZZLE_BYTES, TYPE_INFO, Mode
+from .descriptors.enums import SWIZZLE_BYTES, TYPE_INFO, Mode, swizzled_offsets
 from .descriptors.tensor_map import TensorMap
 
 BANKS, BANK_BYTES, CHUNK_BYTES, LINE_BYTES = 32, 4, 16, 128
@@ -30,7 +30,6 @@ Layout.__doc__ = """Where each element ``[r, c]`` of a box (outer dimensions fla
 shared memory: ``offset`` its byte offset from the tile's start, ``bank`` its 4-byte bank (0-31),
 ``chunk`` its 16-byte chunk within a 128-byte line (0-7)."""
 
-_Descriptor = namedtuple("_Descriptor", "bytes")   # what the simulator's swizzled_index reads
 
 
 def _descriptor_bytes(desc) -> bytes:
@@ -45,8 +44,6 @@ def _descriptor_bytes(desc) -> bytes:
 def layout(desc) -> Layout:
     """Where each element of one box of the tiled map ``desc`` lands in shared memory (no drawing,
     no matplotlib)."""
-    from .simulator import swizzled_index
-
     raw = _descriptor_bytes(desc)
     fields = decode(raw)
     bits = TYPE_INFO[fields.data_type].bits
@@ -59,7 +56,7 @@ def layout(desc) -> Layout:
     cols, rows = fields.box_dim[0], math.prod(fields.box_dim[1:])
     r, c = np.indices((rows, cols))
     size = bits // 8
-    offset = swizzled_index(_Descriptor(raw), r, c) * size
+    offset = swizzled_offsets((r * cols + c) * size, SWIZZLE_BYTES[fields.swizzle.name])
     box = "x".join(str(b) for b in reversed(fields.box_dim))
     title = f"{fields.data_type.name} box {box}, {fields.swizzle.name}"
     return Layout(offset, (offset // BANK_BYTES) % BANKS, (offset // CHUNK_BYTES) % (LINE_BYTES // CHUNK_BYTES), size,

@@ -61,6 +61,13 @@ SWIZZLE_BYTES = {"NONE": 0, "SWIZZLE_32B": 32, "SWIZZLE_64B": 64, "SWIZZLE_128B"
 SWIZZLE_ROW_MASK = {0: 0, 32: 1, 64: 3, 128: 7}
 
 
+def swizzled_offsets(offsets, swizzle_bytes):
+    """Where byte offset(s) (an int or a numpy array) of a dense box land in shared memory under a
+    swizzle of ``swizzle_bytes`` (0, 32, 64, 128): the 16-byte chunk index XORed with bits 7-9 of
+    the offset (as measured on the H200 by the descriptor sweep)."""
+    return offsets ^ (((offsets >> 7) & SWIZZLE_ROW_MASK[swizzle_bytes]) << 4)
+
+
 class L2Promotion(IntEnum):
     """``CUtensorMapL2promotion``."""
     NONE = 0

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..descriptors import decode
 from ..descriptors.tensor_map import TensorMap
-from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, TYPE_INFO, DataType, Interleave, Mode, OOBFill
+from ..descriptors.enums import SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, swizzled_offsets
 from . import memory
 from .hooks import SimulatorError
 from .mbarrier import deliver_bytes
@@ -76,11 +76,6 @@ def _global_view(fields):
 
 def _swizzle_bytes(fields):
     return SWIZZLE_BYTES[fields.swizzle.name]
-
-
-def _swizzled(offsets, swizzle_bytes):
-    """Where byte offset(s) of a dense box land in shared memory under the swizzle."""
-    return offsets ^ (((offsets >> 7) & SWIZZLE_ROW_MASK[swizzle_bytes]) << 4)
 
 
 def _check_tile(op, fields, tile, nbytes, role):
@@ -152,11 +147,11 @@ def _convert(fields, values, valid):
 
 
 def _place(tile, raw, fields):
-    memory.byte_view(tile)[_swizzled(np.arange(raw.size), _swizzle_bytes(fields))] = raw
+    memory.byte_view(tile)[swizzled_offsets(np.arange(raw.size), _swizzle_bytes(fields))] = raw
 
 
 def _unplace(tile, nbytes, fields):
-    return memory.byte_view(tile)[_swizzled(np.arange(nbytes), _swizzle_bytes(fields))]
+    return memory.byte_view(tile)[swizzled_offsets(np.arange(nbytes), _swizzle_bytes(fields))]
 
 
 def _issue_load(op, thread, state, tile, raw, fields, bar, multicast):
@@ -350,7 +345,7 @@ def swizzled_index(desc, r, c):
     """The flat shared-memory element index of box element (r, c) under the map's swizzle."""
     fields = fields_of(desc, "tma.swizzled_index")
     size = _itemsize(fields)
-    return int(_swizzled((r * fields.box_dim[0] + c) * size, _swizzle_bytes(fields)) // size)
+    return int(swizzled_offsets((r * fields.box_dim[0] + c) * size, _swizzle_bytes(fields)) // size)
 
 
 OPS = dict(load=load, load_im2col=load_im2col, store=store, reduce=reduce, prefetch=prefetch,
