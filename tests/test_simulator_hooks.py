@@ -23,7 +23,7 @@ def test_the_patched_names_exist_with_the_signatures_replaced():
 
 def test_the_attributes_read_are_set_where_expected():
     thread_init = inspect.getsource(hooks._original_thread_init)      # (install() wrapped it)
-    for name in ("self._manager", "self.syncthreads_blocked", "self.abort", "self.thread_id"):
+    for name in ("self._manager", "self.syncthreads_blocked", "self.abort", "self.thread_id", "self.exception"):
         assert name in thread_init, f"BlockThread.__init__ no longer sets {name}"
     manager = inspect.getsource(kernel.BlockManager.__init__)
     for name in ("self._grid_dim", "self._block_dim"):

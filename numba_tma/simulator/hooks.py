@@ -11,7 +11,8 @@ release moves one of these names or changes the behaviour relied on.
    running lanes (:func:`.threads.syncwarp`).
 3. **Where a thread runs**: the simulator runs each CUDA thread as a ``BlockThread`` (its
    ``threadIdx``, ``blockIdx``, ``thread_id``, its block's ``BlockManager`` in ``_manager``, the
-   ``syncthreads_blocked`` flag and the ``abort`` flag the manager sets when another thread raised).
+   ``syncthreads_blocked`` flag, the ``abort`` flag the manager sets when another thread raised, and
+   ``exception``, where a thread's error is kept).
    ``BlockThread.__init__`` is wrapped to list every thread of a block on its manager: the manager
    starts them one by one, so the running threads alone do not tell a warp's lanes.
 """
@@ -74,7 +75,10 @@ def in_syncthreads(thread) -> bool:
 
 
 def aborted(thread) -> bool:
-    return thread.abort
+    """Whether the block is being stopped: the manager set ``abort``, or another thread of the
+    block has died with an exception (the manager may miss that one: it drops a thread that
+    finished between its exception check and its liveness check, and then waits for the others)."""
+    return thread.abort or any(t.exception for t in every_block_thread(thread) if t is not thread)
 
 
 def index(thread, kind="thread") -> tuple:

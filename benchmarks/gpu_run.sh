@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole GPU check in one go (on a machine with a GPU; logs under ${OUT:-.}):
+#   each GPU test file in its own process (a CUDA fault is sticky: one bad file must not fail the
+#   next), then the rest of the suite, then every example and benchmark.
+#   bash benchmarks/gpu_run.sh
+set -u
+out=${OUT:-.}
+cd "$(dirname "$0")/.."
+pass=0; fail=0
+for f in tests/test_gpu_*.py; do
+  timeout 300 python3 -m pytest -q -p no:cacheprovider "$f" > "$out/$(basename "$f" .py).log" 2>&1
+  rc=$?
+  summary=$(tail -1 "$out/$(basename "$f" .py).log")
+  echo "$f: rc=$rc $summary"
+  [ $rc -eq 0 ] && pass=$((pass + 1)) || fail=$((fail + 1))
+done
+timeout 900 python3 -m pytest -q -p no:cacheprovider -m "not gpu" -x > "$out/cpu_part.log" 2>&1
+echo "rest of the suite (-m 'not gpu'): rc=$? $(tail -1 "$out/cpu_part.log")"
+echo "GPU files: $pass passed, $fail failed"
+for e in examples/*.py; do
+  case "$e" in examples/_*|examples/amd_*) continue ;; esac
+  echo "== $e"; timeout 120 python3 "$e" 2>&1 | grep -v -i warn | tail -6
+done
+for b in benchmarks/bench_*.py; do
+  echo "== $b"; timeout 300 python3 "$b" 2>&1 | grep -v -i warn | tail -40
+done
