@@ -127,7 +127,9 @@ class BlockState:
             if not CHANGED.wait(pause):      # nothing changed for a while: is the whole block stuck?
                 self.idle(thread)
             if hooks.aborted(thread):
-                raise SimulatorError("numba_tma simulator: stopped (another thread of the block raised)")
+                # another thread's error ends the block: leave quietly (SystemExit ends a thread
+                # without a report), so numba's launch raises that error and not this one
+                raise SystemExit
         self.blocked.pop(thread, None)
         return True
 
