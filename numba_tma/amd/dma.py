@@ -278,31 +278,42 @@ def _slot_value(builder, op, other, width):
     )
 
 
-def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width):
-    """Run ``issue()`` (which emits one DMA instruction) on the lanes where *mask* holds.
+def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width, *,
+                 masks_lanes=False):
+    """Emit one DMA instruction with ``issue(mask)`` on the lanes where *mask* holds.
 
     Without *mask* the DMA is unconditional and counts fully in its group.  With
-    *mask* it sits behind an exec-mask branch, which LLVM skips (``s_cbranch_execz``)
-    when no lane of the wave is active; such a DMA makes its group's size uncertain (0),
-    so every wait of the compile becomes ``vmcnt(0)`` / ``s_wait_asynccnt 0``.  Masked
-    lanes write nothing; with *other* they store it into their slot
-    ``lds_base + lane * width`` (a plain LDS store, tagged like an LDS read so that LLVM
-    adds no ``vmcnt(0)`` before it: its slot is not one the DMA writes).
+    *mask* and *masks_lanes* (gfx1250 ``async_load``: ``issue`` points the masked lanes'
+    LDS address out of range, as Triton does) the DMA stays unconditional too, and so
+    does its group's size.  Otherwise it sits behind an exec-mask branch, which LLVM
+    skips (``s_cbranch_execz``) when no lane of the wave is active; such a DMA makes
+    its group's size uncertain (0), so every wait of the compile becomes ``vmcnt(0)`` /
+    ``s_wait_asynccnt 0``.  Masked lanes write nothing; with *other* they store it
+    into their slot ``lds_base + lane * width`` (a plain LDS store, tagged like an LDS
+    read so that LLVM adds no ``vmcnt(0)`` before it: its slot is not one the DMA
+    writes).
     """
-    if mask is None:
-        mark_async_copy(issue())
-        groups.issued(builder.block)
-        return
-    if mask.type != I1:
+    if mask is not None and mask.type != I1:
         raise AMDArgumentError(f"{op}: mask must be an i1 value, got {mask.type}")
     value = None if other is None else _slot_value(builder, op, other, width)
+    if mask is None or masks_lanes:
+        mark_async_copy(issue(mask))
+        groups.issued(builder.block)
+        if value is not None:
+            with builder.if_then(builder.not_(mask)):
+                _store_other(builder, row, value, lds_base, width)
+        return
     with builder.if_else(mask) as (active, masked):
         with active:
-            mark_async_copy(issue())
+            mark_async_copy(issue(None))
             groups.issued(builder.block, certain=False)
         with masked:
             if value is not None:
-                offset = builder.mul(lane_id(builder, row.wave_size), i32(width))
-                slot = builder.gep(lds_base, [offset], source_etype=I8)
-                slot = builder.bitcast(slot, value.type.as_pointer(LDS))
-                mark_local_read(builder.store(value, slot, align=min(width, 16)))
+                _store_other(builder, row, value, lds_base, width)
+
+
+def _store_other(builder, row, value, lds_base, width):
+    offset = builder.mul(lane_id(builder, row.wave_size), i32(width))
+    slot = builder.gep(lds_base, [offset], source_etype=I8)
+    slot = builder.bitcast(slot, value.type.as_pointer(LDS))
+    mark_local_read(builder.store(value, slot, align=min(width, 16)))

@@ -287,13 +287,15 @@ def _underwait_buffer(x, y, ntiles):
 
 
 @pytest.mark.parametrize("kernel,arch,wait", [
-    (_underwait, "gfx1250", "s_wait_asynccnt 0x0"),  # masked async_load: may be skipped
-    (_underwait, "gfx942", "s_waitcnt vmcnt(0) lgkmcnt(0)"),  # + s_barrier's LDS wait
+    # gfx1250: masked lanes get an out-of-range LDS address, the DMA always issues
+    (_underwait, "gfx1250", "s_wait_asynccnt 0x1"),
+    (_underwait, "gfx942", "s_waitcnt vmcnt(0) lgkmcnt(0)"),  # branch; + s_barrier's LDS wait
     (_underwait_buffer, "gfx942", "s_waitcnt vmcnt(1) lgkmcnt(0)"),  # zero-fill: always issued
 ])
 def test_wait_before_a_masked_load_in_a_loop(kernel, arch, wait):
     """Review repro: wait_group(1), consume, then the masked next load.  The last
-    iterations' masked loads may not issue, so only a branch-free mask keeps vmcnt(1)."""
+    iterations' masked loads may not issue, so only a branch-free mask keeps vmcnt(1)
+    (issue 11.5: gfx1250's masked async_load is branch-free)."""
     asm = amd.compile(kernel, "void(float32[::1], float32[::1], int32)", arch).asm
     assert find(asm, r"^s_wait(cnt vmcnt|_asynccnt)") == [wait]
 
