@@ -14,6 +14,7 @@ from llvmlite import ir
 from . import targets
 from .errors import AMDArgumentError
 from .llvm_ir import I1, I8, I16, I32, LDS, VOID, call_intrinsic, i32, lane_id
+from .vmcnt import COMMIT_PLACEHOLDER, WAIT_PLACEHOLDER, vmcnt_immediate
 
 _DOMAIN, _COPIES, _LOCAL_READS = "amdg.AsyncOps", "amdg.AsyncCopies", "amdg.LocalLoads"
 MAX_COUNT = 63  # vmcnt and asynccnt are 6-bit counters
@@ -53,9 +54,13 @@ class AsyncGroups:
     written out (see :class:`_WaitImmediate`), i.e. after the whole function exists.
     """
 
-    def __init__(self):
+    def __init__(self, marked=False):
         self.groups = []  # (commit block, [(DMA block, unconditional), ...])
         self._open = []
+        #: emit commits and waits as the placeholder calls of :mod:`.vmcnt`
+        self.marked = marked
+        #: N of each wait site, in emission order
+        self.wait_pendings = []
 
     @property
     def open(self):
@@ -209,25 +214,10 @@ class _WaitImmediate(ir.Constant):
         return f"{self.type} {self.get_reference()}"
 
 
-def _vmcnt_imm(count):
-    # vmcnt[3:0] in bits 3:0, vmcnt[5:4] in bits 15:14; expcnt/lgkmcnt left at "no wait".
-    imm = ~0xC00F & 0xFFFFFFFF | (count & 0xF) | ((count >> 4) & 0x3) << 14
-    return imm - (1 << 32) if imm & 0x80000000 else imm
-
-
-def _s_waitcnt_vmcnt(builder, count):
-    return call_intrinsic(builder, "llvm.amdgcn.s.waitcnt", VOID, [i32(_vmcnt_imm(count))])
-
-
-def _s_wait_asynccnt(builder, count):
-    return call_intrinsic(builder, "llvm.amdgcn.s.wait.asynccnt", VOID,
-                          [ir.Constant(I16, count)])
-
-
 # arch -> (intrinsic, immediate type, count -> immediate)
 _WAIT_FOR_DMA = {
-    targets.CDNA3: ("llvm.amdgcn.s.waitcnt", I32, _vmcnt_imm),
-    targets.CDNA4: ("llvm.amdgcn.s.waitcnt", I32, _vmcnt_imm),
+    targets.CDNA3: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate),
+    targets.CDNA4: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate),
     targets.GFX1250: ("llvm.amdgcn.s.wait.asynccnt", I16, int),
 }
 
@@ -236,6 +226,19 @@ def emit_async_load_commit_group(builder, arch, groups):
     """Close the open group of LDS-DMA instructions (emits no instruction on LLVM 22)."""
     targets.require("async_load_commit_group", arch)
     groups.commit(builder.block)
+    if groups.marked:
+        _call_placeholder(builder, COMMIT_PLACEHOLDER, [])
+
+
+def _call_placeholder(builder, name, args):
+    """A call of the external function *name*, which :mod:`.vmcnt` replaces in the
+    optimized IR: LLVM moves no memory access across it, and it is not convergent
+    (so loops around it may be unrolled)."""
+    module = builder.module
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(VOID, [a.type for a in args]), name)
+    builder.call(fn, args)
 
 
 def emit_async_load_wait_group(builder, arch, groups, pendings):
@@ -245,11 +248,20 @@ def emit_async_load_wait_group(builder, arch, groups, pendings):
     gfx1250: ``llvm.amdgcn.s.wait.asynccnt`` -> ``s_wait_asynccnt K``.
     K is ``pendings * (smallest certain group size)`` over every group of *groups*,
     and is fixed when the IR is written out (groups committed later count too).
+    With ``groups.marked`` the wait is the placeholder call ``numba_tma.wait(site, K)``,
+    which :func:`numba_tma.amd.compile` turns into ``s_waitcnt`` with the count read
+    off the assembly, at least K (see :mod:`.vmcnt`).
     Returns the wait's immediate operand (a :class:`_WaitImmediate`; ``.count`` is K).
     """
     targets.require("async_load_wait_group", arch)
     targets.check_int_range("async_load_wait_group", "pendings", pendings, 0, MAX_COUNT)
     name, ty, encode = _WAIT_FOR_DMA[arch]
+    site = len(groups.wait_pendings)
+    groups.wait_pendings.append(pendings)
+    if groups.marked:
+        imm = _WaitImmediate(I32, groups, pendings, int)
+        _call_placeholder(builder, WAIT_PLACEHOLDER, [i32(site), imm])
+        return imm
     imm = _WaitImmediate(ty, groups, pendings, encode)
     call_intrinsic(builder, name, VOID, [imm])
     return imm

@@ -9,7 +9,7 @@ from numba.core import compiler, sigutils, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
-from . import codegen, dma
+from . import codegen, dma, vmcnt
 from .errors import AMDArgumentError
 from .numba_target import TARGET_NAME, amd_target, set_device_flags
 from .targets import get_arch
@@ -145,7 +145,9 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
     name = name or pyfunc.__name__
     with global_compiler_lock, target_override(TARGET_NAME):
         context = amd_target.target_context_for(arch)
-        context.reset_async_groups()
+        context.reset_async_groups(one_wave=max_workgroup_size is not None and
+                                   max_workgroup_size <= get_arch(arch).wave_size)
+        record = context.async_record
         cres = compiler.compile_extra(amd_target.typing_context, context, pyfunc, args,
                                       types.none, _flags(), {})
         _mark_local_reads(cres.library, context)
@@ -153,9 +155,33 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
         wrapper_text = str(wrapper)
         if max_workgroup_size is not None:
             wrapper_text = _with_flat_work_group_size(wrapper_text, max_workgroup_size)
-        source = "\n".join([wrapper_text] + [str(m) for m in cres.library.all_ir_modules()])
-    return CompiledKernel(name, arch, params, codegen.compile_ir(_link(source, arch), arch,
-                                                                 keep=(name,)))
+
+        source = _link("\n".join([wrapper_text] +
+                                  [str(m) for m in cres.library.all_ir_modules()]), arch)
+    optimized = codegen.optimize(source, arch, keep=(name,))
+    if record.marked:
+        return CompiledKernel(name, arch, params, _with_counted_waits(optimized, record, arch,
+                                                                      name))
+    return CompiledKernel(name, arch, params, codegen.compile_optimized(optimized, arch))
+
+
+def _with_counted_waits(optimized, record, arch, name):
+    """Code generation with the vmcnt of every wait counted in the assembly (see
+    :mod:`.vmcnt`), or with the IR-level counts when that assembly cannot be read or
+    its instructions differ from the final ones."""
+    instances = vmcnt.wait_instances(optimized)
+    ir_counts = [count for _site, count in instances]
+    fallback = codegen.compile_optimized(vmcnt.with_markers(optimized, ir_counts, False), arch)
+    marked = codegen.assembly_of(vmcnt.with_markers(optimized, ir_counts), arch)
+    pendings = [record.wait_pendings[site] for site, _count in instances]
+    counts = vmcnt.wait_counts(marked, name, pendings)
+    if counts is None or not vmcnt.same_memory_order(marked, fallback.asm, name):
+        return fallback
+    counts = [max(c, k) for c, k in zip(counts, ir_counts)]
+    if counts == ir_counts:
+        return fallback
+    counted = codegen.compile_optimized(vmcnt.with_markers(optimized, counts, False), arch)
+    return counted if vmcnt.same_memory_order(marked, counted.asm, name) else fallback
 
 
 _ALLOCA = re.compile(r'^(\s+)%("?)([^" ]+)\2 = alloca (.*)$', re.MULTILINE)

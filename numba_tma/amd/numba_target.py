@@ -22,6 +22,9 @@ from . import codegen
 from .dma import AsyncGroups
 
 TARGET_NAME = "amdgcn"
+#: archs whose DMA waits count every vector-memory instruction (vmcnt), so that
+#: compile() counts them in the assembly (see vmcnt.py)
+VMCNT_ARCHS = ("gfx942", "gfx950")
 
 
 class AMDGCN(GPU):
@@ -101,9 +104,11 @@ class AMDTargetContext(BaseContext):
         self._internal_codegen = AMDCodegen(self.arch)
         self.reset_async_groups()
 
-    def reset_async_groups(self):
-        """Start a new compile: one commit-group record shared by all its functions."""
-        self.async_record = AsyncGroups()
+    def reset_async_groups(self, one_wave=False):
+        """Start a new compile: one commit-group record shared by all its functions;
+        *one_wave*: its workgroups are one wave (see ``api.s_barrier``)."""
+        self.one_wave = one_wave
+        self.async_record = AsyncGroups(marked=self.arch in VMCNT_ARCHS)
         self.async_groups_by_function = {}
 
     def load_additional_registries(self):

@@ -289,7 +289,9 @@ def _underwait_buffer(x, y, ntiles):
 @pytest.mark.parametrize("kernel,arch,wait", [
     # gfx1250: masked lanes get an out-of-range LDS address, the DMA always issues
     (_underwait, "gfx1250", "s_wait_asynccnt 0x1"),
-    (_underwait, "gfx942", "s_waitcnt vmcnt(0) lgkmcnt(0)"),  # branch; + s_barrier's LDS wait
+    # gfx942: the masked load sits behind a branch.  Counted in the assembly (issue 11.4),
+    # the path that skips it has one younger instruction, the copy-out's store
+    (_underwait, "gfx942", "s_waitcnt vmcnt(1) lgkmcnt(0)"),  # + s_barrier's LDS wait
     (_underwait_buffer, "gfx942", "s_waitcnt vmcnt(1) lgkmcnt(0)"),  # zero-fill: always issued
 ])
 def test_wait_before_a_masked_load_in_a_loop(kernel, arch, wait):
