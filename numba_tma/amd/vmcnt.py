@@ -96,10 +96,14 @@ _COMMIT, _VMEM_OP = "commit", "vmem"
 
 
 def _function_lines(asm, name):
-    """The lines of function *name*, from its label to its ``.Lfunc_end``."""
+    """The lines of function *name*, from its label to its ``.Lfunc_end``; ``[]`` when
+    *asm* has no such function."""
     lines = asm.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"{name}:"))
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith(".Lfunc_end"))
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"{name}:")), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(".Lfunc_end")),
+               len(lines))
     return lines[start + 1:end]
 
 
@@ -194,9 +198,10 @@ def wait_counts(asm, name, pendings):
     """``[K]`` per wait instance of function *name* in *asm* (made from
     :func:`with_markers` IR), where ``pendings[i]`` is instance *i*'s N.  An instance
     that appears more than once (code generation duplicated its block) gets the
-    smallest K, one that was deleted MAX_VMCNT.  None when the markers cannot be
-    trusted (see :func:`_blocks`)."""
-    blocks = _blocks(_function_lines(asm, name))
+    smallest K, one that was deleted MAX_VMCNT.  None when *asm* has no function
+    *name* or it makes calls (see :func:`_blocks`)."""
+    lines = _function_lines(asm, name)
+    blocks = _blocks(lines) if lines else None
     if blocks is None:
         return None
     preds = _predecessors(blocks)
@@ -230,4 +235,5 @@ def same_memory_order(marked_asm, asm, name):
     instructions and vmcnt waits in the same order along the same branches?  The
     markers constrain the scheduler, so other instructions may be placed differently;
     those do not change any count."""
-    return _memory_order(marked_asm, name) == _memory_order(asm, name)
+    order = _memory_order(marked_asm, name)
+    return bool(order) and order == _memory_order(asm, name)
