@@ -18,7 +18,7 @@ from numba.core.options import TargetOptions
 from numba.core.target_extension import (GPU, dispatcher_registry, jit_registry,
                                          target_registry)
 
-from . import codegen
+from . import codegen, power
 from .dma import AsyncGroups
 
 TARGET_NAME = "amdgcn"
@@ -119,9 +119,15 @@ class AMDTargetContext(BaseContext):
         from numba.np import arrayobj  # noqa: F401
 
         from numba.cpython import mathimpl
-        self.install_registry(mathimpl.registry)  # fabs, pow, ... (abs/** of floats)
+        self.install_registry(mathimpl.registry)  # fabs, sqrt, ... (abs of floats)
 
         from . import api  # noqa: F401  (registers the AMD intrinsics)
+
+    def refresh(self):
+        super().refresh()
+        # after Numba's builtin registry, whose float-power lowerings these replace
+        # (for equal signatures the one installed last is used)
+        self.install_registry(power.registry)
 
     def codegen(self):
         return self._internal_codegen
