@@ -219,6 +219,25 @@ def test_s_barrier_waits_for_lds_before_the_barrier(kernel, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_one_wave_s_barrier_is_its_lds_wait(kernel, arch):
+    """Issue 11.4: in a one-wave workgroup (compile's max_workgroup_size <= wave size)
+    s_barrier emits no llvm.amdgcn.s.barrier, which is convergent and keeps LLVM from
+    unrolling the loop around it; the LDS wait between write and read stays."""
+    k = kernel(arch)
+    b, tid = k.builder, k.tid()
+    b.store(b.add(tid, k.n), b.gep(k.lds, [i32(0), tid]))
+    sync.emit_s_barrier(b, arch, one_wave=True)
+    other = b.load(b.gep(k.lds, [i32(0), b.xor(tid, i32(1))]), typ=I32)
+    b.store(other, b.gep(k.dst, [tid], source_etype=I32))
+    assert "llvm.amdgcn.s.barrier" not in str(k.module)
+    lines = instructions(k.compile().asm)
+    write = next(i for i, line in enumerate(lines) if re.match(r"ds_(write|store)_b32 ", line))
+    read = next(i for i, line in enumerate(lines) if re.match(r"ds_(read|load)_b32 ", line))
+    assert LDS_WAIT[arch] in lines[write + 1:read]
+    assert not [line for line in lines if line.startswith("s_barrier")]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_s_barrier_llvm_ir(kernel, arch):
     """gfx9: an lgkmcnt-only ``s.waitcnt`` and no fence (a fence would also wait for
     LDS DMA); gfx1250: workgroup fences narrowed to LDS around the barrier."""

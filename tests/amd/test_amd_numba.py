@@ -39,6 +39,18 @@ def test_pipelined_copy_gfx9(pipelined, arch, dma):
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_one_wave_workgroups_let_llvm_unroll_the_pipeline(example, pipelined, arch):
+    """With max_workgroup_size above the wave size s_barrier keeps its (convergent)
+    barrier and the loop keeps one tile per iteration."""
+    wave = amd.ARCHS[arch].wave_size
+    four_waves = amd.compile(example._buffer_pipeline(example.WIDTH[arch]),
+                             "void(float32[::1], float32[::1], int32)", arch,
+                             max_workgroup_size=4 * wave).asm
+    assert steady_state(four_waves).tiles == 1 and find(four_waves, r"^s_barrier$")
+    assert steady_state(pipelined[arch].asm).tiles == 4
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 def test_pipelined_copy_moves_whole_tiles(example, pipelined, arch):
     """Review finding: gfx942 moved 64 of 256 floats per tile.  Per tile the wave's
     DMA bytes and global-store bytes must both equal one tile."""
