@@ -8,6 +8,11 @@ the compile (see :class:`AsyncGroups`).  Instructions younger than the waited-fo
 groups only make ``vmcnt(K)`` wait longer, never shorter, because the DMA loads
 complete in order.  The DMA calls carry ``!alias.scope`` and LDS reads carry ``!noalias``
 against it, so LLVM does not add its own ``vmcnt(0)`` before every LDS read.
+
+:func:`numba_tma.amd.compile` does better on gfx942/gfx950, where vmcnt also counts the
+kernel's other vector-memory instructions: its :class:`AsyncGroups` are ``marked``, so
+commits and waits are placeholder calls, and the wait counts are read off the assembly
+(see :mod:`.vmcnt`), with this bound as the floor.
 """
 from llvmlite import ir
 

@@ -128,9 +128,15 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
 
     *max_workgroup_size* (an int 1..1024, or None for LLVM's default of 1..1024) promises
     the launch never uses more lanes per workgroup: the kernel gets
-    ``"amdgpu-flat-work-group-size"="1,N"``.  LLVM uses it for register budgets, and
-    with N at most the wave size (64 on gfx942/gfx950, 32 on gfx1250) it drops the
-    workgroup barriers (one wave needs none).  Launching more lanes than N is undefined.
+    ``"amdgpu-flat-work-group-size"="1,N"``.  LLVM uses it for register budgets.  With N
+    at most the wave size (64 on gfx942/gfx950, 32 on gfx1250) a workgroup is one wave:
+    :func:`s_barrier` emits only its LDS wait (LLVM would drop the barrier anyway, and
+    the convergent barrier would keep it from unrolling loops).  Launching more lanes
+    than N is undefined.
+
+    On gfx942/gfx950 the ``vmcnt`` of each ``async_load_wait_group`` is counted in the
+    assembly, the kernel's other vector-memory instructions included, per unrolled copy
+    (see :mod:`numba_tma.amd.vmcnt`); this takes two code generations.
     """
     get_arch(arch)
     if not inspect.isfunction(pyfunc):
@@ -168,20 +174,24 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
 def _with_counted_waits(optimized, record, arch, name):
     """Code generation with the vmcnt of every wait counted in the assembly (see
     :mod:`.vmcnt`), or with the IR-level counts when that assembly cannot be read or
-    its instructions differ from the final ones."""
+    the final code issues its memory instructions in another order."""
     instances = vmcnt.wait_instances(optimized)
     ir_counts = [count for _site, count in instances]
-    fallback = codegen.compile_optimized(vmcnt.with_markers(optimized, ir_counts, False), arch)
+
+    def with_ir_counts():
+        return codegen.compile_optimized(vmcnt.with_markers(optimized, ir_counts, False), arch)
+
+    if not instances:
+        return with_ir_counts()
     marked = codegen.assembly_of(vmcnt.with_markers(optimized, ir_counts), arch)
-    pendings = [record.wait_pendings[site] for site, _count in instances]
-    counts = vmcnt.wait_counts(marked, name, pendings)
-    if counts is None or not vmcnt.same_memory_order(marked, fallback.asm, name):
-        return fallback
-    counts = [max(c, k) for c, k in zip(counts, ir_counts)]
-    if counts == ir_counts:
-        return fallback
-    counted = codegen.compile_optimized(vmcnt.with_markers(optimized, counts, False), arch)
-    return counted if vmcnt.same_memory_order(marked, counted.asm, name) else fallback
+    counts = vmcnt.wait_counts(marked, name, [record.wait_pendings[s] for s, _ in instances])
+    if counts is None:
+        return with_ir_counts()
+    counted = codegen.compile_optimized(vmcnt.with_markers(
+        optimized, [max(c, k) for c, k in zip(counts, ir_counts)], False), arch)
+    if vmcnt.same_memory_order(marked, counted.asm, name):
+        return counted
+    return with_ir_counts()
 
 
 _ALLOCA = re.compile(r'^(\s+)%("?)([^" ]+)\2 = alloca (.*)$', re.MULTILINE)

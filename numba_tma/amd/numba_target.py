@@ -18,13 +18,13 @@ from numba.core.options import TargetOptions
 from numba.core.target_extension import (GPU, dispatcher_registry, jit_registry,
                                          target_registry)
 
-from . import codegen, power
+from . import codegen, power, targets
 from .dma import AsyncGroups
 
 TARGET_NAME = "amdgcn"
 #: archs whose DMA waits count every vector-memory instruction (vmcnt), so that
 #: compile() counts them in the assembly (see vmcnt.py)
-VMCNT_ARCHS = ("gfx942", "gfx950")
+VMCNT_ARCHS = (targets.CDNA3, targets.CDNA4)
 
 
 class AMDGCN(GPU):

@@ -112,7 +112,7 @@ _LDS_BARRIER = {
 
 def emit_s_barrier(builder, arch, one_wave=False):
     """Workgroup barrier that orders LDS: this wave's LDS reads and writes complete
-    before any wave passes it.  Returns the ``llvm.amdgcn.s.barrier`` call.
+    before any wave passes it.
 
     * gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` (lgkmcnt only) + ``llvm.amdgcn.s.barrier``
       -> ``s_waitcnt lgkmcnt(0)``, ``s_barrier`` (LLVM may merge the wait into a preceding
