@@ -50,8 +50,9 @@ COMMIT_MARK = ";numba_tma.commit"
 WAIT_MARK = ";numba_tma.wait "
 
 
-_COMMIT_CALL = re.compile(rf"(?:(?:no|must)?tail )?call void @\"?{re.escape(COMMIT_PLACEHOLDER)}\"?\(\)")
-_WAIT_CALL = re.compile(rf"(?:(?:no|must)?tail )?call void @\"?{re.escape(WAIT_PLACEHOLDER)}\"?"
+_CALL_OF = r"(?:(?:no|must)?tail )?call void @\"?{}\"?"
+_COMMIT_CALL = re.compile(_CALL_OF.format(re.escape(COMMIT_PLACEHOLDER)) + r"\(\)")
+_WAIT_CALL = re.compile(_CALL_OF.format(re.escape(WAIT_PLACEHOLDER)) +
                         r"\(i32 (?:noundef )?(\d+), i32 (?:noundef )?(-?\d+)\)")
 
 
