@@ -86,8 +86,9 @@ def with_markers(optimized_ir, counts, markers=True):
 
 
 # -- the assembly ----------------------------------------------------------------------
-# Instructions certain to increment vmcnt on gfx9.  Leaving one out is safe (the wait
-# gets shorter only by what it counts); cache-control buffer ops are left out.
+# Instructions certain to increment vmcnt on gfx9.  Leaving one out is safe: a count
+# that is too small only makes the wait wait longer.  Cache-control buffer ops are left
+# out.
 _VMEM = re.compile(r"^(buffer|global|flat|scratch|tbuffer)_(load|store|atomic)")
 _BRANCH = re.compile(r"^s_(c?branch)\w* (\.LBB\d+_\d+)$")
 _LABEL = re.compile(r"^(\.LBB\d+_\d+):")
