@@ -93,13 +93,12 @@ def _gfx9_lds_barrier(builder, one_wave):
 def _fenced_lds_barrier(builder, one_wave):
     """LDS release fence, ``llvm.amdgcn.s.barrier``, LDS acquire fence: on gfx1250
     ``s_wait_dscnt 0x0`` (when LDS accesses are pending), ``s_barrier_signal -1``,
-    ``s_barrier_wait -1``; the acquire fence emits nothing."""
-    release = _lds_fence(builder, "release")
-    if one_wave:
-        return release
-    barrier = call_intrinsic(builder, "llvm.amdgcn.s.barrier", VOID, [])
-    _lds_fence(builder, "acquire")
-    return barrier
+    ``s_barrier_wait -1``; the acquire fence emits nothing.  *one_wave*: the fences
+    only (they keep LLVM from moving LDS accesses across)."""
+    _lds_fence(builder, "release")
+    barrier = None if one_wave else call_intrinsic(builder, "llvm.amdgcn.s.barrier", VOID, [])
+    acquire = _lds_fence(builder, "acquire")
+    return acquire if barrier is None else barrier
 
 
 # arch -> the emitter of its LDS-ordering barrier (see emit_s_barrier)
