@@ -230,6 +230,8 @@ def test_one_wave_s_barrier_is_its_lds_wait(kernel, arch):
     other = b.load(b.gep(k.lds, [i32(0), b.xor(tid, i32(1))]), typ=I32)
     b.store(other, b.gep(k.dst, [tid], source_etype=I32))
     assert "llvm.amdgcn.s.barrier" not in str(k.module)
+    fences = re.findall(r'fence syncscope\("workgroup"\) (\w+)', str(k.module))
+    assert fences == ([] if arch in GFX9 else ["release", "acquire"])
     lines = instructions(k.compile().asm)
     write = next(i for i, line in enumerate(lines) if re.match(r"ds_(write|store)_b32 ", line))
     read = next(i for i, line in enumerate(lines) if re.match(r"ds_(read|load)_b32 ", line))
