@@ -187,8 +187,9 @@ def _with_counted_waits(optimized, record, arch, name):
     counts = vmcnt.wait_counts(marked, name, [record.wait_pendings[s] for s, _ in instances])
     if counts is None:
         return with_ir_counts()
-    counted = codegen.compile_optimized(vmcnt.with_markers(
-        optimized, [max(c, k) for c, k in zip(counts, ir_counts)], False), arch)
+    counted = codegen.compile_optimized(vmcnt.with_markers(  # unseen instances: IR count
+        optimized, [k if c is None else max(c, k) for c, k in zip(counts, ir_counts)], False),
+        arch)
     if vmcnt.same_memory_order(marked, counted.asm, name):
         return counted
     return with_ir_counts()

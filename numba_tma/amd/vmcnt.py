@@ -200,20 +200,21 @@ def wait_counts(asm, name, pendings):
     """``[K]`` per wait instance of function *name* in *asm* (made from
     :func:`with_markers` IR), where ``pendings[i]`` is instance *i*'s N.  An instance
     that appears more than once (code generation duplicated its block) gets the
-    smallest K, one that was deleted MAX_VMCNT.  None when *asm* has no function
-    *name* or it makes calls (see :func:`_blocks`)."""
+    smallest K; one that is not in the function (deleted, or in another function)
+    None.  None instead of the list when *asm* has no function *name* or it makes
+    calls (see :func:`_blocks`)."""
     lines = _function_lines(asm, name)
     blocks = _blocks(lines) if lines else None
     if blocks is None:
         return None
     preds = _predecessors(blocks)
-    counts = [MAX_VMCNT] * len(pendings)
+    counts = [None] * len(pendings)
     for b, (_label, items, _succ, _falls) in enumerate(blocks):
         for position, item in enumerate(items):
             if isinstance(item, tuple):
                 i = item[1]
-                counts[i] = min(counts[i], _count_before(blocks, preds, b, position,
-                                                         pendings[i]))
+                k = _count_before(blocks, preds, b, position, pendings[i])
+                counts[i] = k if counts[i] is None else min(counts[i], k)
     return counts
 
 

@@ -61,6 +61,10 @@ def test_fewer_groups_than_pendings_waits_for_nothing():
     assert vmcnt.wait_counts(asm, "k", [1]) == [vmcnt.MAX_VMCNT]
 
 
+def test_an_instance_outside_the_function_has_no_count():
+    assert vmcnt.wait_counts(LOOP, "k", [2, 1]) == [2, None]
+
+
 def test_calls_and_missing_functions_are_not_counted():
     calls = _asm(["s_swappc_b64 s[30:31], s[16:17]", C, W + "0", "s_endpgm"])
     assert vmcnt.wait_counts(calls, "k", [0]) is None
