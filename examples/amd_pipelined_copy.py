@@ -3,28 +3,32 @@ compiled on the CPU.
 
     python examples/amd_pipelined_copy.py
 
-Prints the key instructions of each kernel's assembly.  Nothing runs on a GPU: the
-AMD path is verified at the ISA level only.
+Prints the key instructions of each kernel's assembly and the instructions per tile of
+its steady-state loop.  Nothing runs on a GPU: the AMD path is verified at the ISA
+level only.
 
-Each workgroup is one wave and copies ``ntiles`` tiles through a ring of STAGES LDS
-slots: the loads of tiles t+1 and t+2 are issued before tile t is copied out.  A
-tile is what one DMA instruction of the wave moves, so each commit group holds one
-instruction: 64 floats on gfx942 (``buffer_load_dword``, 4 bytes a lane), 256 on
-gfx950 (``buffer_load_dwordx4``, 16 bytes a lane); ``wait_group(2)`` is
-``s_waitcnt vmcnt(2)``, which LLVM merges with the LDS wait of the ``s_barrier`` after
-it: ``s_waitcnt vmcnt(2) lgkmcnt(0)``.  gfx1250 uses TDM tensor loads of 4 x 64 floats
-(``s_wait_tensorcnt 0x2``).
+Each workgroup is one wave (``max_workgroup_size`` = the wave size, as Triton's
+``num_warps=1``) and copies ``ntiles`` tiles through a ring of STAGES LDS slots: the
+load of tile t+2 is issued before tile t is copied out.  A tile is what one DMA
+instruction of the wave moves, so each commit group holds one instruction: 64 floats
+on gfx942 (``buffer_load_dword``, 4 bytes a lane), 256 on gfx950
+(``buffer_load_dwordx4``, 16 bytes a lane).  gfx1250 uses TDM tensor loads of 4 x 64
+floats (``s_wait_tensorcnt 0x2``).
 
-On gfx942/gfx950 vmcnt also counts the copy-out's global stores (and any other
-vector-memory op), which the wait count leaves out: ``vmcnt(2)`` is safe but can
-also wait for tile t+1, so fewer loads overlap than three stages would allow.
-On gfx1250 the tensor counter counts only the TDM ops.
+On gfx942/gfx950 ``wait_group(2)`` is counted in the assembly (vmcnt also counts the
+copy-out's global stores): LLVM unrolls the loop 4 times, and the copies wait with
+``vmcnt(2)``, ``vmcnt(3)``, ``vmcnt(4)``, ``vmcnt(4)``, so two tile loads stay in flight,
+as in Triton.  The ring indices are converted to ``numba.uint32``: Numba computes
+integers in 64 bits, and a value known to fit in 32 unsigned bits lets LLVM do the
+slot arithmetic and the mask compare in 32 bits on the scalar unit.
 """
 import re
 
 import numba
+from numba import uint32
 
 import numba_tma.amd as amd
+from numba_tma.amd.asm_loops import steady_state
 
 STAGES = 3
 AHEAD = STAGES - 1  # compile-time constant for the ops
@@ -56,14 +60,14 @@ def _buffer_pipeline(width):
                                      mask=t < ntiles, width=width)
             amd.async_load_commit_group()
         for t in range(ntiles):
-            ahead = t + AHEAD
+            ahead = uint32(t + AHEAD)
             amd.buffer_load_to_local(ring[(ahead % STAGES) * tile:], x,
                                      ahead * tile + lane * per_lane,
                                      mask=ahead < ntiles, width=width)
             amd.async_load_commit_group()
             amd.async_load_wait_group(AHEAD)  # tile t has landed
             amd.s_barrier()
-            slot = (t % STAGES) * tile
+            slot = (uint32(t) % STAGES) * tile
             for v in range(per_lane):
                 y[t * tile + lane * per_lane + v] = ring[slot + lane * per_lane + v]
             amd.s_barrier()  # slot t % STAGES may be refilled
@@ -82,25 +86,28 @@ def tdm_pipelined_copy(x, y, ntiles):
     for t in range(AHEAD):
         amd.async_amd_descriptor_load(desc, ring[t * TILE:], offsets=(t * 4, 0))
     for t in range(ntiles):
-        ahead = t + AHEAD
+        ahead = uint32(t + AHEAD)
         amd.async_amd_descriptor_load(desc, ring[(ahead % STAGES) * TILE:],
                                       offsets=(ahead * 4, 0))
         amd.async_amd_descriptor_wait(AHEAD)  # tile t has landed
         amd.s_barrier()
-        slot = (t % STAGES) * TILE
+        slot = (uint32(t) % STAGES) * TILE
         for v in range(TILE // 32):  # 32 lanes per wave on gfx1250
             y[t * 4 + (lane * 8 + v) // 64, (lane * 8 + v) % 64] = ring[slot + lane * 8 + v]
         amd.s_barrier()
 
 
 def build(arch):
-    """Compile the pipelined copy for *arch*; returns a CompiledKernel."""
+    """Compile the pipelined copy for *arch* (one wave per workgroup); returns a
+    CompiledKernel."""
+    one_wave = amd.ARCHS[arch].wave_size
     if arch == "gfx1250":
         return amd.compile(tdm_pipelined_copy,
                            "void(float32[:, ::1], float32[:, ::1], int32)", arch,
-                           name="pipelined_copy")
+                           name="pipelined_copy", max_workgroup_size=one_wave)
     return amd.compile(_buffer_pipeline(WIDTH[arch]),
-                       "void(float32[::1], float32[::1], int32)", arch)
+                       "void(float32[::1], float32[::1], int32)", arch,
+                       max_workgroup_size=one_wave)
 
 
 def key_instructions(asm):
@@ -114,6 +121,9 @@ def main():
               f"{len(kernel.object)}-byte object")
         for line in dict.fromkeys(key_instructions(kernel.asm)):
             print("   ", line)
+        loop = steady_state(kernel.asm)
+        print(f"    steady-state loop: {loop.tiles} tile(s) per iteration, "
+              f"{loop.per_tile:.2f} instructions per tile")
 
 
 if __name__ == "__main__":

@@ -393,12 +393,15 @@ def s_barrier(typingctx):
 
     So "write LDS, barrier, another wave reads" and "read a slot, barrier, DMA refills
     it" are safe.  It waits neither for global memory nor for LDS DMA (vmcnt,
-    asynccnt, tensorcnt): wait for a DMA with its wait op first.
+    asynccnt, tensorcnt): wait for a DMA with its wait op first.  In a kernel compiled
+    with ``max_workgroup_size`` at most the wave size only the LDS wait is emitted:
+    ``llvm.amdgcn.s.barrier`` is convergent, which keeps LLVM from unrolling the loop
+    around it, and LLVM drops it in a one-wave workgroup anyway.
 
     Example: ``async_load_wait_group(1); s_barrier()``
     """
     def codegen(context, builder, sig, args):
-        sync.emit_s_barrier(builder, _arch(context))
+        sync.emit_s_barrier(builder, _arch(context), one_wave=context.one_wave)
         return context.get_dummy_value()
     return types.none(), codegen
 

@@ -89,7 +89,7 @@ def emit_buffer_load_to_local(builder, arch, rsrc, lds_base, voffset, groups, *,
         voffset = builder.select(mask, voffset, i32(MASKED_VOFFSET))
         mask = other = None
 
-    def issue():
+    def issue(_mask):  # a mask left here goes behind a branch (issue_masked)
         return call_intrinsic(builder, "llvm.amdgcn.raw.ptr.buffer.load.lds", VOID,
                               [rsrc, lds_base, i32(width), voffset, i32(0), i32(0),
                                i32(aux)])

@@ -74,6 +74,25 @@ def compile_ir(module, arch, keep=()):
     Every defined function not named in *keep* (a tuple of function names) becomes
     internal, so it is inlined into the kernels in *keep* and dropped.
     """
+    return compile_optimized(optimize(module, arch, keep), arch)
+
+
+def compile_optimized(optimized, arch):
+    """Code generation only: :func:`optimize`'s IR text -> a :class:`CompiledModule`."""
+    tm = target_machine(arch)
+    # Code generation rewrites the module in place (control-flow intrinsics), so the
+    # object is made from a fresh parse of the optimized IR.
+    asm = tm.emit_assembly(llvm.parse_assembly(optimized))
+    return CompiledModule(arch, optimized, asm, tm.emit_object(llvm.parse_assembly(optimized)))
+
+
+def assembly_of(optimized, arch):
+    """Code generation of :func:`optimize`'s IR text to assembly only."""
+    return target_machine(arch).emit_assembly(llvm.parse_assembly(optimized))
+
+
+def optimize(module, arch, keep=()):
+    """Verify and optimize (O3) *module*; the optimized IR text (see :func:`compile_ir`)."""
     get_arch(arch)  # before target_machine's cache would hash an unhashable arch
     if not isinstance(keep, (tuple, list, set, frozenset)) or not all(
             isinstance(name, str) for name in keep):
@@ -90,11 +109,7 @@ def compile_ir(module, arch, keep=()):
     pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
     pb.getModulePassManager().run(mod, pb)
     check_lds_size(mod, arch)
-    optimized = str(mod)
-    # Code generation rewrites the module in place (control-flow intrinsics), so the
-    # object is made from a fresh parse of the optimized IR.
-    asm = tm.emit_assembly(mod)
-    return CompiledModule(arch, optimized, asm, tm.emit_object(llvm.parse_assembly(optimized)))
+    return str(mod)
 
 
 _ALIGN = re.compile(r", align (\d+)")

@@ -8,12 +8,18 @@ the compile (see :class:`AsyncGroups`).  Instructions younger than the waited-fo
 groups only make ``vmcnt(K)`` wait longer, never shorter, because the DMA loads
 complete in order.  The DMA calls carry ``!alias.scope`` and LDS reads carry ``!noalias``
 against it, so LLVM does not add its own ``vmcnt(0)`` before every LDS read.
+
+:func:`numba_tma.amd.compile` does better on gfx942/gfx950, where vmcnt also counts the
+kernel's other vector-memory instructions: its :class:`AsyncGroups` are ``marked``, so
+commits and waits are placeholder calls, and the wait counts are read off the assembly
+(see :mod:`.vmcnt`), with this bound as the floor.
 """
 from llvmlite import ir
 
 from . import targets
 from .errors import AMDArgumentError
 from .llvm_ir import I1, I8, I16, I32, LDS, VOID, call_intrinsic, i32, lane_id
+from .vmcnt import COMMIT_PLACEHOLDER, WAIT_PLACEHOLDER, vmcnt_immediate
 
 _DOMAIN, _COPIES, _LOCAL_READS = "amdg.AsyncOps", "amdg.AsyncCopies", "amdg.LocalLoads"
 MAX_COUNT = 63  # vmcnt and asynccnt are 6-bit counters
@@ -53,9 +59,13 @@ class AsyncGroups:
     written out (see :class:`_WaitImmediate`), i.e. after the whole function exists.
     """
 
-    def __init__(self):
+    def __init__(self, marked=False):
         self.groups = []  # (commit block, [(DMA block, unconditional), ...])
         self._open = []
+        #: emit commits and waits as the placeholder calls of :mod:`.vmcnt`
+        self.marked = marked
+        #: N of each wait site, in emission order
+        self.wait_pendings = []
 
     @property
     def open(self):
@@ -209,25 +219,10 @@ class _WaitImmediate(ir.Constant):
         return f"{self.type} {self.get_reference()}"
 
 
-def _vmcnt_imm(count):
-    # vmcnt[3:0] in bits 3:0, vmcnt[5:4] in bits 15:14; expcnt/lgkmcnt left at "no wait".
-    imm = ~0xC00F & 0xFFFFFFFF | (count & 0xF) | ((count >> 4) & 0x3) << 14
-    return imm - (1 << 32) if imm & 0x80000000 else imm
-
-
-def _s_waitcnt_vmcnt(builder, count):
-    return call_intrinsic(builder, "llvm.amdgcn.s.waitcnt", VOID, [i32(_vmcnt_imm(count))])
-
-
-def _s_wait_asynccnt(builder, count):
-    return call_intrinsic(builder, "llvm.amdgcn.s.wait.asynccnt", VOID,
-                          [ir.Constant(I16, count)])
-
-
 # arch -> (intrinsic, immediate type, count -> immediate)
 _WAIT_FOR_DMA = {
-    targets.CDNA3: ("llvm.amdgcn.s.waitcnt", I32, _vmcnt_imm),
-    targets.CDNA4: ("llvm.amdgcn.s.waitcnt", I32, _vmcnt_imm),
+    targets.CDNA3: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate),
+    targets.CDNA4: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate),
     targets.GFX1250: ("llvm.amdgcn.s.wait.asynccnt", I16, int),
 }
 
@@ -236,6 +231,19 @@ def emit_async_load_commit_group(builder, arch, groups):
     """Close the open group of LDS-DMA instructions (emits no instruction on LLVM 22)."""
     targets.require("async_load_commit_group", arch)
     groups.commit(builder.block)
+    if groups.marked:
+        _call_placeholder(builder, COMMIT_PLACEHOLDER, [])
+
+
+def _call_placeholder(builder, name, args):
+    """A call of the external function *name*, which :mod:`.vmcnt` replaces in the
+    optimized IR: LLVM moves no memory access across it, and it is not convergent
+    (so loops around it may be unrolled)."""
+    module = builder.module
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(VOID, [a.type for a in args]), name)
+    builder.call(fn, args)
 
 
 def emit_async_load_wait_group(builder, arch, groups, pendings):
@@ -245,11 +253,20 @@ def emit_async_load_wait_group(builder, arch, groups, pendings):
     gfx1250: ``llvm.amdgcn.s.wait.asynccnt`` -> ``s_wait_asynccnt K``.
     K is ``pendings * (smallest certain group size)`` over every group of *groups*,
     and is fixed when the IR is written out (groups committed later count too).
+    With ``groups.marked`` the wait is the placeholder call ``numba_tma.wait(site, K)``,
+    which :func:`numba_tma.amd.compile` turns into ``s_waitcnt`` with the count read
+    off the assembly, at least K (see :mod:`.vmcnt`).
     Returns the wait's immediate operand (a :class:`_WaitImmediate`; ``.count`` is K).
     """
     targets.require("async_load_wait_group", arch)
     targets.check_int_range("async_load_wait_group", "pendings", pendings, 0, MAX_COUNT)
     name, ty, encode = _WAIT_FOR_DMA[arch]
+    site = len(groups.wait_pendings)
+    groups.wait_pendings.append(pendings)
+    if groups.marked:
+        imm = _WaitImmediate(I32, groups, pendings, int)
+        _call_placeholder(builder, WAIT_PLACEHOLDER, [i32(site), imm])
+        return imm
     imm = _WaitImmediate(ty, groups, pendings, encode)
     call_intrinsic(builder, name, VOID, [imm])
     return imm
@@ -278,31 +295,42 @@ def _slot_value(builder, op, other, width):
     )
 
 
-def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width):
-    """Run ``issue()`` (which emits one DMA instruction) on the lanes where *mask* holds.
+def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width, *,
+                 masks_lanes=False):
+    """Emit one DMA instruction with ``issue(mask)`` on the lanes where *mask* holds.
 
     Without *mask* the DMA is unconditional and counts fully in its group.  With
-    *mask* it sits behind an exec-mask branch, which LLVM skips (``s_cbranch_execz``)
-    when no lane of the wave is active; such a DMA makes its group's size uncertain (0),
-    so every wait of the compile becomes ``vmcnt(0)`` / ``s_wait_asynccnt 0``.  Masked
-    lanes write nothing; with *other* they store it into their slot
-    ``lds_base + lane * width`` (a plain LDS store, tagged like an LDS read so that LLVM
-    adds no ``vmcnt(0)`` before it: its slot is not one the DMA writes).
+    *mask* and *masks_lanes* (gfx1250 ``async_load``: ``issue`` points the masked lanes'
+    LDS address out of range, as Triton does) the DMA stays unconditional too, and so
+    does its group's size.  Otherwise it sits behind an exec-mask branch, which LLVM
+    skips (``s_cbranch_execz``) when no lane of the wave is active; such a DMA makes
+    its group's size uncertain (0), so every wait of the compile becomes ``vmcnt(0)`` /
+    ``s_wait_asynccnt 0``.  Masked lanes write nothing; with *other* they store it
+    into their slot ``lds_base + lane * width`` (a plain LDS store, tagged like an LDS
+    read so that LLVM adds no ``vmcnt(0)`` before it: its slot is not one the DMA
+    writes).
     """
-    if mask is None:
-        mark_async_copy(issue())
-        groups.issued(builder.block)
-        return
-    if mask.type != I1:
+    if mask is not None and mask.type != I1:
         raise AMDArgumentError(f"{op}: mask must be an i1 value, got {mask.type}")
     value = None if other is None else _slot_value(builder, op, other, width)
+    if mask is None or masks_lanes:
+        mark_async_copy(issue(mask))
+        groups.issued(builder.block)
+        if value is not None:
+            with builder.if_then(builder.not_(mask)):
+                _store_other(builder, row, value, lds_base, width)
+        return
     with builder.if_else(mask) as (active, masked):
         with active:
-            mark_async_copy(issue())
+            mark_async_copy(issue(None))
             groups.issued(builder.block, certain=False)
         with masked:
             if value is not None:
-                offset = builder.mul(lane_id(builder, row.wave_size), i32(width))
-                slot = builder.gep(lds_base, [offset], source_etype=I8)
-                slot = builder.bitcast(slot, value.type.as_pointer(LDS))
-                mark_local_read(builder.store(value, slot, align=min(width, 16)))
+                _store_other(builder, row, value, lds_base, width)
+
+
+def _store_other(builder, row, value, lds_base, width):
+    offset = builder.mul(lane_id(builder, row.wave_size), i32(width))
+    slot = builder.gep(lds_base, [offset], source_etype=I8)
+    slot = builder.bitcast(slot, value.type.as_pointer(LDS))
+    mark_local_read(builder.store(value, slot, align=min(width, 16)))

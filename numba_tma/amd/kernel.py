@@ -9,7 +9,7 @@ from numba.core import compiler, sigutils, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
-from . import codegen, dma
+from . import codegen, dma, vmcnt
 from .errors import AMDArgumentError
 from .numba_target import TARGET_NAME, amd_target, set_device_flags
 from .targets import get_arch
@@ -128,9 +128,15 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
 
     *max_workgroup_size* (an int 1..1024, or None for LLVM's default of 1..1024) promises
     the launch never uses more lanes per workgroup: the kernel gets
-    ``"amdgpu-flat-work-group-size"="1,N"``.  LLVM uses it for register budgets, and
-    with N at most the wave size (64 on gfx942/gfx950, 32 on gfx1250) it drops the
-    workgroup barriers (one wave needs none).  Launching more lanes than N is undefined.
+    ``"amdgpu-flat-work-group-size"="1,N"``.  LLVM uses it for register budgets.  With N
+    at most the wave size (64 on gfx942/gfx950, 32 on gfx1250) a workgroup is one wave:
+    :func:`s_barrier` emits only its LDS wait (LLVM would drop the barrier anyway, and
+    the convergent barrier would keep it from unrolling loops).  Launching more lanes
+    than N is undefined.
+
+    On gfx942/gfx950 the ``vmcnt`` of each ``async_load_wait_group`` is counted in the
+    assembly, the kernel's other vector-memory instructions included, per unrolled copy
+    (see :mod:`numba_tma.amd.vmcnt`); this takes two code generations.
     """
     get_arch(arch)
     if not inspect.isfunction(pyfunc):
@@ -145,7 +151,9 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
     name = name or pyfunc.__name__
     with global_compiler_lock, target_override(TARGET_NAME):
         context = amd_target.target_context_for(arch)
-        context.reset_async_groups()
+        context.reset_async_groups(one_wave=max_workgroup_size is not None and
+                                   max_workgroup_size <= get_arch(arch).wave_size)
+        record = context.async_record
         cres = compiler.compile_extra(amd_target.typing_context, context, pyfunc, args,
                                       types.none, _flags(), {})
         _mark_local_reads(cres.library, context)
@@ -153,9 +161,38 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
         wrapper_text = str(wrapper)
         if max_workgroup_size is not None:
             wrapper_text = _with_flat_work_group_size(wrapper_text, max_workgroup_size)
-        source = "\n".join([wrapper_text] + [str(m) for m in cres.library.all_ir_modules()])
-    return CompiledKernel(name, arch, params, codegen.compile_ir(_link(source, arch), arch,
-                                                                 keep=(name,)))
+
+        source = _link("\n".join([wrapper_text] +
+                                  [str(m) for m in cres.library.all_ir_modules()]), arch)
+    optimized = codegen.optimize(source, arch, keep=(name,))
+    if record.marked:
+        return CompiledKernel(name, arch, params, _with_counted_waits(optimized, record, arch,
+                                                                      name))
+    return CompiledKernel(name, arch, params, codegen.compile_optimized(optimized, arch))
+
+
+def _with_counted_waits(optimized, record, arch, name):
+    """Code generation with the vmcnt of every wait counted in the assembly (see
+    :mod:`.vmcnt`), or with the IR-level counts when that assembly cannot be read or
+    the final code issues its memory instructions in another order."""
+    instances = vmcnt.wait_instances(optimized)
+    ir_counts = [count for _site, count in instances]
+
+    def with_ir_counts():
+        return codegen.compile_optimized(vmcnt.with_markers(optimized, ir_counts, False), arch)
+
+    if not instances:
+        return with_ir_counts()
+    marked = codegen.assembly_of(vmcnt.with_markers(optimized, ir_counts), arch)
+    counts = vmcnt.wait_counts(marked, name, [record.wait_pendings[s] for s, _ in instances])
+    if counts is None:
+        return with_ir_counts()
+    counted = codegen.compile_optimized(vmcnt.with_markers(  # unseen instances: IR count
+        optimized, [k if c is None else max(c, k) for c, k in zip(counts, ir_counts)], False),
+        arch)
+    if vmcnt.same_memory_order(marked, counted.asm, name):
+        return counted
+    return with_ir_counts()
 
 
 _ALLOCA = re.compile(r'^(\s+)%("?)([^" ]+)\2 = alloca (.*)$', re.MULTILINE)

@@ -18,10 +18,13 @@ from numba.core.options import TargetOptions
 from numba.core.target_extension import (GPU, dispatcher_registry, jit_registry,
                                          target_registry)
 
-from . import codegen
+from . import codegen, power, targets
 from .dma import AsyncGroups
 
 TARGET_NAME = "amdgcn"
+#: archs whose DMA waits count every vector-memory instruction (vmcnt), so that
+#: compile() counts them in the assembly (see vmcnt.py)
+VMCNT_ARCHS = (targets.CDNA3, targets.CDNA4)
 
 
 class AMDGCN(GPU):
@@ -101,9 +104,11 @@ class AMDTargetContext(BaseContext):
         self._internal_codegen = AMDCodegen(self.arch)
         self.reset_async_groups()
 
-    def reset_async_groups(self):
-        """Start a new compile: one commit-group record shared by all its functions."""
-        self.async_record = AsyncGroups()
+    def reset_async_groups(self, one_wave=False):
+        """Start a new compile: one commit-group record shared by all its functions;
+        *one_wave*: its workgroups are one wave (see ``api.s_barrier``)."""
+        self.one_wave = one_wave
+        self.async_record = AsyncGroups(marked=self.arch in VMCNT_ARCHS)
         self.async_groups_by_function = {}
 
     def load_additional_registries(self):
@@ -114,9 +119,15 @@ class AMDTargetContext(BaseContext):
         from numba.np import arrayobj  # noqa: F401
 
         from numba.cpython import mathimpl
-        self.install_registry(mathimpl.registry)  # fabs, pow, ... (abs/** of floats)
+        self.install_registry(mathimpl.registry)  # fabs, sqrt, ... (abs of floats)
 
         from . import api  # noqa: F401  (registers the AMD intrinsics)
+
+    def refresh(self):
+        super().refresh()
+        # after Numba's builtin registry, whose float-power lowerings these replace
+        # (for equal signatures the one installed last is used)
+        self.install_registry(power.registry)
 
     def codegen(self):
         return self._internal_codegen

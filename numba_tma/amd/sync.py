@@ -81,21 +81,24 @@ def _lds_fence(builder, ordering):
 _LGKMCNT_0 = ~(0x1F << 8)
 
 
-def _gfx9_lds_barrier(builder):
+def _gfx9_lds_barrier(builder, one_wave):
     """``s_waitcnt lgkmcnt(0)``, ``s_barrier``.  No fence is needed to keep LLVM from
     moving LDS accesses across: neither intrinsic carries a memory attribute."""
-    call_intrinsic(builder, "llvm.amdgcn.s.waitcnt", VOID, [i32(_LGKMCNT_0)])
+    wait = call_intrinsic(builder, "llvm.amdgcn.s.waitcnt", VOID, [i32(_LGKMCNT_0)])
+    if one_wave:
+        return wait
     return call_intrinsic(builder, "llvm.amdgcn.s.barrier", VOID, [])
 
 
-def _fenced_lds_barrier(builder):
+def _fenced_lds_barrier(builder, one_wave):
     """LDS release fence, ``llvm.amdgcn.s.barrier``, LDS acquire fence: on gfx1250
     ``s_wait_dscnt 0x0`` (when LDS accesses are pending), ``s_barrier_signal -1``,
-    ``s_barrier_wait -1``; the acquire fence emits nothing."""
+    ``s_barrier_wait -1``; the acquire fence emits nothing.  *one_wave*: the fences
+    only (they keep LLVM from moving LDS accesses across)."""
     _lds_fence(builder, "release")
-    barrier = call_intrinsic(builder, "llvm.amdgcn.s.barrier", VOID, [])
-    _lds_fence(builder, "acquire")
-    return barrier
+    barrier = None if one_wave else call_intrinsic(builder, "llvm.amdgcn.s.barrier", VOID, [])
+    acquire = _lds_fence(builder, "acquire")
+    return acquire if barrier is None else barrier
 
 
 # arch -> the emitter of its LDS-ordering barrier (see emit_s_barrier)
@@ -106,9 +109,9 @@ _LDS_BARRIER = {
 }
 
 
-def emit_s_barrier(builder, arch):
+def emit_s_barrier(builder, arch, one_wave=False):
     """Workgroup barrier that orders LDS: this wave's LDS reads and writes complete
-    before any wave passes it.  Returns the ``llvm.amdgcn.s.barrier`` call.
+    before any wave passes it.
 
     * gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` (lgkmcnt only) + ``llvm.amdgcn.s.barrier``
       -> ``s_waitcnt lgkmcnt(0)``, ``s_barrier`` (LLVM may merge the wait into a preceding
@@ -123,10 +126,13 @@ def emit_s_barrier(builder, arch):
       when no LDS access can be outstanding.
 
     Neither waits for global memory or for DMA (vmcnt, asynccnt, tensorcnt): wait for
-    DMA with its wait op before the barrier.
+    DMA with its wait op before the barrier.  With *one_wave* (the workgroup is one
+    wave) only the LDS wait is emitted, without the convergent ``llvm.amdgcn.s.barrier``
+    that LLVM would drop anyway, so LLVM may unroll the loop around it.  Returns the
+    last call or fence emitted.
     """
     targets.require("s_barrier", arch)
-    return _LDS_BARRIER[arch](builder)
+    return _LDS_BARRIER[arch](builder, one_wave)
 
 
 def emit_barrier_arrive(builder, arch, barrier, arrive_count=1):

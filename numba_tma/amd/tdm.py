@@ -55,10 +55,15 @@ def _as_i64(builder, value):
     return value
 
 
-def _check_field_ints(op, name, values, field):
-    """Python ints among *values* must fit descriptor field *field* (no truncation).
-    IR values are truncated to the field's width at run time."""
-    hi = (1 << FIELDS[field].width) - 1
+#: largest tensor dim: the fields hold 32 bits, but the bound clamp of
+#: update_tensor_descriptor is 32-bit signed arithmetic, as in Triton
+MAX_TENSOR_DIM = 2**31 - 1
+
+
+def _check_field_ints(op, name, values, field, hi=None):
+    """Python ints among *values* must fit descriptor field *field* (no truncation)
+    and be at most *hi*.  IR values are truncated to the field's width at run time."""
+    hi = (1 << FIELDS[field].width) - 1 if hi is None else hi
     for i, value in enumerate(values or ()):
         if isinstance(value, int):
             targets.check_int_range(op, f"{name}[{i}]", value, 0, hi)
@@ -75,8 +80,8 @@ def emit_make_tensor_descriptor(builder, arch, spec, global_ptr, shape, strides,
     """Build groups 0-3 for a row-major tensor at *global_ptr*.
 
     *shape* and *strides* (in elements, row-major, innermost stride 1) are IR ints or
-    Python ints; Python ints must fit their fields (dims 32 bits, strides 48 bits, no
-    negatives), IR values are truncated to them at run time.  *spec* fixes element
+    Python ints; Python ints must fit their fields (dims below 2**31, strides 48 bits,
+    no negatives), IR values are truncated to them at run time.  *spec* fixes element
     size, block shape and LDS padding.  The LDS
     address is filled in by the load or store.  Pure integer IR (SALU); gfx1250 only.
     """
@@ -84,7 +89,7 @@ def emit_make_tensor_descriptor(builder, arch, spec, global_ptr, shape, strides,
     targets.require(op, arch)
     _check_rank(op, "shape", shape, spec.rank)
     _check_rank(op, "strides", strides, spec.rank)
-    _check_field_ints(op, "shape", shape, tensor_dim(0))
+    _check_field_ints(op, "shape", shape, tensor_dim(0), MAX_TENSOR_DIM)
     _check_field_ints(op, "strides", strides, stride_of_dim(1))
     if isinstance(strides[-1], int) and strides[-1] != 1:
         raise AMDArgumentError(f"{op}: the innermost stride must be 1 element, "
@@ -114,6 +119,28 @@ def _with_pred(builder, desc, pred):
     return replace(desc, groups=_set(builder, desc.groups, "pred", value))
 
 
+def _clamped_dim(builder, dim, off):
+    """max(0, dim - off) for a tensor_dim field, in 32-bit scalar arithmetic.
+
+    *dim* (i64) holds the field (below 2**31, see MAX_TENSOR_DIM); *off* is an i64
+    offset.  A 64-bit signed compare or an unsigned saturating subtract has no scalar
+    instruction on gfx1250, so LLVM would compute them on the vector unit and move the
+    descriptor back with ``v_readfirstlane``.  Instead: an offset that fits in 32
+    bits uses a signed 32-bit max (``s_max_i32``, as Triton does); a larger positive
+    one clamps to 0; a negative one gives ``dim - off`` truncated to the field, like
+    the 64-bit difference."""
+    zero = ir.Constant(I32, 0)
+    dim = builder.trunc(dim, I32)
+    lo = builder.trunc(off, I32)
+    hi = builder.trunc(builder.ashr(off, ir.Constant(I64, 32)), I32)
+    fits = builder.icmp_signed("==", hi, builder.ashr(lo, ir.Constant(I32, 31)))
+    difference = builder.sub(dim, lo)
+    clamped = builder.select(builder.icmp_signed(">", difference, zero), difference, zero)
+    in_range = builder.select(builder.icmp_signed("<", lo, zero), difference, clamped)
+    out_of_range = builder.select(builder.icmp_signed(">=", hi, zero), zero, difference)
+    return builder.select(fits, in_range, out_of_range)
+
+
 def emit_update_tensor_descriptor(builder, arch, desc, *, add_offsets=None, set_bounds=None,
                                   pred=None, clamp_bounds=True):
     """Return *desc* moved and/or re-bounded; pure integer IR, no instruction of its own.
@@ -128,7 +155,7 @@ def emit_update_tensor_descriptor(builder, arch, desc, *, add_offsets=None, set_
     rank = desc.spec.rank
     _check_rank(op, "add_offsets", add_offsets, rank)
     _check_rank(op, "set_bounds", set_bounds, rank)
-    _check_field_ints(op, "set_bounds", set_bounds, tensor_dim(0))
+    _check_field_ints(op, "set_bounds", set_bounds, tensor_dim(0), MAX_TENSOR_DIM)
     groups = desc.groups
     if add_offsets is not None:
         delta = ir.Constant(I64, 0)
@@ -137,10 +164,8 @@ def emit_update_tensor_descriptor(builder, arch, desc, *, add_offsets=None, set_
             step = builder.mul(off, _get(builder, groups, stride_of_dim(d))) if d else off
             delta = builder.add(delta, step)
             if clamp_bounds:
-                left = builder.sub(_get(builder, groups, tensor_dim(d)), off)
-                positive = builder.icmp_signed(">", left, ir.Constant(I64, 0))
                 groups = _set(builder, groups, tensor_dim(d),
-                              builder.select(positive, left, ir.Constant(I64, 0)))
+                              _clamped_dim(builder, _get(builder, groups, tensor_dim(d)), off))
         delta = builder.mul(delta, ir.Constant(I64, desc.spec.elem_bytes))
         groups = _set(builder, groups, "global_addr",
                       builder.add(_get(builder, groups, "global_addr"), delta))

@@ -1,4 +1,6 @@
 """Helpers for the AMD tests: build a one-kernel llvmlite module and compile it."""
+import importlib.util
+import pathlib
 import re
 
 from llvmlite import ir
@@ -48,3 +50,14 @@ def instructions(asm):
 def find(asm, pattern):
     """Every instruction line matching the regex *pattern*."""
     return [line for line in instructions(asm) if re.search(pattern, line)]
+
+
+EXAMPLE = pathlib.Path(__file__).parents[2] / "examples" / "amd_pipelined_copy.py"
+
+
+def load_example():
+    """``examples/amd_pipelined_copy.py`` as a module."""
+    spec = importlib.util.spec_from_file_location("amd_pipelined_copy", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -219,6 +219,27 @@ def test_s_barrier_waits_for_lds_before_the_barrier(kernel, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_one_wave_s_barrier_is_its_lds_wait(kernel, arch):
+    """Issue 11.4: in a one-wave workgroup (compile's max_workgroup_size <= wave size)
+    s_barrier emits no llvm.amdgcn.s.barrier, which is convergent and keeps LLVM from
+    unrolling the loop around it; the LDS wait between write and read stays."""
+    k = kernel(arch)
+    b, tid = k.builder, k.tid()
+    b.store(b.add(tid, k.n), b.gep(k.lds, [i32(0), tid]))
+    sync.emit_s_barrier(b, arch, one_wave=True)
+    other = b.load(b.gep(k.lds, [i32(0), b.xor(tid, i32(1))]), typ=I32)
+    b.store(other, b.gep(k.dst, [tid], source_etype=I32))
+    assert "llvm.amdgcn.s.barrier" not in str(k.module)
+    fences = re.findall(r'fence syncscope\("workgroup"\) (\w+)', str(k.module))
+    assert fences == ([] if arch in GFX9 else ["release", "acquire"])
+    lines = instructions(k.compile().asm)
+    write = next(i for i, line in enumerate(lines) if re.match(r"ds_(write|store)_b32 ", line))
+    read = next(i for i, line in enumerate(lines) if re.match(r"ds_(read|load)_b32 ", line))
+    assert LDS_WAIT[arch] in lines[write + 1:read]
+    assert not [line for line in lines if line.startswith("s_barrier")]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_s_barrier_llvm_ir(kernel, arch):
     """gfx9: an lgkmcnt-only ``s.waitcnt`` and no fence (a fence would also wait for
     LDS DMA); gfx1250: workgroup fences narrowed to LDS around the barrier."""
@@ -290,26 +311,34 @@ def _loop_kernel(k, masked, prologue_dmas=1):
     return wait
 
 
-@pytest.mark.parametrize("arch,expected", [("gfx942", "s_waitcnt vmcnt(0)"),
-                                           ("gfx1250", "s_wait_asynccnt 0x0")])
-def test_wait_in_loop_sees_a_later_masked_group(kernel, arch, expected):
+def test_wait_in_loop_sees_a_later_masked_group(kernel):
     """Review finding: the masked load after the wait may be skipped by a whole wave, so
-    on the last iteration no younger group exists; waiting for 1 instruction is short."""
-    k = kernel(arch)
-    wait = _loop_kernel(k, masked=True) if arch == "gfx1250" else None
-    if wait is None:  # gfx942: async_load (global_load_lds) has no branch-free mask
-        groups, tid = dma.AsyncGroups(), k.tid()
-        for _ in range(2):
-            global_load.emit_async_load(k.builder, arch, k.src, k.lds_at(0), groups)
-            dma.emit_async_load_commit_group(k.builder, arch, groups)
-        wait = dma.emit_async_load_wait_group(k.builder, arch, groups, 1)
-        assert wait.count == 1  # so far
-        global_load.emit_async_load(k.builder, arch, k.src, k.lds_at(0), groups,
-                                    mask=k.builder.icmp_unsigned("<", tid, k.n))
-        dma.emit_async_load_commit_group(k.builder, arch, groups)
+    on the last iteration no younger group exists; waiting for 1 instruction is short.
+    gfx942's async_load (global_load_lds, LDS base in M0) masks with a branch."""
+    k = kernel("gfx942")
+    groups, tid = dma.AsyncGroups(), k.tid()
+    for _ in range(2):
+        global_load.emit_async_load(k.builder, "gfx942", k.src, k.lds_at(0), groups)
+        dma.emit_async_load_commit_group(k.builder, "gfx942", groups)
+    wait = dma.emit_async_load_wait_group(k.builder, "gfx942", groups, 1)
+    assert wait.count == 1  # so far
+    global_load.emit_async_load(k.builder, "gfx942", k.src, k.lds_at(0), groups,
+                                mask=k.builder.icmp_unsigned("<", tid, k.n))
+    dma.emit_async_load_commit_group(k.builder, "gfx942", groups)
     assert wait.count == 0
-    waits = find(k.compile().asm, r"^s_wait(cnt vmcnt|_asynccnt)")
-    assert waits == [expected]
+    assert find(k.compile().asm, r"^s_waitcnt vmcnt") == ["s_waitcnt vmcnt(0)"]
+
+
+def test_gfx1250_masked_async_load_keeps_the_loop_wait(kernel):
+    """Issue 11.5: on gfx1250 a masked lane's LDS address is pointed out of range
+    (0x7fffffff, as in Triton), so the DMA issues unconditionally, the loop's group
+    keeps one instruction and wait_group(1) stays s_wait_asynccnt 1."""
+    k = kernel("gfx1250")
+    assert _loop_kernel(k, masked=True).count == 1
+    asm = k.compile().asm
+    assert find(asm, r"^s_wait_asynccnt") == ["s_wait_asynccnt 0x1"]
+    assert find(asm, r"^v_cndmask_b32\S* v\d+, 0x7fffffff, ")
+    assert not find(asm, r"s_cbranch_execz")
 
 
 @pytest.mark.parametrize("arch", GFX9)

@@ -190,8 +190,8 @@ def test_unknown_arch():
      "got a runtime value"),
     # TDM fields from Python ints are range-checked, not truncated
     ("gfx1250", lambda k: tdm.emit_make_tensor_descriptor(
-        k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, (1 << 32) + 5], [8, 1]),
-     r"shape\[1\] must be an int in \[0, 4294967295\]"),
+        k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, 1 << 31], [8, 1]),
+     r"shape\[1\] must be an int in \[0, 2147483647\]"),  # the clamp is 32-bit signed
     ("gfx1250", lambda k: tdm.emit_make_tensor_descriptor(
         k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, 8], [-3, 1]),
      r"strides\[0\] must be an int in \[0, 281474976710655\]"),

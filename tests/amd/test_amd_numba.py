@@ -1,23 +1,17 @@
 """Kernels written in Python through the ``amdgcn`` Numba target, checked in assembly."""
-import importlib.util
-import pathlib
 import re
 
 import numba
 import pytest
 
 import numba_tma.amd as amd
-from amd_asm import find, instructions
-
-EXAMPLE = pathlib.Path(__file__).parents[2] / "examples" / "amd_pipelined_copy.py"
+from amd_asm import find, instructions, load_example
+from numba_tma.amd.asm_loops import steady_state
 
 
 @pytest.fixture(scope="module")
 def example():
-    spec = importlib.util.spec_from_file_location("amd_pipelined_copy", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example()
 
 
 @pytest.fixture(scope="module")
@@ -28,46 +22,45 @@ def pipelined(example):
 _BYTES = {"dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16}
 
 
-def _loop_body(lines):
-    """The instructions of the (single) innermost loop: from a label to its back branch."""
-    for end, line in enumerate(lines):
-        m = re.match(r"^s_cbranch_\w+ (\.LBB\d+_\d+)$", line)
-        if m and (m[1] + ":") in lines[:end]:
-            return lines[lines.index(m[1] + ":") + 1:end]
-    raise AssertionError("no loop")
-
-
-def _labelled_instructions(asm):
-    return [line.split(";")[0].strip() for line in asm.splitlines()
-            if line.strip() and not line.strip().startswith((".", ";")) or
-            re.match(r"^\.LBB\d+_\d+:", line)]
-
-
 @pytest.mark.parametrize("arch,dma", [("gfx942", r"buffer_load_dword v\d+"),
                                       ("gfx950", r"buffer_load_dwordx4 v\d+")])
 def test_pipelined_copy_gfx9(pipelined, arch, dma):
-    lines = instructions(pipelined[arch].asm)
-    loads = [i for i, line in enumerate(lines) if re.match(dma + r", s\[\d+:\d+\], 0 offen lds$", line)]
-    assert len(loads) >= 2  # prologue and steady state
-    steady = loads[-1]
-    wait = next(i for i in range(steady, len(lines)) if lines[i].startswith("s_waitcnt vmcnt"))
-    # two younger one-instruction groups in flight; lgkmcnt(0) is s_barrier's LDS wait
-    assert lines[wait] == "s_waitcnt vmcnt(2) lgkmcnt(0)"
-    assert lines[wait + 1] == "s_barrier"
-    assert find(pipelined[arch].asm, r"^ds_read")  # the copy-out reads LDS after the wait
+    """One wave per workgroup: no s_barrier; LLVM unrolls the loop 4 times and the
+    copies' waits, counted in the assembly with the copy-out's stores, leave two tile
+    loads in flight (the Triton comparison is test_amd_triton_reference.py)."""
+    loop = steady_state(pipelined[arch].asm)
+    loads = [line for line in loop.instructions
+             if re.match(dma + r", s\[\d+:\d+\], 0 offen lds$", line)]
+    assert len(loads) == loop.tiles == 4
+    assert [w for w in loop.waits if "vmcnt" in w] == [
+        f"s_waitcnt vmcnt({k}) lgkmcnt(0)" for k in (2, 3, 4, 4)]  # + s_barrier's LDS wait
+    assert not find(pipelined[arch].asm, r"^s_barrier")
+    assert [line for line in loop.instructions if line.startswith("ds_read")]
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_one_wave_workgroups_let_llvm_unroll_the_pipeline(example, pipelined, arch):
+    """With max_workgroup_size above the wave size s_barrier keeps its (convergent)
+    barrier and the loop keeps one tile per iteration."""
+    wave = amd.ARCHS[arch].wave_size
+    four_waves = amd.compile(example._buffer_pipeline(example.WIDTH[arch]),
+                             "void(float32[::1], float32[::1], int32)", arch,
+                             max_workgroup_size=4 * wave).asm
+    assert steady_state(four_waves).tiles == 1 and find(four_waves, r"^s_barrier$")
+    assert steady_state(pipelined[arch].asm).tiles == 4
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 def test_pipelined_copy_moves_whole_tiles(example, pipelined, arch):
-    """Review finding: gfx942 moved 64 of 256 floats per tile.  Per loop iteration the
-    wave's DMA bytes and global-store bytes must both equal one tile."""
-    body = _loop_body(_labelled_instructions(pipelined[arch].asm))
+    """Review finding: gfx942 moved 64 of 256 floats per tile.  Per tile the wave's
+    DMA bytes and global-store bytes must both equal one tile."""
+    loop = steady_state(pipelined[arch].asm)
     tile_bytes = example.tile_floats(arch) * 4
-    dma_bytes = sum(_BYTES[m[1]] for line in body
+    dma_bytes = sum(_BYTES[m[1]] for line in loop.instructions
                     if (m := re.match(r"^buffer_load_(dword\w*) .* lds$", line)))
-    store_bytes = sum(_BYTES[m[1]] for line in body
+    store_bytes = sum(_BYTES[m[1]] for line in loop.instructions
                       if (m := re.match(r"^global_store_(dword\w*) ", line)))
-    assert 64 * dma_bytes == tile_bytes and 64 * store_bytes == tile_bytes
+    assert 64 * dma_bytes == 64 * store_bytes == loop.tiles * tile_bytes
 
 
 def test_pipelined_copy_tdm_tile_is_copied_out(example):
@@ -75,17 +68,21 @@ def test_pipelined_copy_tdm_tile_is_copied_out(example):
 
 
 def test_pipelined_copy_gfx1250(pipelined):
+    """One wave: the barriers reduce to their LDS waits; no v_readfirstlane (the
+    descriptor's bound clamp runs on the scalar unit)."""
     asm = pipelined["gfx1250"].asm
-    assert find(asm, r"^tensor_load_to_lds s\[\d+:\d+\], s\[\d+:\d+\]$")
-    assert find(asm, r"^s_wait_tensorcnt 0x2$")
-    assert find(asm, r"^s_barrier_signal -1$") and find(asm, r"^s_barrier_wait -1$")
+    loop = steady_state(asm)
+    assert [line for line in loop.instructions
+            if re.match(r"^tensor_load_to_lds s\[\d+:\d+\], s\[\d+:\d+\]$", line)]
+    assert "s_wait_tensorcnt 0x2" in loop.waits
+    assert not find(asm, r"^s_barrier") and not find(asm, r"^v_readfirstlane")
 
 
 def test_example_prints_key_instructions(example, capsys):
     example.main()
     out = capsys.readouterr().out
-    for text in ("== gfx942", "offen lds", "s_waitcnt vmcnt(2)", "buffer_load_dwordx4",
-                 "tensor_load_to_lds", "s_wait_tensorcnt 0x2"):
+    for text in ("== gfx942", "offen lds", "s_waitcnt vmcnt(4)", "buffer_load_dwordx4",
+                 "tensor_load_to_lds", "s_wait_tensorcnt 0x2", "instructions per tile"):
         assert text in out
 
 
@@ -287,13 +284,17 @@ def _underwait_buffer(x, y, ntiles):
 
 
 @pytest.mark.parametrize("kernel,arch,wait", [
-    (_underwait, "gfx1250", "s_wait_asynccnt 0x0"),  # masked async_load: may be skipped
-    (_underwait, "gfx942", "s_waitcnt vmcnt(0) lgkmcnt(0)"),  # + s_barrier's LDS wait
+    # gfx1250: masked lanes get an out-of-range LDS address, the DMA always issues
+    (_underwait, "gfx1250", "s_wait_asynccnt 0x1"),
+    # gfx942: the masked load sits behind a branch.  Counted in the assembly (issue 11.4),
+    # the path that skips it has one younger instruction, the copy-out's store
+    (_underwait, "gfx942", "s_waitcnt vmcnt(1) lgkmcnt(0)"),  # + s_barrier's LDS wait
     (_underwait_buffer, "gfx942", "s_waitcnt vmcnt(1) lgkmcnt(0)"),  # zero-fill: always issued
 ])
 def test_wait_before_a_masked_load_in_a_loop(kernel, arch, wait):
     """Review repro: wait_group(1), consume, then the masked next load.  The last
-    iterations' masked loads may not issue, so only a branch-free mask keeps vmcnt(1)."""
+    iterations' masked loads may not issue, so only a branch-free mask keeps vmcnt(1)
+    (issue 11.5: gfx1250's masked async_load is branch-free)."""
     asm = amd.compile(kernel, "void(float32[::1], float32[::1], int32)", arch).asm
     assert find(asm, r"^s_wait(cnt vmcnt|_asynccnt)") == [wait]
 

@@ -115,6 +115,28 @@ def test_update_add_offsets_clamp_set_bounds_pred():
     assert f["global_addr"] == BASE + 10 * 256 * 2
 
 
+_I64 = ir.IntType(64)
+
+
+@pytest.mark.parametrize("dim", [0, 5, 1000, 2**31 - 1])
+def test_bound_clamp_is_max_of_zero_and_the_difference(dim):
+    """Issue 11.4: the clamp runs in 32-bit arithmetic (off the vector unit); for every
+    64-bit offset it equals max(0, dim - off) truncated to the 32-bit field."""
+    spec = TileSpec(4, (8, 8))
+    offsets = [0, 3, 999, 1000, 1001, 2**31 - 1, 2**31, 2**32 - 1, 2**32 + 3, 2**40,
+               -1, -5, -(2**31), -(2**31) - 1, -(2**33)]
+
+    def moved(off):
+        def build(builder):
+            desc = _build(spec, [dim, 8], [8, 1])(builder)
+            return tdm.emit_update_tensor_descriptor(builder, "gfx1250", desc,
+                                                     add_offsets=[ir.Constant(_I64, off), 0])
+        return build
+
+    got = [unpack(_fold(moved(off)))["tensor_dim1"] for off in offsets]
+    assert got == [max(0, dim - off) % 2**32 for off in offsets]
+
+
 @pytest.mark.parametrize("hints", [(0x0F, 0xF0), (0x55, 0xAA), (0x3, 0xC, 0x30, 0xC0)])
 def test_valid_warp_hints(hints):
     validate_warp_hints(hints)
@@ -155,7 +177,8 @@ def test_tensor_load_store_and_wait(block, operands):
         rank = len(block)
         desc = tdm.emit_make_tensor_descriptor(builder, "gfx1250", TileSpec(2, block), args[0],
                                                [args[1]] * rank, [256] * (rank - 1) + [1])
-        tdm.emit_tensor_load(builder, "gfx1250", desc, lds, offsets=[args[1]] * rank)
+        # offsets of 1: with n, LLVM folds every clamped dim to 0 and drops groups 2-3
+        tdm.emit_tensor_load(builder, "gfx1250", desc, lds, offsets=[1] * rank)
         tdm.emit_tensor_wait(builder, "gfx1250", 1)
         tdm.emit_tensor_store(builder, "gfx1250", desc, lds)
         tdm.emit_tensor_wait(builder, "gfx1250", 0)

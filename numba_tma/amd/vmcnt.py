@@ -1,0 +1,242 @@
+"""Exact ``vmcnt`` for ``async_load_wait_group`` on gfx942/gfx950, read off the assembly.
+
+On gfx9 ``vmcnt`` counts every vector-memory instruction (loads, stores, LDS DMA), and
+they complete in issue order (LLVM's SIInsertWaitcnts models gfx9 the same way: one
+in-order ``VMEM_ACCESS`` event).  ``wait_group(N)`` must complete every instruction
+issued before the (N+1)-th youngest commit, so ``vmcnt(K)`` is right for K = the
+vector-memory instructions issued *after* that commit on the way to the wait: the DMA
+of the N younger groups and every global store or load in between (a pipelined copy's
+copy-out).  Counting only DMA instructions, as the IR-level bound of
+:class:`~numba_tma.amd.dma.AsyncGroups` does, waits for one more tile than needed.
+
+How :func:`numba_tma.amd.compile` gets the count:
+
+1. Lowering emits each commit and wait as a call of an external placeholder function
+   (``numba_tma.commit()``, ``numba_tma.wait(site, K_ir)``).  LLVM moves no memory
+   access across such a call, and it is not convergent, so the IR optimizer may still
+   unroll the loop around it; every unrolled copy is a call of its own.
+2. :func:`with_markers` replaces the placeholders in the optimized IR by
+   ``llvm.amdgcn.s.waitcnt``, one per wait instance, and, for the counting compile,
+   by markers: inline asm holding an assembler comment (no instruction), at every
+   commit and before every wait.  LLVM moves no memory access across inline asm.
+3. The counting compile (assembly only: llvmlite has no AMDGPU asm parser, which an
+   object with inline asm needs) gives an assembly in which :func:`wait_counts`
+   walks the control flow backwards from each wait marker and takes the smallest
+   count over all paths; unrolled copies of a wait get counts of their own.
+4. Code generation of the same IR without markers, with those counts.
+   :func:`same_memory_order` checks that it issues the vector-memory instructions and
+   waits of step 3 in the same order along the same branches; otherwise ``compile``
+   uses the IR-level counts.
+"""
+import heapq
+import re
+
+#: the external functions lowering calls for commits and waits (see dma.py)
+COMMIT_PLACEHOLDER = "numba_tma.commit"
+WAIT_PLACEHOLDER = "numba_tma.wait"
+MAX_VMCNT = 63
+
+
+def vmcnt_immediate(count):
+    """The ``llvm.amdgcn.s.waitcnt`` immediate for ``vmcnt(count)`` on gfx9:
+    vmcnt[3:0] in bits 3:0, vmcnt[5:4] in bits 15:14, expcnt/lgkmcnt at "no wait"."""
+    imm = ~0xC00F & 0xFFFFFFFF | (count & 0xF) | ((count >> 4) & 0x3) << 14
+    return imm - (1 << 32) if imm & 0x80000000 else imm
+
+
+# -- markers -------------------------------------------------------------------------
+#: marker text (an assembler comment) of a commit and of wait instance N
+COMMIT_MARK = ";numba_tma.commit"
+WAIT_MARK = ";numba_tma.wait "
+
+
+_CALL_OF = r"(?:(?:no|must)?tail )?call void @\"?{}\"?"
+_COMMIT_CALL = re.compile(_CALL_OF.format(re.escape(COMMIT_PLACEHOLDER)) + r"\(\)")
+_WAIT_CALL = re.compile(_CALL_OF.format(re.escape(WAIT_PLACEHOLDER)) +
+                        r"\(i32 (?:noundef )?(\d+), i32 (?:noundef )?(-?\d+)\)")
+
+
+def wait_instances(optimized_ir):
+    """``[(site, IR-level count)]`` of every wait placeholder call left in the
+    optimized IR, in text order (an unrolled wait appears once per copy)."""
+    return [(int(m[1]), int(m[2])) for m in _WAIT_CALL.finditer(optimized_ir)]
+
+
+def with_markers(optimized_ir, counts, markers=True):
+    """*optimized_ir* with its placeholders replaced: ``s_waitcnt vmcnt(counts[i])``
+    for wait instance *i* and, with *markers*, an inline-asm comment before it and at
+    every commit (assembly only: LLVM cannot put inline asm in an object without the
+    AMDGPU asm parser, which llvmlite does not initialize)."""
+    def marker(text):
+        return f'call void asm sideeffect "{text}", ""()\n  ' if markers else ""
+
+    text = _COMMIT_CALL.sub(marker(COMMIT_MARK).rstrip() or "; commit", optimized_ir)
+    instance = iter(range(len(counts)))
+
+    def wait(_match):
+        i = next(instance)
+        return (f"{marker(WAIT_MARK + str(i))}call void @llvm.amdgcn.s.waitcnt(i32 "
+                f"{vmcnt_immediate(counts[i])})")
+
+    text = _WAIT_CALL.sub(wait, text)
+    text = re.sub(r"^declare [^\n]*@\"?(llvm\.amdgcn\.s\.waitcnt|"
+                  rf"{re.escape(COMMIT_PLACEHOLDER)}|{re.escape(WAIT_PLACEHOLDER)})\"?\([^\n]*\n",
+                  "", text, flags=re.MULTILINE)
+    return text + "\ndeclare void @llvm.amdgcn.s.waitcnt(i32 immarg)\n"
+
+
+# -- the assembly ----------------------------------------------------------------------
+# Instructions certain to increment vmcnt on gfx9.  Leaving one out is safe: a count
+# that is too small only makes the wait wait longer.  Cache-control buffer ops are left
+# out.
+_VMEM = re.compile(r"^(buffer|global|flat|scratch|tbuffer)_(load|store|atomic)")
+_BRANCH = re.compile(r"^s_(c?branch)\w* (\.LBB\d+_\d+)$")
+_LABEL = re.compile(r"^(\.LBB\d+_\d+):")
+_CALL = re.compile(r"^s_(swappc|setpc|call)_")
+
+_COMMIT, _VMEM_OP = "commit", "vmem"
+
+
+def _function_lines(asm, name):
+    """The lines of function *name*, from its label to its ``.Lfunc_end``; ``[]`` when
+    *asm* has no such function."""
+    lines = asm.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"{name}:")), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(".Lfunc_end")),
+               len(lines))
+    return lines[start + 1:end]
+
+
+def _blocks(lines):
+    """Basic blocks: ``[(label or None, items, successor labels, falls through)]``.
+    Items are ``"commit"``, ``"vmem"`` or ``("wait", instance)``.  None for a function
+    that calls (a callee's commits and waits would be invisible)."""
+    blocks, items, label = [], [], None
+
+    def close(successors, falls):
+        blocks.append((label, items, successors, falls))
+
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith(COMMIT_MARK):
+            items.append(_COMMIT)
+            continue
+        if line.startswith(WAIT_MARK):
+            items.append(("wait", int(line[len(WAIT_MARK):])))
+            continue
+        line = line.split(";")[0].strip()
+        if not line or line.startswith("."):
+            if (m := _LABEL.match(line)):
+                close([], True)
+                items, label = [], m[1]
+            continue
+        if _CALL.match(line):
+            return None
+        if _VMEM.match(line):
+            items.append(_VMEM_OP)
+        elif (m := _BRANCH.match(line)):
+            close([m[2]], m[1] == "cbranch")
+            items, label = [], None
+        elif line.startswith("s_endpgm"):
+            close([], False)
+            items, label = [], None
+    close([], False)
+    return blocks
+
+
+def _predecessors(blocks):
+    index = {label: i for i, (label, *_rest) in enumerate(blocks) if label}
+    preds = [[] for _ in blocks]
+    for i, (_label, _items, successors, falls) in enumerate(blocks):
+        for target in successors:
+            preds[index[target]].append(i)
+        if falls and i + 1 < len(blocks):
+            preds[i + 1].append(i)
+    return preds
+
+
+def _scan_back(items, commits, cost, needed):
+    """Walk *items* backwards; ``(True, cost)`` at the *needed*-th commit, else
+    ``(False, commits, cost)`` at the start of the items."""
+    for item in reversed(items):
+        if item == _COMMIT:
+            commits += 1
+            if commits == needed:
+                return True, cost
+        elif item == _VMEM_OP:
+            cost += 1
+    return False, commits, cost
+
+
+def _count_before(blocks, preds, block, position, pendings):
+    """The fewest vector-memory instructions between the (pendings+1)-th commit before
+    *position* of *block* and that position, over the paths that have such a commit
+    (Dijkstra on (block, commits seen)); MAX_VMCNT when no path has one."""
+    needed = pendings + 1
+    heap, seen = [], set()
+
+    def walk(items, b, commits, cost):
+        result = _scan_back(items, commits, cost, needed)
+        if result[0]:
+            heapq.heappush(heap, (result[1], -1, 0))
+        else:
+            for p in preds[b]:
+                heapq.heappush(heap, (result[2], p, result[1]))
+
+    walk(blocks[block][1][:position], block, 0, 0)
+    while heap:
+        cost, b, commits = heapq.heappop(heap)
+        if b == -1:
+            return min(cost, MAX_VMCNT)
+        if (b, commits) not in seen:
+            seen.add((b, commits))
+            walk(blocks[b][1], b, commits, cost)
+    return MAX_VMCNT
+
+
+def wait_counts(asm, name, pendings):
+    """``[K]`` per wait instance of function *name* in *asm* (made from
+    :func:`with_markers` IR), where ``pendings[i]`` is instance *i*'s N.  An instance
+    that appears more than once (code generation duplicated its block) gets the
+    smallest K; one that is not in the function (deleted, or in another function)
+    None.  None instead of the list when *asm* has no function *name* or it makes
+    calls (see :func:`_blocks`)."""
+    lines = _function_lines(asm, name)
+    blocks = _blocks(lines) if lines else None
+    if blocks is None:
+        return None
+    preds = _predecessors(blocks)
+    counts = [None] * len(pendings)
+    for b, (_label, items, _succ, _falls) in enumerate(blocks):
+        for position, item in enumerate(items):
+            if isinstance(item, tuple):
+                i = item[1]
+                k = _count_before(blocks, preds, b, position, pendings[i])
+                counts[i] = k if counts[i] is None else min(counts[i], k)
+    return counts
+
+
+def _memory_order(asm, name):
+    """The function's labels, branches, vector-memory instructions and vmcnt waits
+    (without their counts), in order: what the counts of :func:`wait_counts` depend on."""
+    out = []
+    for raw in _function_lines(asm, name):
+        line = raw.split(";")[0].strip()
+        if _LABEL.match(line) or _VMEM.match(line) or _BRANCH.match(line):
+            out.append(line)
+        elif line.startswith("s_endpgm"):
+            out.append(line)
+        elif line.startswith("s_waitcnt") and "vmcnt" in line:
+            out.append("s_waitcnt vmcnt")
+    return out
+
+
+def same_memory_order(marked_asm, asm, name):
+    """Do the two assemblies of function *name* issue the same vector-memory
+    instructions and vmcnt waits in the same order along the same branches?  The
+    markers constrain the scheduler, so other instructions may be placed differently;
+    those do not change any count."""
+    order = _memory_order(marked_asm, name)
+    return bool(order) and order == _memory_order(asm, name)

@@ -1,0 +1,124 @@
+"""Issue 11.4: vmcnt of async_load_wait_group counted in the assembly (numba_tma.amd.vmcnt)."""
+import numba
+import pytest
+
+import numba_tma.amd as amd
+from amd_asm import find
+from numba_tma.amd import vmcnt
+from numba_tma.amd.asm_loops import steady_state
+
+C, W = vmcnt.COMMIT_MARK, vmcnt.WAIT_MARK
+
+
+def _asm(body):
+    """A function ``k`` whose body is *body* (instruction lines), as LLVM prints it."""
+    return "k:\n" + "\n".join("\t" + line if not line.startswith(".LBB") else line
+                             for line in body) + "\n.Lfunc_end0:\n"
+
+
+LOOP = _asm([
+    "buffer_load_dword v1, s[0:3], 0 offen lds", C,   # prologue: groups 0 and 1
+    "buffer_load_dword v1, s[0:3], 0 offen lds", C,
+    ".LBB0_1:",
+    "buffer_load_dword v1, s[0:3], 0 offen lds", C,   # group t+2
+    W + "0",
+    "s_waitcnt vmcnt(2)",
+    "ds_read_b32 v2, v3",
+    "global_store_dword v[4:5], v2, off",            # copy-out: younger than later groups
+    "s_cbranch_scc1 .LBB0_1",
+    "s_endpgm",
+])
+
+
+def test_a_loop_wait_takes_the_smallest_count_of_its_paths():
+    # from the prologue: 2 younger DMA; around the back edge: 2 DMA + 2 stores
+    assert vmcnt.wait_counts(LOOP, "k", [2]) == [2]
+
+
+def test_unrolled_copies_get_counts_of_their_own():
+    body = ["buffer_load_dword v1, s[0:3], 0 offen lds", C] * 2 + [".LBB0_1:"]
+    for copy in range(2):
+        body += ["buffer_load_dword v1, s[0:3], 0 offen lds", C, W + str(copy),
+                 "s_waitcnt vmcnt(2)", "global_store_dword v[4:5], v2, off"]
+    body += ["s_cbranch_scc1 .LBB0_1", "s_endpgm"]
+    # copy 0 is entered from the prologue (2); copy 1 always follows copy 0 (3)
+    assert vmcnt.wait_counts(_asm(body), "k", [2, 2]) == [2, 3]
+
+
+def test_a_skipped_branch_counts_its_short_path():
+    asm = _asm([
+        "buffer_load_dword v1, s[0:3], 0 offen lds", C,
+        "s_cbranch_execz .LBB0_2",
+        "global_load_lds_dword v0, s[0:1]",              # a DMA the wave may skip
+        ".LBB0_2:", C,
+        W + "0", "s_waitcnt vmcnt(0)", "s_endpgm"])
+    assert vmcnt.wait_counts(asm, "k", [1]) == [0]
+
+
+def test_fewer_groups_than_pendings_waits_for_nothing():
+    asm = _asm(["buffer_load_dword v1, s[0:3], 0 offen lds", C, W + "0",
+                "s_waitcnt vmcnt(0)", "s_endpgm"])
+    assert vmcnt.wait_counts(asm, "k", [1]) == [vmcnt.MAX_VMCNT]
+
+
+def test_an_instance_outside_the_function_has_no_count():
+    assert vmcnt.wait_counts(LOOP, "k", [2, 1]) == [2, None]
+
+
+def test_calls_and_missing_functions_are_not_counted():
+    calls = _asm(["s_swappc_b64 s[30:31], s[16:17]", C, W + "0", "s_endpgm"])
+    assert vmcnt.wait_counts(calls, "k", [0]) is None
+    assert vmcnt.wait_counts(LOOP, "other", [2]) is None
+
+
+def test_memory_order_ignores_alu_and_wait_counts():
+    moved_alu = LOOP.replace("ds_read_b32 v2, v3", "v_mov_b32 v9, 0\n\tds_read_b32 v2, v3")
+    assert vmcnt.same_memory_order(LOOP, moved_alu.replace("vmcnt(2)", "vmcnt(4)"), "k")
+    moved_store = _asm([
+        "buffer_load_dword v1, s[0:3], 0 offen lds", C,
+        "buffer_load_dword v1, s[0:3], 0 offen lds", C, ".LBB0_1:",
+        "global_store_dword v[4:5], v2, off",             # store before the DMA now
+        "buffer_load_dword v1, s[0:3], 0 offen lds", C, W + "0", "s_waitcnt vmcnt(2)",
+        "ds_read_b32 v2, v3", "s_cbranch_scc1 .LBB0_1", "s_endpgm"])
+    assert not vmcnt.same_memory_order(LOOP, moved_store, "k")
+
+
+def test_vmcnt_immediate_encoding():
+    # vmcnt[3:0] in bits 3:0, vmcnt[5:4] in bits 15:14; expcnt 7, lgkmcnt 15
+    assert vmcnt.vmcnt_immediate(1) == 0xFFFF3FF1 - (1 << 32)
+    assert vmcnt.vmcnt_immediate(63) == -1  # every counter at "no wait"
+
+
+def _copy(x, y, ntiles):
+    lane = amd.workitem_id_x()
+    ring = amd.lds_array(192, numba.float32)
+    for t in range(2):
+        amd.buffer_load_to_local(ring[t * 64:], x, t * 64 + lane)
+        amd.async_load_commit_group()
+    for t in range(ntiles):
+        ahead = numba.uint32(t + 2)
+        amd.buffer_load_to_local(ring[(ahead % 3) * 64:], x, ahead * 64 + lane,
+                                 mask=ahead < ntiles)
+        amd.async_load_commit_group()
+        amd.async_load_wait_group(2)
+        y[t * 64 + lane] = ring[(numba.uint32(t) % 3) * 64 + lane]
+
+
+def test_compile_falls_back_to_the_ir_count_when_the_memory_order_differs(monkeypatch):
+    def vmcnts(asm):
+        return sorted({line for line in steady_state(asm).waits if "vmcnt" in line})
+
+    sig = "void(float32[::1], float32[::1], int32)"
+    counted = amd.compile(_copy, sig, "gfx942", max_workgroup_size=64).asm
+    assert vmcnts(counted) == ["s_waitcnt vmcnt(2)", "s_waitcnt vmcnt(3)", "s_waitcnt vmcnt(4)"]
+    monkeypatch.setattr(vmcnt, "same_memory_order", lambda *args: False)
+    fallback = amd.compile(_copy, sig, "gfx942", max_workgroup_size=64).asm
+    assert vmcnts(fallback) == ["s_waitcnt vmcnt(2)"]  # 2 one-DMA groups, stores not counted
+    assert not find(fallback, vmcnt.COMMIT_MARK) and not find(counted, vmcnt.COMMIT_MARK)
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_no_placeholder_or_marker_reaches_the_object(arch):
+    k = amd.compile(_copy, "void(float32[::1], float32[::1], int32)", arch)
+    assert vmcnt.COMMIT_PLACEHOLDER not in k.llvm_ir and vmcnt.WAIT_PLACEHOLDER not in k.llvm_ir
+    assert "numba_tma" not in k.asm and k.object[:4] == b"\x7fELF"
