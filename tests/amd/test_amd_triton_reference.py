@@ -12,8 +12,8 @@ import pytest
 from amd_asm import load_example
 from numba_tma.amd.asm_loops import steady_state
 
-pytest.importorskip("triton", reason="Triton (pip install numba-tma[test]) is the reference "
-                                     "back end of these tests")
+pytest.importorskip("triton", minversion="3.9", reason="Triton 3.9 (pip install numba-tma[test]) is the "
+                                                         "reference back end of these tests")
 import gluon_copy  # noqa: E402  (needs Triton)
 
 ARCHS = ("gfx942", "gfx950", "gfx1250")
