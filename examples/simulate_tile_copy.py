@@ -20,12 +20,13 @@ from numba import cuda
 from numba_tma import TensorMap, fence, mbarrier, tma
 
 ROWS, COLS = 8, 64          # bf16: 128 bytes a row, the 128B swizzle span
+ELEMENTS = ROWS * COLS      # a global, so Numba sees a compile-time constant
 
 
 @cuda.jit
 def load_tile(desc, raw, unswizzled):
     bars = cuda.shared.array(1, numba.uint64)
-    tile = cuda.shared.array(ROWS * COLS, numba.uint16, alignment=1024)
+    tile = cuda.shared.array(ELEMENTS, numba.uint16, alignment=1024)
     if cuda.threadIdx.x == 0:
         mbarrier.init(bars, 1)
         fence.mbarrier_init()
@@ -34,7 +35,7 @@ def load_tile(desc, raw, unswizzled):
         mbarrier.arrive_expect_tx(bars, desc.box_bytes)
         tma.load(desc, tile, (0, 0), bars)
     mbarrier.wait(bars, 0)
-    for i in range(cuda.threadIdx.x, ROWS * COLS, cuda.blockDim.x):
+    for i in range(cuda.threadIdx.x, ELEMENTS, cuda.blockDim.x):
         raw[i] = tile[i]
         unswizzled[i // COLS, i % COLS] = tile[tma.swizzled_index(desc, i // COLS, i % COLS)]
 
