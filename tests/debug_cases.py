@@ -42,19 +42,51 @@ def copy(desc, out, case):
             tma.load(desc, tile, (cuda.blockDim.x - 126, 0), bars)
         elif case == 5:                                 # an mbarrier in global memory
             mbarrier.arrive_expect_tx(out.view(np.uint64), desc.box_bytes)
+        elif case == 6:                                 # (row, col) = (0, 96) for an innermost-first map
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, tile, (0, 96), bars)
+        elif case == 7:                                 # a local array as the destination
+            local = cuda.local.array(256, numba.float32)
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, local, (0, 0), bars)
+            out[0] = local[cuda.threadIdx.x]
+        elif case == 8:                                 # a slice at a 4-byte offset
+            mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+            tma.load(desc, tile[1:], (0, 0), bars)
     mbarrier.wait(bars, 0)
     out[cuda.threadIdx.x] = tile[cuda.threadIdx.x]
 
 
 CASES = {"wrong_expect_tx": 0, "swizzle_alignment": 1, "global_destination": 2, "small_destination": 3,
-         "coords_alignment": 4, "global_barrier": 5}
+         "coords_alignment": 4, "global_barrier": 5, "row_col_order": 6, "local_destination": 7, "slice_offset": 8}
+
+
+@cuda.jit
+def copy_global_desc(desc_bytes, out):
+    """A map in global memory read at an offset that is not 64-byte aligned."""
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array(8 * 32, numba.float32, alignment=1024)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, 1024)
+        tma.load(desc_bytes[64:], tile, (0, 0), bars)     # the 128 bytes start at byte 64 + 8
+    mbarrier.wait(bars, 0)
+    out[cuda.threadIdx.x] = tile[cuda.threadIdx.x]
 
 
 def main(name):
     host = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
     desc = TensorMap.tiled(cuda.to_device(host), BOX, swizzle="128B")
     out = cuda.to_device(np.zeros(1024, np.float32))
-    copy[1, 128](desc, out, CASES[name])
+    if name == "descriptor_offset":
+        raw = np.zeros(256, np.uint8)
+        raw[72:200] = np.frombuffer(desc.bytes, np.uint8)
+        copy_global_desc[1, 128](cuda.to_device(raw)[8:], out)
+    else:
+        copy[1, 128](desc, out, CASES[name])
     cuda.synchronize()
     print("finished without an error")
 

@@ -50,7 +50,8 @@ def test_debug_code_checks_every_operand_and_bounds_the_wait():
     assert "1023" in ptx                                       # 128B swizzle: 1024-byte alignment of the tile
     for message in ("argument 'dst' is not in shared memory", "is not 1024-byte aligned (a TMA tile with swizzle",
                     "coords[0] = %lld: times 4 bytes it must be a multiple",
-                    "timed out after 250 ms waiting for phase parity"):
+                    "timed out after 250 ms waiting for phase parity",
+                    "is past the tensor's last index %lld along dimension 0 (the whole box is out of bounds)"):
         assert any(message in text for text in _strings(ptx)), message
 
 

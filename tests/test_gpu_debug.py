@@ -22,6 +22,10 @@ CASES = Path(__file__).with_name("debug_cases.py")
     ("small_destination", "tma.load: argument 'dst' holds 256 bytes, fewer than 1024"),
     ("coords_alignment", "tma.load: coords[0] = 2: times 4 bytes it must be a multiple of 16"),
     ("global_barrier", "mbarrier.arrive_expect_tx: argument 'bar' is not in shared memory"),
+    ("row_col_order", "tma.load: coords[1] = 96 is past the tensor's last index 63 along dimension 1"),
+    ("local_destination", "tma.load: argument 'dst' is not in shared memory"),
+    ("slice_offset", "is not 1024-byte aligned (a TMA tile with swizzle SWIZZLE_128B)"),
+    ("descriptor_offset", "tma.load: argument 'desc' at 0x"),
 ])
 def test_each_mistake_ends_with_its_message(case, message):
     env = dict(os.environ, NUMBA_TMA_DEBUG="1", NUMBA_TMA_DEBUG_TIMEOUT_MS="300")

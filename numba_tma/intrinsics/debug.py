@@ -75,3 +75,16 @@ def check_multiple(builder, op_name: str, arg: str, value: ir.Value, scale: int,
     fail_if(builder, builder.icmp_unsigned("!=", low, ir.Constant(value.type, 0)), op_name,
             f"{arg} = %lld: times {scale} bytes it must be a multiple of {multiple} ({why})",
             [builder.sext(value, I64) if value.type.width < 64 else value])
+
+
+def check_inside(builder, op_name: str, desc_address: ir.Value, coords):
+    """Each ``coords[i]`` is at most the tensor's last index along dimension ``i`` (read from the
+    map: bytes 32 + 4 i hold ``global_dim[i] - 1``): a box that starts past the end is all
+    out-of-bounds fill, which is what (row, col) coordinates give for an innermost-first map."""
+    for i, coord in enumerate(coords):
+        last = _asm(builder, f"ld.u32 $0, [$1+{32 + 4 * i}];", [desc_address], "=r,l")
+        past = builder.icmp_signed(">", coord, builder.zext(last, I64))
+        fail_if(builder, past, op_name, f"coords[{i}] = %lld is past the tensor's last index %lld along dimension {i} "
+                "(the whole box is out of bounds): coordinates are innermost-first, (col, row) for a[row, col]",
+                [coord, builder.zext(last, I64)])
+

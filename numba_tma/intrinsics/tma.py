@@ -110,10 +110,11 @@ def _debug_map_op(op_name, tile_arg):
                 nbytes = builder.mul(nbytes, extent)
             debug.check_at_least(builder, op_name, tile_arg, nbytes, desc_ty.box_bytes, "the map's box bytes")
         if desc_ty.mode == "tiled":
-            first = builder.extract_value(args["coords"], 0)
-            first = context.cast(builder, first, tys["coords"][0], types.int64)
-            debug.check_multiple(builder, op_name, "coords[0]", first, max(desc_ty.element_bits, 8) // 8, 16,
+            coords = [context.cast(builder, builder.extract_value(args["coords"], i), t, types.int64)
+                      for i, t in enumerate(tys["coords"])]
+            debug.check_multiple(builder, op_name, "coords[0]", coords[0], max(desc_ty.element_bits, 8) // 8, 16,
                                  "the H200 faults otherwise")
+            debug.check_inside(builder, op_name, builder.ptrtoint(args["desc"], I64), coords)
     return check
 
 
