@@ -247,9 +247,11 @@ def swizzled_index(desc: TensorMap | DeviceArray, r: int, c: int) -> int:
     """Where element ``(r, c)`` of a box lands in the shared-memory tile TMA fills (or reads, for a
     store) with the map's swizzle: the flat element index into the tile.  ``c`` is the innermost
     index (0 to ``box[-1] - 1``), ``r`` the outer indices flattened (``r = i0`` for a 2-D box; for
-    3-D ``r = i0 * box[1] + i1``).  The 16-byte chunk of each byte offset is XORed with bits 7-9
-    of that offset (32B: one bit, 64B: two, 128B: three; 128B swizzle tiles must be 1024-byte
-    aligned, 64B 512, 32B 256); without swizzle it is ``r * box[-1] + c``.  Compiles to integer
+    3-D ``r = i0 * box[1] + i1``).  With a swizzle, rows lie the swizzle span apart (32, 64 or 128
+    bytes, even when the box row is narrower: measured on the H200) and the 16-byte chunk of each
+    byte offset is XORed with bits 7-9 of that offset (32B: one bit, 64B: two, 128B: three; 128B
+    swizzle tiles must be 1024-byte aligned, 64B 512, 32B 256); without swizzle it is
+    ``r * box[-1] + c``.  Compiles to integer
     arithmetic that ptxas folds for constant indices.
 
     Example::
@@ -261,7 +263,7 @@ def swizzled_index(desc: TensorMap | DeviceArray, r: int, c: int) -> int:
 
         {
         .reg .b32 o, t;
-        mad.lo.u32 o, r, box[-1], c;
+        mad.lo.u32 o, r, span / element bytes (box[-1] without swizzle), c;
         shl.b32 o, o, log2(element bytes);
         shr.u32 t, o, 7;
         and.b32 t, t, 0|1|3|7;

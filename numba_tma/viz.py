@@ -20,7 +20,7 @@ from collections import namedtuple
 import numpy as np
 
 from .descriptors import decode
-from .descriptors.enums import SWIZZLE_BYTES, TYPE_INFO, Mode, swizzled_offsets
+from .descriptors.enums import SWIZZLE_BYTES, TYPE_INFO, Mode, smem_row_bytes, swizzled_offsets
 from .descriptors.tensor_map import TensorMap
 
 BANKS, BANK_BYTES, CHUNK_BYTES, LINE_BYTES = 32, 4, 16, 128
@@ -56,7 +56,8 @@ def layout(desc) -> Layout:
     cols, rows = fields.box_dim[0], math.prod(fields.box_dim[1:])
     r, c = np.indices((rows, cols))
     size = bits // 8
-    offset = swizzled_offsets((r * cols + c) * size, SWIZZLE_BYTES[fields.swizzle.name])
+    span = SWIZZLE_BYTES[fields.swizzle.name]
+    offset = swizzled_offsets(r * smem_row_bytes(cols * size, span) + c * size, span)
     box = "x".join(str(b) for b in reversed(fields.box_dim))
     title = f"{fields.data_type.name} box {box}, {fields.swizzle.name}"
     return Layout(offset, (offset // BANK_BYTES) % BANKS, (offset // CHUNK_BYTES) % (LINE_BYTES // CHUNK_BYTES), size,

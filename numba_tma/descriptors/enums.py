@@ -61,6 +61,13 @@ SWIZZLE_BYTES = {"NONE": 0, "SWIZZLE_32B": 32, "SWIZZLE_64B": 64, "SWIZZLE_128B"
 SWIZZLE_ROW_MASK = {0: 0, 32: 1, 64: 3, 128: 7}
 
 
+def smem_row_bytes(inner_bytes, swizzle_bytes):
+    """How far apart the rows of a box land in shared memory: the box's inner bytes without a
+    swizzle, the swizzle span with one, even when the row is narrower (measured on the H200: a
+    16-byte fp16 row with 128B swizzle fills bytes 0-15 of each 128)."""
+    return swizzle_bytes if swizzle_bytes else inner_bytes
+
+
 def swizzled_offsets(offsets, swizzle_bytes):
     """Where byte offset(s) (an int or a numpy array) of a dense box land in shared memory under a
     swizzle of ``swizzle_bytes`` (0, 32, 64, 128): the 16-byte chunk index XORed with bits 7-9 of

@@ -398,6 +398,12 @@ class TensorMap:
         return self.fields.transfer_bytes
 
     @property
+    def smem_bytes(self) -> int:
+        """Shared memory one full box spans: ``box_bytes``, or more when a swizzle is wider than
+        the box's rows (they lie the swizzle span apart; measured on the H200).  Size tiles with it."""
+        return self._numba_type_.smem_bytes
+
+    @property
     def swizzle(self) -> Swizzle:
         return self.fields.swizzle
 

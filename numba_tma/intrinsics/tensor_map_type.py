@@ -25,7 +25,7 @@ from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.models import register_model
 from numba.cuda.typing.templates import AttributeTemplate
 
-from ..descriptors.enums import SWIZZLE_BYTES
+from ..descriptors.enums import SWIZZLE_BYTES, smem_row_bytes
 from ..numba_cuda_hooks import register_by_value, request_grid_constant
 
 TENSORMAP_LL = ir.LiteralStructType([ir.ArrayType(ir.IntType(64), 16)])
@@ -56,18 +56,35 @@ class TensorMapType(types.Type):
         return (self.dtype, self.data_type, self.element_bits, self.rank, self.box, self.mode, self.swizzle,
                 self.box_bytes, self.element_strides)
 
+    @property
+    def smem_bytes(self):
+        """The shared memory one full box spans (``box_bytes``, or more with a swizzle wider than the
+        box's rows: rows lie the span apart); ``None`` when ``box_bytes`` is unknown."""
+        span = SWIZZLE_BYTES.get(self.swizzle, 0)
+        if self.box_bytes is None or not span or self.mode != "tiled":
+            return self.box_bytes
+        size = max(self.element_bits, 8) // 8
+        stride = self.element_strides[0] if self.element_strides else 1
+        inner = -(-self.box[-1] // stride) * size
+        return self.box_bytes // inner * smem_row_bytes(inner, span)
+
 
 
 @register_attr
 class TensorMapAttributes(AttributeTemplate):
     """Compile-time constants of a map in a kernel: ``desc.box_bytes``, the bytes one full load
-    delivers (not for interleaved maps, whose transfer size is not established), and
+    delivers (not for interleaved maps, whose transfer size is not established; what
+    ``arrive_expect_tx`` expects), ``desc.smem_bytes``, the shared memory the box spans (more than
+    ``box_bytes`` when a swizzle is wider than the box's rows: size tiles with it), and
     ``desc.swizzle``, the swizzle span in bytes (0, 32, 64 or 128)."""
 
     key = TensorMapType
 
     def resolve_box_bytes(self, desc):
         return types.int64 if desc.box_bytes is not None else None
+
+    def resolve_smem_bytes(self, desc):
+        return types.int64 if desc.smem_bytes is not None else None
 
     def resolve_swizzle(self, desc):
         return types.int64 if desc.swizzle in SWIZZLE_BYTES else None
@@ -76,6 +93,11 @@ class TensorMapAttributes(AttributeTemplate):
 @lower_attr(TensorMapType, "box_bytes")
 def _lower_box_bytes(context, builder, ty, value):
     return context.get_constant(types.int64, ty.box_bytes)
+
+
+@lower_attr(TensorMapType, "smem_bytes")
+def _lower_smem_bytes(context, builder, ty, value):
+    return context.get_constant(types.int64, ty.smem_bytes)
 
 
 @lower_attr(TensorMapType, "swizzle")

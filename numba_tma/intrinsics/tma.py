@@ -31,7 +31,7 @@ from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, 
                     shared_address)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
-from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK
+from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, smem_row_bytes
 from .tensor_map_type import TensorMapType
 
 
@@ -103,12 +103,13 @@ def _debug_map_op(op_name, tile_arg):
         address = tile if isinstance(tile_ty, SharedRef) else shared_address(context, builder, tile_ty, tile)
         debug.check_aligned(builder, op_name, tile_arg, address, align,
                             f"a TMA tile with swizzle {desc_ty.swizzle}" if swizzle else "a TMA tile")
-        if isinstance(tile_ty, types.Array) and desc_ty.box_bytes:
+        if isinstance(tile_ty, types.Array) and desc_ty.smem_bytes:
             ary = context.make_array(tile_ty)(context, builder, tile)
             nbytes = ary.itemsize
             for extent in cgutils.unpack_tuple(builder, ary.shape):
                 nbytes = builder.mul(nbytes, extent)
-            debug.check_at_least(builder, op_name, tile_arg, nbytes, desc_ty.box_bytes, "the map's box bytes")
+            debug.check_at_least(builder, op_name, tile_arg, nbytes, desc_ty.smem_bytes,
+                                 "the shared memory the map's box spans, desc.smem_bytes")
         if desc_ty.mode == "tiled":
             coords = [context.cast(builder, builder.extract_value(args["coords"], i), t, types.int64)
                       for i, t in enumerate(tys["coords"])]
@@ -476,9 +477,10 @@ def _check_swizzled_index(desc, **_):
 
 
 def _swizzle_fields(cc, desc, **_):
-    shift = (desc.element_bits // 8).bit_length() - 1
-    mask = SWIZZLE_ROW_MASK[SWIZZLE_BYTES[desc.swizzle]]
-    return {"row": desc.box[-1], "shift": shift, "mask": mask}
+    size = desc.element_bits // 8
+    span = SWIZZLE_BYTES[desc.swizzle]
+    return {"row": smem_row_bytes(desc.box[-1] * size, span) // size, "shift": size.bit_length() - 1,
+            "mask": SWIZZLE_ROW_MASK[span]}
 
 
 swizzled_index = PtxOp(
@@ -488,18 +490,23 @@ swizzled_index = PtxOp(
     (Descriptor("desc"), Int("r"), Int("c")),
     need=Requirement((8, 0), (7, 0)), returns=types.uint32, memory=False,
     check=_check_swizzled_index, fields=_swizzle_fields,
-    doc_fields={"row": "box[-1]", "shift": "log2(element bytes)", "mask": "0|1|3|7"},
+    doc_fields={"row": "span / element bytes (box[-1] without swizzle)", "shift": "log2(element bytes)",
+                "mask": "0|1|3|7"},
     tlx=("cute.make_swizzle / Swizzle<B, 4, 3>",),
     samples=(Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",
                     {"row": 64, "shift": 1, "mask": 7}, desc=("uint16", (64, 64), "128B")),
              Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",
-                    {"row": 8, "shift": 2, "mask": 1}, desc=("float32", (16, 8), "32B"))),
+                    {"row": 8, "shift": 2, "mask": 1}, desc=("float32", (16, 8), "32B")),
+             Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",   # 16-byte rows, 128 apart
+                    {"row": 64, "shift": 1, "mask": 7}, desc=("uint16", (8, 8), "128B"))),
     doc="""Where element ``(r, c)`` of a box lands in the shared-memory tile TMA fills (or reads, for a
     store) with the map's swizzle: the flat element index into the tile.  ``c`` is the innermost
     index (0 to ``box[-1] - 1``), ``r`` the outer indices flattened (``r = i0`` for a 2-D box; for
-    3-D ``r = i0 * box[1] + i1``).  The 16-byte chunk of each byte offset is XORed with bits 7-9
-    of that offset (32B: one bit, 64B: two, 128B: three; 128B swizzle tiles must be 1024-byte
-    aligned, 64B 512, 32B 256); without swizzle it is ``r * box[-1] + c``.  Compiles to integer
+    3-D ``r = i0 * box[1] + i1``).  With a swizzle, rows lie the swizzle span apart (32, 64 or 128
+    bytes, even when the box row is narrower: measured on the H200) and the 16-byte chunk of each
+    byte offset is XORed with bits 7-9 of that offset (32B: one bit, 64B: two, 128B: three; 128B
+    swizzle tiles must be 1024-byte aligned, 64B 512, 32B 256); without swizzle it is
+    ``r * box[-1] + c``.  Compiles to integer
     arithmetic that ptxas folds for constant indices.
 
     Example::

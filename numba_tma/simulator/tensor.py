@@ -21,7 +21,8 @@ import numpy as np
 
 from ..descriptors import decode
 from ..descriptors.tensor_map import TensorMap
-from ..descriptors.enums import SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, swizzled_offsets
+from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, smem_row_bytes,
+                                 swizzled_offsets)
 from . import memory
 from .hooks import SimulatorError
 from .mbarrier import deliver_bytes
@@ -40,7 +41,7 @@ _NUMPY = {DataType.UINT8: "u1", DataType.UINT16: "u2", DataType.UINT32: "u4", Da
           DataType.UINT64: "u8", DataType.INT64: "i8", DataType.FLOAT16: "f2", DataType.FLOAT32: "f4",
           DataType.FLOAT64: "f8", DataType.BFLOAT16: "u2", DataType.FLOAT32_FTZ: "f4", DataType.TFLOAT32: "f4",
           DataType.TFLOAT32_FTZ: "f4"}
-_NAN = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
+_NAN = {2: 0x7FF7, 4: 0x7FF77FF7, 8: 0x7FF77FF77FF77FF7}   # the H200's fill: 0x7FF7 per 16 bits
 
 
 def fields_of(desc, op):
@@ -90,9 +91,11 @@ def _check_tile(op, fields, tile, nbytes, role):
         raise SimulatorError(f"numba_tma simulator: {op}: {role} {memory.name(tile)} is only {addr & -addr}-byte "
                              f"aligned; TMA needs {need}-byte alignment{' for ' + fields.swizzle.name if swizzle else ''}"
                              f": cuda.shared.array(..., alignment={need}) (the GPU guarantees no more than asked for)")
-    if tile.nbytes < nbytes:
+    span = smem_footprint(fields, nbytes) if fields.mode == Mode.TILED else nbytes
+    if tile.nbytes < span:
         raise SimulatorError(f"numba_tma simulator: {op}: {role} {memory.name(tile)} holds {tile.nbytes} bytes, "
-                             f"smaller than the box ({nbytes} bytes)")
+                             f"smaller than the box ({span} bytes of shared memory"
+                             f"{f'; {nbytes} bytes of data, rows {_swizzle_bytes(fields)} bytes apart' if span != nbytes else ''})")
 
 
 def _check_coords(op, fields, coords, store=False):
@@ -146,12 +149,32 @@ def _convert(fields, values, valid):
     return bits.astype(values.dtype)
 
 
+def _inner_bytes(fields):
+    """The bytes one row of the box brings (its inner dimension, after the element stride)."""
+    return -(-fields.box_dim[0] // fields.element_strides[0]) * _itemsize(fields)
+
+
+def _smem_offsets(nbytes, fields):
+    """Where each of the ``nbytes`` dense box bytes lands in shared memory: rows
+    ``smem_row_bytes`` apart (the swizzle span, with a swizzle), then swizzled."""
+    span, k = _swizzle_bytes(fields), np.arange(nbytes)
+    if fields.mode != Mode.TILED:   # im2col: one dense run (its row pitch is not measured)
+        return swizzled_offsets(k, span)
+    inner = _inner_bytes(fields)
+    return swizzled_offsets((k // inner) * smem_row_bytes(inner, span) + k % inner, span)
+
+
+def smem_footprint(fields, nbytes):
+    """The shared-memory bytes a box of ``nbytes`` dense bytes spans."""
+    return int(_smem_offsets(nbytes, fields).max()) + 1 if nbytes else 0
+
+
 def _place(tile, raw, fields):
-    memory.byte_view(tile)[swizzled_offsets(np.arange(raw.size), _swizzle_bytes(fields))] = raw
+    memory.byte_view(tile)[_smem_offsets(raw.size, fields)] = raw
 
 
 def _unplace(tile, nbytes, fields):
-    return memory.byte_view(tile)[swizzled_offsets(np.arange(nbytes), _swizzle_bytes(fields))]
+    return memory.byte_view(tile)[_smem_offsets(nbytes, fields)]
 
 
 def _issue_load(op, thread, state, tile, raw, fields, bar, multicast):
@@ -345,7 +368,8 @@ def swizzled_index(desc, r, c):
     """The flat shared-memory element index of box element (r, c) under the map's swizzle."""
     fields = fields_of(desc, "tma.swizzled_index")
     size = _itemsize(fields)
-    return int(swizzled_offsets((r * fields.box_dim[0] + c) * size, _swizzle_bytes(fields)) // size)
+    pitch = smem_row_bytes(fields.box_dim[0] * size, _swizzle_bytes(fields))
+    return int(swizzled_offsets(r * pitch + c * size, _swizzle_bytes(fields)) // size)
 
 
 OPS = dict(load=load, load_im2col=load_im2col, store=store, reduce=reduce, prefetch=prefetch,
