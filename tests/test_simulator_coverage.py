@@ -54,3 +54,34 @@ def test_dsmem_in_a_cluster_of_one_block():
         print("dsmem ok")
     """)
     assert "dsmem ok" in out
+
+
+# Measured on the H200 (2026-11-30, .scratch probes; BENCHMARKS.md): what the simulator must reproduce.
+TF32_IN = [0x7FC01FFF, 0x7F801234, 0xFF800FFF, 0x7F800000, 0x00001FFF, 0x00401001, 0x80000FFF, 0x007FFFFF,
+           0x3F801000, 0x3F803000, 0x3F800FFF, 0x3F801001, 0x7F7FFFFF, 0x00000001, 0x7FFFFFFF, 0x807FF000]
+TF32_OUT = [0x7FFFE000, 0x7FFFE000, 0x7FFFE000, 0x7F800000, 0x00002000, 0x00402000, 0x80000000, 0x00800000,
+            0x3F800000, 0x3F804000, 0x3F800000, 0x3F802000, 0x7F800000, 0x00000000, 0x7FFFE000, 0x80800000]
+
+
+def test_tf32_loads_round_like_the_h200():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from numba_tma.descriptors.enums import DataType
+
+    values = np.array(TF32_IN, np.uint32).view(np.float32)
+    for dt, want in ((DataType.TFLOAT32, TF32_OUT), (DataType.TFLOAT32_FTZ, TF32_OUT), (DataType.FLOAT32_FTZ, TF32_IN)):
+        got = tensor._convert(SimpleNamespace(data_type=dt), values, np.ones(16, bool)).view(np.uint32)
+        assert got.tolist() == want, dt
+
+
+def test_narrow_swizzled_rows_lie_a_span_apart_like_the_h200():
+    """A 16-byte uint8 row with 64B swizzle: the H200 wrote bytes 0-15, 64-79, 144-159, 208-223."""
+    from numba_tma.descriptors import decode, encode_tiled
+
+    fields = decode(encode_tiled(data_type="uint8", global_address=1 << 20, global_dim=[256, 8], global_strides=[256],
+                                 box_dim=[16, 4], swizzle="64B"))
+    offsets = tensor._smem_offsets(64, fields)
+    assert sorted({int(o) // 16 * 16 for o in offsets}) == [0, 64, 144, 208]
+    assert tensor._NAN[2] == 0x7FF7 and tensor._NAN[4] == 0x7FF77FF7      # the H200's NaN fill

@@ -134,19 +134,16 @@ def _gather(view, fields, index):
 
 
 def _convert(fields, values, valid):
-    """TF32 rounding (nearest even, 10 mantissa bits) and FTZ flushing of the loaded elements."""
-    dt = fields.data_type
-    if dt not in (DataType.TFLOAT32, DataType.TFLOAT32_FTZ, DataType.FLOAT32_FTZ):
+    """TF32 maps (``TFLOAT32`` and ``TFLOAT32_FTZ`` alike) round each in-bounds element to 10 mantissa
+    bits, nearest even, denormals included (no flush), and turn every NaN into 0x7FFFE000; a
+    ``FLOAT32_FTZ`` map loads the bits unchanged (all measured on the H200)."""
+    if fields.data_type not in (DataType.TFLOAT32, DataType.TFLOAT32_FTZ):
         return values
-    bits = values.astype(np.uint32)
-    exponent = bits & np.uint32(0x7F800000)
-    if dt != DataType.TFLOAT32:
-        bits = np.where(valid & (exponent == 0), bits & np.uint32(0x80000000), bits)
-    if dt != DataType.FLOAT32_FTZ:
-        finite = valid & (exponent != np.uint32(0x7F800000))
-        rounded = (bits + np.uint32(0xFFF) + ((bits >> 13) & 1)) & np.uint32(0xFFFFE000)
-        bits = np.where(finite, rounded, bits)
-    return bits.astype(values.dtype)
+    bits = np.ascontiguousarray(values).view(np.uint32)
+    nan = ((bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)) & ((bits & np.uint32(0x007FFFFF)) != 0)
+    rounded = (bits + np.uint32(0xFFF) + ((bits >> 13) & np.uint32(1))) & np.uint32(0xFFFFE000)
+    converted = np.where(nan, np.uint32(0x7FFFE000), rounded)
+    return np.where(valid, converted, bits).astype(np.uint32).view(values.dtype)
 
 
 def _inner_bytes(fields):
