@@ -91,3 +91,36 @@ def test_a_14_stage_ring_in_225_kb_of_dynamic_shared_memory():
     launch(persistent_copy, 2, 128, desc, out, ntiles, status, shared_mem=RING.nbytes)
     assert status.copy_to_host()[0] == 0
     np.testing.assert_array_equal(out.copy_to_host(), host)
+
+
+@cuda.jit
+def narrow_rows(desc, out, status):
+    """An fp16 8 x 8 box (16-byte rows) with 128B swizzle, in a tile of desc.smem_bytes (its rows
+    lie 128 bytes apart), read back through tma.swizzled_index."""
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array(512, numba.uint16, alignment=1024)       # 8 rows x 128 bytes
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, desc.box_bytes)
+        tma.load(desc, tile, (8, 16), bars)
+    bounded_wait(bars, 0, status)
+    if cuda.threadIdx.x < 64:
+        r, c = cuda.threadIdx.x // 8, cuda.threadIdx.x % 8
+        out[r, c] = tile[tma.swizzled_index(desc, r, c)]
+        out[8, 0] = desc.smem_bytes
+
+
+def test_narrow_swizzled_rows_read_back_through_swizzled_index():
+    host = np.random.default_rng(6).standard_normal((64, 64)).astype(np.float16)
+    desc = TensorMap.tiled(cuda.to_device(host), (8, 8), swizzle="128B")
+    assert (desc.box_bytes, desc.smem_bytes) == (128, 1024)
+    out = cuda.to_device(np.zeros((9, 8), np.float16))
+    status = cuda.to_device(np.zeros(1, np.int32))
+    narrow_rows[1, 64](desc, out, status)
+    assert status.copy_to_host()[0] == 0
+    got = out.copy_to_host()
+    np.testing.assert_array_equal(got[:8], host[16:24, 8:16])
+    assert got[8, 0] == 1024                                          # desc.smem_bytes in the kernel
