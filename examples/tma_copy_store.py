@@ -39,25 +39,30 @@ def copy_ring(src, dst, tiles_x, n_tiles):
     for s in range(STAGES):
         mbarrier.init(at(full, s), 1)
     fence.mbarrier_init()
-    first, step = cuda.blockIdx.x, cuda.gridDim.x
-    mine = (n_tiles - first + step - 1) // step          # tiles this block copies
-    for k in range(min(STAGES, mine)):                   # prologue
-        t = first + k * step
+    # One thread issues everything, so its instruction count is the copy's speed limit.  Numba
+    # computes integers in 64 bits; numba.uint32(...) around the tile index lets LLVM divide in
+    # 32 bits (a 64-bit division is a long subroutine; this halves the kernel's SASS).
+    tx = numba.uint32(tiles_x)
+    first, step = numba.uint32(cuda.blockIdx.x), numba.uint32(cuda.gridDim.x)
+    mine = numba.uint32((numba.uint32(n_tiles) - first + step - 1) // step)   # tiles this block copies
+    for k in range(min(numba.uint32(STAGES), mine)):     # prologue
+        t = numba.uint32(first + numba.uint32(k) * step)
         mbarrier.arrive_expect_tx(at(full, k), src.box_bytes)
-        tma.load(src, at(ring, k), ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R), at(full, k))
-    for k in range(mine):
+        tma.load(src, at(ring, k), ((t % tx) * BOX_C, (t // tx) * BOX_R), at(full, k))
+    for k64 in range(mine):
+        k = numba.uint32(k64)
         s = k % STAGES
-        t = first + k * step
+        t = numba.uint32(first + k * step)
         mbarrier.wait(at(full, s), (k // STAGES) & 1)
-        tma.store(dst, at(ring, s), ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R))
+        tma.store(dst, at(ring, s), ((t % tx) * BOX_C, (t // tx) * BOX_R))
         tma.commit_group()
         refill = k - 1 + STAGES                          # the tile that reuses tile k-1's slot
         if k >= 1 and refill < mine:
             r = (k - 1) % STAGES
             tma.wait_group_read(1)                       # tile k-1's store has read its slot
-            t = first + refill * step
+            t = numba.uint32(first + refill * step)
             mbarrier.arrive_expect_tx(at(full, r), src.box_bytes)
-            tma.load(src, at(ring, r), ((t % tiles_x) * BOX_C, (t // tiles_x) * BOX_R), at(full, r))
+            tma.load(src, at(ring, r), ((t % tx) * BOX_C, (t // tx) * BOX_R), at(full, r))
     tma.wait_group(0)
 
 
