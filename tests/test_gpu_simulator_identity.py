@@ -12,11 +12,15 @@ import sys
 import tempfile
 
 import numpy as np
+import numba
 import pytest
 from numba import cuda
 
 from numba_tma.descriptors import TensorMapError, decode, encode_tiled
 
+from numba_tma import fence, mbarrier, tma
+
+from gpu_support import bounded_wait
 from test_gpu_descriptor_sweep import SMEM_BYTES, _loader, _random_case
 
 pytestmark = pytest.mark.gpu
@@ -67,6 +71,26 @@ print("simulated", len(dumps) - len(skipped), "refused", len(skipped))
 '''
 
 
+def _simulate(script, cases, hosts, gpu):
+    """Run ``script`` under the simulator on ``cases``: ``(differing (index, case) pairs, {index:
+    why the simulator refused it}, the simulator's dumps)`` against the GPU's dumps."""
+    with tempfile.TemporaryDirectory() as folder:
+        folder = pathlib.Path(folder)
+        np.savez(folder / "hosts.npz", **hosts)
+        (folder / "cases.json").write_text(json.dumps(cases))
+        (folder / "sim.py").write_text(script)
+        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+        run = subprocess.run([sys.executable, str(folder / "sim.py"), str(folder / "hosts.npz"),
+                              str(folder / "cases.json"), str(folder / "sim.npy")], env=env, capture_output=True,
+                             text=True, timeout=1200)
+        assert run.returncode == 0, run.stderr[-3000:]
+        simulated = np.load(folder / "sim.npy")
+        refused = dict(json.loads((folder / "sim.npy.skipped.json").read_text()))
+    differ = [(i, c) for i, (c, g, s) in enumerate(zip(cases, gpu, simulated))
+              if i not in refused and not np.array_equal(g, s)]
+    return differ, refused, simulated
+
+
 def test_simulator_shared_memory_is_byte_identical_to_the_gpu():
     cases, hosts, gpu = [], {}, []
     for rank in range(1, 6):
@@ -96,20 +120,7 @@ def test_simulator_shared_memory_is_byte_identical_to_the_gpu():
             cases.append(dict(params={k: (v.name if hasattr(v, "name") else v) for k, v in params.items()},
                               coords=coords, nbytes=box_bytes))
             made += 1
-    with tempfile.TemporaryDirectory() as folder:
-        folder = pathlib.Path(folder)
-        np.savez(folder / "hosts.npz", **hosts)
-        (folder / "cases.json").write_text(json.dumps(cases))
-        (folder / "sim.py").write_text(SIMULATE.format(smem=SMEM_BYTES))
-        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
-        run = subprocess.run([sys.executable, str(folder / "sim.py"), str(folder / "hosts.npz"),
-                              str(folder / "cases.json"), str(folder / "sim.npy")], env=env, capture_output=True,
-                             text=True, timeout=1200)
-        assert run.returncode == 0, run.stderr[-3000:]
-        simulated = np.load(folder / "sim.npy")
-        refused = dict(json.loads((folder / "sim.npy.skipped.json").read_text()))
-    differ = [(i, c) for i, (c, g, s) in enumerate(zip(cases, gpu, simulated))
-              if i not in refused and not np.array_equal(g, s)]
+    differ, refused, simulated = _simulate(SIMULATE.format(smem=SMEM_BYTES), cases, hosts, gpu)
     compared = len(cases) - len(refused)
     print(f"{len(cases)} maps: {compared} compared, {compared - len(differ)} byte-identical; {len(refused)} forms the "
           f"simulator refuses ({sorted(set(r.split(':')[1].strip()[:60] for r in refused.values()))})")
@@ -118,3 +129,114 @@ def test_simulator_shared_memory_is_byte_identical_to_the_gpu():
         print(f"  differs: {case}, first at byte {first}: gpu {gpu[i][first]:#x} sim {simulated[i][first]:#x}")
     assert compared >= len(cases) // 2, "the simulator refused most maps"
     assert not differ, f"{len(differ)} of {compared} maps differ (first: {differ[0][1]})"
+
+
+
+IM2COL_CASES = 40
+IM2COL_SIMULATE = r'''
+import json, sys
+import numpy as np, numba
+from numba import cuda
+from numba_tma import TensorMap, fence, mbarrier, tma
+
+WORDS = {words}
+
+@cuda.jit
+def load(desc, coords, offsets, nbytes, out):
+    bars = cuda.shared.array(1, numba.uint64)
+    smem = cuda.shared.array(WORDS, numba.uint32, alignment=1024)
+    smem[:] = 0xA5A5A5A5
+    mbarrier.init(bars, 1)
+    fence.mbarrier_init()
+    mbarrier.arrive_expect_tx(bars, nbytes)
+    tma.load_im2col(desc, smem, tuple(int(x) for x in coords), tuple(int(x) for x in offsets), bars)
+    mbarrier.wait(bars, 0)
+    out[:] = smem[:]
+
+data = np.load(sys.argv[1])
+cases = json.loads(open(sys.argv[2]).read())
+dumps, skipped = [], []
+for i, case in enumerate(cases):
+    desc = TensorMap.im2col(cuda.to_device(data[f"host{{i}}"]), case["lower"], case["upper"], case["channels"],
+                            case["pixels"], swizzle=case["swizzle"])
+    out = cuda.to_device(np.zeros(WORDS, np.uint32))
+    try:
+        load[1, 1](desc, np.array(case["coords"], np.int32), np.array(case["offsets"], np.int32), desc.box_bytes, out)
+    except Exception as exc:
+        if "not simulated" not in str(exc):
+            raise
+        skipped.append([i, str(exc).split("numba_tma simulator: ")[-1]])
+    dumps.append(out.copy_to_host())
+np.save(sys.argv[3], np.stack(dumps))
+open(sys.argv[3] + ".skipped.json", "w").write(json.dumps(skipped))
+print("simulated", len(dumps) - len(skipped), "refused", len(skipped))
+'''
+WORDS = SMEM_BYTES // 4
+
+
+@cuda.jit
+def im2col_loader(desc, coords, offsets, nbytes, out, status):
+    """One im2col load of a rank-4 (NHWC) float32 map into poisoned shared words, dumped."""
+    bars = cuda.shared.array(1, numba.uint64)
+    smem = cuda.shared.array(WORDS, numba.uint32, alignment=1024)
+    for i in range(cuda.threadIdx.x, WORDS, cuda.blockDim.x):
+        smem[i] = 0xA5A5A5A5                   # poison: a word TMA did not write stays visible
+    fence.proxy_async()
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, nbytes)
+        tma.load_im2col(desc, smem, (coords[0], coords[1], coords[2], coords[3]), (offsets[0], offsets[1]), bars)
+    bounded_wait(bars, 0, status)
+    for i in range(cuda.threadIdx.x, WORDS, cuda.blockDim.x):
+        out[i] = smem[i]
+
+
+def _im2col_case(rng):
+    """Random NHWC float32 im2col parameters: corners, channels, pixels, coordinates, offsets,
+    a swizzle whose span equals the channel bytes (or none)."""
+    n, h, w = int(rng.integers(1, 4)), int(rng.integers(3, 12)), int(rng.integers(3, 12))
+    c = int(rng.choice([4, 8, 16, 32]))
+    channels = c if rng.random() < 0.7 else max(4, c // 2)
+    swizzle = {8: "32B", 16: "64B", 32: "128B"}.get(channels, "none") if rng.random() < 0.4 else "none"
+    pixels = int(rng.integers(1, min(64, WORDS // channels) + 1))
+    lower = [int(rng.integers(-1, 1)), int(rng.integers(-1, 1))]          # (H, W), array order
+    upper = [int(rng.integers(-1, 2)), int(rng.integers(-1, 2))]
+    coords = [channels * int(rng.integers(0, c // channels)), int(rng.integers(lower[1], w)),
+              int(rng.integers(lower[0], h)), int(rng.integers(0, n))]     # (c, w, h, n)
+    offsets = [int(rng.integers(0, 3)), int(rng.integers(0, 3))]            # (w, h)
+    return dict(shape=[n, h, w, c], lower=lower, upper=upper, channels=channels, pixels=pixels, swizzle=swizzle,
+                coords=coords, offsets=offsets)
+
+
+def test_simulator_im2col_is_byte_identical_to_the_gpu():
+    """(Written in the third session after the device time ran out: first GPU run pending.)"""
+    from numba_tma import TensorMap
+
+    rng = np.random.default_rng(77)
+    cases, hosts, gpu = [], {}, []
+    while len(cases) < IM2COL_CASES:
+        case = _im2col_case(rng)
+        host = rng.standard_normal(case["shape"]).astype(np.float32)
+        try:
+            desc = TensorMap.im2col(cuda.to_device(host), case["lower"], case["upper"], case["channels"],
+                                    case["pixels"], swizzle=case["swizzle"])
+        except ValueError:
+            continue
+        out = cuda.to_device(np.zeros(WORDS, np.uint32))
+        status = cuda.to_device(np.zeros(1, np.int32))
+        im2col_loader[1, 128](desc, np.array(case["coords"], np.int32), np.array(case["offsets"], np.int32),
+                              desc.box_bytes, out, status)
+        assert status.copy_to_host()[0] == 0, f"TMA never completed: {case}"
+        gpu.append(out.copy_to_host())
+        hosts[f"host{len(cases)}"] = host
+        cases.append(case)
+    differ, refused, _ = _simulate(IM2COL_SIMULATE.format(words=WORDS), cases, hosts, gpu)
+    compared = len(cases) - len(refused)
+    print(f"{len(cases)} im2col maps: {compared} compared, {compared - len(differ)} byte-identical")
+    for i, case in differ[:5]:
+        print(f"  differs: {case}")
+    assert compared >= len(cases) // 2, "the simulator refused most maps"
+    assert not differ, f"{len(differ)} of {compared} im2col maps differ (first: {differ[0][1]})"
