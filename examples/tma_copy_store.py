@@ -30,6 +30,17 @@ BOX_R, BOX_C = 64, 32          # 64 rows x 128 bytes of float32 per tile
 STAGES = 4                     # 4 x 8 KiB of shared memory per block
 
 
+@cuda.jit(device=True)
+def next_tile(row, col, step_row, step_col, tiles_x):
+    """(row, col) of the tile ``gridDim.x`` tiles on, without a division (in 32 bits)."""
+    col = numba.uint32(col + step_col)
+    row = numba.uint32(row + step_row)
+    if col >= tiles_x:
+        col = numba.uint32(col - tiles_x)
+        row = numba.uint32(row + 1)
+    return row, col
+
+
 @cuda.jit
 def copy_ring(src, dst, tiles_x, n_tiles):
     ring = cuda.shared.array((STAGES, BOX_R, BOX_C), numba.float32, alignment=128)
@@ -40,29 +51,33 @@ def copy_ring(src, dst, tiles_x, n_tiles):
         mbarrier.init(at(full, s), 1)
     fence.mbarrier_init()
     # One thread issues everything, so its instruction count is the copy's speed limit.  Numba
-    # computes integers in 64 bits; numba.uint32(...) around the tile index lets LLVM divide in
-    # 32 bits (a 64-bit division is a long subroutine; this halves the kernel's SASS).
+    # computes integers in 64 bits: numba.uint32(...) keeps the index math in 32, and the tiles
+    # are walked by (row, col) steps instead of dividing the tile number each time (a division is
+    # a long instruction sequence; see benchmarks/sass_parity.py).
     tx = numba.uint32(tiles_x)
     first, step = numba.uint32(cuda.blockIdx.x), numba.uint32(cuda.gridDim.x)
     mine = numba.uint32((numba.uint32(n_tiles) - first + step - 1) // step)   # tiles this block copies
+    step_row, step_col = numba.uint32(step // tx), numba.uint32(step % tx)
+    load_row, load_col = numba.uint32(first // tx), numba.uint32(first % tx)   # the next tile to load
+    store_row, store_col = load_row, load_col                                    # the next tile to store
     for k in range(min(numba.uint32(STAGES), mine)):     # prologue
-        t = numba.uint32(first + numba.uint32(k) * step)
         mbarrier.arrive_expect_tx(at(full, k), src.box_bytes)
-        tma.load(src, at(ring, k), ((t % tx) * BOX_C, (t // tx) * BOX_R), at(full, k))
+        tma.load(src, at(ring, k), (load_col * BOX_C, load_row * BOX_R), at(full, k))
+        load_row, load_col = next_tile(load_row, load_col, step_row, step_col, tx)
     for k64 in range(mine):
         k = numba.uint32(k64)
         s = k % STAGES
-        t = numba.uint32(first + k * step)
         mbarrier.wait(at(full, s), (k // STAGES) & 1)
-        tma.store(dst, at(ring, s), ((t % tx) * BOX_C, (t // tx) * BOX_R))
+        tma.store(dst, at(ring, s), (store_col * BOX_C, store_row * BOX_R))
         tma.commit_group()
+        store_row, store_col = next_tile(store_row, store_col, step_row, step_col, tx)
         refill = k - 1 + STAGES                          # the tile that reuses tile k-1's slot
         if k >= 1 and refill < mine:
             r = (k - 1) % STAGES
             tma.wait_group_read(1)                       # tile k-1's store has read its slot
-            t = numba.uint32(first + refill * step)
             mbarrier.arrive_expect_tx(at(full, r), src.box_bytes)
-            tma.load(src, at(ring, r), ((t % tx) * BOX_C, (t // tx) * BOX_R), at(full, r))
+            tma.load(src, at(ring, r), (load_col * BOX_C, load_row * BOX_R), at(full, r))
+            load_row, load_col = next_tile(load_row, load_col, step_row, step_col, tx)
     tma.wait_group(0)
 
 
