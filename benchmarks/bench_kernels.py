@@ -13,6 +13,8 @@ events, warm-up excluded).
 
 import argparse
 import json
+import pathlib
+import sys
 
 import numba
 import numpy as np
@@ -21,6 +23,9 @@ from numba import cuda
 from numba.cuda import types
 
 from numba_tma import TensorMap, at, bulk, fence, mbarrier, tma
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "examples"))
+import tma_copy_store as example  # noqa: E402
 
 REPEATS = 20
 N = 16384                                  # copy / transpose: N x N
@@ -287,6 +292,15 @@ def main(argv=None):
             assert torch.equal(x, y), f"load + thread stores {box}"
             row(f"numba-tma copy, TMA load {box[0]}x{box[1]} int64 + 8-byte thread stores {tag}",
                 median_ms(lambda: kern[grid, 128](src, d_y64)), nbytes)
+        if tdtype == torch.float32:   # the example's ring, with the 32-bit index idioms (sass_parity.py)
+            src, dst = TensorMap.tiled(x, (example.BOX_R, example.BOX_C)), TensorMap.tiled(y, (example.BOX_R,
+                                                                                              example.BOX_C))
+            blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * 8
+            y.zero_()
+            example.tma_copy(src, dst, (N, N), blocks)
+            assert torch.equal(x, y), "examples/tma_copy_store.py"
+            row("examples/tma_copy_store.py ring (64x32 x4, 8/SM, 32-bit index math) fp32",
+                median_ms(lambda: example.tma_copy(src, dst, (N, N), blocks)), nbytes)
         words_x = cuda.as_cuda_array(x.view(-1).view(torch.int64))
         words_y = cuda.as_cuda_array(y.view(-1).view(torch.int64))
         y.zero_()
