@@ -10,7 +10,7 @@ import pytest
 from numba import cuda
 
 from numba_tma import bulk, cache, fence, mbarrier
-from numba_tma.intrinsics.bulk import REDUCE_TYPES
+from numba_tma.reductions import BULK_REDUCE_TYPES
 
 from gpu_support import bounded_wait
 from test_gpu_tma_store import POLICIES, assert_both_branches, reduce_operands, reduce_reference
@@ -85,7 +85,7 @@ def test_bulk_round_trip_rows_of_a_pitched_array():
 RED_N, RED_OFF = 256, 16         # reduce RED_N elements into dst[RED_OFF:]; RED_OFF on each side stays
 NUMPY = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64, "f32": np.float32,
          "f64": np.float64, "f16": np.float16}
-RED_CASES = [(op, t) for op, ptx_types in REDUCE_TYPES.items() for t in ptx_types]
+RED_CASES = [(op, t) for op, ptx_types in BULK_REDUCE_TYPES.items() for t in ptx_types]
 ADD_RTOL = {"f32": 1e-6, "f64": 1e-12, "f16": 2.0 ** -10}
 
 

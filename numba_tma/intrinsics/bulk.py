@@ -12,16 +12,17 @@ from numba.cuda import types
 
 from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample,
                     SharedArray, exported, literal, reject)
+from ..reductions import BULK_REDUCE_TYPES
 from .mbarrier import barrier
 
 SM100 = Requirement((10, 0), (8, 6))
 
 
-def _nbytes(name="nbytes"):
+def nbytes_operand(name="nbytes"):
     return Int(name, lo=16, hi=(1 << 32) - 16)
 
 
-def _check_nbytes(op, nbytes):
+def check_nbytes(op, nbytes):
     value = literal(nbytes)
     if isinstance(value, int) and value % 16:
         raise reject(op, "nbytes", "must be a multiple of 16", value)
@@ -72,9 +73,9 @@ load = PtxOp(
     "bulk.load",
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{multicast}{cache_hint} [{dst}], [{src}],"
     " {nbytes}, [{bar}]{mask}{policy};",
-    (SharedArray("dst", what="a shared array (the destination)"), GlobalArray("src"), _nbytes(), barrier(),
+    (SharedArray("dst", what="a shared array (the destination)"), GlobalArray("src"), nbytes_operand(), barrier(),
      CacheHint(), Multicast()),
-    check=lambda nbytes, **_: _check_nbytes("bulk.load", nbytes),
+    check=lambda nbytes, **_: check_nbytes("bulk.load", nbytes),
     tlx=("cute.nvgpu.cpasync.CopyBulkG2SOp", "cuda::ptx::cp_async_bulk"),
     samples=(Sample("bulk.load(smem, desc, 64, bar)", "UBLKCP.S.G"),
              Sample("bulk.load(smem, desc, 64, bar, cache_hint=out[1])", "UBLKCP.S.G"),
@@ -94,8 +95,8 @@ load = PtxOp(
 
 store = PtxOp(
     "bulk.store", "cp.async.bulk.global.shared::cta.bulk_group{cache_hint} [{dst}], [{src}], {nbytes}{policy};",
-    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), _nbytes(), CacheHint()),
-    check=lambda nbytes, **_: _check_nbytes("bulk.store", nbytes),
+    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), nbytes_operand(), CacheHint()),
+    check=lambda nbytes, **_: check_nbytes("bulk.store", nbytes),
     tlx=("tlx.async_store", "cute.nvgpu.cpasync.CopyBulkS2GOp", "cuda::ptx::cp_async_bulk"),
     samples=(Sample("bulk.store(desc, smem, 64)", "UBLKCP.G.S"),
              Sample("bulk.store(desc, smem, 64, cache_hint=out[1])", "UBLKCP.G.S")),
@@ -117,9 +118,9 @@ store = PtxOp(
 store_bytemask = PtxOp(
     "bulk.store_bytemask",
     "cp.async.bulk.global.shared::cta.bulk_group{cache_hint}.cp_mask [{dst}], [{src}], {nbytes}{policy}, {mask};",
-    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), _nbytes(), Int("mask", bits=16),
+    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), nbytes_operand(), Int("mask", bits=16),
      CacheHint()),
-    need=SM100, check=lambda nbytes, **_: _check_nbytes("bulk.store_bytemask", nbytes),
+    need=SM100, check=lambda nbytes, **_: check_nbytes("bulk.store_bytemask", nbytes),
     tlx=("cute.nvgpu.cpasync.CopyBulkS2GByteMaskOp", "cuda::ptx::cp_async_bulk_cp_mask"),
     samples=(Sample("bulk.store_bytemask(desc, smem, 64, 0x00FF)", "UBLKCP.G.S"),),
     doc="""Like :func:`store`, writing only the bytes whose bit in the 16-bit ``mask`` is set, in
@@ -136,13 +137,7 @@ store_bytemask = PtxOp(
 _TYPE = {types.uint32: "u32", types.int32: "s32", types.uint64: "u64", types.int64: "s64", types.float32: "f32",
          types.float64: "f64", types.float16: "f16"}
 _BITS = {"u32": "b32", "s32": "b32", "u64": "b64", "s64": "b64"}
-REDUCE_TYPES = {
-    "add": ("u32", "s32", "u64", "f32", "f64", "f16"),
-    "min": ("u32", "s32", "u64", "s64", "f16"), "max": ("u32", "s32", "u64", "s64", "f16"),
-    "inc": ("u32",), "dec": ("u32",),
-    "and": ("u32", "s32", "u64", "s64"), "or": ("u32", "s32", "u64", "s64"), "xor": ("u32", "s32", "u64", "s64"),
-}
-REDUCE_OPS = tuple(REDUCE_TYPES)
+REDUCE_OPS = tuple(BULK_REDUCE_TYPES)
 
 
 _NUMBA = {ptx: str(t) for t, ptx in _TYPE.items()}
@@ -157,8 +152,8 @@ def _reduce_suffix(op, ptx):
 
 def _reduce_type(op, src):
     ptx = _TYPE.get(src.dtype)
-    if ptx not in REDUCE_TYPES[op]:
-        allowed = ", ".join(t for t in REDUCE_TYPES[op])
+    if ptx not in BULK_REDUCE_TYPES[op]:
+        allowed = ", ".join(t for t in BULK_REDUCE_TYPES[op])
         raise reject("bulk.reduce", "src", f"must have elements of a type reduce op {op!r} takes ({allowed})", src)
     return _reduce_suffix(op, ptx)
 
@@ -166,16 +161,16 @@ def _reduce_type(op, src):
 reduce = PtxOp(
     "bulk.reduce",
     "cp.reduce.async.bulk.global.shared::cta.bulk_group{cache_hint}.{op}{type} [{dst}], [{src}], {nbytes}{policy};",
-    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), _nbytes(), CacheHint()),
+    (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), nbytes_operand(), CacheHint()),
     qualifiers=(Qualifier("op", {o: o for o in REDUCE_OPS}, REQUIRED),),
     order=("dst", "src", "nbytes", "op", "cache_hint"),
-    check=lambda nbytes, src, op, **_: (_check_nbytes("bulk.reduce", nbytes), _reduce_type(op, src)),
+    check=lambda nbytes, src, op, **_: (check_nbytes("bulk.reduce", nbytes), _reduce_type(op, src)),
     fields=lambda cc, src, op, **_: {"type": _reduce_type(op, src)},
     doc_fields={"type": ".u32"},
     tlx=("cuda::ptx::cp_reduce_async_bulk",),
     samples=tuple(Sample(f"bulk.reduce(desc, cuda.shared.array(64, types.{_NUMBA[t]}), 64)", f"UBLKRED.G.S.{op.upper()}",
                          {"type": _reduce_suffix(op, t)}, {"op": op})
-                  for op, ptx_types in REDUCE_TYPES.items() for t in ptx_types),
+                  for op, ptx_types in BULK_REDUCE_TYPES.items() for t in ptx_types),
     doc="""Reduce ``nbytes`` bytes of shared memory (``src``) into global memory (``dst``) element-wise
     with ``op`` (``add``, ``min``, ``max``, ``inc``, ``dec``, ``and``, ``or``, ``xor``), atomically
     per element; the element type is ``src``'s, checked against the op at compile time (PTX ISA:
@@ -191,8 +186,8 @@ reduce = PtxOp(
 
 prefetch = PtxOp(
     "bulk.prefetch", "cp.async.bulk.prefetch.L2.global{cache_hint} [{src}], {nbytes}{policy};",
-    (GlobalArray("src"), _nbytes(), CacheHint()),
-    check=lambda nbytes, **_: _check_nbytes("bulk.prefetch", nbytes),
+    (GlobalArray("src"), nbytes_operand(), CacheHint()),
+    check=lambda nbytes, **_: check_nbytes("bulk.prefetch", nbytes),
     tlx=("cuda::ptx::cp_async_bulk_prefetch",),
     samples=(Sample("bulk.prefetch(desc, 256)", "UBLKPF.L2"),),
     doc="""Prefetch ``nbytes`` bytes of global memory starting at ``src`` into L2.

@@ -16,8 +16,9 @@ remote load or store use :func:`numba_tma.cluster.map_shared`.
 
 from numba.cuda import types
 
-from ._core import (REQUIRED, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, Value, exported, literal,
-                    reject)
+from ..reductions import CLUSTER_REDUCE_TYPES
+from ._core import REQUIRED, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, Value, exported, reject
+from .bulk import check_nbytes, nbytes_operand
 from .mbarrier import barrier
 
 STORE = Requirement((9, 0), (8, 1))   # st.async, red.async
@@ -35,16 +36,11 @@ def _rank():
     return Int("cta_rank", hi=15)
 
 
-def _check_nbytes(op, nbytes):
-    value = literal(nbytes)
-    if isinstance(value, int) and value % 16:
-        raise reject(op, "nbytes", "must be a multiple of 16", value)
+def _copy_operands():
+    """``(dst, src, nbytes, bar, cta_rank)`` of the bulk copies into another block."""
+    return _dst(), SharedArray("src", what="a shared array (this block's source)"), nbytes_operand(), barrier(), _rank()
 
 
-# The element types each reduction takes (PTX ISA: red.async and cp.reduce.async.bulk into
-# shared::cluster, measured by ptxas 13.5: neither takes 64-bit logical ops); "b32": the logical ops'.
-_REDUCE_TYPES = {"add": ("u32", "s32", "u64"), "min": ("u32", "s32"), "max": ("u32", "s32"), "inc": ("u32",),
-                 "dec": ("u32",), "and": ("b32",), "or": ("b32",), "xor": ("b32",)}
 _PTX_TYPE = {types.uint32: "u32", types.int32: "s32", types.uint64: "u64", types.int64: "s64"}
 
 
@@ -61,10 +57,10 @@ def _reduce_type(name, arg, op, dtype):
         ptx = "b" + ptx[1:]
     if ptx == "s64" and op == "add":
         ptx = "u64"
-    if ptx not in _REDUCE_TYPES[op]:
+    if ptx not in CLUSTER_REDUCE_TYPES[op]:
         allowed = {"u32": "uint32", "s32": "int32", "u64": "uint64 (or int64)", "b32": "int32/uint32"}
         raise reject(name, arg, f"must have elements of a type reduce op {op!r} takes "
-                     f"({', '.join(allowed[t] for t in _REDUCE_TYPES[op])})", dtype)
+                     f"({', '.join(allowed[t] for t in CLUSTER_REDUCE_TYPES[op])})", dtype)
     return "." + ptx
 
 
@@ -72,7 +68,7 @@ def _reduce_samples(call, sass):
     """One assembly-test row per (op, element type) the table admits; ``call`` names ``{dtype}``."""
     numba_name = {"u32": "uint32", "s32": "int32", "u64": "uint64", "b32": "uint32"}
     return tuple(Sample(call.format(dtype=numba_name[ptx]), sass, {"type": "." + ptx}, {"op": op})
-                 for op, ptx_types in _REDUCE_TYPES.items() for ptx in ptx_types)
+                 for op, ptx_types in CLUSTER_REDUCE_TYPES.items() for ptx in ptx_types)
 
 
 store_async = PtxOp(
@@ -104,7 +100,7 @@ reduce_async = PtxOp(
     "{{\n" + _MAP + " red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.{op}{type}"
     " [remote_dst], {value}, [remote_bar];\n}}",
     (_dst(), Value("value", like="dst", lengths=(1,), max_bits=64), barrier(), _rank()),
-    qualifiers=(Qualifier("op", {o: o for o in _REDUCE_TYPES}, REQUIRED),),
+    qualifiers=(Qualifier("op", {o: o for o in CLUSTER_REDUCE_TYPES}, REQUIRED),),
     order=("dst", "value", "bar", "cta_rank", "op"),
     need=STORE,
     check=lambda dst, op, **_: _reduce_type("dsmem.reduce_async", "dst", op, dst.dtype),
@@ -128,10 +124,9 @@ copy_async = PtxOp(
     "dsmem.copy_async",
     "{{\n" + _MAP + " cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [remote_dst], [{src}],"
     " {nbytes}, [remote_bar];\n}}",
-    (_dst(), SharedArray("src", what="a shared array (this block's source)"), Int("nbytes", lo=16, hi=(1 << 32) - 16),
-     barrier(), _rank()),
+    _copy_operands(),
     need=COPY,
-    check=lambda nbytes, **_: _check_nbytes("dsmem.copy_async", nbytes),
+    check=lambda nbytes, **_: check_nbytes("dsmem.copy_async", nbytes),
     tlx=("tlx.async_remote_shmem_copy", "cute.nvgpu.cpasync.CopyBulkS2SOp",
          "cuda::ptx::cp_async_bulk (shared::cluster.shared::cta)"),
     samples=(Sample("dsmem.copy_async(smem, smem[1024:], 256, bar, 1)", "UBLKCP.S.S"),),
@@ -150,12 +145,11 @@ reduce_copy_async = PtxOp(
     "dsmem.reduce_copy_async",
     "{{\n" + _MAP + " cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.{op}{type}"
     " [remote_dst], [{src}], {nbytes}, [remote_bar];\n}}",
-    (_dst(), SharedArray("src", what="a shared array (this block's source)"), Int("nbytes", lo=16, hi=(1 << 32) - 16),
-     barrier(), _rank()),
-    qualifiers=(Qualifier("op", {o: o for o in _REDUCE_TYPES}, REQUIRED),),
+    _copy_operands(),
+    qualifiers=(Qualifier("op", {o: o for o in CLUSTER_REDUCE_TYPES}, REQUIRED),),
     order=("dst", "src", "nbytes", "bar", "cta_rank", "op"),
     need=COPY,
-    check=lambda nbytes, dst, src, op, **_: (_check_nbytes("dsmem.reduce_copy_async", nbytes),
+    check=lambda nbytes, dst, src, op, **_: (check_nbytes("dsmem.reduce_copy_async", nbytes),
                                              _same_elements(dst, src),
                                              _reduce_type("dsmem.reduce_copy_async", "src", op, src.dtype)),
     fields=lambda cc, src, op, **_: {"type": _reduce_type("dsmem.reduce_copy_async", "src", op, src.dtype)},

@@ -32,6 +32,7 @@ from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, 
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
 from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, smem_row_bytes
+from ..reductions import TENSOR_REDUCE_TYPES
 from .tensor_map_type import TensorMapType
 
 
@@ -293,18 +294,6 @@ store = PtxOp(
             tma.wait_group(0)
     """,
 ).intrinsic()
-
-# The element types each tensor reduction takes (PTX ISA, cp.reduce.async.bulk.tensor), by the
-# map's data type.  Measured on the H200: and/or/xor on an INT64 map kill the kernel
-# (CUDA_ERROR_ILLEGAL_INSTRUCTION) while UINT64 works, so INT64 is refused for them.
-TENSOR_REDUCE_TYPES = {
-    "add": ("UINT32", "INT32", "UINT64", "FLOAT32", "FLOAT16", "BFLOAT16"),
-    "min": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
-    "max": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
-    "inc": ("UINT32",), "dec": ("UINT32",),
-    "and": ("UINT32", "INT32", "UINT64"), "or": ("UINT32", "INT32", "UINT64"), "xor": ("UINT32", "INT32", "UINT64"),
-}
-
 
 def _check_reduce(desc, src, coords, op, **_):
     _check_store("tma.reduce", desc, src, coords)

@@ -11,20 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..reductions import BULK_REDUCE_TYPES
 from . import memory
 from .hooks import SimulatorError
 from .mbarrier import _arrive, barrier, deliver_bytes
 from .state import LOCK, Copy, enter
 from .tensor import combine
 
-# The element types a bulk reduction takes, by PTX type (numba_tma.intrinsics.bulk's REDUCE_TYPES;
-# tests/test_simulator_coverage.py checks the two agree).
-REDUCE_TYPES = {
-    "add": ("u32", "s32", "u64", "f32", "f64", "f16"),
-    "min": ("u32", "s32", "u64", "s64", "f16"), "max": ("u32", "s32", "u64", "s64", "f16"),
-    "inc": ("u32",), "dec": ("u32",),
-    "and": ("u32", "s32", "u64", "s64"), "or": ("u32", "s32", "u64", "s64"), "xor": ("u32", "s32", "u64", "s64"),
-}
 _PTX = {"uint32": "u32", "int32": "s32", "uint64": "u64", "int64": "s64", "float32": "f32", "float64": "f64",
         "float16": "f16"}
 
@@ -87,7 +80,7 @@ def bulk_reduce(dst, src, nbytes, op, cache_hint=None):
     enter()
     _bulk_checks("bulk.reduce", dst, src, nbytes, load=False)
     ptx = _PTX.get(np.dtype(src.dtype).name)
-    if op not in REDUCE_TYPES or ptx not in REDUCE_TYPES[op]:
+    if op not in BULK_REDUCE_TYPES or ptx not in BULK_REDUCE_TYPES[op]:
         raise SimulatorError(f"numba_tma simulator: bulk.reduce: op {op!r} does not take {src.dtype} elements "
                              f"(PTX ISA; see numba_tma.bulk.reduce)")
     target = memory.byte_view(memory.host(dst))[:nbytes]

@@ -23,20 +23,12 @@ from ..descriptors import decode
 from ..descriptors.tensor_map import TensorMap
 from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, smem_row_bytes,
                                  swizzled_offsets)
+from ..reductions import TENSOR_REDUCE_TYPES
 from . import memory
 from .hooks import SimulatorError
 from .mbarrier import deliver_bytes
 from .state import LOCK, Copy, enter
 
-# The element types each tensor reduction takes, by map data type (numba_tma.intrinsics.tma's
-# TENSOR_REDUCE_TYPES; tests/test_simulator_coverage.py checks the two agree).
-TENSOR_REDUCE_TYPES = {
-    "add": ("UINT32", "INT32", "UINT64", "FLOAT32", "FLOAT16", "BFLOAT16"),
-    "min": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
-    "max": ("UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "BFLOAT16"),
-    "inc": ("UINT32",), "dec": ("UINT32",),
-    "and": ("UINT32", "INT32", "UINT64"), "or": ("UINT32", "INT32", "UINT64"), "xor": ("UINT32", "INT32", "UINT64"),
-}
 _NUMPY = {DataType.UINT8: "u1", DataType.UINT16: "u2", DataType.UINT32: "u4", DataType.INT32: "i4",
           DataType.UINT64: "u8", DataType.INT64: "i8", DataType.FLOAT16: "f2", DataType.FLOAT32: "f4",
           DataType.FLOAT64: "f8", DataType.BFLOAT16: "u2", DataType.FLOAT32_FTZ: "f4", DataType.TFLOAT32: "f4",
