@@ -250,12 +250,15 @@ def alloc_barriers(num_barriers, arrive_count=1):
 
 if SIMULATOR:
     def alloc_barriers(num_barriers, arrive_count=1):   # noqa: F811 - the simulator's body
-        bars = cuda.shared.array(num_barriers, "uint64")
-        if cuda.threadIdx.x == 0:
+        from .simulator import hooks
+
+        kernel_cuda = hooks.kernel_cuda()   # the simulated kernel's cuda module (numba.cuda here has no threads)
+        bars = kernel_cuda.shared.array(num_barriers, "uint64")
+        if kernel_cuda.threadIdx.x == 0:
             for i in range(num_barriers):
                 mbarrier.init(at(bars, i), arrive_count)
             _fence.mbarrier_init()
-        cuda.syncthreads()
+        kernel_cuda.syncthreads()
         return bars
 else:
     from numba.cuda import types as _types

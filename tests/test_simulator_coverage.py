@@ -1,25 +1,17 @@
-"""Every public device op has a simulator twin, and the tables the twins copied from the
-intrinsics (the reductions each element type takes) still agree with them."""
+"""Every public device op has a simulator twin, and the twins reproduce what the H200 measured."""
 
 from test_simulator import simulate
 
 from numba_tma.intrinsics import _core
-from numba_tma.intrinsics import bulk as bulk_ops
 from numba_tma.intrinsics import cluster as cluster_ops
 from numba_tma.intrinsics import tma as tma_ops
-from numba_tma.simulator import FAMILIES, copies, tensor
+from numba_tma.simulator import FAMILIES, tensor
 
 
 def test_every_public_op_has_a_twin():
     public = set(_core.OPS) | {f"cluster.{h}" for h in cluster_ops.HELPERS} | {f"tma.{a}" for a in tma_ops.ALIASES}
     missing = sorted(n for n in public if not hasattr(FAMILIES[n.split(".")[0]], n.split(".", 1)[1]))
     assert not missing, f"ops without a simulator twin: {missing}"
-
-
-def test_reduction_tables_agree():
-    assert copies.REDUCE_TYPES == bulk_ops.REDUCE_TYPES, "bulk.reduce's table changed: update simulator/copies.py"
-    assert tensor.TENSOR_REDUCE_TYPES == tma_ops.TENSOR_REDUCE_TYPES, \
-        "tma.reduce's table changed: update simulator/tensor.py"
 
 
 def test_dsmem_in_a_cluster_of_one_block():
@@ -43,14 +35,24 @@ def test_dsmem_in_a_cluster_of_one_block():
                 dsmem.reduce_async(counts, 3, bars, 0, op="add")
                 dsmem.reduce_async(at(counts, 1), 7, bars, 0, op="max")
             mbarrier.wait(bars, 0)
-            if cuda.threadIdx.x < 4:
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 0:
+                mbarrier.arrive_expect_tx(bars, 16)
+                dsmem.copy_async(at(inbox, 4), inbox, 16, bars, 0)          # inbox[4:8] = inbox[0:4]
+            mbarrier.wait(bars, 1)
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 0:
+                mbarrier.arrive_expect_tx(bars, 16)
+                dsmem.reduce_copy_async(at(inbox, 4), inbox, 16, bars, 0, op="add")   # then += inbox[0:4]
+            mbarrier.wait(bars, 0)
+            if cuda.threadIdx.x < 8:
                 out[cuda.threadIdx.x] = inbox[cuda.threadIdx.x]
             if cuda.threadIdx.x == 0:
-                out[4], out[5] = counts[0], counts[1]
+                out[8], out[9] = counts[0], counts[1]
 
-        out = np.zeros(6, np.int32)
+        out = np.zeros(10, np.int32)
         k[1, 32](out)
-        assert out.tolist() == [1, 2, 3, 4, 8, 7], out
+        assert out.tolist() == [1, 2, 3, 4, 2, 4, 6, 8, 8, 7], out
         print("dsmem ok")
     """)
     assert "dsmem ok" in out
@@ -85,3 +87,26 @@ def test_narrow_swizzled_rows_lie_a_span_apart_like_the_h200():
     offsets = tensor._smem_offsets(64, fields)
     assert sorted({int(o) // 16 * 16 for o in offsets}) == [0, 64, 144, 208]
     assert tensor._NAN[2] == 0x7FF7 and tensor._NAN[4] == 0x7FF77FF7      # the H200's NaN fill
+
+
+def test_tlx_names_run_under_the_simulator():
+    out = simulate("""
+        from numba_tma import tlx
+
+        @cuda.jit
+        def k(desc, out):
+            bars = tlx.alloc_barriers(1, 1)
+            tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
+            if cuda.threadIdx.x == 0:
+                tlx.barrier_expect_bytes(bars, 8 * 32 * 4)
+                tlx.async_descriptor_load(desc, tile, (8, 0), bars)      # (row, col): rows 8-15
+            tlx.barrier_wait(bars, 0)
+            out[cuda.threadIdx.x] = tile[cuda.threadIdx.x // 32, cuda.threadIdx.x % 32]
+
+        src = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+        out = np.zeros(256, np.float32)
+        k[1, 256](TensorMap.tiled(cuda.to_device(src), (8, 32)), out)
+        assert np.array_equal(out.reshape(8, 32), src[8:16]), out
+        print("tlx ok")
+    """)
+    assert "tlx ok" in out
