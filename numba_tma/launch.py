@@ -24,12 +24,12 @@ class LaunchError(ValueError):
 
 def _dims(name, value):
     """``value`` (an integer or a tuple of 1 to 3, numpy integers included) as a 3-tuple of ints."""
+    items = value if isinstance(value, (tuple, list)) else (value,)
     try:
-        dims = tuple(operator.index(d) for d in ((value,) if not isinstance(value, (tuple, list)) else value))
+        dims = () if any(isinstance(d, bool) for d in items) else tuple(operator.index(d) for d in items)
     except TypeError:
         dims = ()
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims) or any(isinstance(d, bool) for d in
-                                                                  (value if isinstance(value, (tuple, list)) else (value,))):
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise LaunchError(f"{name}={value!r}: must be a positive integer or a tuple of 1 to 3 positive integers")
     return dims + (1,) * (3 - len(dims))
 
