@@ -6,7 +6,7 @@ transpose (128B-swizzled tiles, TMA store of the transposed tile), row gather (b
 2 KiB rows), split-K accumulation (``tma.reduce`` add vs ``atomicAdd`` vs ``torch.sum``); peers:
 torch ``copy_``, ``.t().contiguous()``, ``index_select``, ``sum``, and a plain Numba SIMT copy.
 Every output is checked against torch before timing.  Times: median of ``REPEATS`` runs (CUDA
-events, warm-up excluded).
+events, warm-up excluded, each run queued behind a GPU sleep so host launch time is excluded).
 
     python benchmarks/bench_kernels.py [--json out.json]
 """
@@ -30,12 +30,19 @@ import tma_copy_store as example  # noqa: E402
 REPEATS = 20
 N = 16384                                  # copy / transpose: N x N
 _BITS = {torch.float32: types.float32, torch.bfloat16: types.uint16}
+SLEEP_CYCLES = 4_000_000                   # ~2 ms of GPU sleep before each timed run
+
+
 def median_ms(run):
+    """Median GPU time of ``run()`` in ms.  Each timed run is queued behind a GPU sleep, so the
+    stream is busy while the host records the start event and launches: the host's launch time
+    (20-40 us for a Numba launch, a few us for torch's) is not counted as kernel time."""
     run()
     cuda.synchronize()
     times = []
     for _ in range(REPEATS):
         start, stop = cuda.event(), cuda.event()
+        torch.cuda._sleep(SLEEP_CYCLES)
         start.record()
         run()
         stop.record()

@@ -71,9 +71,11 @@ print("simulated", len(dumps) - len(skipped), "refused", len(skipped))
 '''
 
 
-def _simulate(script, cases, hosts, gpu):
+def _simulate(script, cases, hosts, gpu, name):
     """Run ``script`` under the simulator on ``cases``: ``(differing (index, case) pairs, {index:
-    why the simulator refused it}, the simulator's dumps)`` against the GPU's dumps."""
+    why the simulator refused it}, the simulator's dumps)`` against the GPU's dumps.  With ``$OUT``
+    set (the device machine's result folder), the cases, inputs and both dumps are saved there as
+    ``<name>.npz`` / ``<name>.json`` for study off the GPU."""
     with tempfile.TemporaryDirectory() as folder:
         folder = pathlib.Path(folder)
         np.savez(folder / "hosts.npz", **hosts)
@@ -86,6 +88,10 @@ def _simulate(script, cases, hosts, gpu):
         assert run.returncode == 0, run.stderr[-3000:]
         simulated = np.load(folder / "sim.npy")
         refused = dict(json.loads((folder / "sim.npy.skipped.json").read_text()))
+    if os.environ.get("OUT"):
+        out = pathlib.Path(os.environ["OUT"])
+        np.savez_compressed(out / f"{name}.npz", gpu=np.stack(gpu), sim=simulated, **hosts)
+        (out / f"{name}.json").write_text(json.dumps(dict(cases=cases, refused=refused)))
     differ = [(i, c) for i, (c, g, s) in enumerate(zip(cases, gpu, simulated))
               if i not in refused and not np.array_equal(g, s)]
     return differ, refused, simulated
@@ -120,7 +126,7 @@ def test_simulator_shared_memory_is_byte_identical_to_the_gpu():
             cases.append(dict(params={k: (v.name if hasattr(v, "name") else v) for k, v in params.items()},
                               coords=coords, nbytes=box_bytes))
             made += 1
-    differ, refused, simulated = _simulate(SIMULATE.format(smem=SMEM_BYTES), cases, hosts, gpu)
+    differ, refused, simulated = _simulate(SIMULATE.format(smem=SMEM_BYTES), cases, hosts, gpu, "identity_tiled")
     compared = len(cases) - len(refused)
     print(f"{len(cases)} maps: {compared} compared, {compared - len(differ)} byte-identical; {len(refused)} forms the "
           f"simulator refuses ({sorted(set(r.split(':')[1].strip()[:60] for r in refused.values()))})")
@@ -233,7 +239,7 @@ def test_simulator_im2col_is_byte_identical_to_the_gpu():
         gpu.append(out.copy_to_host())
         hosts[f"host{len(cases)}"] = host
         cases.append(case)
-    differ, refused, _ = _simulate(IM2COL_SIMULATE.format(words=WORDS), cases, hosts, gpu)
+    differ, refused, _ = _simulate(IM2COL_SIMULATE.format(words=WORDS), cases, hosts, gpu, "identity_im2col")
     compared = len(cases) - len(refused)
     print(f"{len(cases)} im2col maps: {compared} compared, {compared - len(differ)} byte-identical")
     for i, case in differ[:5]:

@@ -1,0 +1,262 @@
+"""Design sweep for the copy and gather kernels of bench_kernels.py: every variant in one run, as
+ratios to a 1 GiB ``torch.Tensor.copy_`` measured in the same run, so the fastest design (and the
+reason the others lose) is measured rather than guessed.  Needs a GPU and PyTorch.
+
+    python benchmarks/sweep_copy.py [--json out.json] [--only copy|ring|bulk|gather]
+
+Variants: one tile per block (box shapes from 8 KiB to 32 KiB, rows of 128 B to 1 KiB); the
+persistent TMA ring (tile, stages, rings per block, blocks per SM, refill lag; dynamic shared
+memory past 48 KB); the same ring split into a producer and a consumer thread; 1-D bulk-copy rings
+over contiguous chunks; row gathers with a pipeline per lane.  Times come from
+``bench_kernels.median_ms``, which starts each timed run behind a GPU sleep so the host's launch
+time is not counted.
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+
+import numba
+import torch
+from numba import cuda
+
+import numba_tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, bulk, fence, mbarrier, tma
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from bench_kernels import N, make_copy_tile, median_ms  # noqa: E402
+
+
+def make_ring(dtype, box, stages, rings, lag):
+    """``rings`` warps per block, lane 0 of each driving its own ring of ``stages`` tiles (one
+    issuing thread per ring), tiles walked by a grid stride over ``gridDim.x * rings`` rings."""
+    plan = SharedMemoryPlan().array("ring", (rings * stages,) + box, dtype).barriers("full", rings * stages)
+    carve = plan.carver()
+
+    @cuda.jit
+    def ring_copy(src, dst, tiles_x, n_tiles):
+        smem = carve()
+        lane = cuda.threadIdx.x % 32
+        w = numba.uint32(cuda.threadIdx.x // 32)
+        if lane != 0:
+            return
+        base = numba.uint32(w * stages)
+        for s in range(stages):
+            mbarrier.init(at(smem.full, base + s), 1)
+        fence.mbarrier_init()
+        tx = numba.uint32(tiles_x)
+        first = numba.uint32(numba.uint32(cuda.blockIdx.x) * rings + w)
+        step = numba.uint32(numba.uint32(cuda.gridDim.x) * rings)
+        mine = numba.uint32((numba.uint32(n_tiles) - first + step - 1) // step) if first < n_tiles else numba.uint32(0)
+        for k in range(min(numba.uint32(stages), mine)):
+            t = numba.uint32(first + numba.uint32(k) * step)
+            mbarrier.arrive_expect_tx(at(smem.full, base + k), src.box_bytes)
+            tma.load(src, at(smem.ring, base + k), ((t % tx) * box[1], (t // tx) * box[0]), at(smem.full, base + k))
+        k = numba.uint32(0)
+        while k < mine:
+            s = numba.uint32(k % stages)
+            t = numba.uint32(first + k * step)
+            mbarrier.wait(at(smem.full, base + s), numba.uint32(k // stages) & 1)
+            tma.store(dst, at(smem.ring, base + s), ((t % tx) * box[1], (t // tx) * box[0]))
+            tma.commit_group()
+            refill = numba.uint32(k + stages - lag)
+            if k >= lag and refill < mine:
+                r = numba.uint32(numba.uint32(k - lag) % stages)
+                tma.wait_group_read(lag)
+                t = numba.uint32(first + refill * step)
+                mbarrier.arrive_expect_tx(at(smem.full, base + r), src.box_bytes)
+                tma.load(src, at(smem.ring, base + r), ((t % tx) * box[1], (t // tx) * box[0]),
+                         at(smem.full, base + r))
+            k = numba.uint32(k + 1)
+        tma.wait_group(0)
+
+    return ring_copy, plan.nbytes
+
+
+def make_split_ring(dtype, box, stages):
+    """One producer thread (warp 0) loads, one consumer thread (warp 1) stores; ``full``/``empty``
+    barriers per slot; the consumer frees slot k-1 once its store has read it."""
+    plan = (SharedMemoryPlan().array("ring", (stages,) + box, dtype).barriers("full", stages)
+            .barriers("empty", stages))
+    carve = plan.carver()
+
+    @cuda.jit
+    def split_copy(src, dst, tiles_x, n_tiles):
+        smem = carve()
+        tid = cuda.threadIdx.x
+        if tid == 0:
+            for s in range(stages):
+                mbarrier.init(at(smem.full, s), 1)
+                mbarrier.init(at(smem.empty, s), 1)
+            fence.mbarrier_init()
+        cuda.syncthreads()
+        tx = numba.uint32(tiles_x)
+        first, step = numba.uint32(cuda.blockIdx.x), numba.uint32(cuda.gridDim.x)
+        mine = numba.uint32((numba.uint32(n_tiles) - first + step - 1) // step)
+        if tid == 0:
+            k = numba.uint32(0)
+            while k < mine:
+                s = numba.uint32(k % stages)
+                mbarrier.wait(at(smem.empty, s), (numba.uint32(k // stages) & 1) ^ 1)
+                t = numba.uint32(first + k * step)
+                mbarrier.arrive_expect_tx(at(smem.full, s), src.box_bytes)
+                tma.load(src, at(smem.ring, s), ((t % tx) * box[1], (t // tx) * box[0]), at(smem.full, s))
+                k = numba.uint32(k + 1)
+        elif tid == 32:
+            k = numba.uint32(0)
+            while k < mine:
+                s = numba.uint32(k % stages)
+                mbarrier.wait(at(smem.full, s), numba.uint32(k // stages) & 1)
+                t = numba.uint32(first + k * step)
+                tma.store(dst, at(smem.ring, s), ((t % tx) * box[1], (t // tx) * box[0]))
+                tma.commit_group()
+                if k >= 1:
+                    tma.wait_group_read(1)
+                    mbarrier.arrive(at(smem.empty, numba.uint32(numba.uint32(k - 1) % stages)))
+                k = numba.uint32(k + 1)
+            tma.wait_group(0)
+
+    return split_copy, plan.nbytes
+
+
+def make_bulk_ring(chunk_bytes, depth, lanes, gather):
+    """``lanes`` threads per block each run a ring of ``depth`` slots of ``chunk_bytes``: bulk load
+    a row (``idx[j]`` of ``src`` when ``gather``, else row ``j``), bulk store it to row ``j``, refill
+    the previous row's slot once its store has read it."""
+    elems = chunk_bytes // 2
+    plan = SharedMemoryPlan().array("slots", (lanes * depth, elems), numba.uint16).barriers("full", lanes * depth)
+    carve = plan.carver()
+
+    @cuda.jit
+    def bulk_ring(src, idx, dst, n_rows):
+        smem = carve()
+        lane = numba.uint32(cuda.threadIdx.x)
+        if lane >= lanes:
+            return
+        base = numba.uint32(lane * depth)
+        for s in range(depth):
+            mbarrier.init(at(smem.full, base + s), 1)
+        fence.mbarrier_init()
+        first = numba.uint32(numba.uint32(cuda.blockIdx.x) * lanes + lane)
+        step = numba.uint32(numba.uint32(cuda.gridDim.x) * lanes)
+        mine = numba.uint32((numba.uint32(n_rows) - first + step - 1) // step) if first < n_rows else numba.uint32(0)
+        for k in range(min(numba.uint32(depth), mine)):
+            j = numba.uint32(first + numba.uint32(k) * step)
+            mbarrier.arrive_expect_tx(at(smem.full, base + k), chunk_bytes)
+            bulk.load(at(smem.slots, base + k), src[idx[j] if gather else j], chunk_bytes, at(smem.full, base + k))
+        k = numba.uint32(0)
+        while k < mine:
+            s = numba.uint32(k % depth)
+            mbarrier.wait(at(smem.full, base + s), numba.uint32(k // depth) & 1)
+            bulk.store(dst[numba.uint32(first + k * step)], at(smem.slots, base + s), chunk_bytes)
+            bulk.commit_group()
+            refill = numba.uint32(k + depth - 1)
+            if k >= 1 and refill < mine:
+                r = numba.uint32(numba.uint32(k - 1) % depth)
+                bulk.wait_group_read(1)
+                j = numba.uint32(first + refill * step)
+                mbarrier.arrive_expect_tx(at(smem.full, base + r), chunk_bytes)
+                bulk.load(at(smem.slots, base + r), src[idx[j] if gather else j], chunk_bytes, at(smem.full, base + r))
+            k = numba.uint32(k + 1)
+        bulk.wait_group(0)
+
+    return bulk_ring, plan.nbytes
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json")
+    ap.add_argument("--only", choices=("copy", "ring", "bulk", "gather"))
+    args = ap.parse_args(argv)
+    rows = []
+    gib = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
+    gib_out = torch.empty_like(gib)
+    base_ms = median_ms(lambda: gib_out.copy_(gib))
+    base_gbs = 2 * gib.numel() * 4 / base_ms / 1e6
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+
+    def row(name, run, nbytes, check):
+        try:
+            run()
+            cuda.synchronize()
+            ok = check()
+            ms = median_ms(run)
+        except Exception as exc:                          # a variant the device refuses: say so, go on
+            print(f"{name}: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+            return
+        gbs = nbytes / ms / 1e6
+        rows.append(dict(kernel=name, ms=ms, gbs=gbs, ratio=gbs / base_gbs, ok=bool(ok)))
+        print(f"{name:70s} {ms:8.3f} {gbs:7.0f} {gbs / base_gbs:6.3f} {'' if ok else 'WRONG'}", flush=True)
+
+    print(f"torch copy_ 1 GiB fp32: {base_ms:.3f} ms, {base_gbs:.0f} GB/s", flush=True)
+    x = torch.randn(N, N, device="cuda")
+    y = torch.empty_like(x)
+    nbytes = 2 * x.numel() * 4
+    row("torch copy_ 16384^2 fp32", lambda: y.copy_(x), nbytes, lambda: True)
+    if args.only in (None, "copy"):
+        for box in ((64, 32), (128, 32), (256, 32), (32, 64), (64, 64), (128, 64), (16, 128), (32, 128),
+                    (64, 128), (8, 256), (16, 256), (32, 256)):
+            src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
+            kern = make_copy_tile(numba.float32, box)
+            grid = (N // box[1], N // box[0])
+            y.zero_()
+            row(f"tile {box[0]}x{box[1]}", lambda: kern[grid, 32](src, dst), nbytes, lambda: torch.equal(x, y))
+    if args.only in (None, "ring"):
+        for box, stages, rings, per_sm, lag in (
+                ((64, 32), 4, 1, 8, 1), ((128, 32), 6, 1, 2, 1), ((32, 256), 6, 1, 1, 1), ((32, 256), 3, 1, 2, 1),
+                ((16, 256), 6, 1, 2, 1), ((16, 256), 3, 4, 1, 1), ((32, 128), 3, 4, 1, 1), ((32, 128), 4, 2, 2, 1),
+                ((64, 64), 3, 4, 1, 1), ((16, 256), 12, 1, 1, 2), ((32, 256), 6, 1, 1, 2), ((8, 256), 6, 4, 1, 2),
+                ((64, 128), 3, 1, 2, 1), ((64, 128), 6, 1, 1, 2)):
+            src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
+            kern, shared = make_ring(numba.float32, box, stages, rings, lag)
+            tiles_x = N // box[1]
+            n_tiles = tiles_x * (N // box[0])
+            blocks = sms * per_sm
+            y.zero_()
+            row(f"ring {box[0]}x{box[1]} x{stages}, {rings} rings/block, {per_sm}/SM, lag {lag} ({shared} B)",
+                lambda: numba_tma.launch(kern, blocks, 32 * rings, src, dst, tiles_x, n_tiles, shared_mem=shared),
+                nbytes, lambda: torch.equal(x, y))
+        for box, stages, per_sm in (((32, 256), 6, 1), ((16, 256), 8, 1), ((32, 128), 6, 2), ((64, 32), 6, 4)):
+            src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
+            kern, shared = make_split_ring(numba.float32, box, stages)
+            tiles_x = N // box[1]
+            n_tiles = tiles_x * (N // box[0])
+            y.zero_()
+            row(f"split ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM ({shared} B)",
+                lambda: numba_tma.launch(kern, sms * per_sm, 64, src, dst, tiles_x, n_tiles, shared_mem=shared),
+                nbytes, lambda: torch.equal(x, y))
+    if args.only in (None, "bulk"):
+        for chunk, depth, lanes, per_sm in ((4096, 4, 4, 2), (8192, 4, 4, 1), (16384, 4, 2, 1), (16384, 6, 1, 2),
+                                            (32768, 3, 2, 1), (2048, 4, 16, 1), (2048, 2, 32, 1)):
+            flat_x = cuda.as_cuda_array(x.view(-1).view(torch.int16).view(-1, chunk // 2))
+            flat_y = cuda.as_cuda_array(y.view(-1).view(torch.int16).view(-1, chunk // 2))
+            idx = cuda.device_array(1, numba.int32)
+            kern, shared = make_bulk_ring(chunk, depth, lanes, False)
+            y.zero_()
+            row(f"bulk ring {chunk} B x{depth}, {lanes} lanes, {per_sm}/SM ({shared} B)",
+                lambda: numba_tma.launch(kern, sms * per_sm, 32, flat_x, idx, flat_y, flat_x.shape[0],
+                                         shared_mem=shared), nbytes, lambda: torch.equal(x, y))
+    if args.only in (None, "gather"):
+        del x, y
+        table = torch.randn(1 << 16, 1024, device="cuda").to(torch.bfloat16)
+        idx = torch.randint(0, table.shape[0], (1 << 18,), device="cuda", dtype=torch.int32)
+        out = torch.empty(idx.numel(), table.shape[1], device="cuda", dtype=torch.bfloat16)
+        t16, o16 = cuda.as_cuda_array(table.view(torch.int16)), cuda.as_cuda_array(out.view(torch.int16))
+        d_idx = cuda.as_cuda_array(idx)
+        moved = 2 * out.numel() * 2
+        want = table.index_select(0, idx.long())
+        lidx = idx.long()
+        row("torch index_select", lambda: torch.index_select(table, 0, lidx, out=out), moved, lambda: True)
+        for depth, lanes, per_sm in ((2, 8, 8), (4, 8, 4), (4, 16, 2), (2, 32, 2), (4, 32, 1), (8, 8, 2), (3, 16, 4)):
+            kern, shared = make_bulk_ring(2048, depth, lanes, True)
+            out.zero_()
+            row(f"gather ring 2 KiB x{depth}, {lanes} lanes, {per_sm}/SM ({shared} B)",
+                lambda: numba_tma.launch(kern, sms * per_sm, 32, t16, d_idx, o16, idx.numel(), shared_mem=shared),
+                moved, lambda: torch.equal(out, want))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
