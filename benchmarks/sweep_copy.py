@@ -18,6 +18,7 @@ import pathlib
 import sys
 
 import numba
+import numpy as np
 import torch
 from numba import cuda
 
@@ -72,6 +73,125 @@ def make_ring(dtype, box, stages, rings, lag):
         tma.wait_group(0)
 
     return ring_copy, plan.nbytes
+
+
+def make_dynamic_ring(dtype, box, stages):
+    """The ring with tiles handed out at run time (one ``atomicAdd`` on a global counter per tile)
+    instead of a fixed grid stride, so a fast SM takes more tiles, as the hardware's block
+    scheduler does for one-tile-per-block kernels.  ``counter`` (2 uint32, zero) is reset by the
+    block that finishes last."""
+    plan = SharedMemoryPlan().array("ring", (stages,) + box, dtype).barriers("full", stages)
+    carve = plan.carver()
+
+    @cuda.jit
+    def dynamic_ring(src, dst, tiles_x, n_tiles, counter):
+        smem = carve()
+        tile_of = cuda.shared.array(stages, numba.uint32)
+        if cuda.threadIdx.x != 0:
+            return
+        for s in range(stages):
+            mbarrier.init(at(smem.full, s), 1)
+        fence.mbarrier_init()
+        tx, n = numba.uint32(tiles_x), numba.uint32(n_tiles)
+        loaded = numba.uint32(0)
+        while loaded < stages:
+            t = cuda.atomic.add(counter, 0, numba.uint32(1))
+            if t >= n:
+                break
+            tile_of[loaded] = t
+            mbarrier.arrive_expect_tx(at(smem.full, loaded), src.box_bytes)
+            tma.load(src, at(smem.ring, loaded), ((t % tx) * box[1], (t // tx) * box[0]), at(smem.full, loaded))
+            loaded = numba.uint32(loaded + 1)
+        more = loaded == stages
+        k = numba.uint32(0)
+        nxt = numba.uint32(0)
+        while k < loaded:
+            s = numba.uint32(k % stages)
+            if k >= 1 and more:
+                nxt = cuda.atomic.add(counter, 0, numba.uint32(1))   # its latency overlaps the wait
+            mbarrier.wait(at(smem.full, s), numba.uint32(k // stages) & 1)
+            t = tile_of[s]
+            tma.store(dst, at(smem.ring, s), ((t % tx) * box[1], (t // tx) * box[0]))
+            tma.commit_group()
+            if k >= 1 and more:
+                if nxt < n:
+                    r = numba.uint32(numba.uint32(k - 1) % stages)
+                    tma.wait_group_read(1)
+                    tile_of[r] = nxt
+                    mbarrier.arrive_expect_tx(at(smem.full, r), src.box_bytes)
+                    tma.load(src, at(smem.ring, r), ((nxt % tx) * box[1], (nxt // tx) * box[0]), at(smem.full, r))
+                    loaded = numba.uint32(loaded + 1)
+                else:
+                    more = False
+            k = numba.uint32(k + 1)
+        tma.wait_group(0)
+        if cuda.atomic.add(counter, 1, numba.uint32(1)) == cuda.gridDim.x - 1:   # the last block out
+            counter[0] = 0
+            counter[1] = 0
+
+    return dynamic_ring, plan.nbytes
+
+
+def _sw128(row, word):
+    """Word offset of (row, word) in a 128B-swizzled tile of 32-word rows: the 16-byte chunk index
+    XOR the row's low 3 bits."""
+    return row * 32 + ((((word >> 2) ^ (row & 7)) << 2) | (word & 3))
+
+
+_sw = cuda.jit(device=True)(_sw128)
+
+
+def make_transpose_words(k, pairs):
+    """``k`` tiles of 32-bit words per block, 128B swizzle, 256 threads.  ``pairs=False``: fp32
+    32x32 tiles, one element per lane.  ``pairs=True``: bf16 64x64 tiles seen as 64 rows x 32
+    words; each lane reads two words (rows 2q, 2q+1) and writes two (rows 2p, 2p+1), swapping the
+    16-bit halves.  Lanes take the elements of two diagonal 4x4 blocks, so that reads and writes
+    hit 32 distinct banks (swizzled rows)."""
+    rows = 64 if pairs else 32
+    shape = (k, rows * 32)
+
+    @cuda.jit
+    def transpose_words(src, dst):
+        bars = cuda.shared.array(1, numba.uint64)
+        a = cuda.shared.array(shape, numba.uint32, alignment=1024)
+        b = cuda.shared.array(shape, numba.uint32, alignment=1024)
+        tid = numba.uint32(cuda.threadIdx.x)
+        warp, lane = tid >> 5, tid & 31
+        hi = lane >> 4
+        r0 = numba.uint32(cuda.blockIdx.y) * numba.uint32(rows * k)        # rows of the source
+        c0 = numba.uint32(cuda.blockIdx.x) * numba.uint32(32)             # words of the source
+        if tid == 0:
+            mbarrier.init(bars, 1)
+            fence.mbarrier_init()
+        cuda.syncthreads()
+        if tid == 0:
+            mbarrier.arrive_expect_tx(bars, k * src.box_bytes)
+            for q in range(k):
+                tma.load(src, at(a, q), (c0, r0 + numba.uint32(q * rows)), bars)
+        mbarrier.wait(bars, 0)
+        task = warp
+        while task < k * 32:
+            q, u = task >> 5, task & 31
+            bi, bj = ((u >> 3) << 1) ^ hi, (u & 7) ^ hi
+            i, j = (bi << 2) | (lane & 3), (bj << 2) | ((lane >> 2) & 3)
+            if pairs:     # i = p (word of a), j = q' (row pair of a)
+                x, y = a[q, _sw(j << 1, i)], a[q, _sw((j << 1) | 1, i)]
+                b[q, _sw(i << 1, j)] = (x & 0xFFFF) | (y << 16)
+                b[q, _sw((i << 1) | 1, j)] = (x >> 16) | (y & 0xFFFF0000)
+            else:
+                b[q, _sw(i, j)] = a[q, _sw(j, i)]
+            task = numba.uint32(task + 8)
+        fence.proxy_async()
+        cuda.syncthreads()
+        if tid == 0:
+            for q in range(k):
+                col = (r0 + numba.uint32(q * rows)) >> 1 if pairs else r0 + numba.uint32(q * rows)
+                row = c0 << 1 if pairs else c0
+                tma.store(dst, at(b, q), (col, row))
+            tma.commit_group()
+            tma.wait_group_read(0)
+
+    return transpose_words
 
 
 def make_split_ring(dtype, box, stages):
@@ -167,7 +287,7 @@ def make_bulk_ring(chunk_bytes, depth, lanes, gather):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json")
-    ap.add_argument("--only", choices=("copy", "ring", "bulk", "gather"))
+    ap.add_argument("--only", choices=("copy", "ring", "dynamic", "bulk", "gather", "transpose"))
     args = ap.parse_args(argv)
     rows = []
     gib = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
@@ -226,12 +346,41 @@ def main(argv=None):
             row(f"split ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM ({shared} B)",
                 lambda: numba_tma.launch(kern, sms * per_sm, 64, src, dst, tiles_x, n_tiles, shared_mem=shared),
                 nbytes, lambda: torch.equal(x, y))
+    if args.only in (None, "dynamic"):
+        counter = cuda.to_device(np.zeros(2, np.uint32))
+        for box, stages, per_sm in (((32, 256), 6, 1), ((32, 256), 3, 2), ((16, 256), 6, 2), ((64, 128), 3, 2),
+                                    ((32, 128), 6, 2), ((64, 32), 4, 8), ((128, 32), 6, 2)):
+            src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
+            kern, shared = make_dynamic_ring(numba.float32, box, stages)
+            tiles_x = N // box[1]
+            n_tiles = tiles_x * (N // box[0])
+            y.zero_()
+            row(f"dynamic ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM ({shared} B)",
+                lambda: numba_tma.launch(kern, sms * per_sm, 32, src, dst, tiles_x, n_tiles, counter,
+                                         shared_mem=shared), nbytes, lambda: torch.equal(x, y))
+    if args.only in (None, "transpose"):
+        for tdtype, pairs in ((torch.float32, False), (torch.bfloat16, True)):
+            xs = x if tdtype == torch.float32 else torch.randn(N, N, device="cuda").to(tdtype)
+            tx = torch.empty_like(xs)
+            w_x, w_t = xs.view(torch.int32), tx.view(torch.int32)
+            rows = 64 if pairs else 32
+            src, dst = TensorMap.tiled(w_x, (rows, 32), swizzle="128B"), TensorMap.tiled(w_t, (rows, 32), swizzle="128B")
+            for k in (1, 2, 4):
+                kern = make_transpose_words(k, pairs)
+                grid = (w_x.shape[1] // 32, N // (rows * k))
+                tx.zero_()
+                row(f"transpose words {'bf16 pairs' if pairs else 'fp32'}, {k} tiles/block",
+                    lambda: kern[grid, 256](src, dst), nbytes if not pairs else nbytes // 2,
+                    lambda: torch.equal(tx, xs.t()))
+            row(f"torch .t().contiguous() {tdtype}", lambda: xs.t().contiguous(), nbytes if not pairs else nbytes // 2,
+                lambda: True)
+            del tx
     if args.only in (None, "bulk"):
         for chunk, depth, lanes, per_sm in ((4096, 4, 4, 2), (8192, 4, 4, 1), (16384, 4, 2, 1), (16384, 6, 1, 2),
                                             (32768, 3, 2, 1), (2048, 4, 16, 1), (2048, 2, 32, 1)):
             flat_x = cuda.as_cuda_array(x.view(-1).view(torch.int16).view(-1, chunk // 2))
             flat_y = cuda.as_cuda_array(y.view(-1).view(torch.int16).view(-1, chunk // 2))
-            idx = cuda.device_array(1, numba.int32)
+            idx = cuda.device_array(1, np.int32)
             kern, shared = make_bulk_ring(chunk, depth, lanes, False)
             y.zero_()
             row(f"bulk ring {chunk} B x{depth}, {lanes} lanes, {per_sm}/SM ({shared} B)",

@@ -88,12 +88,14 @@ def _simulate(script, cases, hosts, gpu, name):
         assert run.returncode == 0, run.stderr[-3000:]
         simulated = np.load(folder / "sim.npy")
         refused = dict(json.loads((folder / "sim.npy.skipped.json").read_text()))
-    if os.environ.get("OUT"):
-        out = pathlib.Path(os.environ["OUT"])
-        np.savez_compressed(out / f"{name}.npz", gpu=np.stack(gpu), sim=simulated, **hosts)
-        (out / f"{name}.json").write_text(json.dumps(dict(cases=cases, refused=refused)))
     differ = [(i, c) for i, (c, g, s) in enumerate(zip(cases, gpu, simulated))
               if i not in refused and not np.array_equal(g, s)]
+    if os.environ.get("OUT"):         # the cases to study: refused or differing
+        keep = sorted(set(refused) | {i for i, _ in differ})
+        np.savez_compressed(pathlib.Path(os.environ["OUT"]) / f"{name}.npz",
+                            **{f"gpu{i}": gpu[i] for i in keep}, **{f"sim{i}": simulated[i] for i in keep},
+                            **{f"host{i}": hosts[f"host{i}"] for i in keep})
+        (pathlib.Path(os.environ["OUT"]) / f"{name}.json").write_text(json.dumps(dict(cases=cases, refused=refused)))
     return differ, refused, simulated
 
 
