@@ -92,9 +92,8 @@ def _simulate(script, cases, hosts, gpu, name):
               if i not in refused and not np.array_equal(g, s)]
     if os.environ.get("OUT"):         # the cases to study: refused or differing
         keep = sorted(set(refused) | {i for i, _ in differ})
-        np.savez_compressed(pathlib.Path(os.environ["OUT"]) / f"{name}.npz",
-                            **{f"gpu{i}": gpu[i] for i in keep}, **{f"sim{i}": simulated[i] for i in keep},
-                            **{f"host{i}": hosts[f"host{i}"] for i in keep})
+        np.savez_compressed(pathlib.Path(os.environ["OUT"]) / f"{name}.npz",      # inputs: same seeds here
+                            **{f"gpu{i}": gpu[i] for i in keep})
         (pathlib.Path(os.environ["OUT"]) / f"{name}.json").write_text(json.dumps(dict(cases=cases, refused=refused)))
     return differ, refused, simulated
 
@@ -212,15 +211,16 @@ def _im2col_case(rng):
     pixels = int(rng.integers(1, min(64, WORDS // channels) + 1))
     lower = [int(rng.integers(-1, 1)), int(rng.integers(-1, 1))]          # (H, W), array order
     upper = [int(rng.integers(-1, 2)), int(rng.integers(-1, 2))]
-    coords = [channels * int(rng.integers(0, c // channels)), int(rng.integers(lower[1], w)),
-              int(rng.integers(lower[0], h)), int(rng.integers(0, n))]     # (c, w, h, n)
+    # the first pixel inside the bounding box (lower .. size - 1 + upper): on the H200 a start past
+    # it in H faults with an illegal instruction (4 of 4 such cases; 36 of 36 inside worked)
+    coords = [channels * int(rng.integers(0, c // channels)), int(rng.integers(lower[1], w + upper[1])),
+              int(rng.integers(lower[0], h + upper[0])), int(rng.integers(0, n))]     # (c, w, h, n)
     offsets = [int(rng.integers(0, 3)), int(rng.integers(0, 3))]            # (w, h)
     return dict(shape=[n, h, w, c], lower=lower, upper=upper, channels=channels, pixels=pixels, swizzle=swizzle,
                 coords=coords, offsets=offsets)
 
 
 def test_simulator_im2col_is_byte_identical_to_the_gpu():
-    """(Written in the third session after the device time ran out: first GPU run pending.)"""
     from numba_tma import TensorMap
 
     rng = np.random.default_rng(77)
