@@ -1,9 +1,10 @@
 """numba-tma kernels a user would write, beside their peers, in one run: one table of ratios to a
 1 GiB ``torch.Tensor.copy_`` measured in the same run.  Needs a GPU and PyTorch.
 
-Rows: copy (TMA load -> TMA store, one tile per block; and a persistent multi-stage ring),
-transpose (128B-swizzled tiles, TMA store of the transposed tile), row gather (bulk copies of
-2 KiB rows), split-K accumulation (``tma.reduce`` add vs ``atomicAdd`` vs ``torch.sum``); peers:
+Rows: copy (TMA load -> TMA store, one tile per block; and a persistent multi-stage ring whose
+tiles come from a global counter), transpose (128B-swizzled tiles of 32-bit words, bank-conflict
+free; bf16 as pairs; TMA store of the transposed tile), row gather (many short-lived blocks, each
+lane a 2-slot ring of 2 KiB bulk copies), split-K accumulation (``tma.reduce`` add vs ``atomicAdd`` vs ``torch.sum``); peers:
 torch ``copy_``, ``.t().contiguous()``, ``index_select``, ``sum``, and a plain Numba SIMT copy.
 Every output is checked against torch before timing.  Times: median of ``REPEATS`` runs (CUDA
 events, warm-up excluded, each run queued behind a GPU sleep so host launch time is excluded).
@@ -22,7 +23,8 @@ import torch
 from numba import cuda
 from numba.cuda import types
 
-from numba_tma import TensorMap, at, bulk, fence, mbarrier, tma
+import numba_tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, bulk, fence, mbarrier, tma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "examples"))
 import tma_copy_store as example  # noqa: E402
@@ -96,45 +98,61 @@ def make_load_thread_store(box):
     return copy_tile_threads
 
 
-def make_copy_ring(dtype, box, stages, lag=1):
-    """Persistent blocks, one thread driving a ring of ``stages`` tiles (examples/tma_copy_store.py);
-    a slot is refilled ``lag`` tiles after its store was issued (``wait_group_read(lag)``)."""
-    shape = (stages,) + box
+def make_dynamic_ring(dtype, box, stages):
+    """The ring with tiles handed out at run time (one ``atomicAdd`` on a global counter per tile)
+    instead of a fixed grid stride, so a fast SM takes more tiles, as the hardware's block
+    scheduler does for one-tile-per-block kernels.  ``counter`` (2 uint32, zero) is reset by the
+    block that finishes last."""
+    plan = SharedMemoryPlan().array("ring", (stages,) + box, dtype).barriers("full", stages)
+    carve = plan.carver()
 
     @cuda.jit
-    def copy_ring(src, dst, tiles_x, n_tiles):
-        ring = cuda.shared.array(shape, dtype, alignment=128)
-        full = cuda.shared.array(stages, numba.uint64)
+    def dynamic_ring(src, dst, tiles_x, n_tiles, counter):
+        smem = carve()
+        tile_of = cuda.shared.array(stages, numba.uint32)
         if cuda.threadIdx.x != 0:
             return
         for s in range(stages):
-            mbarrier.init(at(full, s), 1)
+            mbarrier.init(at(smem.full, s), 1)
         fence.mbarrier_init()
-        # 32-bit unsigned index math: the one issuing thread is the bottleneck (ncu: 17.7 cycles per
-        # issued instruction, 2 warps per SM), and int64 division costs ten times the instructions
-        tx = numba.uint32(tiles_x)
-        first, step = numba.uint32(cuda.blockIdx.x), numba.uint32(cuda.gridDim.x)
-        mine = numba.uint32((numba.uint32(n_tiles) - first + step - 1) // step)
-        for k in range(min(numba.uint32(stages), mine)):
-            t = numba.uint32(first + numba.uint32(k) * step)
-            mbarrier.arrive_expect_tx(at(full, k), src.box_bytes)
-            tma.load(src, at(ring, k), ((t % tx) * box[1], (t // tx) * box[0]), at(full, k))
-        for k64 in range(mine):
-            k = numba.uint32(k64)                       # range() counts in int64
-            s = k % stages
-            t = numba.uint32(first + k * step)   # Numba widens to 64 bits; narrowing lets LLVM divide in 32
-            mbarrier.wait(at(full, s), (k // stages) & 1)
-            tma.store(dst, at(ring, s), ((t % tx) * box[1], (t // tx) * box[0]))
+        tx, n = numba.uint32(tiles_x), numba.uint32(n_tiles)
+        loaded = numba.uint32(0)
+        while loaded < stages:
+            t = cuda.atomic.add(counter, 0, numba.uint32(1))
+            if t >= n:
+                break
+            tile_of[loaded] = t
+            mbarrier.arrive_expect_tx(at(smem.full, loaded), src.box_bytes)
+            tma.load(src, at(smem.ring, loaded), ((t % tx) * box[1], (t // tx) * box[0]), at(smem.full, loaded))
+            loaded = numba.uint32(loaded + 1)
+        more = loaded == stages
+        k = numba.uint32(0)
+        nxt = numba.uint32(0)
+        while k < loaded:
+            s = numba.uint32(k % stages)
+            if k >= 1 and more:
+                nxt = cuda.atomic.add(counter, 0, numba.uint32(1))   # its latency overlaps the wait
+            mbarrier.wait(at(smem.full, s), numba.uint32(k // stages) & 1)
+            t = tile_of[s]
+            tma.store(dst, at(smem.ring, s), ((t % tx) * box[1], (t // tx) * box[0]))
             tma.commit_group()
-            refill = k - lag + stages
-            if k >= lag and refill < mine:
-                r = (k - lag) % stages
-                tma.wait_group_read(lag)
-                t = numba.uint32(first + refill * step)
-                mbarrier.arrive_expect_tx(at(full, r), src.box_bytes)
-                tma.load(src, at(ring, r), ((t % tx) * box[1], (t // tx) * box[0]), at(full, r))
+            if k >= 1 and more:
+                if nxt < n:
+                    r = numba.uint32(numba.uint32(k - 1) % stages)
+                    tma.wait_group_read(1)
+                    tile_of[r] = nxt
+                    mbarrier.arrive_expect_tx(at(smem.full, r), src.box_bytes)
+                    tma.load(src, at(smem.ring, r), ((nxt % tx) * box[1], (nxt // tx) * box[0]), at(smem.full, r))
+                    loaded = numba.uint32(loaded + 1)
+                else:
+                    more = False
+            k = numba.uint32(k + 1)
         tma.wait_group(0)
-    return copy_ring
+        if cuda.atomic.add(counter, 1, numba.uint32(1)) == cuda.gridDim.x - 1:   # the last block out
+            counter[0] = 0
+            counter[1] = 0
+
+    return dynamic_ring, plan.nbytes
 
 
 @cuda.jit
@@ -149,70 +167,116 @@ def simt_copy(src, dst):
 
 # -- transpose ---------------------------------------------------------------------------------
 
-def make_transpose(dtype, t, k):
-    """``k`` t x t tiles per block (t elements = 128 bytes per row, stacked down the rows), each
-    loaded with 128B swizzle, transposed through shared memory by 256 threads into a second
-    swizzled tile and stored with TMA at the swapped place."""
-    shape = (k, t * t)
+def _sw128(row, word):
+    """Word offset of (row, word) in a 128B-swizzled tile of 32-word rows: the 16-byte chunk index
+    XOR the row's low 3 bits."""
+    return row * 32 + ((((word >> 2) ^ (row & 7)) << 2) | (word & 3))
+
+
+_sw = cuda.jit(device=True)(_sw128)
+
+
+def make_transpose_words(k, pairs):
+    """``k`` tiles of 32-bit words per block, 128B swizzle, 256 threads.  ``pairs=False``: fp32
+    32x32 tiles, one element per lane.  ``pairs=True``: bf16 64x64 tiles seen as 64 rows x 32
+    words; each lane reads two words (rows 2q, 2q+1) and writes two (rows 2p, 2p+1), swapping the
+    16-bit halves.  Lanes take the elements of two diagonal 4x4 blocks, so that reads and writes
+    hit 32 distinct banks (swizzled rows)."""
+    rows = 64 if pairs else 32
+    shape = (k, rows * 32)
 
     @cuda.jit
-    def transpose(src, dst):
+    def transpose_words(src, dst):
         bars = cuda.shared.array(1, numba.uint64)
-        a = cuda.shared.array(shape, dtype, alignment=1024)
-        b = cuda.shared.array(shape, dtype, alignment=1024)
-        tid = cuda.threadIdx.x
-        r0, c0 = cuda.blockIdx.y * (t * k), cuda.blockIdx.x * t
+        a = cuda.shared.array(shape, numba.uint32, alignment=1024)
+        b = cuda.shared.array(shape, numba.uint32, alignment=1024)
+        tid = numba.uint32(cuda.threadIdx.x)
+        warp, lane = tid >> 5, tid & 31
+        hi = lane >> 4
+        r0 = numba.uint32(cuda.blockIdx.y) * numba.uint32(rows * k)        # rows of the source
+        c0 = numba.uint32(cuda.blockIdx.x) * numba.uint32(32)             # words of the source
         if tid == 0:
             mbarrier.init(bars, 1)
             fence.mbarrier_init()
-        cuda.syncthreads()                                      # the barrier exists before anyone waits
+        cuda.syncthreads()
         if tid == 0:
             mbarrier.arrive_expect_tx(bars, k * src.box_bytes)
             for q in range(k):
-                tma.load(src, at(a, q), (c0, r0 + q * t), bars)
+                tma.load(src, at(a, q), (c0, r0 + numba.uint32(q * rows)), bars)
         mbarrier.wait(bars, 0)
-        for e in range(tid, k * t * t, cuda.blockDim.x):
-            q, f = numba.uint32(e) // (t * t), numba.uint32(e) % (t * t)
-            i, j = f // t, f % t                                # b[q][i, j] = a[q][j, i]
-            b[q, tma.swizzled_index(dst, i, j)] = a[q, tma.swizzled_index(src, j, i)]
+        task = warp
+        while task < k * 32:
+            q, u = task >> 5, task & 31
+            bi, bj = ((u >> 3) << 1) ^ hi, (u & 7) ^ hi
+            i, j = (bi << 2) | (lane & 3), (bj << 2) | ((lane >> 2) & 3)
+            if pairs:     # i = p (word of a), j = q' (row pair of a)
+                x, y = a[q, _sw(j << 1, i)], a[q, _sw((j << 1) | 1, i)]
+                b[q, _sw(i << 1, j)] = (x & 0xFFFF) | (y << 16)
+                b[q, _sw((i << 1) | 1, j)] = (x >> 16) | (y & 0xFFFF0000)
+            else:
+                b[q, _sw(i, j)] = a[q, _sw(j, i)]
+            task = numba.uint32(task + 8)
         fence.proxy_async()
         cuda.syncthreads()
         if tid == 0:
             for q in range(k):
-                tma.store(dst, at(b, q), (r0 + q * t, c0))
+                col = (r0 + numba.uint32(q * rows)) >> 1 if pairs else r0 + numba.uint32(q * rows)
+                row = c0 << 1 if pairs else c0
+                tma.store(dst, at(b, q), (col, row))
             tma.commit_group()
             tma.wait_group_read(0)
-    return transpose
+
+    return transpose_words
 
 
 # -- row gather ---------------------------------------------------------------------------------
 
-ROW_BYTES, LANES = 2048, 8
-SLOTS = (LANES, ROW_BYTES // 2)          # one 2 KiB row of uint16 per lane
+ROW_BYTES = 2048
+GATHER_LANES, GATHER_DEPTH, GATHER_ROWS = 4, 2, 8          # best of sweep_copy.py's gathers
 
 
-@cuda.jit
-def gather_rows(table, idx, out, rows_per_block):
-    """Lanes 0-7 of each block each move one 2 KiB row at a time: bulk load into their slot, bulk
-    store out, the next load once the store has read the slot."""
-    slots = cuda.shared.array(SLOTS, numba.uint16, alignment=128)
-    bars = cuda.shared.array(LANES, numba.uint64)
-    lane = cuda.threadIdx.x
-    if lane >= LANES:
-        return
-    mbarrier.init(at(bars, lane), 1)
-    fence.mbarrier_init()
-    base = cuda.blockIdx.x * rows_per_block
-    phase = 0
-    for j in range(lane, rows_per_block, LANES):
-        row = base + j
-        mbarrier.arrive_expect_tx(at(bars, lane), ROW_BYTES)
-        bulk.load(at(slots, lane), table[idx[row]], ROW_BYTES, at(bars, lane))
-        mbarrier.wait(at(bars, lane), phase)
-        phase ^= 1
-        bulk.store(out[row], at(slots, lane), ROW_BYTES)
-        bulk.commit_group()
-        bulk.wait_group_read(0)
+def make_bulk_ring(chunk_bytes, depth, lanes, gather):
+    """``lanes`` threads per block each run a ring of ``depth`` slots of ``chunk_bytes``: bulk load
+    a row (``idx[j]`` of ``src`` when ``gather``, else row ``j``), bulk store it to row ``j``, refill
+    the previous row's slot once its store has read it."""
+    elems = chunk_bytes // 2
+    plan = SharedMemoryPlan().array("slots", (lanes * depth, elems), numba.uint16).barriers("full", lanes * depth)
+    carve = plan.carver()
+
+    @cuda.jit
+    def bulk_ring(src, idx, dst, n_rows):
+        smem = carve()
+        lane = numba.uint32(cuda.threadIdx.x)
+        if lane >= lanes:
+            return
+        base = numba.uint32(lane * depth)
+        for s in range(depth):
+            mbarrier.init(at(smem.full, base + s), 1)
+        fence.mbarrier_init()
+        first = numba.uint32(numba.uint32(cuda.blockIdx.x) * lanes + lane)
+        step = numba.uint32(numba.uint32(cuda.gridDim.x) * lanes)
+        mine = numba.uint32((numba.uint32(n_rows) - first + step - 1) // step) if first < n_rows else numba.uint32(0)
+        for k in range(min(numba.uint32(depth), mine)):
+            j = numba.uint32(first + numba.uint32(k) * step)
+            mbarrier.arrive_expect_tx(at(smem.full, base + k), chunk_bytes)
+            bulk.load(at(smem.slots, base + k), src[idx[j] if gather else j], chunk_bytes, at(smem.full, base + k))
+        k = numba.uint32(0)
+        while k < mine:
+            s = numba.uint32(k % depth)
+            mbarrier.wait(at(smem.full, base + s), numba.uint32(k // depth) & 1)
+            bulk.store(dst[numba.uint32(first + k * step)], at(smem.slots, base + s), chunk_bytes)
+            bulk.commit_group()
+            refill = numba.uint32(k + depth - 1)
+            if k >= 1 and refill < mine:
+                r = numba.uint32(numba.uint32(k - 1) % depth)
+                bulk.wait_group_read(1)
+                j = numba.uint32(first + refill * step)
+                mbarrier.arrive_expect_tx(at(smem.full, base + r), chunk_bytes)
+                bulk.load(at(smem.slots, base + r), src[idx[j] if gather else j], chunk_bytes, at(smem.full, base + r))
+            k = numba.uint32(k + 1)
+        bulk.wait_group(0)
+
+    return bulk_ring, plan.nbytes
 
 
 # -- split-K ---------------------------------------------------------------------------------
@@ -260,6 +324,8 @@ def main(argv=None):
         rows.append((name, ms, gbs, gbs / base_gbs))
 
     rows.append(("torch copy_ 1 GiB fp32 (baseline)", base_ms, base_gbs, 1.0))
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    counter = cuda.to_device(np.zeros(2, np.uint32))            # the dynamic rings' tile counter
     for tdtype in (torch.float32, torch.bfloat16):
         tag = "fp32" if tdtype == torch.float32 else "bf16"
         x = torch.randn(N, N, device="cuda").to(tdtype)
@@ -267,8 +333,8 @@ def main(argv=None):
         nbytes = 2 * x.numel() * x.element_size()
         row(f"torch copy_ {N}^2 {tag}", median_ms(lambda: y.copy_(x)), nbytes)
         dtype = _BITS[tdtype]
-        per_row = 128 // x.element_size()                       # elements in 128 bytes
-        for box in ((64, per_row), (128, per_row), (256, per_row)):
+        per_kib = 1024 // x.element_size()                      # elements in 1 KiB
+        for box in ((64, per_kib // 8), (16, per_kib), (32, per_kib)):     # 8 KiB rows of 128 B; 16 / 32 KiB
             src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
             kern = make_copy_tile(dtype, box)
             grid = (N // box[1], N // box[0])
@@ -277,20 +343,28 @@ def main(argv=None):
             assert torch.equal(x, y), f"copy_tile {box}"
             row(f"numba-tma copy, one {box[0]}x{box[1]} tile per block {tag}",
                 median_ms(lambda: kern[grid, 32](src, dst)), nbytes)
-        for box, stages, per_sm, lag in (((64, per_row), 4, 8, 1), ((128, per_row), 6, 2, 1),
-                                         ((128, per_row), 6, 2, 3), ((64, per_row), 8, 4, 4)):
+        for box, stages, per_sm in (((16, per_kib), 6, 2), ((32, per_kib), 6, 1)):
             src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
-            kern = make_copy_ring(dtype, box, stages, lag)
+            kern, shared = make_dynamic_ring(dtype, box, stages)
             tiles_x = N // box[1]
             n_tiles = tiles_x * (N // box[0])
-            blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * per_sm
             y.zero_()
-            kern[blocks, 32](src, dst, tiles_x, n_tiles)
-            assert torch.equal(x, y), f"copy_ring {box} {stages}"
-            row(f"numba-tma copy, persistent ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM, lag {lag} {tag}",
-                median_ms(lambda: kern[blocks, 32](src, dst, tiles_x, n_tiles)), nbytes)
+            numba_tma.launch(kern, sms * per_sm, 32, src, dst, tiles_x, n_tiles, counter, shared_mem=shared)
+            assert torch.equal(x, y), f"dynamic ring {box} {stages}"
+            row(f"numba-tma copy, persistent ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM, tile counter {tag}",
+                median_ms(lambda: numba_tma.launch(kern, sms * per_sm, 32, src, dst, tiles_x, n_tiles, counter,
+                                                   shared_mem=shared)), nbytes)
+        if tdtype == torch.float32:   # the example (examples/tma_copy_store.py)
+            src, dst = example.maps(x, y)
+            blocks = sms * example.PER_SM
+            y.zero_()
+            example.tma_copy(src, dst, x.shape, counter, blocks)
+            assert torch.equal(x, y), "examples/tma_copy_store.py"
+            row(f"examples/tma_copy_store.py ({example.BOX_R}x{example.BOX_C} x{example.STAGES}, "
+                f"{example.PER_SM}/SM) fp32", median_ms(lambda: example.tma_copy(src, dst, x.shape, counter, blocks)),
+                nbytes)
         x64, y64 = x.view(torch.int64), y.view(torch.int64)          # the same bytes as 8-byte words
-        for box in ((32, 16), (64, 16), (128, 16)):
+        for box in ((32, 16), (64, 16)):
             kern = make_load_thread_store(box)
             src, d_y64 = TensorMap.tiled(x64, box), cuda.as_cuda_array(y64)
             grid = (x64.shape[1] // box[1], x64.shape[0] // box[0])
@@ -299,15 +373,6 @@ def main(argv=None):
             assert torch.equal(x, y), f"load + thread stores {box}"
             row(f"numba-tma copy, TMA load {box[0]}x{box[1]} int64 + 8-byte thread stores {tag}",
                 median_ms(lambda: kern[grid, 128](src, d_y64)), nbytes)
-        if tdtype == torch.float32:   # the example's ring, with the 32-bit index idioms (sass_parity.py)
-            src, dst = TensorMap.tiled(x, (example.BOX_R, example.BOX_C)), TensorMap.tiled(y, (example.BOX_R,
-                                                                                              example.BOX_C))
-            blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * 8
-            y.zero_()
-            example.tma_copy(src, dst, (N, N), blocks)
-            assert torch.equal(x, y), "examples/tma_copy_store.py"
-            row("examples/tma_copy_store.py ring (64x32 x4, 8/SM, 32-bit index math) fp32",
-                median_ms(lambda: example.tma_copy(src, dst, (N, N), blocks)), nbytes)
         words_x = cuda.as_cuda_array(x.view(-1).view(torch.int64))
         words_y = cuda.as_cuda_array(y.view(-1).view(torch.int64))
         y.zero_()
@@ -315,18 +380,20 @@ def main(argv=None):
         simt_copy[simt_grid, 256](words_x, words_y)
         assert torch.equal(x, y)
         row(f"plain Numba SIMT copy {tag}", median_ms(lambda: simt_copy[simt_grid, 256](words_x, words_y)), nbytes)
-        # transpose
-        t = per_row
+        # transpose, through 32-bit words (bf16: pairs of elements)
+        pairs = tdtype == torch.bfloat16
         tx = torch.empty_like(x)
-        src, dst = TensorMap.tiled(x, (t, t), swizzle="128B"), TensorMap.tiled(tx, (t, t), swizzle="128B")
-        for k in (1, 4):
-            kern = make_transpose(dtype, t, k)
-            grid = (N // t, N // (t * k))
-            tx.zero_()
-            kern[grid, 256](src, dst)
-            assert torch.equal(tx, x.t()), "transpose"
-            row(f"numba-tma transpose, {k} {t}x{t} swizzled tiles per block {tag}",
-                median_ms(lambda: kern[grid, 256](src, dst)), nbytes)
+        w_x, w_t = x.view(torch.int32), tx.view(torch.int32)
+        tile_rows = 64 if pairs else 32
+        src = TensorMap.tiled(w_x, (tile_rows, 32), swizzle="128B")
+        dst = TensorMap.tiled(w_t, (tile_rows, 32), swizzle="128B")
+        kern = make_transpose_words(2, pairs)
+        grid = (w_x.shape[1] // 32, N // (tile_rows * 2))
+        tx.zero_()
+        kern[grid, 256](src, dst)
+        assert torch.equal(tx, x.t()), "transpose"
+        row(f"numba-tma transpose, 2 swizzled {tile_rows}x32-word tiles per block {tag}",
+            median_ms(lambda: kern[grid, 256](src, dst)), nbytes)
         row(f"torch .t().contiguous() {tag}", median_ms(lambda: x.t().contiguous()), nbytes)
         del x, y, tx
     # row gather: 2^18 rows of 2 KiB (bf16 x 1024) from a 2^16-row table
@@ -335,13 +402,14 @@ def main(argv=None):
     out = torch.empty(idx.numel(), table.shape[1], device="cuda", dtype=torch.bfloat16)
     t_u16, o_u16 = cuda.as_cuda_array(table.view(torch.int16)), cuda.as_cuda_array(out.view(torch.int16))
     d_idx = cuda.as_cuda_array(idx)
-    per_block = 64
-    gblocks = idx.numel() // per_block
-    gather_rows[gblocks, 32](t_u16, d_idx, o_u16, per_block)
+    gather, shared = make_bulk_ring(ROW_BYTES, GATHER_DEPTH, GATHER_LANES, True)
+    gblocks = idx.numel() // (GATHER_LANES * GATHER_ROWS)      # short-lived blocks: the scheduler balances SMs
+    numba_tma.launch(gather, gblocks, 32, t_u16, d_idx, o_u16, idx.numel(), shared_mem=shared)
     assert torch.equal(out, table.index_select(0, idx.long())), "gather"
     moved = 2 * out.numel() * 2
-    row("numba-tma row gather (bulk, 2 KiB rows)", median_ms(lambda: gather_rows[gblocks, 32](t_u16, d_idx, o_u16,
-                                                                                           per_block)), moved)
+    row(f"numba-tma row gather (bulk, {GATHER_LANES} lanes x {GATHER_DEPTH} slots, {GATHER_ROWS} rows each)",
+        median_ms(lambda: numba_tma.launch(gather, gblocks, 32, t_u16, d_idx, o_u16, idx.numel(), shared_mem=shared)),
+        moved)
     lidx = idx.long()
     row("torch index_select", median_ms(lambda: torch.index_select(table, 0, lidx, out=out)), moved)
     del table, out

@@ -26,39 +26,54 @@ CUDA_SOURCE = r"""
 #include <cuda/std/cstdint>
 namespace ptx = cuda::ptx;
 struct alignas(64) TensorMap { unsigned long long opaque[16]; };
-constexpr int STAGES = 4, BOX_R = 64, BOX_C = 32;
+constexpr int STAGES = 6, BOX_R = 16, BOX_C = 256;
 
 extern "C" __global__ void copy_ring(const __grid_constant__ TensorMap src, const __grid_constant__ TensorMap dst,
-                                     unsigned tiles_x, unsigned n_tiles) {
-  __shared__ alignas(128) float ring[STAGES][BOX_R][BOX_C];
+                                     unsigned tiles_x, unsigned n_tiles, unsigned* counter) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  auto ring = reinterpret_cast<float (*)[BOX_R][BOX_C]>(smem);
   __shared__ alignas(8) cuda::std::uint64_t full[STAGES];
+  __shared__ unsigned tile_of[STAGES];
   if (threadIdx.x != 0) return;
   for (int s = 0; s < STAGES; ++s) ptx::mbarrier_init(&full[s], 1);
   ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
-  const unsigned first = blockIdx.x, step = gridDim.x, bytes = BOX_R * BOX_C * 4;
-  const unsigned mine = (n_tiles - first + step - 1) / step;
-  for (unsigned k = 0; k < (mine < STAGES ? mine : STAGES); ++k) {
-    unsigned t = first + k * step;
+  const unsigned bytes = BOX_R * BOX_C * 4;
+  unsigned loaded = 0;
+  while (loaded < STAGES) {
+    unsigned t = atomicAdd(counter, 1u);
+    if (t >= n_tiles) break;
+    tile_of[loaded] = t;
     int c[2] = {int((t % tiles_x) * BOX_C), int((t / tiles_x) * BOX_R)};
-    ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[k], bytes);
-    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, &ring[k], &src, c, &full[k]);
+    ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[loaded], bytes);
+    ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, &ring[loaded], &src, c, &full[loaded]);
+    ++loaded;
   }
-  for (unsigned k = 0; k < mine; ++k) {
-    unsigned s = k % STAGES, t = first + k * step;
+  bool more = loaded == STAGES;
+  unsigned next = 0;
+  for (unsigned k = 0; k < loaded; ++k) {
+    unsigned s = k % STAGES;
+    if (k >= 1 && more) next = atomicAdd(counter, 1u);
     while (!ptx::mbarrier_try_wait_parity(&full[s], (k / STAGES) & 1)) {}
+    unsigned t = tile_of[s];
     int c[2] = {int((t % tiles_x) * BOX_C), int((t / tiles_x) * BOX_R)};
     ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &dst, c, &ring[s]);
     ptx::cp_async_bulk_commit_group();
-    unsigned refill = k - 1 + STAGES;
-    if (k >= 1 && refill < mine) {
-      unsigned r = (k - 1) % STAGES, t2 = first + refill * step;
-      ptx::cp_async_bulk_wait_group_read(ptx::n32_t<1>());
-      int c2[2] = {int((t2 % tiles_x) * BOX_C), int((t2 / tiles_x) * BOX_R)};
-      ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[r], bytes);
-      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, &ring[r], &src, c2, &full[r]);
+    if (k >= 1 && more) {
+      if (next < n_tiles) {
+        unsigned r = (k - 1) % STAGES;
+        ptx::cp_async_bulk_wait_group_read(ptx::n32_t<1>());
+        tile_of[r] = next;
+        int c2[2] = {int((next % tiles_x) * BOX_C), int((next / tiles_x) * BOX_R)};
+        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full[r], bytes);
+        ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, &ring[r], &src, c2, &full[r]);
+        ++loaded;
+      } else {
+        more = false;
+      }
     }
   }
   ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());
+  if (atomicAdd(counter + 1, 1u) == gridDim.x - 1) { counter[0] = 0; counter[1] = 0; }
 }
 """
 
@@ -104,7 +119,8 @@ def steady_loop(sass_text):
 
 def main():
     desc = TensorMap.numba_type("float32", (example.BOX_R, example.BOX_C))
-    ours, our_tiles = steady_loop(inspect.compile(example.copy_ring.py_func, (desc, desc, numba.int64, numba.int64),
+    ours, our_tiles = steady_loop(inspect.compile(example.copy_ring.py_func, (desc, desc, numba.int64, numba.int64,
+                                                                     numba.types.Array(numba.uint32, 1, "C")),
                                                   "sm_90a").sass)
     theirs, their_tiles = steady_loop(cuda_ptx_sass())
     print(f"steady-state loop, SASS instructions per tile: numba-tma {sum(ours.values()) / our_tiles:.1f}, "

@@ -26,7 +26,8 @@ import numba_tma
 from numba_tma import SharedMemoryPlan, TensorMap, at, bulk, fence, mbarrier, tma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from bench_kernels import N, make_copy_tile, median_ms  # noqa: E402
+from bench_kernels import (N, make_bulk_ring, make_copy_tile, make_dynamic_ring,  # noqa: E402
+                           make_transpose_words, median_ms)
 
 
 def make_ring(dtype, box, stages, rings, lag):
@@ -75,125 +76,6 @@ def make_ring(dtype, box, stages, rings, lag):
     return ring_copy, plan.nbytes
 
 
-def make_dynamic_ring(dtype, box, stages):
-    """The ring with tiles handed out at run time (one ``atomicAdd`` on a global counter per tile)
-    instead of a fixed grid stride, so a fast SM takes more tiles, as the hardware's block
-    scheduler does for one-tile-per-block kernels.  ``counter`` (2 uint32, zero) is reset by the
-    block that finishes last."""
-    plan = SharedMemoryPlan().array("ring", (stages,) + box, dtype).barriers("full", stages)
-    carve = plan.carver()
-
-    @cuda.jit
-    def dynamic_ring(src, dst, tiles_x, n_tiles, counter):
-        smem = carve()
-        tile_of = cuda.shared.array(stages, numba.uint32)
-        if cuda.threadIdx.x != 0:
-            return
-        for s in range(stages):
-            mbarrier.init(at(smem.full, s), 1)
-        fence.mbarrier_init()
-        tx, n = numba.uint32(tiles_x), numba.uint32(n_tiles)
-        loaded = numba.uint32(0)
-        while loaded < stages:
-            t = cuda.atomic.add(counter, 0, numba.uint32(1))
-            if t >= n:
-                break
-            tile_of[loaded] = t
-            mbarrier.arrive_expect_tx(at(smem.full, loaded), src.box_bytes)
-            tma.load(src, at(smem.ring, loaded), ((t % tx) * box[1], (t // tx) * box[0]), at(smem.full, loaded))
-            loaded = numba.uint32(loaded + 1)
-        more = loaded == stages
-        k = numba.uint32(0)
-        nxt = numba.uint32(0)
-        while k < loaded:
-            s = numba.uint32(k % stages)
-            if k >= 1 and more:
-                nxt = cuda.atomic.add(counter, 0, numba.uint32(1))   # its latency overlaps the wait
-            mbarrier.wait(at(smem.full, s), numba.uint32(k // stages) & 1)
-            t = tile_of[s]
-            tma.store(dst, at(smem.ring, s), ((t % tx) * box[1], (t // tx) * box[0]))
-            tma.commit_group()
-            if k >= 1 and more:
-                if nxt < n:
-                    r = numba.uint32(numba.uint32(k - 1) % stages)
-                    tma.wait_group_read(1)
-                    tile_of[r] = nxt
-                    mbarrier.arrive_expect_tx(at(smem.full, r), src.box_bytes)
-                    tma.load(src, at(smem.ring, r), ((nxt % tx) * box[1], (nxt // tx) * box[0]), at(smem.full, r))
-                    loaded = numba.uint32(loaded + 1)
-                else:
-                    more = False
-            k = numba.uint32(k + 1)
-        tma.wait_group(0)
-        if cuda.atomic.add(counter, 1, numba.uint32(1)) == cuda.gridDim.x - 1:   # the last block out
-            counter[0] = 0
-            counter[1] = 0
-
-    return dynamic_ring, plan.nbytes
-
-
-def _sw128(row, word):
-    """Word offset of (row, word) in a 128B-swizzled tile of 32-word rows: the 16-byte chunk index
-    XOR the row's low 3 bits."""
-    return row * 32 + ((((word >> 2) ^ (row & 7)) << 2) | (word & 3))
-
-
-_sw = cuda.jit(device=True)(_sw128)
-
-
-def make_transpose_words(k, pairs):
-    """``k`` tiles of 32-bit words per block, 128B swizzle, 256 threads.  ``pairs=False``: fp32
-    32x32 tiles, one element per lane.  ``pairs=True``: bf16 64x64 tiles seen as 64 rows x 32
-    words; each lane reads two words (rows 2q, 2q+1) and writes two (rows 2p, 2p+1), swapping the
-    16-bit halves.  Lanes take the elements of two diagonal 4x4 blocks, so that reads and writes
-    hit 32 distinct banks (swizzled rows)."""
-    rows = 64 if pairs else 32
-    shape = (k, rows * 32)
-
-    @cuda.jit
-    def transpose_words(src, dst):
-        bars = cuda.shared.array(1, numba.uint64)
-        a = cuda.shared.array(shape, numba.uint32, alignment=1024)
-        b = cuda.shared.array(shape, numba.uint32, alignment=1024)
-        tid = numba.uint32(cuda.threadIdx.x)
-        warp, lane = tid >> 5, tid & 31
-        hi = lane >> 4
-        r0 = numba.uint32(cuda.blockIdx.y) * numba.uint32(rows * k)        # rows of the source
-        c0 = numba.uint32(cuda.blockIdx.x) * numba.uint32(32)             # words of the source
-        if tid == 0:
-            mbarrier.init(bars, 1)
-            fence.mbarrier_init()
-        cuda.syncthreads()
-        if tid == 0:
-            mbarrier.arrive_expect_tx(bars, k * src.box_bytes)
-            for q in range(k):
-                tma.load(src, at(a, q), (c0, r0 + numba.uint32(q * rows)), bars)
-        mbarrier.wait(bars, 0)
-        task = warp
-        while task < k * 32:
-            q, u = task >> 5, task & 31
-            bi, bj = ((u >> 3) << 1) ^ hi, (u & 7) ^ hi
-            i, j = (bi << 2) | (lane & 3), (bj << 2) | ((lane >> 2) & 3)
-            if pairs:     # i = p (word of a), j = q' (row pair of a)
-                x, y = a[q, _sw(j << 1, i)], a[q, _sw((j << 1) | 1, i)]
-                b[q, _sw(i << 1, j)] = (x & 0xFFFF) | (y << 16)
-                b[q, _sw((i << 1) | 1, j)] = (x >> 16) | (y & 0xFFFF0000)
-            else:
-                b[q, _sw(i, j)] = a[q, _sw(j, i)]
-            task = numba.uint32(task + 8)
-        fence.proxy_async()
-        cuda.syncthreads()
-        if tid == 0:
-            for q in range(k):
-                col = (r0 + numba.uint32(q * rows)) >> 1 if pairs else r0 + numba.uint32(q * rows)
-                row = c0 << 1 if pairs else c0
-                tma.store(dst, at(b, q), (col, row))
-            tma.commit_group()
-            tma.wait_group_read(0)
-
-    return transpose_words
-
-
 def make_split_ring(dtype, box, stages):
     """One producer thread (warp 0) loads, one consumer thread (warp 1) stores; ``full``/``empty``
     barriers per slot; the consumer frees slot k-1 once its store has read it."""
@@ -238,50 +120,6 @@ def make_split_ring(dtype, box, stages):
             tma.wait_group(0)
 
     return split_copy, plan.nbytes
-
-
-def make_bulk_ring(chunk_bytes, depth, lanes, gather):
-    """``lanes`` threads per block each run a ring of ``depth`` slots of ``chunk_bytes``: bulk load
-    a row (``idx[j]`` of ``src`` when ``gather``, else row ``j``), bulk store it to row ``j``, refill
-    the previous row's slot once its store has read it."""
-    elems = chunk_bytes // 2
-    plan = SharedMemoryPlan().array("slots", (lanes * depth, elems), numba.uint16).barriers("full", lanes * depth)
-    carve = plan.carver()
-
-    @cuda.jit
-    def bulk_ring(src, idx, dst, n_rows):
-        smem = carve()
-        lane = numba.uint32(cuda.threadIdx.x)
-        if lane >= lanes:
-            return
-        base = numba.uint32(lane * depth)
-        for s in range(depth):
-            mbarrier.init(at(smem.full, base + s), 1)
-        fence.mbarrier_init()
-        first = numba.uint32(numba.uint32(cuda.blockIdx.x) * lanes + lane)
-        step = numba.uint32(numba.uint32(cuda.gridDim.x) * lanes)
-        mine = numba.uint32((numba.uint32(n_rows) - first + step - 1) // step) if first < n_rows else numba.uint32(0)
-        for k in range(min(numba.uint32(depth), mine)):
-            j = numba.uint32(first + numba.uint32(k) * step)
-            mbarrier.arrive_expect_tx(at(smem.full, base + k), chunk_bytes)
-            bulk.load(at(smem.slots, base + k), src[idx[j] if gather else j], chunk_bytes, at(smem.full, base + k))
-        k = numba.uint32(0)
-        while k < mine:
-            s = numba.uint32(k % depth)
-            mbarrier.wait(at(smem.full, base + s), numba.uint32(k // depth) & 1)
-            bulk.store(dst[numba.uint32(first + k * step)], at(smem.slots, base + s), chunk_bytes)
-            bulk.commit_group()
-            refill = numba.uint32(k + depth - 1)
-            if k >= 1 and refill < mine:
-                r = numba.uint32(numba.uint32(k - 1) % depth)
-                bulk.wait_group_read(1)
-                j = numba.uint32(first + refill * step)
-                mbarrier.arrive_expect_tx(at(smem.full, base + r), chunk_bytes)
-                bulk.load(at(smem.slots, base + r), src[idx[j] if gather else j], chunk_bytes, at(smem.full, base + r))
-            k = numba.uint32(k + 1)
-        bulk.wait_group(0)
-
-    return bulk_ring, plan.nbytes
 
 
 def main(argv=None):

@@ -122,6 +122,29 @@ def test_bad_tma_operands(case, message):
     assert message.format(line=22) in out, out
 
 
+def test_an_im2col_start_outside_the_bounding_box_is_reported():
+    """On the H200 such a load ends the kernel with an illegal instruction (14 of 14 starts outside
+    the box, in W or H, before or past it; tests/test_gpu_simulator_identity.py keeps starts inside)."""
+    out = simulate(setup=RUN, body="""
+        image = cuda.to_device(np.zeros((1, 6, 6, 8), np.float32))
+        columns = TensorMap.im2col(image, [0, 0], [-1, -1], 8, 4)        # H and W boxes: [0, 4]
+        @cuda.jit
+        def past_the_box(columns, h, w):
+            bars = cuda.shared.array(1, numba.uint64)
+            tile = cuda.shared.array((4, 8), numba.float32, alignment=128)
+            mbarrier.init(bars, 1)
+            mbarrier.arrive_expect_tx(bars, columns.box_bytes)
+            tma.load_im2col(columns, tile, (0, w, h, 0), (0, 0), bars)
+            mbarrier.wait(bars, 0)
+        run(past_the_box, columns, 5, 0)
+        run(past_the_box, columns, 0, -1)
+        run(past_the_box, columns, 4, 4)
+    """)
+    assert "tma.load_im2col: coords[2]=5 (the first pixel's H) lies outside the bounding box [0, 4]" in out
+    assert "coords[1]=-1 (the first pixel's W) lies outside the bounding box [0, 4]" in out
+    assert "CUDA_ERROR_ILLEGAL_INSTRUCTION" in out and out.strip().endswith("no error")
+
+
 def test_reading_a_tile_before_waiting_is_reported():
     out = simulate(setup=RUN, body="""
         @cuda.jit

@@ -63,9 +63,7 @@ class TensorMapType(types.Type):
         span = SWIZZLE_BYTES.get(self.swizzle, 0)
         if self.box_bytes is None or not span or self.mode != "tiled":
             return self.box_bytes
-        size = max(self.element_bits, 8) // 8
-        stride = self.element_strides[0] if self.element_strides else 1
-        inner = -(-self.box[-1] // stride) * size
+        inner = self.box[-1] * (max(self.element_bits, 8) // 8)    # dimension 0's element stride is ignored
         return self.box_bytes // inner * smem_row_bytes(inner, span)
 
 

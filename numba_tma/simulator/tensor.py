@@ -6,9 +6,10 @@ all-ones NaN of the element width), element strides of dimensions 1-4 step throu
 (``ceil(box / stride)`` elements), TF32 maps round to nearest even at 10 mantissa bits and the
 FTZ maps flush subnormals, and each byte lands where the swizzle puts it (the 16-byte chunk index
 XOR address bits 7-9).  Stores and reductions write only the part of the box inside the tensor.
-Not modelled (each raises naming why): an element stride on dimension 0 and strided stores (the
-H200's layout for them is not established), stores and reductions through im2col maps, interleaved
-maps, multicast to other blocks.
+Dimension 0's element stride is ignored (the H200 loads the whole inner row densely), as measured.
+An im2col load whose first pixel lies outside the bounding box raises (the H200 faults).
+Not modelled (each raises naming why): strided stores (the H200's behaviour is not established),
+stores and reductions through im2col maps, interleaved maps, multicast to other blocks.
 """
 
 from __future__ import annotations
@@ -105,11 +106,14 @@ def _check_coords(op, fields, coords, store=False):
 def _positions(fields, coords, op, store=False):
     """Per dimension (outermost first): the tensor indices the box covers."""
     estr = fields.element_strides
-    if estr[0] != 1 or (store and any(e != 1 for e in estr)):
+    if store and any(e != 1 for e in estr):
         raise SimulatorError(f"numba_tma simulator: {op}: element strides {estr} (innermost first) are not simulated "
-                             "for " + ("stores" if store else "dimension 0") + ": the H200's layout is not established")
+                             "for stores: the H200's behaviour is not established")
+    # dimension 0's stride is ignored: the H200 loads all box_dim[0] elements, densely (41 of 41
+    # random maps with a dimension-0 stride of 2 or 3 byte-identical in tests/test_gpu_simulator_identity.py)
+    strides = (1,) + tuple(estr[1:])
     counts = [fields.box_dim[0]] + [-(-b // e) for b, e in zip(fields.box_dim[1:], estr[1:])]
-    return [c + e * np.arange(n) for c, e, n in zip(reversed(coords), reversed(estr), reversed(counts))]
+    return [c + e * np.arange(n) for c, e, n in zip(reversed(coords), reversed(strides), reversed(counts))]
 
 
 def _gather(view, fields, index):
@@ -139,8 +143,8 @@ def _convert(fields, values, valid):
 
 
 def _inner_bytes(fields):
-    """The bytes one row of the box brings (its inner dimension, after the element stride)."""
-    return -(-fields.box_dim[0] // fields.element_strides[0]) * _itemsize(fields)
+    """The bytes one row of the box brings: all of its inner dimension (its element stride is ignored)."""
+    return fields.box_dim[0] * _itemsize(fields)
 
 
 def _smem_offsets(nbytes, fields):
@@ -218,6 +222,19 @@ def _im2col_pixels(fields, coords):
     return pixels
 
 
+def _check_im2col_start(op, fields, coords):
+    """The first pixel must lie in the bounding box ``[lower, dim - 1 + upper]`` of every spatial
+    dimension: on the H200 a start outside it, before or past, in W or in H, ends the kernel with
+    CUDA_ERROR_ILLEGAL_INSTRUCTION (14 of 14 such starts; all 78 starts inside worked)."""
+    names = "WHD"
+    for d in range(fields.rank - 2):
+        lo, hi = fields.pixel_box_lower_corner[d], fields.global_dim[1 + d] - 1 + fields.pixel_box_upper_corner[d]
+        if not lo <= coords[1 + d] <= hi:
+            raise SimulatorError(f"numba_tma simulator: {op}: coords[{1 + d}]={coords[1 + d]} (the first pixel's "
+                                 f"{names[d]}) lies outside the bounding box [{lo}, {hi}] (lower corner .. size - 1 "
+                                 "+ upper corner): the H200 ends the kernel with CUDA_ERROR_ILLEGAL_INSTRUCTION")
+
+
 def load_im2col(desc, dst, coords, offsets, bar, cache_hint=None, multicast=None):
     op = "tma.load_im2col"
     thread, state = enter()
@@ -230,6 +247,7 @@ def load_im2col(desc, dst, coords, offsets, bar, cache_hint=None, multicast=None
     if fields.element_strides[0] != 1:
         raise SimulatorError(f"numba_tma simulator: {op}: a channel element stride is not simulated (not established)")
     _check_tile(op, fields, dst, fields.transfer_bytes, "dst")
+    _check_im2col_start(op, fields, coords)
     pixels = _im2col_pixels(fields, coords)
     spatial = np.array([p for p, _ in pixels]) + np.array(offsets)          # (pixels, spatial) innermost first
     images = np.array([n for _, n in pixels])
