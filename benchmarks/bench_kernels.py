@@ -333,8 +333,10 @@ def main(argv=None):
         nbytes = 2 * x.numel() * x.element_size()
         row(f"torch copy_ {N}^2 {tag}", median_ms(lambda: y.copy_(x)), nbytes)
         dtype = _BITS[tdtype]
-        per_kib = 1024 // x.element_size()                      # elements in 1 KiB
-        for box in ((64, per_kib // 8), (16, per_kib), (32, per_kib)):     # 8 KiB rows of 128 B; 16 / 32 KiB
+        size = x.element_size()
+        cols = min(256, 1024 // size)                           # rows of up to 1 KiB (a box dim is <= 256)
+        r16, r32 = 16384 // (cols * size), 32768 // (cols * size)
+        for box in ((64, 128 // size), (r16, cols), (r32, cols)):    # 8 KiB of 128-byte rows; 16 / 32 KiB
             src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
             kern = make_copy_tile(dtype, box)
             grid = (N // box[1], N // box[0])
@@ -343,7 +345,7 @@ def main(argv=None):
             assert torch.equal(x, y), f"copy_tile {box}"
             row(f"numba-tma copy, one {box[0]}x{box[1]} tile per block {tag}",
                 median_ms(lambda: kern[grid, 32](src, dst)), nbytes)
-        for box, stages, per_sm in (((16, per_kib), 6, 2), ((32, per_kib), 6, 1)):
+        for box, stages, per_sm in (((r16, cols), 6, 2), ((r32, cols), 6, 1)):
             src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
             kern, shared = make_dynamic_ring(dtype, box, stages)
             tiles_x = N // box[1]

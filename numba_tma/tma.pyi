@@ -83,7 +83,10 @@ def load_im2col(desc: TensorMap | DeviceArray, dst: SharedArray, coords: tuple[i
     ``desc``, ``dst`` and ``bar`` as for :func:`load`.  ``coords`` (3-5 entries: C, W, (H, (D,)) N)
     give the first pixel; ``offsets`` (one per spatial dimension, W first) shift the filter tap
     inside the pixel box: each is 16 bits wide for a 3-D map, 8 bits for 4-D and 5 bits for 5-D
-    (constants outside are refused at compile time).
+    (constants outside are refused at compile time).  The first pixel must lie inside the
+    bounding box, ``lower corner <= coordinate <= size - 1 + upper corner`` in each spatial
+    dimension: on the H200 a start outside it ends the kernel with an illegal instruction (the
+    simulator reports it).
 
     Example::
 

@@ -31,6 +31,21 @@ def test_retarget_repoints_the_launched_descriptor():
     np.testing.assert_array_equal(tile_copy(desc, second.shape), second)
 
 
+def test_twins_are_repointed_in_place():
+    """cuda.core's descriptor object holds our 128 bytes where by_value found them, so re-pointing
+    writes 8 bytes instead of calling the driver (if this fails, cuda.core changed its layout and
+    re-pointing fell back to the driver's ~8 us)."""
+    from numba_tma.descriptors import by_value
+
+    host = np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
+    desc = TensorMap.tiled(cuda.to_device(np.zeros_like(host)), (TILE_R, TILE_C))
+    desc.value                                             # a twin made by the driver: the search ran
+    assert by_value.fast_repoint(), "cuda.core's TensorMapDescriptor no longer holds the bytes in place"
+    desc.retarget(cuda.to_device(host))
+    assert received_bytes(desc) == desc.bytes
+    np.testing.assert_array_equal(tile_copy(desc, host.shape), host)
+
+
 def test_recycled_descriptors_are_repointed():
     """A map's by-value descriptor returns to its layout's pool when the map dies and is re-pointed
     for the next map of that layout: every launch still reads its own array."""

@@ -5,14 +5,22 @@ argument only as a ``cuda.core.TensorMapDescriptor``, and only the driver fills 
 ``TensorMap`` launched with numba's own syntax carries a driver-made twin of its ``bytes`` (the GPU
 suite checks, for every map it builds, that the kernel receives exactly ``TensorMap.bytes``).
 
-Making a twin through the driver costs ~25 us; re-pointing one costs a third of that.  Twins are
-therefore recycled per layout: when a ``TensorMap`` is garbage-collected its twin goes back to a
-pool, and the next map of the same layout re-points it with ``replace_address`` (cuLaunchKernel
-copies parameters when it is called, so a twin is free again as soon as the launch returns).
+Making a twin through the driver costs ~25 us.  Twins are therefore recycled per layout: when a
+``TensorMap`` is garbage-collected its twin goes back to a pool, and the next map of the same layout
+re-points it (cuLaunchKernel copies parameters when it is called, so a twin is free again as soon
+as the launch returns).
+
+Re-pointing through cuda.core's ``replace_address`` costs ~8 us (a memory view, then the driver)
+to change 8 bytes we already know.  So the first twin the driver makes is searched for its own
+128 bytes (which equal ``TensorMap.bytes``): their offset inside cuda.core's object is where
+later re-pointing writes the new address directly.  If cuda.core ever stores them differently the
+search finds nothing and ``replace_address`` is used, and ``tests/test_gpu_tensor_map.py`` fails
+saying so.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import weakref
 
@@ -21,6 +29,8 @@ from .errors import TensorMapError
 
 POOL_LIMIT = 64                   # twins kept per layout
 _POOLS: dict[bytes, list] = {}    # layout (descriptor bytes 8..127) -> free twins
+_UNSEARCHED = object()
+_offset = _UNSEARCHED             # where a twin keeps its 128 bytes (None: not found, use the driver)
 
 
 class _Pointer:
@@ -83,15 +93,35 @@ def descriptor(tmap):
         twin = pool.pop()
     except IndexError:
         twin = _new(tmap)
+        if _offset is _UNSEARCHED:
+            _find_offset(twin, tmap.bytes)
     else:
         repoint(twin, tmap)
     weakref.finalize(tmap, _release, pool, twin)
     return twin
 
 
+def _find_offset(twin, expected: bytes) -> None:
+    """Find ``expected`` (the twin's 128 bytes, 64-byte aligned) inside the twin object."""
+    global _offset
+    raw = ctypes.string_at(id(twin), type(twin).__basicsize__)
+    at = raw.find(expected)
+    _offset = at if at >= 0 and (id(twin) + at) % 64 == 0 and raw.count(expected) == 1 else None
+
+
+def fast_repoint() -> bool:
+    """Whether twins are re-pointed by writing their address bytes (True once the first twin
+    was found to hold our bytes), rather than through the driver."""
+    return isinstance(_offset, int)
+
+
 def repoint(twin, tmap) -> None:
-    """Give ``twin`` the address of ``tmap`` (``cuTensorMapReplaceAddress`` through cuda.core)."""
-    twin.replace_address(_pointer(tmap))
+    """Give ``twin`` the address of ``tmap``: its bytes 0-7 written in place, or
+    ``cuTensorMapReplaceAddress`` through cuda.core (before the first search, or if it failed)."""
+    if isinstance(_offset, int):
+        ctypes.memmove(id(twin) + _offset, tmap.bytes, 8)
+    else:
+        twin.replace_address(_pointer(tmap))
 
 
 def _release(pool, twin):
