@@ -23,7 +23,7 @@ import torch
 from numba import cuda
 
 import numba_tma
-from numba_tma import SharedMemoryPlan, TensorMap, at, bulk, fence, mbarrier, tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, fence, mbarrier, tma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_kernels import (N, make_bulk_ring, make_copy_tile, make_dynamic_ring,  # noqa: E402
