@@ -4,7 +4,9 @@
 Rows: copy (TMA load -> TMA store, one tile per block; and a persistent multi-stage ring whose
 tiles come from a global counter), transpose (128B-swizzled tiles of 32-bit words, bank-conflict
 free; bf16 as pairs; TMA store of the transposed tile), row gather (many short-lived blocks, each
-lane a 2-slot ring of 2 KiB bulk copies), split-K accumulation (``tma.reduce`` add vs ``atomicAdd`` vs ``torch.sum``); peers:
+lane a 2-slot ring of 2 KiB bulk copies), im2col materialisation (a 3x3 convolution's column
+matrix from TMA im2col loads, against ``torch.nn.functional.unfold`` and a memcpy of the bytes
+written), split-K accumulation (``tma.reduce`` add vs ``atomicAdd`` vs ``torch.sum``); peers:
 torch ``copy_``, ``.t().contiguous()``, ``index_select``, ``sum``, and a plain Numba SIMT copy.
 Every output is checked against torch before timing.  Times: median of ``REPEATS`` runs (CUDA
 events, warm-up excluded, each run queued behind a GPU sleep so host launch time is excluded).
@@ -24,7 +26,7 @@ from numba import cuda
 from numba.cuda import types
 
 import numba_tma
-from numba_tma import SharedMemoryPlan, TensorMap, at, bulk, fence, mbarrier, tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, bulk, cache, fence, mbarrier, tma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "examples"))
 import tma_copy_store as example  # noqa: E402
@@ -98,11 +100,11 @@ def make_load_thread_store(box):
     return copy_tile_threads
 
 
-def make_dynamic_ring(dtype, box, stages):
+def make_dynamic_ring(dtype, box, stages, evict_first=False):
     """The ring with tiles handed out at run time (one ``atomicAdd`` on a global counter per tile)
     instead of a fixed grid stride, so a fast SM takes more tiles, as the hardware's block
     scheduler does for one-tile-per-block kernels.  ``counter`` (2 uint32, zero) is reset by the
-    block that finishes last."""
+    block that finishes last.  ``evict_first``: loads and stores carry an L2 evict-first policy."""
     plan = SharedMemoryPlan().array("ring", (stages,) + box, dtype).barriers("full", stages)
     carve = plan.carver()
 
@@ -123,7 +125,11 @@ def make_dynamic_ring(dtype, box, stages):
                 break
             tile_of[loaded] = t
             mbarrier.arrive_expect_tx(at(smem.full, loaded), src.box_bytes)
-            tma.load(src, at(smem.ring, loaded), ((t % tx) * box[1], (t // tx) * box[0]), at(smem.full, loaded))
+            if evict_first:
+                tma.load(src, at(smem.ring, loaded), ((t % tx) * box[1], (t // tx) * box[0]), at(smem.full, loaded),
+                         cache_hint=cache.policy("evict_first"))
+            else:
+                tma.load(src, at(smem.ring, loaded), ((t % tx) * box[1], (t // tx) * box[0]), at(smem.full, loaded))
             loaded = numba.uint32(loaded + 1)
         more = loaded == stages
         k = numba.uint32(0)
@@ -134,7 +140,11 @@ def make_dynamic_ring(dtype, box, stages):
                 nxt = cuda.atomic.add(counter, 0, numba.uint32(1))   # its latency overlaps the wait
             mbarrier.wait(at(smem.full, s), numba.uint32(k // stages) & 1)
             t = tile_of[s]
-            tma.store(dst, at(smem.ring, s), ((t % tx) * box[1], (t // tx) * box[0]))
+            if evict_first:
+                tma.store(dst, at(smem.ring, s), ((t % tx) * box[1], (t // tx) * box[0]),
+                          cache_hint=cache.policy("evict_first"))
+            else:
+                tma.store(dst, at(smem.ring, s), ((t % tx) * box[1], (t // tx) * box[0]))
             tma.commit_group()
             if k >= 1 and more:
                 if nxt < n:
@@ -142,7 +152,12 @@ def make_dynamic_ring(dtype, box, stages):
                     tma.wait_group_read(1)
                     tile_of[r] = nxt
                     mbarrier.arrive_expect_tx(at(smem.full, r), src.box_bytes)
-                    tma.load(src, at(smem.ring, r), ((nxt % tx) * box[1], (nxt // tx) * box[0]), at(smem.full, r))
+                    if evict_first:
+                        tma.load(src, at(smem.ring, r), ((nxt % tx) * box[1], (nxt // tx) * box[0]),
+                                 at(smem.full, r), cache_hint=cache.policy("evict_first"))
+                    else:
+                        tma.load(src, at(smem.ring, r), ((nxt % tx) * box[1], (nxt // tx) * box[0]),
+                                 at(smem.full, r))
                     loaded = numba.uint32(loaded + 1)
                 else:
                     more = False
@@ -174,38 +189,42 @@ def _sw128(row, word):
 
 
 _sw = cuda.jit(device=True)(_sw128)
+TRANSPOSE_TILES = (2, 1)                   # tiles per block, down x across
 
 
-def make_transpose_words(k, pairs):
-    """``k`` tiles of 32-bit words per block, 128B swizzle, 256 threads.  ``pairs=False``: fp32
-    32x32 tiles, one element per lane.  ``pairs=True``: bf16 64x64 tiles seen as 64 rows x 32
-    words; each lane reads two words (rows 2q, 2q+1) and writes two (rows 2p, 2p+1), swapping the
-    16-bit halves.  Lanes take the elements of two diagonal 4x4 blocks, so that reads and writes
-    hit 32 distinct banks (swizzled rows)."""
-    rows = 64 if pairs else 32
-    shape = (k, rows * 32)
+def make_transpose_words(kr, kc, pairs, threads=256):
+    """A block transposes ``kr`` x ``kc`` tiles of 32-bit words (a region of ``kr`` tiles down and
+    ``kc`` across), 128B swizzle, ``threads`` threads; returns the kernel and its dynamic shared
+    memory.  ``pairs=False``: fp32 32x32 tiles, one element per lane.  ``pairs=True``: bf16 64x64
+    tiles seen as 64 rows x 32 words; each lane reads two words (rows 2q, 2q+1) and writes two
+    (rows 2p, 2p+1), swapping the 16-bit halves.  Lanes take the elements of two diagonal 4x4
+    blocks, so that reads and writes hit 32 distinct banks (swizzled rows)."""
+    rows, tiles, warps = (64 if pairs else 32), kr * kc, threads // 32
+    plan = (SharedMemoryPlan().array("a", (tiles, rows * 32), numba.uint32, swizzle="128B")
+            .array("b", (tiles, rows * 32), numba.uint32, swizzle="128B").barriers("bar", 1))
+    carve = plan.carver()
 
     @cuda.jit
     def transpose_words(src, dst):
-        bars = cuda.shared.array(1, numba.uint64)
-        a = cuda.shared.array(shape, numba.uint32, alignment=1024)
-        b = cuda.shared.array(shape, numba.uint32, alignment=1024)
+        smem = carve()
+        a, b, bars = smem.a, smem.b, smem.bar
         tid = numba.uint32(cuda.threadIdx.x)
         warp, lane = tid >> 5, tid & 31
         hi = lane >> 4
-        r0 = numba.uint32(cuda.blockIdx.y) * numba.uint32(rows * k)        # rows of the source
-        c0 = numba.uint32(cuda.blockIdx.x) * numba.uint32(32)             # words of the source
+        r0 = numba.uint32(cuda.blockIdx.y) * numba.uint32(rows * kr)       # rows of the source
+        c0 = numba.uint32(cuda.blockIdx.x) * numba.uint32(32 * kc)         # words of the source
         if tid == 0:
             mbarrier.init(bars, 1)
             fence.mbarrier_init()
         cuda.syncthreads()
         if tid == 0:
-            mbarrier.arrive_expect_tx(bars, k * src.box_bytes)
-            for q in range(k):
-                tma.load(src, at(a, q), (c0, r0 + numba.uint32(q * rows)), bars)
+            mbarrier.arrive_expect_tx(bars, tiles * src.box_bytes)
+            for q in range(tiles):
+                tma.load(src, at(a, q), (c0 + numba.uint32((q % kc) * 32), r0 + numba.uint32((q // kc) * rows)),
+                         bars)
         mbarrier.wait(bars, 0)
         task = warp
-        while task < k * 32:
+        while task < tiles * 32:
             q, u = task >> 5, task & 31
             bi, bj = ((u >> 3) << 1) ^ hi, (u & 7) ^ hi
             i, j = (bi << 2) | (lane & 3), (bj << 2) | ((lane >> 2) & 3)
@@ -215,18 +234,20 @@ def make_transpose_words(k, pairs):
                 b[q, _sw((i << 1) | 1, j)] = (x >> 16) | (y & 0xFFFF0000)
             else:
                 b[q, _sw(i, j)] = a[q, _sw(j, i)]
-            task = numba.uint32(task + 8)
+            task = numba.uint32(task + warps)
         fence.proxy_async()
         cuda.syncthreads()
         if tid == 0:
-            for q in range(k):
-                col = (r0 + numba.uint32(q * rows)) >> 1 if pairs else r0 + numba.uint32(q * rows)
-                row = c0 << 1 if pairs else c0
-                tma.store(dst, at(b, q), (col, row))
+            for q in range(tiles):
+                r, c = r0 + numba.uint32((q // kc) * rows), c0 + numba.uint32((q % kc) * 32)
+                if pairs:
+                    tma.store(dst, at(b, q), (r >> 1, c << 1))
+                else:
+                    tma.store(dst, at(b, q), (r, c))
             tma.commit_group()
             tma.wait_group_read(0)
 
-    return transpose_words
+    return transpose_words, plan.nbytes
 
 
 # -- row gather ---------------------------------------------------------------------------------
@@ -279,6 +300,43 @@ def make_bulk_ring(chunk_bytes, depth, lanes, gather):
     return bulk_ring, plan.nbytes
 
 
+# -- im2col materialisation --------------------------------------------------------------------
+
+def make_im2col_columns(pixels, channels=64):
+    """The column matrix of a 3x3, padding-1 convolution over an NHWC tensor: block ``b`` builds
+    rows ``b*pixels ..`` (output pixels, W fastest) of all 9 taps.  It issues the 9 im2col loads
+    at once (tap (dh, dw) = the im2col offsets), each on its own barrier, then TMA-stores each tap's
+    ``pixels x channels`` tile into columns ``tap*channels ..`` as it lands.  Returns the kernel
+    and its dynamic shared memory."""
+    plan = SharedMemoryPlan().array("taps", (9, pixels, channels), numba.uint16).barriers("full", 9)
+    carve = plan.carver()
+
+    @cuda.jit
+    def im2col_columns(image, columns, width, plane):
+        smem = carve()
+        if cuda.threadIdx.x != 0:
+            return
+        for t in range(9):
+            mbarrier.init(at(smem.full, t), 1)
+        fence.mbarrier_init()
+        m0 = numba.uint32(numba.uint32(cuda.blockIdx.x) * pixels)
+        n = numba.uint32(m0 // numba.uint32(plane))
+        rest = numba.uint32(m0 - n * numba.uint32(plane))
+        h = numba.uint32(rest // numba.uint32(width))
+        w = numba.uint32(rest - h * numba.uint32(width))
+        for t in range(9):                       # the base pixel starts at the padding: (h - 1, w - 1)
+            mbarrier.arrive_expect_tx(at(smem.full, t), image.box_bytes)
+            tma.load_im2col(image, at(smem.taps, t), (0, numba.int32(w) - 1, numba.int32(h) - 1, n),
+                            (t % 3, t // 3), at(smem.full, t))
+        for t in range(9):
+            mbarrier.wait(at(smem.full, t), 0)
+            tma.store(columns, at(smem.taps, t), (t * channels, m0))
+        tma.commit_group()
+        tma.wait_group_read(0)
+
+    return im2col_columns, plan.nbytes
+
+
 # -- split-K ---------------------------------------------------------------------------------
 
 SPLIT_BOX = (64, 64)
@@ -309,9 +367,57 @@ def split_k_atomic(parts, c):
         cuda.atomic.add(c, (r, col), parts[k, r, col])
 
 
+def plot(path, sms, counter, sizes=(1024, 2048, 4096, 8192, 16384)):
+    """GB/s against matrix size for the fp32 copy (the example's ring, torch ``copy_``) and
+    transpose (ours, torch ``.t().contiguous()``), measured now, drawn to ``path``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = {"numba-tma copy (examples/tma_copy_store.py)": [], "torch copy_": [],
+              "numba-tma transpose": [], "torch .t().contiguous()": []}
+    kr, kc = TRANSPOSE_TILES
+    kern, shared = make_transpose_words(kr, kc, False)
+    for n in sizes:
+        x = torch.randn(n, n, device="cuda")
+        y, tx = torch.empty_like(x), torch.empty_like(x)
+        nbytes = 2 * x.numel() * 4
+        src, dst = example.maps(x, y)
+        blocks = sms * example.PER_SM
+        example.tma_copy(src, dst, x.shape, counter, blocks)
+        assert torch.equal(x, y)
+        t_src = TensorMap.tiled(x.view(torch.int32), (32, 32), swizzle="128B")
+        t_dst = TensorMap.tiled(tx.view(torch.int32), (32, 32), swizzle="128B")
+        grid = (n // (32 * kc), n // (32 * kr))
+        numba_tma.launch(kern, grid, 256, t_src, t_dst, shared_mem=shared)
+        assert torch.equal(tx, x.t())
+        for name, run in (("numba-tma copy (examples/tma_copy_store.py)",
+                           lambda: example.tma_copy(src, dst, x.shape, counter, blocks)),
+                          ("torch copy_", lambda: y.copy_(x)),
+                          ("numba-tma transpose", lambda: numba_tma.launch(kern, grid, 256, t_src, t_dst,
+                                                                           shared_mem=shared)),
+                          ("torch .t().contiguous()", lambda: x.t().contiguous())):
+            curves[name].append(nbytes / median_ms(run) / 1e6)
+        del x, y, tx
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, values in curves.items():
+        ax.plot([n * n * 4 / 2**20 for n in sizes], values, marker="o", label=name,
+                linestyle="-" if "numba" in name else "--")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("matrix size, MiB (fp32, square)")
+    ax.set_ylabel("GB/s (read + write)")
+    ax.set_title(f"{torch.cuda.get_device_name()}: copy and transpose")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}: " + "; ".join(f"{k}: " + ", ".join(f"{v:.0f}" for v in vals) for k, vals in curves.items()))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--png", help="also plot bandwidth against size (copy, transpose; ours and torch) to this file")
     args = ap.parse_args(argv)
     rows = []
     gib = torch.empty(1 << 28, dtype=torch.float32, device="cuda").normal_()
@@ -389,13 +495,14 @@ def main(argv=None):
         tile_rows = 64 if pairs else 32
         src = TensorMap.tiled(w_x, (tile_rows, 32), swizzle="128B")
         dst = TensorMap.tiled(w_t, (tile_rows, 32), swizzle="128B")
-        kern = make_transpose_words(2, pairs)
-        grid = (w_x.shape[1] // 32, N // (tile_rows * 2))
+        kr, kc = TRANSPOSE_TILES
+        kern, shared = make_transpose_words(kr, kc, pairs)
+        grid = (w_x.shape[1] // (32 * kc), N // (tile_rows * kr))
         tx.zero_()
-        kern[grid, 256](src, dst)
+        numba_tma.launch(kern, grid, 256, src, dst, shared_mem=shared)
         assert torch.equal(tx, x.t()), "transpose"
-        row(f"numba-tma transpose, 2 swizzled {tile_rows}x32-word tiles per block {tag}",
-            median_ms(lambda: kern[grid, 256](src, dst)), nbytes)
+        row(f"numba-tma transpose, {kr}x{kc} swizzled {tile_rows}x32-word tiles per block {tag}",
+            median_ms(lambda: numba_tma.launch(kern, grid, 256, src, dst, shared_mem=shared)), nbytes)
         row(f"torch .t().contiguous() {tag}", median_ms(lambda: x.t().contiguous()), nbytes)
         del x, y, tx
     # row gather: 2^18 rows of 2 KiB (bf16 x 1024) from a 2^16-row table
@@ -415,6 +522,31 @@ def main(argv=None):
     lidx = idx.long()
     row("torch index_select", median_ms(lambda: torch.index_select(table, 0, lidx, out=out)), moved)
     del table, out
+    # im2col materialisation: 3x3 convolution, padding 1, NHWC fp16 32 x 56 x 56 x 64
+    batch, hw, ch = 32, 56, 64
+    image = torch.randn(batch, hw, hw, ch, device="cuda").to(torch.float16)
+    m = batch * hw * hw
+    columns = torch.empty(m, 9 * ch, device="cuda", dtype=torch.float16)
+    want = torch.nn.functional.unfold(image.permute(0, 3, 1, 2), 3, padding=1)           # (N, C*9, L)
+    written = columns.numel() * 2
+    for pixels in (64, 128):
+        kern, shared = make_im2col_columns(pixels, ch)
+        img_map = TensorMap.im2col(image, (-1, -1), (-1, -1), ch, pixels)
+        col_map = TensorMap.tiled(columns, (pixels, ch))
+        columns.zero_()
+        numba_tma.launch(kern, m // pixels, 32, img_map, col_map, hw, hw * hw, shared_mem=shared)
+        got = columns.view(batch, hw * hw, 9, ch).permute(0, 3, 2, 1).reshape(batch, ch * 9, hw * hw)
+        assert torch.equal(got, want), f"im2col {pixels}"
+        row(f"numba-tma im2col 3x3 columns ({pixels} pixels x 9 taps per block), bytes written",
+            median_ms(lambda: numba_tma.launch(kern, m // pixels, 32, img_map, col_map, hw, hw * hw,
+                                               shared_mem=shared)), written)
+    flat = columns.view(-1)
+    twin = torch.empty_like(flat)
+    row("torch copy_ of the column matrix's bytes, bytes written", median_ms(lambda: twin.copy_(flat)), written)
+    nchw = image.permute(0, 3, 1, 2)
+    row("torch.nn.functional.unfold, bytes written", median_ms(lambda: torch.nn.functional.unfold(nchw, 3, padding=1)),
+        written)
+    del image, columns, want, flat, twin
     # split-K: 8 partial 4096 x 4096 fp32 matrices into C
     k_parts, m = 8, 4096
     parts = torch.randn(k_parts, m, m, device="cuda")
@@ -434,6 +566,8 @@ def main(argv=None):
     row("Numba split-K, atomicAdd", median_ms(lambda: split_k_atomic[(1, m, k_parts), 256](d_parts, d_c)), nbytes)
     row("torch sum(0)", median_ms(lambda: torch.sum(parts, 0, out=c)), nbytes)
 
+    if args.png:
+        plot(args.png, sms, counter)
     print(f"{'kernel':62s} {'ms':>8s} {'GB/s':>7s} {'ratio':>6s}")
     for name, ms, gbs, ratio in rows:
         print(f"{name:62s} {ms:8.3f} {gbs:7.0f} {ratio:6.3f}")

@@ -186,14 +186,16 @@ def main(argv=None):
                 nbytes, lambda: torch.equal(x, y))
     if args.only in (None, "dynamic"):
         counter = cuda.to_device(np.zeros(2, np.uint32))
-        for box, stages, per_sm in (((32, 256), 6, 1), ((32, 256), 3, 2), ((16, 256), 6, 2), ((64, 128), 3, 2),
-                                    ((32, 128), 6, 2), ((64, 32), 4, 8), ((128, 32), 6, 2)):
+        for box, stages, per_sm, hint in (((16, 256), 6, 2, None), ((16, 256), 6, 2, "evict_first"),
+                                          ((32, 256), 6, 1, "evict_first"), ((16, 256), 4, 3, None),
+                                          ((16, 256), 8, 1, None), ((8, 256), 12, 2, None), ((16, 256), 3, 4, None),
+                                          ((16, 256), 6, 2, None)):
             src, dst = TensorMap.tiled(x, box), TensorMap.tiled(y, box)
-            kern, shared = make_dynamic_ring(numba.float32, box, stages)
+            kern, shared = make_dynamic_ring(numba.float32, box, stages, hint is not None)
             tiles_x = N // box[1]
             n_tiles = tiles_x * (N // box[0])
             y.zero_()
-            row(f"dynamic ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM ({shared} B)",
+            row(f"dynamic ring {box[0]}x{box[1]} x{stages}, {per_sm}/SM, hint {hint} ({shared} B)",
                 lambda: numba_tma.launch(kern, sms * per_sm, 32, src, dst, tiles_x, n_tiles, counter,
                                          shared_mem=shared), nbytes, lambda: torch.equal(x, y))
     if args.only in (None, "transpose"):
@@ -201,17 +203,17 @@ def main(argv=None):
             xs = x if tdtype == torch.float32 else torch.randn(N, N, device="cuda").to(tdtype)
             tx = torch.empty_like(xs)
             w_x, w_t = xs.view(torch.int32), tx.view(torch.int32)
-            rows = 64 if pairs else 32
-            src, dst = TensorMap.tiled(w_x, (rows, 32), swizzle="128B"), TensorMap.tiled(w_t, (rows, 32), swizzle="128B")
-            for k in (1, 2, 4):
-                kern = make_transpose_words(k, pairs)
-                grid = (w_x.shape[1] // 32, N // (rows * k))
+            tile_rows = 64 if pairs else 32
+            src = TensorMap.tiled(w_x, (tile_rows, 32), swizzle="128B")
+            dst = TensorMap.tiled(w_t, (tile_rows, 32), swizzle="128B")
+            for kr, kc, threads in ((2, 1, 256), (1, 2, 256), (2, 2, 256), (2, 2, 512), (4, 1, 256), (1, 4, 256),
+                                    (4, 2, 512), (2, 4, 512), (4, 4, 512), (4, 4, 1024)):
+                kern, shared = make_transpose_words(kr, kc, pairs, threads)
+                grid = (w_x.shape[1] // (32 * kc), N // (tile_rows * kr))
                 tx.zero_()
-                row(f"transpose words {'bf16 pairs' if pairs else 'fp32'}, {k} tiles/block",
-                    lambda: kern[grid, 256](src, dst), nbytes if not pairs else nbytes // 2,
-                    lambda: torch.equal(tx, xs.t()))
-            row(f"torch .t().contiguous() {tdtype}", lambda: xs.t().contiguous(), nbytes if not pairs else nbytes // 2,
-                lambda: True)
+                row(f"transpose {'bf16 pairs' if pairs else 'fp32'}, {kr}x{kc} tiles, {threads} threads ({shared} B)",
+                    lambda: numba_tma.launch(kern, grid, threads, src, dst, shared_mem=shared),
+                    nbytes if not pairs else nbytes // 2, lambda: torch.equal(tx, xs.t()))
             del tx
     if args.only in (None, "bulk"):
         for chunk, depth, lanes, per_sm in ((4096, 4, 4, 2), (8192, 4, 4, 1), (16384, 4, 2, 1), (16384, 6, 1, 2),
@@ -241,7 +243,8 @@ def main(argv=None):
             row(f"gather ring 2 KiB x{depth}, {lanes} lanes, {per_sm}/SM ({shared} B)",
                 lambda: numba_tma.launch(kern, sms * per_sm, 32, t16, d_idx, o16, idx.numel(), shared_mem=shared),
                 moved, lambda: torch.equal(out, want))
-        for depth, lanes, per_lane in ((2, 8, 4), (2, 8, 8), (2, 8, 16), (3, 8, 12), (2, 16, 8), (2, 4, 8), (4, 8, 16)):
+        for depth, lanes, per_lane in ((2, 8, 4), (2, 4, 8), (2, 8, 2), (2, 4, 4), (2, 16, 4), (2, 16, 2), (3, 8, 6),
+                                       (2, 32, 2), (2, 2, 8), (2, 8, 4), (2, 4, 8)):
             kern, shared = make_bulk_ring(2048, depth, lanes, True)     # many short-lived blocks: the hardware
             blocks = idx.numel() // (lanes * per_lane)                  # scheduler balances the SMs
             out.zero_()
