@@ -189,7 +189,7 @@ def _sw128(row, word):
 
 
 _sw = cuda.jit(device=True)(_sw128)
-TRANSPOSE_TILES = (2, 1)                   # tiles per block, down x across
+TRANSPOSE_TILES = (2, 2)                   # tiles per block, down x across
 
 
 def make_transpose_words(kr, kc, pairs, threads=256):
@@ -248,6 +248,60 @@ def make_transpose_words(kr, kc, pairs, threads=256):
             tma.wait_group_read(0)
 
     return transpose_words, plan.nbytes
+
+
+def make_transpose_wide(pairs, threads=256):
+    """One tile per block with 256-byte rows on both sides and no swizzle: fp32 64x64 tiles, or
+    bf16 128x128 tiles seen as 128 rows x 64 words (pairs, as in :func:`make_transpose_words`).
+    A warp walks a 32x32 block of (row, column) along its diagonals: lane ``l`` takes column
+    ``l`` and row ``(l + k) % 32`` in step ``k``, so its reads (one row, 32 columns) and its writes
+    (32 rows, one column each, rotated) hit 32 distinct banks without a swizzle.  Returns the
+    kernel and its dynamic shared memory."""
+    rows = 128 if pairs else 64                      # rows of a tile (64 words wide)
+    warps = threads // 32
+    plan = (SharedMemoryPlan().array("a", (rows * 64,), numba.uint32).array("b", (rows * 64,), numba.uint32)
+            .barriers("bar", 1))
+    carve = plan.carver()
+
+    @cuda.jit
+    def transpose_wide(src, dst):
+        smem = carve()
+        a, b, bars = smem.a, smem.b, smem.bar
+        tid = numba.uint32(cuda.threadIdx.x)
+        warp, lane = tid >> 5, tid & 31
+        r0 = numba.uint32(cuda.blockIdx.y) * numba.uint32(rows)
+        c0 = numba.uint32(cuda.blockIdx.x) * numba.uint32(64)
+        if tid == 0:
+            mbarrier.init(bars, 1)
+            fence.mbarrier_init()
+        cuda.syncthreads()
+        if tid == 0:
+            mbarrier.arrive_expect_tx(bars, src.box_bytes)
+            tma.load(src, a, (c0, r0), bars)
+        mbarrier.wait(bars, 0)
+        task = warp
+        while task < 128:                           # 4 blocks of 32x32 x 32 diagonals
+            sub, k = task >> 5, task & 31
+            i = ((sub >> 1) << 5) | lane            # a's column (word)
+            j = ((sub & 1) << 5) | ((lane + k) & 31)    # a's row (pairs: row pair)
+            if pairs:
+                x, y = a[(j << 7) | i], a[(((j << 1) | 1) << 6) | i]
+                b[(i << 7) | j] = (x & 0xFFFF) | (y << 16)
+                b[(((i << 1) | 1) << 6) | j] = (x >> 16) | (y & 0xFFFF0000)
+            else:
+                b[(i << 6) | j] = a[(j << 6) | i]
+            task = numba.uint32(task + warps)
+        fence.proxy_async()
+        cuda.syncthreads()
+        if tid == 0:
+            if pairs:
+                tma.store(dst, b, (r0 >> 1, c0 << 1))
+            else:
+                tma.store(dst, b, (r0, c0))
+            tma.commit_group()
+            tma.wait_group_read(0)
+
+    return transpose_wide, plan.nbytes
 
 
 # -- row gather ---------------------------------------------------------------------------------
