@@ -189,7 +189,7 @@ def _sw128(row, word):
 
 
 _sw = cuda.jit(device=True)(_sw128)
-TRANSPOSE_TILES = (2, 2)                   # tiles per block, down x across
+TRANSPOSE_GROUP = 8                        # make_transpose_wide: tiles down a column before the next
 
 
 def make_transpose_words(kr, kc, pairs, threads=256):
@@ -250,13 +250,16 @@ def make_transpose_words(kr, kc, pairs, threads=256):
     return transpose_words, plan.nbytes
 
 
-def make_transpose_wide(pairs, threads=256):
+def make_transpose_wide(pairs, threads=256, group=8):
     """One tile per block with 256-byte rows on both sides and no swizzle: fp32 64x64 tiles, or
     bf16 128x128 tiles seen as 128 rows x 64 words (pairs, as in :func:`make_transpose_words`).
     A warp walks a 32x32 block of (row, column) along its diagonals: lane ``l`` takes column
     ``l`` and row ``(l + k) % 32`` in step ``k``, so its reads (one row, 32 columns) and its writes
-    (32 rows, one column each, rotated) hit 32 distinct banks without a swizzle.  Returns the
-    kernel and its dynamic shared memory."""
+    (32 rows, one column each, rotated) hit 32 distinct banks without a swizzle.  The grid is 1-D,
+    walked ``group`` tiles down a column of tiles before the next column, so the blocks running at
+    once read and write runs of ``group`` x 256 bytes per row (DRAM pages), not 256 bytes (arguments:
+    ``src``, ``dst``, ``tiles_x`` = tiles across the source).  Returns the kernel and its dynamic
+    shared memory."""
     rows = 128 if pairs else 64                      # rows of a tile (64 words wide)
     warps = threads // 32
     plan = (SharedMemoryPlan().array("a", (rows * 64,), numba.uint32).array("b", (rows * 64,), numba.uint32)
@@ -264,13 +267,16 @@ def make_transpose_wide(pairs, threads=256):
     carve = plan.carver()
 
     @cuda.jit
-    def transpose_wide(src, dst):
+    def transpose_wide(src, dst, tiles_x):
         smem = carve()
         a, b, bars = smem.a, smem.b, smem.bar
         tid = numba.uint32(cuda.threadIdx.x)
         warp, lane = tid >> 5, tid & 31
-        r0 = numba.uint32(cuda.blockIdx.y) * numba.uint32(rows)
-        c0 = numba.uint32(cuda.blockIdx.x) * numba.uint32(64)
+        bid, tx = numba.uint32(cuda.blockIdx.x), numba.uint32(tiles_x)
+        band = numba.uint32(bid // numba.uint32(group * tx))            # a band of `group` tile rows
+        within = numba.uint32(bid - band * numba.uint32(group * tx))
+        r0 = numba.uint32(band * group + within % group) * numba.uint32(rows)
+        c0 = numba.uint32(within // group) * numba.uint32(64)
         if tid == 0:
             mbarrier.init(bars, 1)
             fence.mbarrier_init()
@@ -302,6 +308,87 @@ def make_transpose_wide(pairs, threads=256):
             tma.wait_group_read(0)
 
     return transpose_wide, plan.nbytes
+
+
+def make_transpose_ring(pairs, stages=3, threads=256):
+    """The wide transpose, persistent and pipelined: thread 0 keeps ``stages`` source tiles loading
+    (tiles from a global counter, as in the copy ring) while all threads transpose the oldest into
+    one of two output tiles, whose TMA store then runs behind the next tile's shuffle.  Arguments:
+    ``src``, ``dst``, ``tiles_x``, ``n_tiles``, ``counter`` (2 uint32, zero; reset by the last
+    block).  Returns the kernel and its dynamic shared memory."""
+    rows = 128 if pairs else 64
+    warps = threads // 32
+    plan = (SharedMemoryPlan().array("a", (stages, rows * 64), numba.uint32).array("b", (2, rows * 64), numba.uint32)
+            .barriers("full", stages))
+    carve = plan.carver()
+
+    @cuda.jit
+    def transpose_ring(src, dst, tiles_x, n_tiles, counter):
+        smem = carve()
+        tile_of = cuda.shared.array(stages, numba.uint32)
+        more = cuda.shared.array(1, numba.uint32)          # tiles loaded so far by this block
+        a, b = smem.a, smem.b
+        tid = numba.uint32(cuda.threadIdx.x)
+        warp, lane = tid >> 5, tid & 31
+        tx, n = numba.uint32(tiles_x), numba.uint32(n_tiles)
+        if tid == 0:
+            for s in range(stages):
+                mbarrier.init(at(smem.full, s), 1)
+            fence.mbarrier_init()
+            loaded = numba.uint32(0)
+            while loaded < stages:
+                t = cuda.atomic.add(counter, 0, numba.uint32(1))
+                if t >= n:
+                    break
+                tile_of[loaded] = t
+                mbarrier.arrive_expect_tx(at(smem.full, loaded), src.box_bytes)
+                tma.load(src, at(a, loaded), ((t % tx) * 64, (t // tx) * rows), at(smem.full, loaded))
+                loaded = numba.uint32(loaded + 1)
+            more[0] = loaded
+        cuda.syncthreads()
+        k = numba.uint32(0)
+        while k < more[0]:
+            s, o = numba.uint32(k % stages), k & 1
+            mbarrier.wait(at(smem.full, s), numba.uint32(k // stages) & 1)
+            t = tile_of[s]
+            task = warp
+            while task < 128:                               # as in make_transpose_wide
+                sub, d = task >> 5, task & 31
+                i = ((sub >> 1) << 5) | lane
+                j = ((sub & 1) << 5) | ((lane + d) & 31)
+                if pairs:
+                    x, y = a[s, (j << 7) | i], a[s, (((j << 1) | 1) << 6) | i]
+                    b[o, (i << 7) | j] = (x & 0xFFFF) | (y << 16)
+                    b[o, (((i << 1) | 1) << 6) | j] = (x >> 16) | (y & 0xFFFF0000)
+                else:
+                    b[o, (i << 6) | j] = a[s, (j << 6) | i]
+                task = numba.uint32(task + warps)
+            fence.proxy_async()
+            cuda.syncthreads()                              # b[o] written, a[s] read by everyone
+            if tid == 0:
+                r0, c0 = (t // tx) * rows, (t % tx) * 64
+                if pairs:
+                    tma.store(dst, at(b, o), (r0 >> 1, c0 << 1))
+                else:
+                    tma.store(dst, at(b, o), (r0, c0))
+                tma.commit_group()
+                if more[0] == k + stages:                   # the counter may have another tile for a[s]
+                    nxt = cuda.atomic.add(counter, 0, numba.uint32(1))
+                    if nxt < n:
+                        tile_of[s] = nxt
+                        mbarrier.arrive_expect_tx(at(smem.full, s), src.box_bytes)
+                        tma.load(src, at(a, s), ((nxt % tx) * 64, (nxt // tx) * rows), at(smem.full, s))
+                        more[0] = more[0] + 1
+                tma.wait_group_read(1)                      # b[o ^ 1] is free for the next tile
+            cuda.syncthreads()
+            k = numba.uint32(k + 1)
+        if tid == 0:
+            tma.wait_group(0)
+            if cuda.atomic.add(counter, 1, numba.uint32(1)) == cuda.gridDim.x - 1:
+                counter[0] = 0
+                counter[1] = 0
+
+    return transpose_ring, plan.nbytes
 
 
 # -- row gather ---------------------------------------------------------------------------------
@@ -430,8 +517,7 @@ def plot(path, sms, counter, sizes=(1024, 2048, 4096, 8192, 16384)):
 
     curves = {"numba-tma copy (examples/tma_copy_store.py)": [], "torch copy_": [],
               "numba-tma transpose": [], "torch .t().contiguous()": []}
-    kr, kc = TRANSPOSE_TILES
-    kern, shared = make_transpose_words(kr, kc, False)
+    kern, shared = make_transpose_wide(False, group=TRANSPOSE_GROUP)
     for n in sizes:
         x = torch.randn(n, n, device="cuda")
         y, tx = torch.empty_like(x), torch.empty_like(x)
@@ -440,16 +526,16 @@ def plot(path, sms, counter, sizes=(1024, 2048, 4096, 8192, 16384)):
         blocks = sms * example.PER_SM
         example.tma_copy(src, dst, x.shape, counter, blocks)
         assert torch.equal(x, y)
-        t_src = TensorMap.tiled(x.view(torch.int32), (32, 32), swizzle="128B")
-        t_dst = TensorMap.tiled(tx.view(torch.int32), (32, 32), swizzle="128B")
-        grid = (n // (32 * kc), n // (32 * kr))
-        numba_tma.launch(kern, grid, 256, t_src, t_dst, shared_mem=shared)
+        t_src = TensorMap.tiled(x.view(torch.int32), (64, 64))
+        t_dst = TensorMap.tiled(tx.view(torch.int32), (64, 64))
+        tiles = n // 64
+        numba_tma.launch(kern, tiles * tiles, 256, t_src, t_dst, tiles, shared_mem=shared)
         assert torch.equal(tx, x.t())
         for name, run in (("numba-tma copy (examples/tma_copy_store.py)",
                            lambda: example.tma_copy(src, dst, x.shape, counter, blocks)),
                           ("torch copy_", lambda: y.copy_(x)),
-                          ("numba-tma transpose", lambda: numba_tma.launch(kern, grid, 256, t_src, t_dst,
-                                                                           shared_mem=shared)),
+                          ("numba-tma transpose", lambda: numba_tma.launch(kern, tiles * tiles, 256, t_src, t_dst,
+                                                                           tiles, shared_mem=shared)),
                           ("torch .t().contiguous()", lambda: x.t().contiguous())):
             curves[name].append(nbytes / median_ms(run) / 1e6)
         del x, y, tx
@@ -542,21 +628,19 @@ def main(argv=None):
         simt_copy[simt_grid, 256](words_x, words_y)
         assert torch.equal(x, y)
         row(f"plain Numba SIMT copy {tag}", median_ms(lambda: simt_copy[simt_grid, 256](words_x, words_y)), nbytes)
-        # transpose, through 32-bit words (bf16: pairs of elements)
+        # transpose, through 32-bit words (bf16: pairs of elements), 256-byte rows both ways
         pairs = tdtype == torch.bfloat16
         tx = torch.empty_like(x)
         w_x, w_t = x.view(torch.int32), tx.view(torch.int32)
-        tile_rows = 64 if pairs else 32
-        src = TensorMap.tiled(w_x, (tile_rows, 32), swizzle="128B")
-        dst = TensorMap.tiled(w_t, (tile_rows, 32), swizzle="128B")
-        kr, kc = TRANSPOSE_TILES
-        kern, shared = make_transpose_words(kr, kc, pairs)
-        grid = (w_x.shape[1] // (32 * kc), N // (tile_rows * kr))
+        tile_rows = 128 if pairs else 64
+        src, dst = TensorMap.tiled(w_x, (tile_rows, 64)), TensorMap.tiled(w_t, (tile_rows, 64))
+        kern, shared = make_transpose_wide(pairs, group=TRANSPOSE_GROUP)
+        tiles_x, blocks = w_x.shape[1] // 64, (w_x.shape[1] // 64) * (N // tile_rows)
         tx.zero_()
-        numba_tma.launch(kern, grid, 256, src, dst, shared_mem=shared)
+        numba_tma.launch(kern, blocks, 256, src, dst, tiles_x, shared_mem=shared)
         assert torch.equal(tx, x.t()), "transpose"
-        row(f"numba-tma transpose, {kr}x{kc} swizzled {tile_rows}x32-word tiles per block {tag}",
-            median_ms(lambda: numba_tma.launch(kern, grid, 256, src, dst, shared_mem=shared)), nbytes)
+        row(f"numba-tma transpose, {tile_rows}x64-word tiles, groups of {TRANSPOSE_GROUP} {tag}",
+            median_ms(lambda: numba_tma.launch(kern, blocks, 256, src, dst, tiles_x, shared_mem=shared)), nbytes)
         row(f"torch .t().contiguous() {tag}", median_ms(lambda: x.t().contiguous()), nbytes)
         del x, y, tx
     # row gather: 2^18 rows of 2 KiB (bf16 x 1024) from a 2^16-row table

@@ -27,7 +27,7 @@ from numba_tma import SharedMemoryPlan, TensorMap, at, fence, mbarrier, tma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from bench_kernels import (N, make_bulk_ring, make_copy_tile, make_dynamic_ring,  # noqa: E402
-                           make_transpose_wide, make_transpose_words, median_ms)
+                           make_transpose_ring, make_transpose_wide, make_transpose_words, median_ms)
 
 
 def make_ring(dtype, box, stages, rings, lag):
@@ -206,7 +206,7 @@ def main(argv=None):
             tile_rows = 64 if pairs else 32
             src = TensorMap.tiled(w_x, (tile_rows, 32), swizzle="128B")
             dst = TensorMap.tiled(w_t, (tile_rows, 32), swizzle="128B")
-            for kr, kc, threads in ((2, 2, 256), (4, 1, 256)):
+            for kr, kc, threads in ((2, 2, 256),):
                 kern, shared = make_transpose_words(kr, kc, pairs, threads)
                 grid = (w_x.shape[1] // (32 * kc), N // (tile_rows * kr))
                 tx.zero_()
@@ -215,12 +215,21 @@ def main(argv=None):
                     nbytes if not pairs else nbytes // 2, lambda: torch.equal(tx, xs.t()))
             rows_wide = 128 if pairs else 64
             wsrc, wdst = TensorMap.tiled(w_x, (rows_wide, 64)), TensorMap.tiled(w_t, (rows_wide, 64))
-            for threads in (256, 512):
-                kern, shared = make_transpose_wide(pairs, threads)
-                grid = (w_x.shape[1] // 64, N // rows_wide)
+            for threads, group in ((256, 1),):
+                kern, shared = make_transpose_wide(pairs, threads, group)
+                tiles_x, blocks = w_x.shape[1] // 64, (w_x.shape[1] // 64) * (N // rows_wide)
                 tx.zero_()
-                row(f"transpose wide {'bf16 pairs' if pairs else 'fp32'}, {threads} threads ({shared} B)",
-                    lambda: numba_tma.launch(kern, grid, threads, wsrc, wdst, shared_mem=shared),
+                row(f"transpose wide {'bf16 pairs' if pairs else 'fp32'}, {threads} threads, group {group} ({shared} B)",
+                    lambda: numba_tma.launch(kern, blocks, threads, wsrc, wdst, tiles_x, shared_mem=shared),
+                    nbytes if not pairs else nbytes // 2, lambda: torch.equal(tx, xs.t()))
+            counter = cuda.to_device(np.zeros(2, np.uint32))
+            for stages, per_sm, threads in ((2, 1, 256), (3, 1, 512), (3, 2, 256), (2, 2, 256), (4, 1, 512)):
+                kern, shared = make_transpose_ring(pairs, stages, threads)
+                tiles_x, n_tiles = w_x.shape[1] // 64, (w_x.shape[1] // 64) * (N // rows_wide)
+                tx.zero_()
+                row(f"transpose ring {'bf16 pairs' if pairs else 'fp32'}, {stages} stages, {per_sm}/SM, {threads} threads "
+                    f"({shared} B)", lambda: numba_tma.launch(kern, sms * per_sm, threads, wsrc, wdst, tiles_x, n_tiles,
+                                                              counter, shared_mem=shared),
                     nbytes if not pairs else nbytes // 2, lambda: torch.equal(tx, xs.t()))
             del tx
     if args.only in (None, "bulk"):

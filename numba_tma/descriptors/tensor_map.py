@@ -72,18 +72,25 @@ def _dtype_name(dtype):
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
 def _typestr(typestr):
     import numpy as np
 
     return np.dtype(typestr).name, np.dtype(typestr).itemsize
 
 
+@functools.lru_cache(maxsize=None)
+def _simulator() -> bool:
+    """Whether numba-cuda runs its CUDA simulator (fixed when numba is imported)."""
+    from numba.cuda.core import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
 def _simulated(array):
     """Under numba-cuda's CUDA simulator, the numpy array behind ``array`` (a simulator device
     array or a numpy array: all memory is host memory there); otherwise ``None``."""
-    from numba.cuda.core import config
-
-    if not config.ENABLE_CUDASIM:
+    if not _simulator():
         return None
     import numpy as np
 
@@ -415,10 +422,13 @@ class TensorMap:
     def _address_of(self, array) -> int:
         """The data pointer of ``array``, which must have this map's shape, strides and dtype."""
         address, shape, strides, name, itemsize = _array_view(array)
-        own_shape, own_strides = tuple(reversed(self._params["global_dim"])), tuple(reversed(self._params["global_strides"]))
-        own_name = self.dtype.split(" as ")[0]
+        own = self.__dict__.get("_own_geometry")
+        if own is None:
+            own = self._own_geometry = (tuple(reversed(self._params["global_dim"])),
+                                        tuple(reversed(self._params["global_strides"])), self.dtype.split(" as ")[0])
+        own_shape, own_strides, own_name = own
         innermost_contiguous = strides[-1] == itemsize or shape[-1] == 1
-        if (shape, tuple(strides[:-1]), name) != (own_shape, own_strides, own_name) or not innermost_contiguous:
+        if (shape, tuple(strides[:-1]), name) != own or not innermost_contiguous:
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
                                  f"must match the map's {own_name}{list(own_shape)} with outer strides "
                                  f"{list(own_strides)}")
