@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # The whole GPU check in one go (on a machine with a GPU; logs under ${OUT:-.}):
 #   each GPU test file in its own process (a CUDA fault is sticky: one bad file must not fail the
-#   next), then (GPU_RUN_CPU=1) the rest of the suite, then every example and benchmark.
+#   next; their logs end up in one file, gpu_tests.log), then (GPU_RUN_CPU=1) the rest of the
+#   suite, then every example and benchmark (bench_kernels also writes kernels.json and the
+#   bandwidth-vs-size plot bandwidth.png).
 #   bash benchmarks/gpu_run.sh
 set -u
 out=${OUT:-.}
 cd "$(dirname "$0")/.."
 pass=0; fail=0
+logs=$(mktemp -d)
 for f in tests/test_gpu_*.py; do
-  timeout 300 python3 -m pytest -q -p no:cacheprovider "$f" > "$out/$(basename "$f" .py).log" 2>&1
+  log="$logs/$(basename "$f" .py).log"
+  timeout 300 python3 -m pytest -q -p no:cacheprovider "$f" > "$log" 2>&1
   rc=$?
-  summary=$(tail -1 "$out/$(basename "$f" .py).log")
+  { echo "===== $f (rc=$rc)"; cat "$log"; } >> "$out/gpu_tests.log"
+  summary=$(tail -1 "$log")
   echo "$f: rc=$rc $summary"
   [ $rc -eq 0 ] && pass=$((pass + 1)) || fail=$((fail + 1))
 done
@@ -24,5 +29,6 @@ for e in examples/*.py; do
   echo "== $e"; timeout 120 python3 "$e" 2>&1 | grep -v -i warn | tail -6
 done
 for b in benchmarks/bench_*.py; do
-  echo "== $b"; timeout 300 python3 "$b" 2>&1 | grep -v -i warn | tail -40
+  args=(); [ "$b" = benchmarks/bench_kernels.py ] && args=(--json "$out/kernels.json" --png "$out/bandwidth.png")
+  echo "== $b"; timeout 300 python3 "$b" "${args[@]}" 2>&1 | grep -v -i warn | tail -45
 done

@@ -1,13 +1,16 @@
-"""Design sweep for the copy and gather kernels of bench_kernels.py: every variant in one run, as
-ratios to a 1 GiB ``torch.Tensor.copy_`` measured in the same run, so the fastest design (and the
-reason the others lose) is measured rather than guessed.  Needs a GPU and PyTorch.
+"""Design sweep behind the copy, transpose and gather kernels of bench_kernels.py: every variant
+in one run, as ratios to a 1 GiB ``torch.Tensor.copy_`` measured in the same run, so the fastest
+design (and the reason the others lose) is measured rather than guessed.  Needs a GPU and PyTorch.
 
-    python benchmarks/sweep_copy.py [--json out.json] [--only copy|ring|bulk|gather]
+    python benchmarks/sweep_copy.py [--json out.json] [--only copy|ring|dynamic|bulk|gather|transpose]
 
 Variants: one tile per block (box shapes from 8 KiB to 32 KiB, rows of 128 B to 1 KiB); the
-persistent TMA ring (tile, stages, rings per block, blocks per SM, refill lag; dynamic shared
-memory past 48 KB); the same ring split into a producer and a consumer thread; 1-D bulk-copy rings
-over contiguous chunks; row gathers with a pipeline per lane.  Times come from
+persistent TMA ring with a fixed grid stride (tile, stages, rings per block, blocks per SM, refill
+lag; dynamic shared memory past 48 KB), split into a producer and a consumer thread, and with
+tiles from a global counter (with and without an evict-first L2 policy); 1-D bulk-copy rings over
+contiguous chunks; row gathers with a pipeline per lane, persistent or in many short blocks;
+transposes through 128B-swizzled 32x32-word tiles, through unswizzled 64x64-word tiles (one per
+block, in grouped order, or a persistent pipelined ring).  BENCHMARKS.md has the results.  Times come from
 ``bench_kernels.median_ms``, which starts each timed run behind a GPU sleep so the host's launch
 time is not counted.
 """
@@ -26,8 +29,8 @@ import numba_tma
 from numba_tma import SharedMemoryPlan, TensorMap, at, fence, mbarrier, tma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from bench_kernels import (N, make_bulk_ring, make_copy_tile, make_dynamic_ring,  # noqa: E402
-                           make_transpose_ring, make_transpose_wide, make_transpose_words, median_ms)
+from bench_kernels import (N, _sw, make_bulk_ring, make_copy_tile, make_dynamic_ring,  # noqa: E402
+                           make_transpose_wide, median_ms)
 
 
 def make_ring(dtype, box, stages, rings, lag):
@@ -120,6 +123,145 @@ def make_split_ring(dtype, box, stages):
             tma.wait_group(0)
 
     return split_copy, plan.nbytes
+
+
+def make_transpose_words(kr, kc, pairs, threads=256):
+    """A block transposes ``kr`` x ``kc`` tiles of 32-bit words (a region of ``kr`` tiles down and
+    ``kc`` across), 128B swizzle, ``threads`` threads; returns the kernel and its dynamic shared
+    memory.  ``pairs=False``: fp32 32x32 tiles, one element per lane.  ``pairs=True``: bf16 64x64
+    tiles seen as 64 rows x 32 words; each lane reads two words (rows 2q, 2q+1) and writes two
+    (rows 2p, 2p+1), swapping the 16-bit halves.  Lanes take the elements of two diagonal 4x4
+    blocks, so that reads and writes hit 32 distinct banks (swizzled rows)."""
+    rows, tiles, warps = (64 if pairs else 32), kr * kc, threads // 32
+    plan = (SharedMemoryPlan().array("a", (tiles, rows * 32), numba.uint32, swizzle="128B")
+            .array("b", (tiles, rows * 32), numba.uint32, swizzle="128B").barriers("bar", 1))
+    carve = plan.carver()
+
+    @cuda.jit
+    def transpose_words(src, dst):
+        smem = carve()
+        a, b, bars = smem.a, smem.b, smem.bar
+        tid = numba.uint32(cuda.threadIdx.x)
+        warp, lane = tid >> 5, tid & 31
+        hi = lane >> 4
+        r0 = numba.uint32(cuda.blockIdx.y) * numba.uint32(rows * kr)       # rows of the source
+        c0 = numba.uint32(cuda.blockIdx.x) * numba.uint32(32 * kc)         # words of the source
+        if tid == 0:
+            mbarrier.init(bars, 1)
+            fence.mbarrier_init()
+        cuda.syncthreads()
+        if tid == 0:
+            mbarrier.arrive_expect_tx(bars, tiles * src.box_bytes)
+            for q in range(tiles):
+                tma.load(src, at(a, q), (c0 + numba.uint32((q % kc) * 32), r0 + numba.uint32((q // kc) * rows)),
+                         bars)
+        mbarrier.wait(bars, 0)
+        task = warp
+        while task < tiles * 32:
+            q, u = task >> 5, task & 31
+            bi, bj = ((u >> 3) << 1) ^ hi, (u & 7) ^ hi
+            i, j = (bi << 2) | (lane & 3), (bj << 2) | ((lane >> 2) & 3)
+            if pairs:     # i = p (word of a), j = q' (row pair of a)
+                x, y = a[q, _sw(j << 1, i)], a[q, _sw((j << 1) | 1, i)]
+                b[q, _sw(i << 1, j)] = (x & 0xFFFF) | (y << 16)
+                b[q, _sw((i << 1) | 1, j)] = (x >> 16) | (y & 0xFFFF0000)
+            else:
+                b[q, _sw(i, j)] = a[q, _sw(j, i)]
+            task = numba.uint32(task + warps)
+        fence.proxy_async()
+        cuda.syncthreads()
+        if tid == 0:
+            for q in range(tiles):
+                r, c = r0 + numba.uint32((q // kc) * rows), c0 + numba.uint32((q % kc) * 32)
+                if pairs:
+                    tma.store(dst, at(b, q), (r >> 1, c << 1))
+                else:
+                    tma.store(dst, at(b, q), (r, c))
+            tma.commit_group()
+            tma.wait_group_read(0)
+
+    return transpose_words, plan.nbytes
+
+
+def make_transpose_ring(pairs, stages=3, threads=256):
+    """The wide transpose, persistent and pipelined: thread 0 keeps ``stages`` source tiles loading
+    (tiles from a global counter, as in the copy ring) while all threads transpose the oldest into
+    one of two output tiles, whose TMA store then runs behind the next tile's shuffle.  Arguments:
+    ``src``, ``dst``, ``tiles_x``, ``n_tiles``, ``counter`` (2 uint32, zero; reset by the last
+    block).  Returns the kernel and its dynamic shared memory."""
+    rows = 128 if pairs else 64
+    warps = threads // 32
+    plan = (SharedMemoryPlan().array("a", (stages, rows * 64), numba.uint32).array("b", (2, rows * 64), numba.uint32)
+            .barriers("full", stages))
+    carve = plan.carver()
+
+    @cuda.jit
+    def transpose_ring(src, dst, tiles_x, n_tiles, counter):
+        smem = carve()
+        tile_of = cuda.shared.array(stages, numba.uint32)
+        more = cuda.shared.array(1, numba.uint32)          # tiles loaded so far by this block
+        a, b = smem.a, smem.b
+        tid = numba.uint32(cuda.threadIdx.x)
+        warp, lane = tid >> 5, tid & 31
+        tx, n = numba.uint32(tiles_x), numba.uint32(n_tiles)
+        if tid == 0:
+            for s in range(stages):
+                mbarrier.init(at(smem.full, s), 1)
+            fence.mbarrier_init()
+            loaded = numba.uint32(0)
+            while loaded < stages:
+                t = cuda.atomic.add(counter, 0, numba.uint32(1))
+                if t >= n:
+                    break
+                tile_of[loaded] = t
+                mbarrier.arrive_expect_tx(at(smem.full, loaded), src.box_bytes)
+                tma.load(src, at(a, loaded), ((t % tx) * 64, (t // tx) * rows), at(smem.full, loaded))
+                loaded = numba.uint32(loaded + 1)
+            more[0] = loaded
+        cuda.syncthreads()
+        k = numba.uint32(0)
+        while k < more[0]:
+            s, o = numba.uint32(k % stages), k & 1
+            mbarrier.wait(at(smem.full, s), numba.uint32(k // stages) & 1)
+            t = tile_of[s]
+            task = warp
+            while task < 128:                               # as in make_transpose_wide
+                sub, d = task >> 5, task & 31
+                i = ((sub >> 1) << 5) | lane
+                j = ((sub & 1) << 5) | ((lane + d) & 31)
+                if pairs:
+                    x, y = a[s, (j << 7) | i], a[s, (((j << 1) | 1) << 6) | i]
+                    b[o, (i << 7) | j] = (x & 0xFFFF) | (y << 16)
+                    b[o, (((i << 1) | 1) << 6) | j] = (x >> 16) | (y & 0xFFFF0000)
+                else:
+                    b[o, (i << 6) | j] = a[s, (j << 6) | i]
+                task = numba.uint32(task + warps)
+            fence.proxy_async()
+            cuda.syncthreads()                              # b[o] written, a[s] read by everyone
+            if tid == 0:
+                r0, c0 = (t // tx) * rows, (t % tx) * 64
+                if pairs:
+                    tma.store(dst, at(b, o), (r0 >> 1, c0 << 1))
+                else:
+                    tma.store(dst, at(b, o), (r0, c0))
+                tma.commit_group()
+                if more[0] == k + stages:                   # the counter may have another tile for a[s]
+                    nxt = cuda.atomic.add(counter, 0, numba.uint32(1))
+                    if nxt < n:
+                        tile_of[s] = nxt
+                        mbarrier.arrive_expect_tx(at(smem.full, s), src.box_bytes)
+                        tma.load(src, at(a, s), ((nxt % tx) * 64, (nxt // tx) * rows), at(smem.full, s))
+                        more[0] = more[0] + 1
+                tma.wait_group_read(1)                      # b[o ^ 1] is free for the next tile
+            cuda.syncthreads()
+            k = numba.uint32(k + 1)
+        if tid == 0:
+            tma.wait_group(0)
+            if cuda.atomic.add(counter, 1, numba.uint32(1)) == cuda.gridDim.x - 1:
+                counter[0] = 0
+                counter[1] = 0
+
+    return transpose_ring, plan.nbytes
 
 
 def main(argv=None):
