@@ -9,13 +9,14 @@ import json
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).parents[1]
 
 NUMBA = r"""
 import json, sys, time
 t0 = time.perf_counter()
-sys.path.insert(0, "examples")
+sys.path.insert(0, str(__import__("pathlib").Path.cwd() / "examples"))
 import numpy as np
 from numba import cuda
 import tma_copy_store as ex
@@ -64,7 +65,11 @@ print(json.dumps(dict(imports=t1 - t0, first_call=t3 - t2, second_call=t4 - t3))
 
 
 def child(source):
-    run = subprocess.run([sys.executable, "-c", source], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    """Run ``source`` from a file (Triton reads its kernels' source files) in a fresh process."""
+    with tempfile.TemporaryDirectory() as folder:
+        script = pathlib.Path(folder) / "first_call.py"
+        script.write_text(source)
+        run = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     if run.returncode:
         return {"error": run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"rc {run.returncode}"}
     return json.loads(run.stdout.strip().splitlines()[-1])

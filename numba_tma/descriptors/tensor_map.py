@@ -119,7 +119,9 @@ def _array_view(array):
         if cai["typestr"][0] == ">":
             raise TensorMapError("array", cai["typestr"], "must be little-endian (TMA copies bytes as they are)")
         name, itemsize = _typestr(cai["typestr"])
-        if str(getattr(array, "dtype", "")).endswith("bfloat16"):  # PyTorch exports bfloat16 as raw 2 bytes
+        # PyTorch exports bfloat16 as raw 2 bytes (str() of a dtype is slow: only asked then)
+        if itemsize == 2 and name not in ("float16", "int16", "uint16") and \
+                str(getattr(array, "dtype", "")).endswith("bfloat16"):
             name = "bfloat16"
         strides = cai.get("strides") or _c_strides(shape, itemsize)
         return cai["data"][0], shape, tuple(strides), name, itemsize
