@@ -248,3 +248,36 @@ def test_simulator_im2col_is_byte_identical_to_the_gpu():
         print(f"  differs: {case}")
     assert compared >= len(cases) // 2, "the simulator refused most maps"
     assert not differ, f"{len(differ)} of {compared} im2col maps differ (first: {differ[0][1]})"
+
+
+FAULT = r'''
+import sys
+import numpy as np
+sys.path.insert(0, "tests")
+from numba import cuda
+from numba_tma import TensorMap
+from test_gpu_simulator_identity import WORDS, im2col_loader
+h, w = int(sys.argv[1]), int(sys.argv[2])
+image = np.arange(6 * 6 * 8, dtype=np.float32).reshape(1, 6, 6, 8)
+desc = TensorMap.im2col(cuda.to_device(image), (0, 0), (-1, -1), 8, 4)        # H and W boxes: [0, 4]
+out, status = cuda.to_device(np.zeros(WORDS, np.uint32)), cuda.to_device(np.zeros(1, np.int32))
+im2col_loader[1, 128](desc, np.array([0, w, h, 0], np.int32), np.zeros(2, np.int32), desc.box_bytes, out, status)
+cuda.synchronize()
+print("loaded", out.copy_to_host()[:8].view(np.float32).tolist())
+'''
+
+
+@pytest.mark.parametrize("h, w", [(5, 0), (0, 5), (-1, 0), (0, -1)])
+def test_an_im2col_start_outside_the_box_faults_on_the_gpu(h, w):
+    """What the simulator's diagnostic prevents (tests/test_simulator_diagnostics.py): on the H200
+    an im2col load starting outside the bounding box kills the kernel.  Each case runs in its own
+    process (the fault is sticky); the start (4, 4), inside, loads pixel (4, 4)."""
+    def run(h, w):
+        return subprocess.run([sys.executable, "-c", FAULT, str(h), str(w)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                                  [str(ROOT), os.environ.get("PYTHONPATH", "")])))
+    inside = run(4, 4)
+    assert inside.returncode == 0 and "loaded [224.0, 225.0" in inside.stdout, inside.stderr[-2000:]
+    outside = run(h, w)
+    assert outside.returncode != 0 and "CUDA_ERROR_ILLEGAL_INSTRUCTION" in outside.stderr, outside.stdout + \
+        outside.stderr[-2000:]
