@@ -29,8 +29,17 @@ import numba_tma
 from numba_tma import SharedMemoryPlan, TensorMap, at, fence, mbarrier, tma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from bench_kernels import (N, _sw, make_bulk_ring, make_copy_tile, make_dynamic_ring,  # noqa: E402
-                           make_transpose_wide, median_ms)
+from bench_kernels import N, median_ms  # noqa: E402
+from kernels import make_bulk_ring, make_copy_tile, make_dynamic_ring, make_transpose_wide  # noqa: E402
+
+
+def _sw128(row, word):
+    """Word offset of (row, word) in a 128B-swizzled tile of 32-word rows: the 16-byte chunk index
+    XOR the row's low 3 bits."""
+    return row * 32 + ((((word >> 2) ^ (row & 7)) << 2) | (word & 3))
+
+
+_sw = cuda.jit(device=True)(_sw128)
 
 
 def make_ring(dtype, box, stages, rings, lag):
