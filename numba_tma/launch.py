@@ -128,10 +128,15 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
     from . import SIMULATOR
 
     shapes = _shapes(grid, block, cluster, shared_mem)
-    if SIMULATOR:   # numba-cuda's CUDA simulator: numba's own launch, clusters of one block
-        if shapes[3] != 1:
-            raise LaunchError(f"cluster={cluster}: the CUDA simulator runs clusters of one block")
-        kernel[grid, block, stream, shared_mem](*args)
+    if SIMULATOR:   # numba-cuda's CUDA simulator: its own launch; the blocks of a cluster run at once
+        if shapes[3] == 1:
+            kernel[grid, block, stream, shared_mem](*args)
+        else:
+            if shapes[3] > 16:
+                raise LaunchError(f"cluster={cluster}: {shapes[3]} blocks per cluster; an H100/H200 allows at most 16")
+            from .simulator import hooks
+
+            hooks.run_clusters(kernel, grid, block, shapes[2], shared_mem, args)
         return
     from cuda.core import launch as core_launch
     from numba import cuda

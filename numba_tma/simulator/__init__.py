@@ -1,7 +1,7 @@
 """numba_tma's ops under numba-cuda's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``).
 
-The simulator runs a kernel as Python, one thread per CUDA thread, block after block, on numpy
-arrays; the compiled intrinsics cannot run there, so ``import numba_tma`` under the simulator
+The simulator runs a kernel as Python, one thread per CUDA thread, block after block (the blocks
+of a cluster at once), on numpy arrays; the compiled intrinsics cannot run there, so ``import numba_tma`` under the simulator
 exports these Python twins instead (every public op of every family; ``tests/
 test_simulator_coverage.py`` checks none is missing), with the hardware's semantics and
 diagnostics the GPU cannot give:
@@ -10,7 +10,8 @@ diagnostics the GPU cannot give:
 * :mod:`.tensor` — TMA box and im2col copies decoded from the descriptor's bytes (OOB fill,
   element strides, swizzle placement, TF32), stores, reductions, gather4 / scatter4;
 * :mod:`.copies` — bulk copies and reductions, cp.async with its groups and barrier arrivals;
-* :mod:`.threads` — named barriers, elect_one, clusters of one block, fences, cache policies;
+* :mod:`.threads` — named barriers, elect_one, clusters (their blocks run at once), fences, cache
+  policies;
 * :mod:`.tensormap` — descriptor edits on the 128 bytes;
 * :mod:`.state` — when async copies complete (later; ``NUMBA_TMA_SIM_SEED`` randomises it) and
   the deadlock detector; :mod:`.memory` — shared arrays that catch misaligned tiles and reads of

@@ -14,8 +14,8 @@ import numpy as np
 from ..reductions import BULK_REDUCE_TYPES
 from . import memory
 from .hooks import SimulatorError
-from .mbarrier import _arrive, barrier, deliver_bytes
-from .state import LOCK, Copy, enter
+from .mbarrier import _arrive, barrier, deliver_later, targets
+from .state import LOCK, Copy, enter, peer
 from .tensor import combine
 
 _PTX = {"uint32": "u32", "int32": "s32", "uint64": "u64", "int64": "s64", "float32": "f32", "float64": "f64",
@@ -47,19 +47,12 @@ def bulk_load(dst, src, nbytes, bar, cache_hint=None, multicast=None):
     op = "bulk.load"
     thread, state = enter()
     _bulk_checks(op, dst, src, nbytes, load=True)
-    if multicast is not None and int(multicast) != 1:
-        raise SimulatorError(f"numba_tma simulator: {op}: multicast={int(multicast):#x} names other blocks; the "
-                             "simulator runs clusters of one block (mask 1)")
     data = memory.byte_view(memory.host(src))[:nbytes].copy()
-    start = memory.address(dst)
 
-    def complete():
-        memory.byte_view(dst)[:nbytes] = data
-        deliver_bytes(state, thread, op, bar, nbytes)
+    def write(view):
+        memory.byte_view(view)[:nbytes] = data
 
-    with LOCK:
-        barrier(state, thread, op, bar)
-        state.issue(Copy(op, thread, complete, (start, start + nbytes)))
+    deliver_later(op, thread, targets(op, thread, state, multicast), dst, bar, nbytes, write)
 
 
 def bulk_store(dst, src, nbytes, cache_hint=None):
@@ -101,29 +94,21 @@ BULK_OPS = dict(load=bulk_load, store=bulk_store, store_bytemask=bulk_store_byte
                 prefetch=bulk_prefetch, commit_group=_nothing, wait_group=_nothing, wait_group_read=_nothing)
 
 
-# -- dsmem (clusters of one block: the remote block is this one) --------------------------------------
+# -- dsmem: into the shared memory of a block of the cluster (rank cta_rank) --------------------------
 
-def _own_rank(op, cta_rank):
-    if int(cta_rank) != 0:
-        raise SimulatorError(f"numba_tma simulator: {op}(cta_rank={cta_rank}): the simulator runs clusters of one "
-                             "block (rank 0)")
-
-
-def _deliver_later(op, dst, data, bar, combine_with=None):
-    """An async write of ``data`` (bytes) at ``dst``'s element 0, completing on ``bar`` later."""
-    thread, state = enter()
+def _deliver_later(op, dst, data, bar, cta_rank, combine_with=None):
+    """An async write of ``data`` (bytes) at ``dst``'s element 0 in block ``cta_rank``, completing
+    on ``bar`` there, later."""
+    thread, _ = enter()
     if not isinstance(dst, memory.SharedArray):
         raise SimulatorError(f"numba_tma simulator: {op}: dst must be a shared array; got {memory.name(dst)}")
-    start, nbytes = memory.address(dst), len(data)
+    nbytes = len(data)
 
-    def complete():
-        target = memory.byte_view(dst)[:nbytes]
+    def write(view):
+        target = memory.byte_view(view)[:nbytes]
         target[:] = data if combine_with is None else combine_with(target.copy(), data)
-        deliver_bytes(state, thread, op, bar, nbytes)
 
-    with LOCK:
-        barrier(state, thread, op, bar)
-        state.issue(Copy(op, thread, complete, (start, start + nbytes)))
+    deliver_later(op, thread, [peer(op, thread, cta_rank)], dst, bar, nbytes, write)
 
 
 def _values(dst, value):
@@ -132,26 +117,22 @@ def _values(dst, value):
 
 
 def dsmem_store_async(dst, value, bar, cta_rank):
-    _own_rank("dsmem.store_async", cta_rank)
-    _deliver_later("dsmem.store_async", dst, _values(dst, value), bar)
+    _deliver_later("dsmem.store_async", dst, _values(dst, value), bar, cta_rank)
 
 
 def dsmem_reduce_async(dst, value, bar, cta_rank, op):
-    _own_rank("dsmem.reduce_async", cta_rank)
     dtype = np.dtype(dst.dtype)
-    _deliver_later("dsmem.reduce_async", dst, _values(dst, value), bar,
+    _deliver_later("dsmem.reduce_async", dst, _values(dst, value), bar, cta_rank,
                    lambda old, new: combine(op, dtype, old, new).view(np.uint8))
 
 
 def dsmem_copy_async(dst, src, nbytes, bar, cta_rank):
-    _own_rank("dsmem.copy_async", cta_rank)
-    _deliver_later("dsmem.copy_async", dst, memory.byte_view(src)[:nbytes].copy(), bar)
+    _deliver_later("dsmem.copy_async", dst, memory.byte_view(src)[:nbytes].copy(), bar, cta_rank)
 
 
 def dsmem_reduce_copy_async(dst, src, nbytes, bar, cta_rank, op):
-    _own_rank("dsmem.reduce_copy_async", cta_rank)
     dtype = np.dtype(src.dtype)
-    _deliver_later("dsmem.reduce_copy_async", dst, memory.byte_view(src)[:nbytes].copy(), bar,
+    _deliver_later("dsmem.reduce_copy_async", dst, memory.byte_view(src)[:nbytes].copy(), bar, cta_rank,
                    lambda old, new: combine(op, dtype, old, new).view(np.uint8))
 
 

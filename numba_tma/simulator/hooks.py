@@ -15,12 +15,18 @@ release moves one of these names or changes the behaviour relied on.
    ``exception``, where a thread's error is kept).
    ``BlockThread.__init__`` is wrapped to list every thread of a block on its manager: the manager
    starts them one by one, so the running threads alone do not tell a warp's lanes.
+4. **Clusters of several blocks** (``FakeCUDAKernel.__call__``), which runs one block after
+   another, so blocks could never meet.  :func:`run_clusters` is that method with one change: the
+   blocks of a cluster run at once, each ``BlockManager.run`` in its own host thread.  Shared
+   arrays (item 1) are therefore allocated per block, and :func:`peer_array` finds the same
+   array in another block of the cluster (distributed shared memory).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 
 import numpy as np
 from numba.cuda.simulator import kernel as _kernel
@@ -92,24 +98,51 @@ def linear_id(thread) -> int:
 
 # -- 1. shared arrays ----------------------------------------------------------------------------
 
-_original_shared_array = _kernelapi.FakeCUDAShared.array
 _ALLOCATING = threading.Lock()   # every thread of a block allocates its shared arrays at once
 
 
+_DYNAMIC = ("dynamic shared memory", 0)          # the allocation key of a block's dynamic buffer
+_ALLOCATIONS: dict = {}                          # allocation key -> (shape, dtype, alignment)
+
+
 def _shared_array(self, shape, dtype, alignment=None):
+    """One array per block and source line (numba-cuda's keeps one per line for every block)."""
+    dtype = np.dtype(_kernelapi.numpy_support.as_dtype(dtype) if isinstance(dtype, _kernelapi.types.Type) else dtype)
+    if shape == 0:   # dynamic shared memory: a buffer per block, viewed as dtype
+        buffer = _allocation(self, _DYNAMIC, current_thread()._manager, ((self._dynshared_size,), np.dtype(np.uint8), 16))
+        return buffer[:buffer.size // dtype.itemsize * dtype.itemsize].view(dtype)
+    frame = sys._getframe(1)
+    return _allocation(self, (frame.f_code.co_filename, frame.f_lineno), current_thread()._manager,
+                       (shape, dtype, alignment))
+
+
+def _allocation(shared, caller, manager, args):
     from . import memory
 
-    if shape == 0:   # dynamic shared memory: the simulator's one buffer, viewed as shared
-        return memory.as_shared(_original_shared_array(self, shape, dtype))
-    frame = sys._getframe(1)
-    caller = (frame.f_code.co_filename, frame.f_lineno)
     with _ALLOCATING:
-        array = self._allocations.get(caller)
+        array = shared._allocations.get((caller, manager))
         if array is None:
-            dtype = _kernelapi.numpy_support.as_dtype(dtype) if isinstance(dtype, _kernelapi.types.Type) else dtype
-            array = memory.allocate(shape, np.dtype(dtype), alignment, caller)
-            self._allocations[caller] = array
+            _ALLOCATIONS.setdefault(caller, args)
+            array = memory.allocate(*args, caller, manager)
+            shared._allocations[(caller, manager)] = array
     return array
+
+
+def peer_array(array, manager):
+    """``array`` (a shared array or a view of one) as it lies in the block of ``manager``: the same
+    allocation, the same offset (allocated there now if that block has not reached it yet)."""
+    from . import memory
+
+    if array.owner is manager:
+        return array
+    base = _allocation(kernel_cuda().shared, array.caller, manager, _ALLOCATIONS[array.caller])
+    raw = base.base
+    offset = base.origin - memory.address(raw) + (memory.address(array) - array.origin)
+    view = np.ndarray.__new__(memory.SharedArray, array.shape, array.dtype, buffer=raw, offset=offset,
+                              strides=array.strides)
+    view.variable, view.place, view.origin, view.caller, view.owner = base.variable, base.place, base.origin, \
+        base.caller, manager
+    return view
 
 
 # -- 2. cuda.syncwarp ------------------------------------------------------------------------------
@@ -129,6 +162,127 @@ _original_thread_init = BlockThread.__init__
 def _thread_init(self, f, manager, *args, **kwargs):
     _original_thread_init(self, f, manager, *args, **kwargs)
     manager.__dict__.setdefault(_THREADS, []).append(self)
+
+
+# -- 4. clusters of several blocks -----------------------------------------------------------------
+
+_CLUSTER = "numba_tma_cluster"   # on a BlockManager: its Cluster
+_BLOCK = "numba_tma_block"       # on a BlockManager: its blockIdx
+
+
+class Cluster:
+    """The blocks of one cluster: their managers by rank (x fastest), and the barriers they share."""
+
+    def __init__(self, shape):
+        self.shape = shape
+        self.size = shape[0] * shape[1] * shape[2]
+        self.managers = [None] * self.size
+        self.gates: dict = {}
+        self.deadlocked = False
+
+    def rank(self, block) -> int:
+        x, y, z = (b % s for b, s in zip(block, self.shape))
+        return x + self.shape[0] * (y + self.shape[1] * z)
+
+
+def cluster_of(thread):
+    """The :class:`Cluster` of ``thread``'s block, or ``None`` outside :func:`run_clusters`."""
+    return thread._manager.__dict__.get(_CLUSTER)
+
+
+def manager_threads(manager) -> list:
+    """The threads of a block (by its manager) that have not exited."""
+    return [t for t in manager.__dict__.get(_THREADS, []) if t.ident is None or t.is_alive()]
+
+
+def manager_block(manager) -> tuple:
+    return manager.__dict__[_BLOCK]
+
+
+def run_clusters(dispatcher, grid, block, cluster, shared_mem, args) -> None:
+    """``dispatcher[grid, block, 0, shared_mem](*args)`` with the blocks of each cluster of shape
+    ``cluster`` running at once (numba-cuda's ``FakeCUDAKernel.__call__``, but for that)."""
+    kernel = dispatcher[grid, block, 0, shared_mem]
+    grid_dim, block_dim = _kernel.normalize_kernel_dimensions(kernel.grid_dim, kernel.block_dim)
+    module = _kernelapi.FakeCUDAModule(grid_dim, block_dim, kernel.dynshared_size)
+    with _kernel._push_kernel_context(module):
+        retr = []
+
+        def fake_arg(arg):
+            for extension in kernel.extensions:
+                _, arg = extension.prepare_args(None, arg, stream=0, retr=retr)
+            if isinstance(arg, np.ndarray) and arg.ndim > 0:
+                arg = _kernel.InOut(arg).to_device(retr)
+            elif isinstance(arg, _kernel.ArgHint):
+                arg = arg.to_device(retr)
+            elif isinstance(arg, np.void):
+                arg = _kernel.FakeCUDAArray(arg)
+            return _kernel.FakeWithinKernelCUDAArray(arg) if isinstance(arg, _kernel.FakeCUDAArray) else arg
+
+        fake_args = [fake_arg(arg) for arg in args]
+        with _kernelapi.swapped_cuda_module(kernel.fn, module):
+            shape = tuple(cluster)
+            for first in np.ndindex(*(g // c for g, c in zip(grid_dim, shape))):
+                _run_cluster(kernel, grid_dim, block_dim, Cluster(shape), first, fake_args)
+        for writeback in retr:
+            writeback()
+
+
+def _run_cluster(kernel, grid_dim, block_dim, cluster, first, args):
+    runs, errors = [], []
+    for offset in np.ndindex(*cluster.shape):
+        point = tuple(f * c + o for f, c, o in zip(first, cluster.shape, offset))
+        manager = _kernel.BlockManager(kernel.fn, grid_dim, block_dim, kernel._debug)
+        manager.__dict__[_CLUSTER], manager.__dict__[_BLOCK] = cluster, point
+        cluster.managers[cluster.rank(point)] = manager
+
+        def run(manager=manager, point=point):
+            try:
+                _run_block(manager, point, args)
+            except BaseException as exc:   # noqa: BLE001 - handed to the launching thread
+                errors.append(exc)
+                for m in cluster.managers:   # stop the other blocks' threads too
+                    for t in m.__dict__.get(_THREADS, []):
+                        t.abort = True
+        runs.append(threading.Thread(target=run, name=f"block {point}"))
+    for r in runs:
+        r.start()
+    for r in runs:
+        r.join()
+    if errors:
+        raise next((e for e in errors if not isinstance(e, SystemExit)), errors[0])
+
+
+def _run_block(manager, grid_point, args):
+    """``BlockManager.run`` (numba-cuda 0.30), yielding the GIL on each pass of its polling loop:
+    several blocks poll at once here, and numba's loop, which never yields, would hand the GIL to
+    the block's own threads only once per switch interval (a cluster of 2 took minutes)."""
+    threads, live, blocked = set(), set(), set()
+    for block_point in np.ndindex(*manager._block_dim):
+        t = BlockThread(lambda: manager._f(*args), manager, grid_point, block_point, manager._debug)
+        t.start()
+        threads.add(t)
+        live.add(t)
+    while live:
+        for t in live:
+            if t.syncthreads_blocked:
+                blocked.add(t)
+            elif t.exception:
+                for other in threads:
+                    other.abort = True
+                    other.syncthreads_blocked = False
+                    other.syncthreads_event.set()
+                raise t.exception[0].with_traceback(t.exception[1])
+        if live == blocked:
+            for t in blocked:
+                t.syncthreads_blocked = False
+                t.syncthreads_event.set()
+            blocked = set()
+        live = {t for t in live if t.is_alive()}
+        time.sleep(0)
+    for t in threads:
+        if t.exception:
+            raise t.exception[0].with_traceback(t.exception[1])
 
 
 def install() -> None:

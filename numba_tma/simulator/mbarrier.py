@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import memory
+from . import hooks, memory
 from .hooks import SimulatorError
-from .state import CHANGED, LOCK, Barrier, enter, where
+from .state import CHANGED, LOCK, Barrier, Copy, enter, peer, where
 
 _TOKEN_SHIFT = 20
 
@@ -42,6 +42,7 @@ def _arrive(thread, state, op, bar, count, drop=0, nbytes=0):
         token = b.phase << _TOKEN_SHIFT | b.pending
         b.count -= drop
         b.pending -= count
+        _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
         b.advance()
         state.changed()
         return token
@@ -90,11 +91,9 @@ def arrive_drop_expect_tx(bar, nbytes, sem=None, scope=None):
 
 
 def arrive_remote(bar, cta_rank, count=1, sem="release"):
-    thread, state = enter()
-    if cta_rank != 0:
-        raise SimulatorError(f"numba_tma simulator: mbarrier.arrive_remote(cta_rank={cta_rank}): the simulator runs "
-                             "clusters of one block (rank 0)")
-    _arrive(thread, state, "mbarrier.arrive_remote", bar, count)
+    thread, _ = enter()
+    manager, state = peer("mbarrier.arrive_remote", thread, cta_rank)
+    _arrive(thread, state, "mbarrier.arrive_remote", in_block(bar, manager), count)
 
 
 def expect_tx(bar, nbytes, scope="cta"):
@@ -104,16 +103,61 @@ def expect_tx(bar, nbytes, scope="cta"):
         state.changed()
 
 
+def in_block(array, manager):
+    """``array`` (a shared array of the calling block) as it lies in the block of ``manager``."""
+    if not isinstance(array, memory.SharedArray) or array.caller is None:
+        return array               # not shared memory: the op's own checks say so
+    return hooks.peer_array(array, manager)
+
+
+def targets(op, thread, state, mask=None):
+    """The blocks an async copy writes to, as (manager, state): the issuing block, or the blocks
+    of its cluster whose rank bits are set in the multicast ``mask``."""
+    if mask is None:
+        return [(hooks.block_key(thread), state)]
+    cluster = hooks.cluster_of(thread)
+    size, mask = (1 if cluster is None else cluster.size), int(mask)
+    if not 0 < mask < 1 << size:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op}: multicast={mask:#x} must name blocks of "
+                             f"this cluster of {size} (bits 0-{size - 1}, at least one)")
+    return [peer(op, thread, rank) for rank in range(size) if mask >> rank & 1]
+
+
+def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
+    """An async copy of ``nbytes`` into ``dst`` (at the same place in each block of ``blocks``, as
+    given by :func:`targets`), completing on ``bar`` there, when that block next waits:
+    ``write(view)`` writes the bytes into that block's view of ``dst``."""
+    with LOCK:
+        for manager, state in blocks:
+            view, at = in_block(dst, manager), in_block(bar, manager)
+            barrier(state, thread, op, at)
+            start = memory.address(view)
+
+            def complete(view=view, at=at, state=state):
+                write(view)
+                deliver_bytes(state, thread, op, at, nbytes)
+
+            state.issue(Copy(op, thread, complete, (start, start + nbytes)))
+
+
 def deliver_bytes(state, thread, op, bar, nbytes):
     """``nbytes`` arrive on the barrier (a copy's complete_tx), under LOCK."""
     b = barrier(state, thread, op, bar)
     b.delivered += nbytes
-    if b.tx < 0:
-        raise SimulatorError(f"numba_tma simulator: the transaction count of {b.label} went negative: {op} issued by "
-                             f"{where(thread)} delivered {nbytes} bytes, and {b.describe()}: expect_tx (or "
-                             "arrive_expect_tx) must announce at least the bytes the copies deliver")
+    _check_overdelivery(b, f"{op} issued by {where(thread)} delivered {nbytes} bytes")
     b.advance()
     state.changed()
+
+
+def _check_overdelivery(b, what):
+    """The transaction count may dip below zero while the phase still waits for arrivals (a
+    multicast copy from another block can land before this block's ``arrive_expect_tx``, as on
+    the GPU, whose count is signed); once every arrival is in, below zero means more bytes
+    arrived than were announced."""
+    if b.tx < 0 and b.pending == 0:
+        raise SimulatorError(f"numba_tma simulator: the transaction count of {b.label} went negative: {what}, and "
+                             f"{b.describe()}: expect_tx (or arrive_expect_tx) must announce at least the bytes the "
+                             "copies deliver")
 
 
 def complete_tx(bar, nbytes, scope="cta"):

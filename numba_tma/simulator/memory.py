@@ -4,7 +4,9 @@ alignment the GPU guarantees them, and refuse a read of bytes an async copy has 
 **Placement.**  On the GPU a shared array is aligned to its dtype (or to ``alignment=``) and to
 nothing more that can be relied on; the simulator places each array at an address that is a
 multiple of that alignment but *not* of twice it, so a TMA tile that is aligned only by luck on
-the GPU is reported here (``alignment=128``; 1024 for 128B swizzle).
+the GPU is reported here (``alignment=128``; 1024 for 128B swizzle).  Each block has its own
+arrays (at the same addresses modulo 8 KiB, so a layout computed from an address is the same in
+every block, as it is on the GPU).
 """
 
 from __future__ import annotations
@@ -20,17 +22,18 @@ _MAX_ALIGNMENT = 1 << 12
 
 
 class SharedArray(np.ndarray):
-    """A numpy array in simulated shared memory; views keep its allocation's ``label`` and base."""
+    """A numpy array in simulated shared memory; views keep what their allocation knows."""
 
     variable = "shared"      # the name it was assigned to
     place = "?"              # where it was allocated (file:line)
     origin = 0               # the address of its first element
+    caller = None            # the allocation's key: (file, line) of its cuda.shared.array
+    owner = None             # the block it belongs to (its numba-cuda BlockManager)
 
     def __array_finalize__(self, obj):
         if obj is not None:
-            self.variable = getattr(obj, "variable", self.variable)
-            self.place = getattr(obj, "place", self.place)
-            self.origin = getattr(obj, "origin", self.origin)
+            for attribute in ("variable", "place", "origin", "caller", "owner"):
+                setattr(self, attribute, getattr(obj, attribute, getattr(self, attribute)))
 
     def __getitem__(self, index):
         value = super().__getitem__(index)
@@ -68,28 +71,28 @@ def _variable(caller) -> str:
     return variable if variable.isidentifier() else "shared"
 
 
-def allocate(shape, dtype, alignment, caller) -> SharedArray:
+def allocate(shape, dtype, alignment, caller, owner) -> SharedArray:
     """A shared array of ``shape`` and ``dtype`` aligned to ``alignment`` (else the dtype's size,
-    rounded up to a power of two, as numba-cuda aligns it) and to no more."""
+    rounded up to a power of two, as numba-cuda aligns it) and to no more, allocated at ``caller``
+    (file, line; line 0: the launch's dynamic shared memory) for the block ``owner``."""
     align = alignment or 1 << (dtype.itemsize - 1).bit_length()
     if align & (align - 1) or not 0 < align <= _MAX_ALIGNMENT:
         raise _state.SimulatorError(f"numba_tma simulator: cuda.shared.array(alignment={alignment}) must be a power "
                                     f"of two up to {_MAX_ALIGNMENT}")
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    raw = np.zeros(nbytes + 4 * align, np.uint8)
+    raw = np.zeros(nbytes + 2 * _MAX_ALIGNMENT, np.uint8)
     start = raw.__array_interface__["data"][0]
-    offset = (-start) % (2 * align) + align          # a multiple of align, not of 2 * align
+    # a multiple of align, not of 2 * align, and the same modulo 2 * _MAX_ALIGNMENT in every block,
+    # as the GPU's blocks share one shared-memory layout (a start rounded up at run time, as
+    # SharedMemoryPlan's carver does, then lands at the same offset in every block)
+    offset = (align - start) % (2 * _MAX_ALIGNMENT)
     array = np.ndarray.__new__(SharedArray, shape, dtype, buffer=raw, offset=offset)
-    array.variable, array.place, array.origin = _variable(caller), f"{os.path.basename(caller[0])}:{caller[1]}", \
-        start + offset
+    if caller[1]:
+        array.variable, array.place = _variable(caller), f"{os.path.basename(caller[0])}:{caller[1]}"
+    else:
+        array.variable, array.place = "dynamic_shared", "launch"
+    array.origin, array.caller, array.owner = start + offset, caller, owner
     return array
-
-
-def as_shared(array) -> SharedArray:
-    """The simulator's dynamic shared memory buffer as a shared array."""
-    view = array.view(SharedArray)
-    view.variable, view.place, view.origin = "dynamic_shared", "launch", address(array)
-    return view
 
 
 def byte_view(array) -> np.ndarray:

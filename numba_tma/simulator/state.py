@@ -9,9 +9,10 @@ when every thread of the block is blocked (in ``cuda.syncthreads``, a wait, a na
 barrier, or polling a barrier with ``test_wait`` / ``try_wait``) the rest is delivered.  A read of
 shared memory that an undelivered copy will write raises :class:`SimulatorError`.
 
-**Deadlocks.**  When every thread of the block is blocked, no copy is in flight and nothing has
-changed for ``DEADLOCK_WINDOW_S`` seconds, the waiting thread raises a report naming the block,
-each thread's op and barrier, and the barrier's arrivals and bytes.
+**Deadlocks.**  When every thread of the block (of every block of its cluster, for clusters of
+several blocks) is blocked, no copy is in flight and nothing has changed for
+``DEADLOCK_WINDOW_S`` seconds, the waiting thread raises a report naming the block, each thread's
+op and barrier, and the barrier's arrivals and bytes.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class Copy:
 
 
 class BlockState:
-    def __init__(self, thread):
+    def __init__(self, block):
         self.barriers: dict[int, Barrier] = {}
         self.in_flight: list[Copy] = []
         self.blocked: dict = {}          # thread -> (done, what): its wait's condition and description
@@ -75,7 +76,7 @@ class BlockState:
         self.stuck = None                # (since, progress) while every thread is blocked
         self.deadlocked = False          # reported (by one thread; the others wait to be stopped)
         self.gates: dict = {}            # named / cluster / warp barriers: key -> [expected, arrived set, generation]
-        block = hooks.index(thread, "block")
+        self.block = block
         self.rng = None if SEED is None else random.Random(hash((SEED, block)))
 
     def changed(self):
@@ -134,49 +135,82 @@ class BlockState:
         return True
 
     def idle(self, thread):
-        """If every thread of the block is blocked: deliver the copies in flight, or report a
-        deadlock once that has lasted DEADLOCK_WINDOW_S with nothing changing."""
-        threads = hooks.block_threads(thread)
-        if not all(hooks.in_syncthreads(t) or (t in self.blocked and not self.blocked[t][0]()) for t in threads):
+        """If every thread of the block (of every block of its cluster) is blocked: deliver the
+        copies in flight, or report a deadlock once that has lasted DEADLOCK_WINDOW_S with nothing
+        changing."""
+        cluster = hooks.cluster_of(thread)
+        managers = [hooks.block_key(thread)] if cluster is None else [m for m in cluster.managers if m is not None]
+        states = [state_of(m) for m in managers]
+        threads = [(t, st) for m, st in zip(managers, states) for t in hooks.manager_threads(m)]
+        if not all(hooks.in_syncthreads(t) or (t in st.blocked and not st.blocked[t][0]()) for t, st in threads):
             self.stuck = None
             return
-        if self.in_flight:
-            self.deliver(everything=True)
+        if any(st.in_flight for st in states):
+            for st in states:
+                st.deliver(everything=True)
             return
-        now = time.monotonic()
-        if self.stuck is None or self.stuck[1] != self.progress:
-            self.stuck = (now, self.progress)
-        elif now - self.stuck[0] >= DEADLOCK_WINDOW_S and not self.deadlocked:
-            self.deadlocked = True
-            raise SimulatorError(self.deadlock_report(threads))
+        now, progress = time.monotonic(), sum(st.progress for st in states)
+        reported = self if cluster is None else cluster
+        if self.stuck is None or self.stuck[1] != progress:
+            self.stuck = (now, progress)
+        elif now - self.stuck[0] >= DEADLOCK_WINDOW_S and not reported.deadlocked:
+            reported.deadlocked = True
+            raise SimulatorError(deadlock_report(threads, cluster))
 
-    def deadlock_report(self, threads):
-        block = hooks.index(threads[0], "block") if threads else "?"
-        groups: dict[str, list] = {}
-        for t in sorted(threads, key=hooks.linear_id):
-            what = self.blocked[t][1]() if t in self.blocked else "cuda.syncthreads()"
-            groups.setdefault(what, []).append(hooks.index(t))
-        lines = [f"numba_tma simulator: deadlock in block {block}: every thread is blocked and no async copy is in "
-                 "flight, so no wait can complete:"]
-        for what, ids in groups.items():
-            who = f"thread {ids[0]}" if len(ids) == 1 else f"{len(ids)} threads ({ids[0]} .. {ids[-1]})"
-            lines.append(f"  {who}: {what}")
-        return "\n".join(lines)
+
+def deadlock_report(threads, cluster=None):
+    """One line per group of threads blocked on the same thing (``threads``: (thread, its block's
+    state) pairs of one block, or of every block of ``cluster``)."""
+    groups: dict[str, list] = {}
+    for t, st in sorted(threads, key=lambda pair: (hooks.index(pair[0], "block"), hooks.linear_id(pair[0]))):
+        what = st.blocked[t][1]() if t in st.blocked else "cuda.syncthreads()"
+        groups.setdefault(what, []).append((hooks.index(t), hooks.index(t, "block")))
+    if cluster is None:
+        where_ = f"block {threads[0][1].block if threads else '?'}"
+    else:
+        where_ = f"the cluster of blocks {sorted({st.block for _, st in threads})}"
+    lines = [f"numba_tma simulator: deadlock in {where_}: every thread is blocked and no async copy is in "
+             "flight, so no wait can complete:"]
+    for what, ids in groups.items():
+        blocks = sorted({b for _, b in ids})
+        of = f" of block {blocks[0]}" if cluster is not None and len(blocks) == 1 else \
+            (f" of blocks {blocks}" if cluster is not None else "")
+        who = f"thread {ids[0][0]}" if len(ids) == 1 else f"{len(ids)} threads ({ids[0][0]} .. {ids[-1][0]})"
+        lines.append(f"  {who}{of}: {what}")
+    return "\n".join(lines)
 
 
 _STATES_KEY = "numba_tma_block_state"
 
 
-def enter(op=None):
-    """``(thread, block state)`` for an op; the thread is no longer polling a barrier."""
-    thread = hooks.current_thread()
-    manager = hooks.block_key(thread)
+def state_of(manager, block=None) -> BlockState:
+    """The state of a block (by its manager), made on first use (``block``: its blockIdx, when the
+    manager does not say it)."""
     state = manager.__dict__.get(_STATES_KEY)
     if state is None:
         with LOCK:
-            state = manager.__dict__.setdefault(_STATES_KEY, BlockState(thread))
+            state = manager.__dict__.setdefault(_STATES_KEY, BlockState(block or hooks.manager_block(manager)))
+    return state
+
+
+def enter(op=None):
+    """``(thread, block state)`` for an op; the thread is no longer polling a barrier."""
+    thread = hooks.current_thread()
+    state = state_of(hooks.block_key(thread), hooks.index(thread, "block"))
     state.blocked.pop(thread, None)
     return thread, state
+
+
+def peer(op, thread, cta_rank):
+    """``(manager, state)`` of the block of rank ``cta_rank`` in ``thread``'s cluster."""
+    cluster = hooks.cluster_of(thread)
+    size = 1 if cluster is None else cluster.size
+    if not 0 <= int(cta_rank) < size:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op}: cta_rank={cta_rank} is not a block of "
+                             f"this cluster of {size} (ranks 0-{size - 1}; launch with numba_tma.launch(..., "
+                             "cluster=...) for clusters of several blocks)")
+    manager = hooks.block_key(thread) if cluster is None else cluster.managers[int(cta_rank)]
+    return manager, state_of(manager)
 
 
 def check_generic_read(array, index):

@@ -9,7 +9,7 @@ XOR address bits 7-9).  Stores and reductions write only the part of the box ins
 Dimension 0's element stride is ignored (the H200 loads the whole inner row densely), as measured.
 An im2col load whose first pixel lies outside the bounding box raises (the H200 faults).
 Not modelled (each raises naming why): strided stores (the H200's behaviour is not established),
-stores and reductions through im2col maps, interleaved maps, multicast to other blocks.
+stores and reductions through im2col maps, interleaved maps.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave,
 from ..reductions import TENSOR_REDUCE_TYPES
 from . import memory
 from .hooks import SimulatorError
-from .mbarrier import deliver_bytes
-from .state import LOCK, Copy, enter
+from .mbarrier import deliver_later, targets
+from .state import LOCK, enter
 
 _NUMPY = {DataType.UINT8: "u1", DataType.UINT16: "u2", DataType.UINT32: "u4", DataType.INT32: "i4",
           DataType.UINT64: "u8", DataType.INT64: "i8", DataType.FLOAT16: "f2", DataType.FLOAT32: "f4",
@@ -171,19 +171,8 @@ def _unplace(tile, nbytes, fields):
 
 
 def _issue_load(op, thread, state, tile, raw, fields, bar, multicast):
-    if multicast is not None and int(multicast) != 1:
-        raise SimulatorError(f"numba_tma simulator: {op}: multicast={int(multicast):#x} names other blocks; the "
-                             "simulator runs clusters of one block (mask 1)")
-    start = memory.address(tile)
-
-    def complete():
-        _place(tile, raw, fields)
-        deliver_bytes(state, thread, op, bar, raw.size)
-
-    with LOCK:
-        from .mbarrier import barrier
-        barrier(state, thread, op, bar)
-        state.issue(Copy(op, thread, complete, (start, start + raw.size)))
+    deliver_later(op, thread, targets(op, thread, state, multicast), tile, bar, raw.size,
+                  lambda view: _place(view, raw, fields))
 
 
 def load(desc, dst, coords, bar, cache_hint=None, multicast=None, dst_space="cluster", cta_group=1):

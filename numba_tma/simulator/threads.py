@@ -1,9 +1,10 @@
 """``numba_tma.sync``, ``cluster``, ``fence`` and ``cache`` under the simulator, and the
 ``cuda.syncwarp`` numba-cuda's simulator lacks.
 
-**Clusters** are clusters of one block: ``ctarank() == 0``, ``nctarank() == 1``, the cluster
-barrier is the block's threads, ``map_shared(a, 0)`` is ``a``; a rank other than 0 raises
-(numba-cuda's simulator runs one block at a time, so blocks cannot meet).  **Named barriers**
+**Clusters**: a kernel launched with ``numba_tma.launch(..., cluster=...)`` runs the blocks of
+each cluster at once (:func:`.hooks.run_clusters`): ranks and ids come from the cluster shape,
+the cluster barrier counts every thread of the cluster, ``map_shared(a, r)`` is ``a`` in block
+``r``.  Other launches are clusters of one block.  **Named barriers**
 count threads: ``nthreads`` threads arrive, then the waiters go on; barrier 0 is
 ``cuda.syncthreads()``'s and is refused here (the simulator's syncthreads cannot share it).
 **elect_one** elects the lowest running lane of the warp (the simulator has no divergence).
@@ -12,9 +13,9 @@ count threads: ``nthreads`` threads arrive, then the waiters go on; barrier 0 is
 
 from __future__ import annotations
 
-from . import hooks
+from . import hooks, memory
 from .hooks import SimulatorError
-from .state import LOCK, enter, where
+from .state import CHANGED, LOCK, enter, peer, where
 
 
 class _Gate:
@@ -104,44 +105,83 @@ def syncwarp(mask=0xFFFFFFFF):
         state.block_until(thread, done, lambda: f"cuda.syncwarp: {len(gate.arrived)} of {len(lanes())} lanes arrived")
 
 
-# -- cluster (of one block) ---------------------------------------------------------------------------
+# -- clusters -----------------------------------------------------------------------------------------
 
 def _block_size(thread):
     x, y, z = hooks.block_dim(thread)
     return x * y * z
 
 
+class _ClusterGates:
+    """The cluster barrier's gates (shared by the cluster's blocks), where _arrive keeps them."""
+
+    def __init__(self, cluster):
+        self.gates = cluster.gates
+
+    def changed(self):
+        CHANGED.notify_all()
+
+
+def _cluster_barrier(thread, state):
+    """``(where the cluster barrier's gate lives, threads it expects)``."""
+    cluster = hooks.cluster_of(thread)
+    if cluster is None:
+        return state, _block_size(thread)
+    return _ClusterGates(cluster), _block_size(thread) * cluster.size
+
+
 def cluster_arrive(relaxed=False):
     thread, state = enter()
     with LOCK:
-        _, generation = _arrive(state, thread, ("cluster",), _block_size(thread), "cluster.arrive")
-        state.gates[("cluster arrival", thread)] = generation
+        holder, expected = _cluster_barrier(thread, state)
+        gate, generation = _arrive(holder, thread, ("cluster",), expected, "cluster.arrive")
+        state.changed()
+        state.gates[("cluster arrival", thread)] = (gate, generation)
 
 
 def cluster_wait():
     thread, state = enter()
     with LOCK:
-        generation = state.gates.pop(("cluster arrival", thread), None)
-        if generation is None:
+        arrival = state.gates.pop(("cluster arrival", thread), None)
+        if arrival is None:
             raise SimulatorError(f"numba_tma simulator: {where(thread)}: cluster.wait without a cluster.arrive first")
-        gate = state.gates[("cluster",)]
+        gate, generation = arrival
         state.block_until(thread, lambda: gate.generation != generation,
-                          lambda: f"cluster.wait: {len(gate.arrived)} of {gate.expected} threads arrived")
+                          lambda: f"cluster.wait: {len(gate.arrived)} of {gate.expected} threads of the cluster "
+                                  "arrived")
 
 
 def cluster_sync():
-    thread, _ = enter()
-    _meet(("cluster",), _block_size(thread), "cluster.sync")
+    cluster_arrive()
+    cluster_wait()
 
 
-def _rank_zero(op, cta_rank):
-    if cta_rank != 0:
-        raise SimulatorError(f"numba_tma simulator: {op}: rank {cta_rank}: the simulator runs clusters of one block")
+def _rank(thread) -> int:
+    cluster = hooks.cluster_of(thread)
+    return 0 if cluster is None else cluster.rank(hooks.index(thread, "block"))
+
+
+def _shape(thread) -> tuple:
+    cluster = hooks.cluster_of(thread)
+    return (1, 1, 1) if cluster is None else cluster.shape
 
 
 def map_shared(array, cta_rank):
-    _rank_zero("cluster.map_shared", cta_rank)
-    return array
+    thread, _ = enter()
+    if not isinstance(array, memory.SharedArray) or array.caller is None:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: cluster.map_shared: array must be a shared "
+                             f"array; got {memory.name(array)}")
+    manager, _ = peer("cluster.map_shared", thread, cta_rank)
+    return hooks.peer_array(array, manager)
+
+
+def cta_rank_of(array):
+    """The rank of the block whose shared memory ``array`` lies in."""
+    thread, _ = enter()
+    cluster = hooks.cluster_of(thread)
+    if cluster is None or getattr(array, "owner", None) is None:
+        return 0
+    return cluster.managers.index(array.owner)
 
 
 def _axis(value):
@@ -152,11 +192,14 @@ def _axis(value):
 
 
 CLUSTER_OPS = dict(
-    ctarank=lambda: 0, nctarank=lambda: 1, ctaid=_axis(lambda t, i: 0), nctaid=_axis(lambda t, i: 1),
-    clusterid=_axis(lambda t, i: hooks.index(t, "block")[i]),
-    nclusterid=_axis(lambda t, i: hooks.grid_dim(t)[i]),
-    is_first_cta=lambda: True, arrive=cluster_arrive, wait=cluster_wait, sync=cluster_sync,
-    cta_rank_of=lambda array: 0, map_shared=map_shared,
+    ctarank=lambda: _rank(hooks.current_thread()),
+    nctarank=lambda: (lambda s: s[0] * s[1] * s[2])(_shape(hooks.current_thread())),
+    ctaid=_axis(lambda t, i: hooks.index(t, "block")[i] % _shape(t)[i]),
+    nctaid=_axis(lambda t, i: _shape(t)[i]),
+    clusterid=_axis(lambda t, i: hooks.index(t, "block")[i] // _shape(t)[i]),
+    nclusterid=_axis(lambda t, i: hooks.grid_dim(t)[i] // _shape(t)[i]),
+    is_first_cta=lambda: _rank(hooks.current_thread()) == 0, arrive=cluster_arrive, wait=cluster_wait,
+    sync=cluster_sync, cta_rank_of=cta_rank_of, map_shared=map_shared,
     mask_all=lambda size: (1 << size) - 1, mask_row=lambda cluster_x, row: ((1 << cluster_x) - 1) << (row * cluster_x),
     mask_column=lambda cluster_x, cluster_y, column: sum(1 << (column + y * cluster_x) for y in range(cluster_y)))
 
