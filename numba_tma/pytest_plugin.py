@@ -14,13 +14,90 @@ next one.  The deadline is ``numba_tma.testing.KERNEL_TIMEOUT_S`` seconds, or
 ``@pytest.mark.kernel_timeout(seconds)``.  After a hang the GPU is still busy with that kernel, so
 later tests asking for the fixture are skipped, naming the test that hung.  Without a usable GPU
 a test asking for the fixture is skipped.
+
+The ``both_ways`` marker runs a test twice, ``[gpu]`` and ``[simulator]``: on the GPU in this
+process (skipped without one), and under numba-cuda's CUDA simulator in a child pytest process
+(``NUMBA_ENABLE_CUDASIM=1`` is read when numba is imported, so it cannot be switched on here).  The
+same kernel, the same numpy model, both ways; on a machine without a GPU the simulator half still
+runs.  The child must report the test passed (not skipped)::
+
+    @pytest.mark.both_ways
+    def test_ring():
+        numba_tma.launch(ring, 8, 64, out, cluster=(4, 1, 1))
+        assert (out == model()).all()
+
+``numba_tma.testing.WAY`` (``"gpu"`` or ``"simulator"``) says which run is on, for a test that
+must size its work to the simulator (a test that skips itself there is reported skipped, with
+its reason).
 """
 
+import os
+import subprocess
+import sys
+
 import pytest
+
+WAY = "numba_tma_way"       # the parameter both_ways adds
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "kernel_timeout(seconds): the deadline of the kernel_timeout fixture")
+    config.addinivalue_line("markers", "both_ways: run the test on the GPU and, in a child process, under "
+                                       "numba-cuda's CUDA simulator")
+
+
+def _simulated() -> bool:
+    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.get_closest_marker("both_ways") is not None:
+        metafunc.fixturenames.append(WAY)
+        metafunc.parametrize(WAY, ["gpu", "simulator"])
+
+
+@pytest.fixture(autouse=True)
+def _both_ways(request):
+    """For a ``both_ways`` test: skip the ``[gpu]`` run without a GPU (or in the simulator's
+    child process) and set ``numba_tma.testing.WAY``."""
+    callspec = getattr(request.node, "callspec", None)
+    way = callspec.params.get(WAY) if callspec is not None else None
+    if way is None:
+        yield
+        return
+    from . import testing
+
+    if way == "gpu":
+        reason = "this process runs the CUDA simulator" if _simulated() else testing.skip_reason()
+        if reason is not None:
+            pytest.skip(reason)
+    testing.WAY = way
+    yield
+    testing.WAY = None
+
+
+def is_simulator_run(item) -> bool:
+    """Whether ``item`` is the ``[simulator]`` half of a ``both_ways`` test."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.params.get(WAY) == "simulator"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """The ``[simulator]`` half: run the test in a child pytest process under the simulator."""
+    if not is_simulator_run(pyfuncitem) or _simulated():
+        return None
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", pyfuncitem.nodeid],
+                         cwd=str(pyfuncitem.config.rootpath), env=env, capture_output=True, text=True, timeout=900)
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
+    if run.returncode == 0 and summary.startswith("1 skipped"):   # the test skipped itself there: say why here
+        reasons = [line.split(": ", 1)[-1] for line in run.stdout.splitlines() if line.startswith("SKIPPED")]
+        pytest.skip(f"under the CUDA simulator: {reasons[0] if reasons else summary}")
+    if run.returncode != 0 or not summary.startswith("1 passed"):
+        pytest.fail(f"under the CUDA simulator ({summary or 'no summary'}):\n{run.stdout[-4000:]}{run.stderr[-2000:]}",
+                    pytrace=False)
+    return True
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ when the decorator is applied and never raises: ``numba.cuda.is_available()`` is
 own ``skip_unless_cc_90`` queries the device at import and crashes without one), and under the CUDA
 simulator every test is skipped (it has no TMA hardware to test).  Under pytest the pytest plugin
 (``numba_tma.pytest_plugin``, loaded automatically once numba-tma is installed) adds the
-``kernel_timeout`` fixture.
+``kernel_timeout`` fixture and the ``both_ways`` marker (a test run on the GPU and under the CUDA
+simulator, in a child process; :data:`WAY` says which run is on).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import unittest
 from dataclasses import dataclass
 
 TMA_CC = (9, 0)
+WAY: str | None = None       # in a ``both_ways`` test: "gpu" or "simulator" (set by the pytest plugin)
 KERNEL_TIMEOUT_S = 60.0
 WAIT_SPINS = 1 << 20
 _POLL_S = 0.01

@@ -21,8 +21,10 @@ def gpu_skip_reason():
 
 
 def pytest_collection_modifyitems(config, items):
+    from numba_tma.pytest_plugin import is_simulator_run
+
     for item in items:
-        if item.get_closest_marker("gpu") is None:
+        if item.get_closest_marker("gpu") is None or is_simulator_run(item):   # the simulator half runs anywhere
             continue
         # A hung mbarrier must fail the run, not hang it: the thread method also ends a test
         # stuck inside a driver call.

@@ -5,9 +5,7 @@ import numpy as np
 from numba import cuda
 from numba.cuda import types
 
-from numba_tma import TensorMap, fence, mbarrier, tma
-from numba_tma.intrinsics._core import Int, PtxOp, build_intrinsic
-from numba_tma.intrinsics.tma import Descriptor
+from numba_tma import SIMULATOR, TensorMap, fence, mbarrier, tma
 
 WAIT_SPINS = 1 << 20
 
@@ -62,31 +60,32 @@ def on_device(desc_bytes):
     return cuda.to_device(np.frombuffer(desc_bytes, dtype=np.uint8))
 
 
-# Test-only op: 64-bit word i of the descriptor, read where TMA reads it (the parameter).
-read_word = build_intrinsic(PtxOp(
-    "test.descriptor_word", "{{\n .reg .u64 a;\n mad.lo.u64 a, {i}, 8, {desc};\n ld.u64 {out}, [a];\n}}",
-    (Descriptor("desc"), Int("i", bits=64)), returns=types.uint64, memory=False, doc="test only"))
+if not SIMULATOR:    # the descriptor echo is a compiled intrinsic (tests run under the simulator: both_ways)
+    from numba_tma.intrinsics._core import Int, PtxOp, build_intrinsic
+    from numba_tma.intrinsics.tma import Descriptor
 
+    # Test-only op: 64-bit word i of the descriptor, read where TMA reads it (the parameter).
+    read_word = build_intrinsic(PtxOp(
+        "test.descriptor_word", "{{\n .reg .u64 a;\n mad.lo.u64 a, {i}, 8, {desc};\n ld.u64 {out}, [a];\n}}",
+        (Descriptor("desc"), Int("i", bits=64)), returns=types.uint64, memory=False, doc="test only"))
 
-@cuda.jit
-def read_param_kernel(desc, out):
-    for i in range(16):
-        out[i] = read_word(desc, i)
+    @cuda.jit
+    def read_param_kernel(desc, out):
+        for i in range(16):
+            out[i] = read_word(desc, i)
 
+    class _AsLaunched:
+        """A kernel argument passing ``descriptor`` (a cuda.core TensorMapDescriptor) by value, typed as
+        one fixed map type: the echo kernel reads raw bytes, so one compiled kernel serves every map."""
 
-class _AsLaunched:
-    """A kernel argument passing ``descriptor`` (a cuda.core TensorMapDescriptor) by value, typed as
-    one fixed map type: the echo kernel reads raw bytes, so one compiled kernel serves every map."""
+        _numba_type_ = TensorMap.numba_type("uint8", (16,))
 
-    _numba_type_ = TensorMap.numba_type("uint8", (16,))
+        def __init__(self, descriptor):
+            self.value = descriptor
 
-    def __init__(self, descriptor):
-        self.value = descriptor
-
-
-def received_bytes(desc, descriptor=None):
-    """The 128 bytes a kernel receives when ``desc`` (or the by-value ``descriptor`` given) is
-    launched with numba's own syntax."""
-    out = cuda.to_device(np.zeros(16, np.uint64))
-    read_param_kernel[1, 1](desc if descriptor is None else _AsLaunched(descriptor), out)
-    return out.copy_to_host().tobytes()
+    def received_bytes(desc, descriptor=None):
+        """The 128 bytes a kernel receives when ``desc`` (or the by-value ``descriptor`` given) is
+        launched with numba's own syntax."""
+        out = cuda.to_device(np.zeros(16, np.uint64))
+        read_param_kernel[1, 1](desc if descriptor is None else _AsLaunched(descriptor), out)
+        return out.copy_to_host().tobytes()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from numba_tma import LaunchError, TensorMap, at, cluster, fence, launch, mbarrier, tma
+from numba_tma import LaunchError, TensorMap, at, cluster, fence, launch, mbarrier, testing, tma
 
 from gpu_support import bounded_wait
 
@@ -48,6 +48,7 @@ def _model(grid, shape):
 
 @pytest.mark.parametrize("shape", [(1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (2, 2), (4, 2)],
                          ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.both_ways
 def test_every_cluster_register_in_every_block(shape):
     grid = (shape[0] * 3, shape[1] * 2)
     out = cuda.to_device(np.full((grid[0] * grid[1], FIELDS), -1, np.int32))
@@ -71,6 +72,7 @@ def pass_to_neighbour(out, ranks):
 
 
 @pytest.mark.parametrize("size", [2, 4, 8])
+@pytest.mark.both_ways
 def test_distributed_shared_memory_reads_the_neighbour(size):
     blocks = 2 * size
     out = cuda.to_device(np.zeros((blocks, 32), np.int32))
@@ -145,8 +147,10 @@ def multicast_halves(desc, out, status):
 
 
 @pytest.mark.parametrize("size", [2, 4, 8])
+@pytest.mark.both_ways
 def test_multicast_fills_every_cta_of_the_cluster(size):
-    """(Added after the session's device time ran out: first GPU run pending.)"""
+    if testing.WAY == "simulator" and size > 4:
+        pytest.skip("a cluster of 8 takes ~13 s in the simulator; 2 and 4 run there")
     host = np.random.default_rng(13).standard_normal((16, 32)).astype(np.float32)
     out = cuda.to_device(np.zeros((2 * size, 16, 32), np.float32))
     status = cuda.to_device(np.zeros(1, np.int32))
@@ -175,8 +179,8 @@ def everyone_arrives_everywhere(done, status):
 
 
 @pytest.mark.parametrize("size", [2, 4, 8])
+@pytest.mark.both_ways
 def test_remote_arrivals_complete_every_barrier(size):
-    """(Added after the session's device time ran out: first GPU run pending.)"""
     done = cuda.to_device(np.zeros(2 * size, np.int32))
     status = cuda.to_device(np.zeros(1, np.int32))
     launch(everyone_arrives_everywhere, 2 * size, 32, done, status, cluster=(size, 1, 1))
@@ -228,7 +232,10 @@ def multicast_swizzled(desc, out, rows_mask, status):
 
 @pytest.mark.parametrize("shape,rows_mask", [((2, 1), False), ((4, 1), False), ((8, 1), False), ((2, 2), True)],
                          ids=["2-all", "4-all", "8-all", "2x2-rows"])
+@pytest.mark.both_ways
 def test_multicast_fp16_128x64_swizzled_tiles(shape, rows_mask):
+    if testing.WAY == "simulator" and shape[0] * shape[1] > 4:
+        pytest.skip("a cluster of 8 takes ~16 s in the simulator; 2, 4 and 2x2 run there")
     host = np.random.default_rng(14).standard_normal((256, 64)).astype(np.float16)
     share = shape[0] if rows_mask else shape[0] * shape[1]
     desc = TensorMap.tiled(cuda.to_device(host), (128 // share, 64), swizzle="128B")

@@ -240,3 +240,35 @@ def test_on_the_gpu_a_barrier_that_never_completes_fails_instead_of_hanging(kern
     kernel_timeout()
     with pytest.raises(testing.BarrierTimeout, match="32 bounded_wait call"):
         testing.check_waits(status)
+
+
+def test_both_ways_runs_the_simulator_half_in_a_child_process(pytester):
+    """``@pytest.mark.both_ways``: ``[gpu]`` here (skipped without a GPU), ``[simulator]`` in a child
+    pytest under NUMBA_ENABLE_CUDASIM=1, whose failure fails the test here."""
+    pytester.makepyfile(test_both="""
+        import numpy as np
+        import pytest
+        from numba import cuda
+        from numba_tma import testing
+
+        @cuda.jit
+        def twice(a):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] *= 2
+
+        @pytest.mark.both_ways
+        def test_twice():
+            a = np.arange(8.0)
+            d = cuda.to_device(a)
+            twice[1, 8](d)
+            assert (d.copy_to_host() == 2 * a).all() and testing.WAY in ("gpu", "simulator")
+
+        @pytest.mark.both_ways
+        def test_fails_in_the_simulator():
+            assert testing.WAY != "simulator", "ran in the simulator"
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
+    gpu = testing.skip_reason() is None
+    result.assert_outcomes(passed=3 if gpu else 1, failed=1, skipped=0 if gpu else 2)
+    result.stdout.fnmatch_lines(["*under the CUDA simulator (1 failed*", "*ran in the simulator*"])
