@@ -156,3 +156,24 @@ def test_a_dimension_0_element_stride_loads_the_whole_row():
     """)
     assert "64 [[136, 137, 138, 139, 140, 141, 142, 143], [200, 201, 202, 203, 204, 205, 206, 207]]" \
         in out, out
+
+
+def test_each_block_has_its_own_shared_memory_and_finished_blocks_free_theirs():
+    out = simulate("""
+        from numba_tma.simulator import hooks
+
+        @cuda.jit
+        def k(out):
+            a = cuda.shared.array(256, numba.float32)
+            b = cuda.shared.array(4, numba.int32)
+            if cuda.threadIdx.x == 0:
+                out[cuda.blockIdx.x, 0] = b[0]              # 0: a fresh block's array (zeroed here)
+                b[0] = cuda.blockIdx.x + 1
+                out[cuda.blockIdx.x, 1] = len(hooks.kernel_cuda().shared._allocations)
+            a[cuda.threadIdx.x] = 1
+
+        out = np.full((40, 2), -1, np.int64)
+        k[40, 32](out)
+        print("first reads", sorted(set(out[:, 0].tolist())), "arrays held at most", out[:, 1].max())
+    """)
+    assert "first reads [0] arrays held at most 2" in out, out

@@ -122,10 +122,25 @@ def _allocation(shared, caller, manager, args):
     with _ALLOCATING:
         array = shared._allocations.get((caller, manager))
         if array is None:
+            _forget_finished_blocks(shared, manager)
             _ALLOCATIONS.setdefault(caller, args)
             array = memory.allocate(*args, caller, manager)
             shared._allocations[(caller, manager)] = array
     return array
+
+
+def _forget_finished_blocks(shared, manager):
+    """Drop the shared arrays of blocks that have finished: blocks run one after another (the
+    blocks of a cluster together), so when a block outside the running ones allocates, the others
+    are done.  Keeps a big grid's simulation from holding every block's shared memory."""
+    running = shared.__dict__.setdefault("numba_tma_running", [])
+    if manager in running:
+        return
+    cluster = manager.__dict__.get(_CLUSTER)
+    keep = set(cluster.managers) if cluster is not None else {manager}
+    for key in [k for k in shared._allocations if isinstance(k, tuple) and len(k) == 2 and k[1] not in keep]:
+        del shared._allocations[key]
+    running[:] = [m for m in running if m in keep] + [manager]
 
 
 def peer_array(array, manager):
