@@ -147,3 +147,30 @@ def test_a_cluster_that_cannot_progress_is_reported_with_every_block():
         "deadlock in the cluster of blocks [(0, 0, 0)]" in out, out
     assert "cluster.wait: 32 of 64 threads of the cluster arrived" in out, out
     assert "cluster.map_shared: cta_rank=2 is not a block of this cluster of 2 (ranks 0-1" in out, out
+
+
+def test_one_source_line_allocating_other_shapes_in_other_launches():
+    """Peers' arrays take the shape the running launch allocated at that line (a kernel factory
+    makes the same line allocate 4 elements in one kernel and 64 in the next)."""
+    out = simulate(setup=SETUP, body="""
+        from numba_tma.simulator import hooks
+
+        def make(n):
+            @cuda.jit
+            def k(out):
+                if cluster.ctarank() == 0:          # block 1 never reaches the line: its array is made
+                    box = cuda.shared.array(n, numba.int32)      # when block 0 maps it
+                    if cuda.threadIdx.x == 0:
+                        cluster.map_shared(box, 1)
+                        peer = hooks.cluster_of(hooks.current_thread()).managers[1]
+                        out[0] = max(a.size for (_, owner), a in hooks.kernel_cuda().shared._allocations.items()
+                                     if owner is peer)                      # what block 1 got
+                cluster.sync()
+            return k
+
+        for n in (4, 64):
+            out = np.zeros(1, np.int64)
+            numba_tma.launch(make(n), 2, 32, out, cluster=(2, 1, 1))
+            print("peer size", n, out.tolist())
+    """)
+    assert "peer size 4 [4]" in out and "peer size 64 [64]" in out, out

@@ -102,7 +102,7 @@ _ALLOCATING = threading.Lock()   # every thread of a block allocates its shared 
 
 
 _DYNAMIC = ("dynamic shared memory", 0)          # the allocation key of a block's dynamic buffer
-_ALLOCATIONS: dict = {}                          # allocation key -> (shape, dtype, alignment)
+_ARGS = "numba_tma_allocation_args"              # on a launch's FakeCUDAShared: key -> (shape, dtype, alignment)
 
 
 def _shared_array(self, shape, dtype, alignment=None):
@@ -123,7 +123,7 @@ def _allocation(shared, caller, manager, args):
         array = shared._allocations.get((caller, manager))
         if array is None:
             _forget_finished_blocks(shared, manager)
-            _ALLOCATIONS.setdefault(caller, args)
+            shared.__dict__.setdefault(_ARGS, {}).setdefault(caller, args)
             array = memory.allocate(*args, caller, manager)
             shared._allocations[(caller, manager)] = array
     return array
@@ -150,7 +150,8 @@ def peer_array(array, manager):
 
     if array.owner is manager:
         return array
-    base = _allocation(kernel_cuda().shared, array.caller, manager, _ALLOCATIONS[array.caller])
+    shared = kernel_cuda().shared
+    base = _allocation(shared, array.caller, manager, shared.__dict__[_ARGS][array.caller])
     raw = base.base
     offset = base.origin - memory.address(raw) + (memory.address(array) - array.origin)
     view = np.ndarray.__new__(memory.SharedArray, array.shape, array.dtype, buffer=raw, offset=offset,
