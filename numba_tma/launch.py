@@ -16,6 +16,7 @@ import operator
 
 STATIC_SHARED_LIMIT = 48 * 1024
 PORTABLE_CLUSTER = 8
+MAX_CLUSTER = 16             # blocks per cluster with the non-portable opt-in (sm_90 and newer)
 
 
 class LaunchError(ValueError):
@@ -46,7 +47,7 @@ def _check_shapes(grid, block, cluster, shared_mem):
 
 
 def _check_device(cluster, size, shared_mem, device):
-    limit = 16 if device.compute_capability >= (9, 0) else 1
+    limit = MAX_CLUSTER if device.compute_capability >= (9, 0) else 1
     if size > limit:
         raise LaunchError(f"cluster={cluster}: {size} blocks per cluster; this device allows at most {limit} "
                           f"({PORTABLE_CLUSTER} portably)")
@@ -132,8 +133,9 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
         if shapes[3] == 1:
             kernel[grid, block, stream, shared_mem](*args)
         else:
-            if shapes[3] > 16:
-                raise LaunchError(f"cluster={cluster}: {shapes[3]} blocks per cluster; an H100/H200 allows at most 16")
+            if shapes[3] > MAX_CLUSTER:
+                raise LaunchError(f"cluster={cluster}: {shapes[3]} blocks per cluster; an H100/H200 allows at most "
+                                  f"{MAX_CLUSTER}")
             from .simulator import hooks
 
             hooks.run_clusters(kernel, grid, block, shapes[2], shared_mem, args)

@@ -20,6 +20,7 @@ import html
 import re
 import sys
 
+from .. import _simulating
 from . import by_value
 from .decode import decode
 from .encode import encode_im2col, encode_tiled, replace_address
@@ -72,19 +73,13 @@ def _dtype_name(dtype):
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=None)
 def _typestr(typestr):
     import numpy as np
 
     return np.dtype(typestr).name, np.dtype(typestr).itemsize
 
 
-@functools.lru_cache(maxsize=None)
-def _simulator() -> bool:
-    """Whether numba-cuda runs its CUDA simulator (fixed when numba is imported)."""
-    from numba.cuda.core import config
-
-    return bool(config.ENABLE_CUDASIM)
+_simulator = functools.lru_cache(maxsize=None)(_simulating)   # fixed when numba is imported
 
 
 def _simulated(array):

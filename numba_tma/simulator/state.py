@@ -173,8 +173,7 @@ def deadlock_report(threads, cluster=None):
              "flight, so no wait can complete:"]
     for what, ids in groups.items():
         blocks = sorted({b for _, b in ids})
-        of = f" of block {blocks[0]}" if cluster is not None and len(blocks) == 1 else \
-            (f" of blocks {blocks}" if cluster is not None else "")
+        of = "" if cluster is None else f" of block {blocks[0]}" if len(blocks) == 1 else f" of blocks {blocks}"
         who = f"thread {ids[0][0]}" if len(ids) == 1 else f"{len(ids)} threads ({ids[0][0]} .. {ids[-1][0]})"
         lines.append(f"  {who}{of}: {what}")
     return "\n".join(lines)
