@@ -155,7 +155,7 @@ def prefetch_im2col(desc: TensorMap | DeviceArray, coords: tuple[int, ...], offs
     """
 
 
-def reduce(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, ...], op: Literal['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'], cache_hint: int | None = None) -> None:
+def reduce(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, ...], op: Literal['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'], cache_hint: int | None = None, allow_overrun: Literal[False, True] = False) -> None:
     """Reduce one box of shared memory into a tensor in global memory with TMA: each element of
     the tensor becomes ``op(element, box element)``, atomically per element.  ``op``: ``add``,
     ``min``, ``max``, ``inc``, ``dec``, ``and``, ``or``, ``xor``; the map's data type must be one
@@ -189,7 +189,7 @@ def reduce(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, .
     """
 
 
-def scatter4(desc: TensorMap | DeviceArray, src: SharedArray, col: int, rows: tuple[int, ...]) -> None:
+def scatter4(desc: TensorMap | DeviceArray, src: SharedArray, col: int, rows: tuple[int, ...], allow_overrun: Literal[False, True] = False) -> None:
     """Store four rows of shared memory to four rows of a 2-D tensor; completes through the bulk
     async-groups.
 
@@ -212,7 +212,7 @@ def scatter4(desc: TensorMap | DeviceArray, src: SharedArray, col: int, rows: tu
     """
 
 
-def store(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, ...], cache_hint: int | None = None) -> None:
+def store(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, ...], cache_hint: int | None = None, allow_overrun: Literal[False, True] = False) -> None:
     """Copy one box from shared memory to a tensor in global memory with TMA.
 
     ``desc``: a :class:`numba_tma.TensorMap` (by value; tiled or im2col, the mode is the map's) or

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from numba_tma import TensorMap, at, fence, mbarrier, tma
+from numba_tma import TensorMap, at, fence, mbarrier, tensormap, tma
 
 BOX = (8, 32)
 
@@ -77,7 +77,47 @@ def copy_global_desc(desc_bytes, out):
     out[cuda.threadIdx.x] = tile[cuda.threadIdx.x]
 
 
+@cuda.jit
+def store_past_edge(desc_bytes, edit, allow):
+    """A (8, 16) float32 box stored at columns 48..63 of a map in global memory whose rows are 59
+    wide (``edit``: the map is 64 wide and the kernel narrows it to 59 on the device first)."""
+    tile = cuda.shared.array((8, 16), numba.float32, alignment=128)
+    buf = cuda.shared.array(128, numba.uint8, alignment=128)
+    tile[cuda.threadIdx.x // 16, cuda.threadIdx.x % 16] = 1.0
+    if edit and cuda.threadIdx.x < 32:
+        if cuda.threadIdx.x == 0:
+            tensormap.copy(buf, desc_bytes)
+            tensormap.replace_global_dim(buf, 0, 59)
+        cuda.syncwarp()
+        tensormap.cp_fenceproxy(desc_bytes, buf)
+        fence.proxy_tensormap_acquire(desc_bytes)
+    fence.proxy_async()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        if allow:
+            tma.store(desc_bytes, tile, (48, 0), allow_overrun=True)
+        else:
+            tma.store(desc_bytes, tile, (48, 0))
+        tma.commit_group()
+        tma.wait_group(0)
+
+
+def store_edge(name):
+    """The store-edge routes only the device knows: prints the columns 56..63 of row 0 after the
+    store (59 is the first past the edge) when no trap stopped it."""
+    width = 64 if "edited" in name else 59
+    buf = cuda.to_device(np.zeros((8, 64), np.float32))
+    desc = TensorMap.tiled(buf[:, :width], (8, 16))
+    store_past_edge[1, 128](desc.to_device(), "edited" in name, name.endswith("allowed"))
+    cuda.synchronize()
+    print("row 0, columns 56..63:", buf.copy_to_host()[0, 56:].tolist())
+
+
 def main(name):
+    if name.startswith("store_edge"):
+        store_edge(name)
+        print("finished without an error")
+        return
     host = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
     desc = TensorMap.tiled(cuda.to_device(host), BOX, swizzle="128B")
     out = cuda.to_device(np.zeros(1024, np.float32))

@@ -26,6 +26,10 @@ CASES = Path(__file__).with_name("debug_cases.py")
     ("local_destination", "tma.load: argument 'dst' is not in shared memory"),
     ("slice_offset", "is not 1024-byte aligned (a TMA tile with swizzle SWIZZLE_128B)"),
     ("descriptor_offset", "tma.load: argument 'desc' at 0x"),
+    ("store_edge_global", "tma.store: coords[0] = 48: the box ends at element 64, past the end of the row (59 "
+                          "elements, 1888 bits: not a multiple of 16 bytes)"),
+    ("store_edge_edited", "tma.store: coords[0] = 48: the box ends at element 64, past the end of the row (59 "
+                          "elements"),
 ])
 def test_each_mistake_ends_with_its_message(case, message):
     env = dict(os.environ, NUMBA_TMA_DEBUG="1", NUMBA_TMA_DEBUG_TIMEOUT_MS="300")
@@ -36,3 +40,14 @@ def test_each_mistake_ends_with_its_message(case, message):
     assert message in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
     assert "block (0, 0, 0) thread (0, 0, 0)" in run.stdout
     print(f"{case}: ended in {elapsed:.1f} s (process start and compile included)")
+
+
+@pytest.mark.parametrize("route", ["global", "edited"])
+def test_a_store_opted_in_past_the_edge_writes_to_the_next_16_bytes(route):
+    """The routes of the trap above, opted in: the H200 writes column 59, the first past the edge
+    (up to 60 elements = 240 bytes, the next 16-byte boundary), and leaves 60..63."""
+    env = dict(os.environ, NUMBA_TMA_DEBUG="1")
+    run = subprocess.run([sys.executable, str(CASES), f"store_edge_{route}_allowed"], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "row 0, columns 56..63: [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]" in run.stdout, run.stdout

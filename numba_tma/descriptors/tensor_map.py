@@ -23,6 +23,7 @@ import sys
 from .. import _simulating
 from . import by_value
 from .decode import decode
+from .edge import array_dimension, store_overrun
 from .encode import encode_im2col, encode_tiled, replace_address
 from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
@@ -44,8 +45,9 @@ _DTYPES = {
 
 
 @functools.lru_cache(maxsize=1024)
-def _kernel_type(layout, dtype, rank, box, mode):
-    """The Numba type of every map with this ``layout`` (descriptor bytes 8..127)."""
+def _kernel_type(layout, dtype, rank, box, mode, store_overrun):
+    """The Numba type of every map with this ``layout`` (descriptor bytes 8..127) and the store
+    overrun its kernels must refuse (0 when there is none or the map opted in)."""
     from ..intrinsics.tensor_map_type import TensorMapType
 
     fields = decode(bytes(8) + layout)
@@ -54,7 +56,7 @@ def _kernel_type(layout, dtype, rank, box, mode):
     except TensorMapError:  # interleaved: not established, so the kernel cannot read it
         box_bytes = None
     return TensorMapType(dtype, fields.data_type.name, TYPE_INFO[fields.data_type].bits, rank, box, mode,
-                         fields.swizzle.name, box_bytes, fields.element_strides)
+                         fields.swizzle.name, box_bytes, fields.element_strides, store_overrun)
 
 
 def _dtype_name(dtype):
@@ -161,7 +163,7 @@ def _common_params(mode, name, shape, strides, itemsize, element_strides, interl
     if strides[-1] != itemsize and shape[-1] != 1:  # a last dimension of 1 has no meaningful stride
         raise TensorMapError("array strides", strides[-1], f"must be the element size, {itemsize}: TMA reads the "
                              "innermost dimension contiguously — copy to a contiguous array", index=rank - 1,
-                             note=f"bytes ({_dimension(rank - 1, rank, mode)})")
+                             note=f"bytes ({array_dimension(rank - 1, rank, mode)})")
     if element_strides is not None and len(element_strides) != rank:
         raise TensorMapError("element_strides", element_strides, f"must have one entry per array dimension ({rank})")
     return dict(
@@ -235,7 +237,7 @@ def _in_array_terms(e, mode, name, shape, params):
     argument, index, value, note, hint = e.argument, e.index, e.value, None, None
     if argument in _ARRAY_ORDER and index is not None:
         argument, index, dim = entry(argument, index)
-        note = f"({_dimension(dim, rank, mode)})"
+        note = f"({array_dimension(dim, rank, mode)})"
         if argument == "array strides":
             note = f"bytes {note}"
             hint = ("copy to a contiguous array" if value < 0 else
@@ -243,7 +245,7 @@ def _in_array_terms(e, mode, name, shape, params):
         elif argument == "box" and dim == rank - 1:
             hint = _inner_hint(params)
     elif argument == "channels_per_pixel":
-        note, hint = f"({_dimension(rank - 1, rank, mode)})", _inner_hint(params)
+        note, hint = f"({array_dimension(rank - 1, rank, mode)})", _inner_hint(params)
     elif argument == "box_dim":  # the whole box
         argument, value, hint = "box", value[::-1], "make the box smaller"
     elif argument == "channels_per_pixel x pixels_per_column":
@@ -254,13 +256,6 @@ def _in_array_terms(e, mode, name, shape, params):
     elif argument == "oob_fill":
         rule, hint = f"NaN fill needs a floating-point array, not {name}", "use oob_fill='none'"
     return TensorMapError(argument, value, rule if hint is None else f"{rule} — {hint}", index=index, note=note)
-
-
-def _dimension(dim, rank, mode):
-    """How errors name array dimension ``dim``: ``dimension 0 of the array, rows``."""
-    roles = ("N", *("D", "H", "W")[5 - rank:], "C") if mode == "im2col" else ("rows", "columns")
-    role = dict(zip(range(rank - len(roles), rank), roles)).get(dim)
-    return f"dimension {dim} of the array" + (f", {role}" if role else "")
 
 
 def _inner_hint(params):
@@ -307,6 +302,12 @@ def _options(interleave, swizzle, l2_promotion, oob_fill, data_type):
             None if data_type is None else coerce(DataType, data_type, "data_type"))
 
 
+def _flag(name, value):
+    if not isinstance(value, bool):
+        raise TensorMapError(name, value, "must be True or False")
+    return value
+
+
 def _shown_dtype(name, params):
     """The map's dtype as TensorMap shows it: the array's, and the TMA type where ``data_type`` chose
     another (``"float32 as TFLOAT32"``)."""
@@ -323,8 +324,10 @@ class TensorMap:
     The source array is kept alive as long as the map.
     """
 
-    def __init__(self, array, desc: bytes, dtype: str, rank: int, box: tuple, mode: str, args: tuple, params: dict):
+    def __init__(self, array, desc: bytes, dtype: str, rank: int, box: tuple, mode: str, args: tuple, params: dict,
+                 allow_store_overrun: bool = False):
         self._array = array            # keeps the memory alive while the map exists
+        self.allow_store_overrun = allow_store_overrun
         self.bytes = desc
         self.dtype = dtype
         self.rank = rank
@@ -337,12 +340,17 @@ class TensorMap:
 
     @classmethod
     def tiled(cls, array, box, *, swizzle="none", l2_promotion="128B", oob_fill="none",
-              element_strides=None, interleave="none", data_type=None) -> "TensorMap":
+              element_strides=None, interleave="none", data_type=None, allow_store_overrun=False) -> "TensorMap":
         """A tiled map over ``array`` copying boxes of shape ``box`` (in ``array``'s own index order).
 
         ``element_strides`` is also in array order.  ``data_type`` picks a TMA type other than the
         array's, of the same width (``"tfloat32"`` or ``"float32_ftz"`` over float32).  Raises
         :class:`TensorMapError` naming the argument and the rule for anything the driver would reject.
+
+        A TMA store or reduce writes on past the end of each row up to the next 16-byte boundary
+        (:mod:`numba_tma.descriptors.edge`): when the array's last dimension is not a multiple of 16
+        bytes, kernels refuse to store through the map unless ``allow_store_overrun=True`` says
+        those bytes (``desc.store_overrun`` per row) are the caller's to overwrite.
 
         Example::
 
@@ -355,17 +363,18 @@ class TensorMap:
                                        *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
         address = _address(address, "tiled", name, shape, params)
         return cls._at(array, address, layout, _shown_dtype(name, params), len(shape), box, "tiled",
-                       (box, element_strides), params)
+                       (box, element_strides), params, _flag("allow_store_overrun", allow_store_overrun))
 
     @classmethod
     def im2col(cls, array, pixel_box_lower_corner, pixel_box_upper_corner, channels_per_pixel, pixels_per_column,
                *, swizzle="none", l2_promotion="128B", oob_fill="none", element_strides=None,
-               interleave="none", data_type=None) -> "TensorMap":
+               interleave="none", data_type=None, allow_store_overrun=False) -> "TensorMap":
         """An im2col map over an N(D)(H)WC ``array`` (rank 3-5, channels innermost).
 
         Each load gathers ``pixels_per_column`` pixels x ``channels_per_pixel`` channels; the
         corners bound the pixel window per spatial dimension, in array order (``(H, W)`` for NHWC).
-        Use with ``tma.load_im2col``.
+        Use with ``tma.load_im2col``.  ``allow_store_overrun`` as for :meth:`tiled` (the channels are
+        the rows).
 
         Example::
 
@@ -382,12 +391,14 @@ class TensorMap:
         address = _address(address, "im2col", name, shape, params)
         box = (pixels, channels)
         args = (lower, upper, channels, pixels, estrides)
-        return cls._at(array, address, layout, _shown_dtype(name, params), len(shape), box, "im2col", args, params)
+        return cls._at(array, address, layout, _shown_dtype(name, params), len(shape), box, "im2col", args, params,
+                       _flag("allow_store_overrun", allow_store_overrun))
 
     @classmethod
-    def _at(cls, array, address, layout, name, rank, box, mode, args, params):
+    def _at(cls, array, address, layout, name, rank, box, mode, args, params, allow_store_overrun):
         """The map over ``array`` at the (checked) ``address`` with a cached ``layout``."""
-        return cls(array, address.to_bytes(8, "little") + layout[8:], name, rank, box, mode, args, params)
+        return cls(array, address.to_bytes(8, "little") + layout[8:], name, rank, box, mode, args, params,
+                   allow_store_overrun)
 
     # -- attributes --------------------------------------------------------------------------
     @functools.cached_property
@@ -406,6 +417,14 @@ class TensorMap:
         """Shared memory one full box spans: ``box_bytes``, or more when a swizzle is wider than
         the box's rows (they lie the swizzle span apart; measured on the H200).  Size tiles with it."""
         return self._numba_type_.smem_bytes
+
+    @property
+    def store_overrun(self) -> int:
+        """Bytes past the end of each row (dimension 0) that a TMA store or reduce crossing it
+        writes: the row's bytes rounded up to 16 (0 to 15; see :mod:`numba_tma.descriptors.edge`).
+        Kernels refuse to store through a map with an overrun unless it was built with
+        ``allow_store_overrun=True``."""
+        return store_overrun(TYPE_INFO[self._params["data_type"]].bits, self._params["global_dim"][0])
 
     @property
     def swizzle(self) -> Swizzle:
@@ -436,7 +455,7 @@ class TensorMap:
         ``bytes`` get the new address spliced in (no validation or layout work); its by-value
         descriptor is a recycled one of the same layout, re-pointed (or a new one)."""
         return TensorMap(array, replace_address(self.bytes, self._address_of(array)), self.dtype, self.rank,
-                         self.box, self.mode, self._args, self._params)
+                         self.box, self.mode, self._args, self._params, self.allow_store_overrun)
 
     def retarget(self, array) -> "TensorMap":
         """Point *this* map at another array of identical shape, strides and dtype, in place, and
@@ -457,10 +476,12 @@ class TensorMap:
 
     # -- kernel arguments ----------------------------------------------------------------------
     @staticmethod
-    def numba_type(dtype, box, mode="tiled", rank=None, box_bytes=None, swizzle="none"):
+    def numba_type(dtype, box, mode="tiled", rank=None, box_bytes=None, swizzle="none", store_overrun=0):
         """The Numba type of a map argument, for compiling without an array (e.g. with
         ``numba_tma.inspect``): ``TensorMap.numba_type("float32", (64, 64))``.  An im2col map also
-        gives its tensor ``rank``; ``box_bytes`` defaults to the full box (unit element strides)."""
+        gives its tensor ``rank``; ``box_bytes`` defaults to the full box (unit element strides);
+        ``store_overrun`` (bytes, 0-15) is that of a map whose rows are not a multiple of 16 bytes,
+        through which stores are refused (``desc.store_overrun``)."""
         from ..intrinsics.tensor_map_type import TensorMapType
 
         name = _dtype_name(dtype)
@@ -476,13 +497,17 @@ class TensorMap:
             box_bytes = _int("box_bytes", box_bytes)
             _in_range("box_bytes", box_bytes, limits=(1, MAX_BOX_BYTES))
         data_type = _DTYPES[name]
-        return TensorMapType(name, data_type.name, TYPE_INFO[data_type].bits, rank or len(box), box, mode, swizzle,
-                             box_bytes)
+        store_overrun = _int("store_overrun", store_overrun)
+        _in_range("store_overrun", store_overrun, limits=(0, 15))
+        rank = rank or len(box)
+        return TensorMapType(name, data_type.name, TYPE_INFO[data_type].bits, rank, box, mode, swizzle,
+                             box_bytes, None, store_overrun)
 
     @property
     def _numba_type_(self):
         """The Numba type numba-cuda gives this map as a kernel argument (one per layout)."""
-        return _kernel_type(self.bytes[8:], self.dtype, self.rank, self.box, self.mode)
+        return _kernel_type(self.bytes[8:], self.dtype, self.rank, self.box, self.mode,
+                            0 if self.allow_store_overrun else self.store_overrun)
 
     @property
     def value(self):

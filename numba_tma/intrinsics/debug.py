@@ -77,12 +77,17 @@ def check_multiple(builder, op_name: str, arg: str, value: ir.Value, scale: int,
             [builder.sext(value, I64) if value.type.width < 64 else value])
 
 
+def load_u32(builder, address: ir.Value, offset: int) -> ir.Value:
+    """The 32-bit word at byte ``offset`` of the generic 64-bit ``address`` (a descriptor's field)."""
+    return _asm(builder, f"ld.u32 $0, [$1+{offset}];", [address], "=r,l")
+
+
 def check_inside(builder, op_name: str, desc_address: ir.Value, coords):
     """Each ``coords[i]`` is at most the tensor's last index along dimension ``i`` (read from the
     map: bytes 32 + 4 i hold ``global_dim[i] - 1``): a box that starts past the end is all
     out-of-bounds fill, which is what (row, col) coordinates give for an innermost-first map."""
     for i, coord in enumerate(coords):
-        last = _asm(builder, f"ld.u32 $0, [$1+{32 + 4 * i}];", [desc_address], "=r,l")
+        last = load_u32(builder, desc_address, 32 + 4 * i)
         past = builder.icmp_signed(">", coord, builder.zext(last, I64))
         fail_if(builder, past, op_name, f"coords[{i}] = %lld is past the tensor's last index %lld along dimension {i} "
                 "(the whole box is out of bounds): coordinates are innermost-first, (col, row) for a[row, col]",

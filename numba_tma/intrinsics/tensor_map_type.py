@@ -38,23 +38,27 @@ class TensorMapType(types.Type):
     (``"BFLOAT16"``); ``element_bits`` the width TMA moves per element (a destination of any dtype of
     that width is accepted); ``swizzle`` the swizzle's name; ``element_strides`` (innermost first,
     ``None`` for all ones) — so a kernel compiled for one map is not reused for a map that lays out
-    shared memory differently.
+    shared memory differently; ``store_overrun``, the bytes a store crossing the end of a row would
+    write past it (0 when none, or when the map opted in: stores through the map are refused
+    otherwise, :mod:`numba_tma.descriptors.edge`).
     """
 
     def __init__(self, dtype, data_type, element_bits, rank, box, mode, swizzle="NONE", box_bytes=None,
-                 element_strides=None):
+                 element_strides=None, store_overrun=0):
         self.dtype, self.data_type, self.element_bits = dtype, data_type, element_bits
         self.rank, self.box, self.mode, self.swizzle, self.box_bytes = rank, tuple(box), mode, swizzle, box_bytes
+        self.store_overrun = store_overrun
         self.element_strides = None if element_strides is None or set(element_strides) == {1} else \
             tuple(element_strides)
         extra = "" if swizzle == "NONE" else f", swizzle={swizzle}"
         extra += "" if self.element_strides is None else f", element_strides={self.element_strides}"
+        extra += f", store_overrun={store_overrun}" if store_overrun else ""
         super().__init__(name=f"TensorMap[{dtype}, rank={rank}, box={self.box}, {mode}{extra}]")
 
     @property
     def key(self):
         return (self.dtype, self.data_type, self.element_bits, self.rank, self.box, self.mode, self.swizzle,
-                self.box_bytes, self.element_strides)
+                self.box_bytes, self.element_strides, self.store_overrun)
 
     @property
     def smem_bytes(self):

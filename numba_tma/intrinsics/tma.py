@@ -21,17 +21,19 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 ``uint8`` tile.
 """
 
+from llvmlite import ir
 from numba.cuda import types
 
 from numba.core import cgutils
 
 from . import debug
-from ._core import (I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
+from ._core import (I32, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
                     Sample, SharedArray, SharedRef, check_arch, exported, global_address, literal, reject,
                     shared_address)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
-from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, smem_row_bytes
+from ..descriptors.edge import overrun_rule
+from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, TYPE_INFO, smem_row_bytes
 from ..reductions import TENSOR_REDUCE_TYPES
 from .tensor_map_type import TensorMapType
 
@@ -239,6 +241,59 @@ load_im2col = PtxOp(
 # -- shared -> global ------------------------------------------------------------------------------
 
 _STORE_MODE = {"tiled": "tile", "im2col": "im2col_no_offs"}
+ALLOW_OVERRUN = Qualifier("allow_overrun", {False: "", True: ""}, False)
+NO_OPT_IN = {"allow_overrun": False}     # the assembly rows: the opt-in changes no PTX
+
+
+def _element_bits_of(builder, desc_address):
+    """A map's element width in bits, read from its type field (bits 71-74; the TF32 bit does not
+    change the width)."""
+    code = builder.lshr(debug.load_u32(builder, desc_address, 8), ir.Constant(I32, 7))
+    code = builder.and_(code, ir.Constant(I32, 0xF))
+    bits = ir.Constant(I32, 0)
+    for info in TYPE_INFO.values():
+        bits = builder.select(builder.icmp_unsigned("==", code, ir.Constant(I32, info.code)),
+                              ir.Constant(I32, info.bits), bits)
+    return bits
+
+
+def _debug_edge(op_name, coord_arg):
+    """Debug mode, a map in global memory (its geometry is only known on the device, and may have
+    been edited there): trap before a store whose box crosses the end of a row that is not a
+    multiple of 16 bytes, unless the call opted in (``allow_overrun=True``)."""
+    def check(context, builder, tys, args):
+        if isinstance(tys["desc"], TensorMapType) or literal(tys["allow_overrun"]):
+            return
+        address = global_address(context, builder, tys["desc"], args["desc"])
+        coords = args[coord_arg]
+        first = builder.extract_value(coords, 0) if coord_arg == "coords" else coords
+        first_ty = tys[coord_arg][0] if coord_arg == "coords" else tys[coord_arg]
+        first = context.cast(builder, first, first_ty, types.int64)
+        width = builder.zext(builder.add(debug.load_u32(builder, address, 32), ir.Constant(I32, 1)), I64)
+        box = builder.lshr(debug.load_u32(builder, address, 52), ir.Constant(I32, 24))     # byte 55
+        end = builder.add(first, builder.zext(builder.add(box, ir.Constant(I32, 1)), I64))
+        row_bits = builder.mul(width, builder.zext(_element_bits_of(builder, address), I64))
+        ragged = builder.icmp_unsigned("!=", builder.and_(row_bits, ir.Constant(I64, 127)), ir.Constant(I64, 0))
+        crosses = builder.icmp_signed(">", end, width)
+        debug.fail_if(builder, builder.and_(ragged, crosses), op_name,
+                      f"{coord_arg}{'[0]' if coord_arg == 'coords' else ''} = %lld: the box ends at element %lld, past "
+                      "the end of the row (%lld elements, %lld bits: not a multiple of 16 bytes); the store would "
+                      "write outside the tensor up to the next 16-byte boundary — pad the array's last dimension, "
+                      "or pass allow_overrun=True", [first, end, width, row_bits])
+    return check
+
+
+def _debug_store(op_name, coord_arg):
+    """Debug mode for a store-like op: the map checks of :func:`_debug_map_op` (tiled/im2col
+    stores), then the 16-byte edge of a map in global memory."""
+    tile = _debug_map_op(op_name, "src") if coord_arg == "coords" else None
+    edge = _debug_edge(op_name, coord_arg)
+
+    def check(context, builder, tys, args):
+        if tile is not None:
+            tile(context, builder, tys, args)
+        edge(context, builder, tys, args)
+    return check
 
 
 def _store_fields(desc, coords, **_):
@@ -248,8 +303,18 @@ def _store_fields(desc, coords, **_):
     return _fields(desc, coords) | {"mode": _STORE_MODE[mode]}
 
 
-def _check_store(op, desc, src, coords):
+def _check_edge(op, desc, allow_overrun):
+    """A by-value map whose rows end short of 16 bytes: a store crossing a row's end writes past
+    it, so the store is refused unless the map or the call opted in (a map in global memory is
+    checked by debug mode, :func:`_debug_edge`, and the simulator)."""
+    if isinstance(desc, TensorMapType) and desc.store_overrun and not allow_overrun:
+        raise reject(op, "desc", overrun_rule(str(desc), desc.dtype, desc.element_bits, desc.store_overrun,
+                                              desc.rank, desc.mode), desc)
+
+
+def _check_store(op, desc, src, coords, allow_overrun):
     _check_map(op, desc, "src", src, coords, desc.mode if isinstance(desc, TensorMapType) else "tiled")
+    _check_edge(op, desc, allow_overrun)
     first = literal(coords[0])
     if isinstance(first, int) and first < 0:
         raise reject(op, "coords[0]", "must not be negative: a box that starts before the tensor kills a TMA store "
@@ -275,15 +340,18 @@ store = PtxOp(
     " [{desc}, {{{coords}}}], [{src}]{policy};",
     (Descriptor("desc"), SharedArray("src", what="a shared array (the box)", contiguous=True),
      IntTuple("coords", (1, 2, 3, 4, 5)), CacheHint()),
-    check=lambda desc, src, coords, **_: _check_store("tma.store", desc, src, coords),
-    debug=_debug_map_op("tma.store", "src"),
+    qualifiers=(ALLOW_OVERRUN,),
+    check=lambda desc, src, coords, allow_overrun, **_: _check_store("tma.store", desc, src, coords, allow_overrun),
+    debug=_debug_store("tma.store", "coords"),
     fields=lambda cc, **tys: _store_fields(**tys),
     doc_fields={"rank": 2, "acquire": "", "mode": "tile"},
     tlx=("tlx.async_descriptor_store", "cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp",
          "cuda::ptx::cp_async_bulk_tensor (global <- shared::cta)"),
-    samples=tuple(Sample(f"tma.store(desc, smem, {tuple(range(r))})", f"UTMASTG.{r}D", {"rank": r})
+    samples=tuple(Sample(f"tma.store(desc, smem, {tuple(range(r))})", f"UTMASTG.{r}D", {"rank": r}, NO_OPT_IN)
                   for r in range(1, 6)) + (
-        Sample("tma.store(desc, smem, (0, 0), cache_hint=out[1])", "UTMASTG.2D", {"rank": 2}),),
+        Sample("tma.store(desc, smem, (0, 0), cache_hint=out[1])", "UTMASTG.2D", {"rank": 2}, NO_OPT_IN),
+        Sample("tma.store(desc, smem, (0, 0), allow_overrun=True)", "UTMASTG.2D", {"rank": 2},
+               {"allow_overrun": True})),
     doc="""Copy one box from shared memory to a tensor in global memory with TMA.
     """ + _STORE_DOC + """
     Example::
@@ -298,8 +366,8 @@ store = PtxOp(
     """,
 ).intrinsic()
 
-def _check_reduce(desc, src, coords, op, **_):
-    _check_store("tma.reduce", desc, src, coords)
+def _check_reduce(desc, src, coords, op, allow_overrun, **_):
+    _check_store("tma.reduce", desc, src, coords, allow_overrun)
     if isinstance(desc, TensorMapType) and desc.data_type not in TENSOR_REDUCE_TYPES[op]:
         allowed = ", ".join(t.lower() for t in TENSOR_REDUCE_TYPES[op])
         raise reject("tma.reduce", "op", f"{op!r} cannot reduce a {desc.data_type.lower()} map ({desc}); it takes "
@@ -312,14 +380,14 @@ reduce = PtxOp(
     " [{desc}, {{{coords}}}], [{src}]{policy};",
     (Descriptor("desc"), SharedArray("src", what="a shared array (the box)", contiguous=True),
      IntTuple("coords", (1, 2, 3, 4, 5)), CacheHint()),
-    qualifiers=(Qualifier("op", {o: o for o in TENSOR_REDUCE_TYPES}, REQUIRED),),
-    order=("desc", "src", "coords", "op", "cache_hint"),
-    check=_check_reduce, debug=_debug_map_op("tma.reduce", "src"),
+    qualifiers=(Qualifier("op", {o: o for o in TENSOR_REDUCE_TYPES}, REQUIRED), ALLOW_OVERRUN),
+    order=("desc", "src", "coords", "op", "cache_hint", "allow_overrun"),
+    check=_check_reduce, debug=_debug_store("tma.reduce", "coords"),
     fields=lambda cc, desc, src, coords, **_: _store_fields(desc, coords),
     doc_fields={"rank": 2, "acquire": "", "mode": "tile"},
     tlx=("tlx.async_descriptor_store(store_reduce=...)", "cute.nvgpu.cpasync.CopyReduceBulkTensorTileS2GOp",
          "cuda::ptx::cp_reduce_async_bulk_tensor"),
-    samples=tuple(Sample(f"tma.reduce(desc, smem, {tuple(range(r))})", f"UTMAREDG.{r}D", {"rank": r})
+    samples=tuple(Sample(f"tma.reduce(desc, smem, {tuple(range(r))})", f"UTMAREDG.{r}D", {"rank": r}, NO_OPT_IN)
                   for r in (1, 2, 5)),
     doc="""Reduce one box of shared memory into a tensor in global memory with TMA: each element of
     the tensor becomes ``op(element, box element)``, atomically per element.  ``op``: ``add``,
@@ -399,7 +467,8 @@ prefetch_descriptor = PtxOp(
 
 # -- sm_100: four rows at once -------------------------------------------------------------------
 
-def _check_four_rows(op, desc, tile_arg, tile):
+def _check_four_rows(op, desc, tile_arg, tile, allow_overrun=False):
+    _check_edge(op, desc, allow_overrun)
     if not isinstance(desc, TensorMapType):
         check_arch(f"{op} (descriptor in global memory)", GLOBAL_DESCRIPTOR)
         return
@@ -441,12 +510,13 @@ scatter4 = PtxOp(
     " [{src}];",
     (Descriptor("desc"), SharedArray("src", what="a shared array (four rows)", contiguous=True), Int("col", signed=True),
      IntTuple("rows", (4,))),
-    need=SM100_ARCH,
-    check=lambda desc, src, **_: _check_four_rows("tma.scatter4", desc, "src", src),
+    qualifiers=(ALLOW_OVERRUN,), need=SM100_ARCH,
+    check=lambda desc, src, allow_overrun, **_: _check_four_rows("tma.scatter4", desc, "src", src, allow_overrun),
+    debug=_debug_store("tma.scatter4", "col"),
     fields=lambda cc, **tys: _acquire(**tys),
     doc_fields={"acquire": "", "rows": "r0, r1, r2, r3"},
     tlx=("tl descriptor.scatter", "cuda::ptx::cp_async_bulk_tensor_tile_scatter4"),
-    samples=(Sample("tma.scatter4(desc, smem, 0, (0, 5, 9, 2))", "UTMASTG.2D.SCATTER4"),),
+    samples=(Sample("tma.scatter4(desc, smem, 0, (0, 5, 9, 2))", "UTMASTG.2D.SCATTER4", only=NO_OPT_IN),),
     doc="""Store four rows of shared memory to four rows of a 2-D tensor; completes through the bulk
     async-groups.
     """ + _FOUR_ROWS_DOC + """

@@ -5,7 +5,11 @@ Loads: out-of-bounds elements are filled (zero, or with ``oob_fill="nan"`` on a 
 all-ones NaN of the element width), element strides of dimensions 1-4 step through the tensor
 (``ceil(box / stride)`` elements), TF32 maps round to nearest even at 10 mantissa bits and the
 FTZ maps flush subnormals, and each byte lands where the swizzle puts it (the 16-byte chunk index
-XOR address bits 7-9).  Stores and reductions write only the part of the box inside the tensor.
+XOR address bits 7-9).  Stores and reductions write the part of the box inside the tensor, and
+along dimension 0 on to the next 16-byte boundary of each row, as the H200 does
+(:mod:`numba_tma.descriptors.edge`): a map whose rows end short of 16 bytes is refused as the
+compiled op refuses it (a ``TensorMap`` without ``allow_store_overrun``), or, for a map in memory,
+when the box crosses a row's end (as debug mode traps), unless the call passes ``allow_overrun``.
 Dimension 0's element stride is ignored (the H200 loads the whole inner row densely), as measured.
 An im2col load whose first pixel lies outside the bounding box raises (the H200 faults).
 Not modelled (each raises naming why): strided stores (the H200's behaviour is not established),
@@ -21,9 +25,11 @@ import math
 import numpy as np
 
 from ..descriptors import decode
+from ..descriptors.edge import overrun_rule, store_limit
 from ..descriptors.tensor_map import TensorMap
 from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, smem_row_bytes,
                                  swizzled_offsets)
+from ..errors import OpArgumentError
 from ..reductions import TENSOR_REDUCE_TYPES
 from . import memory
 from .hooks import SimulatorError
@@ -58,10 +64,11 @@ def _itemsize(fields):
     return TYPE_INFO[fields.data_type].bits // 8
 
 
-def _global_view(fields):
-    """The tensor as a numpy array (outermost first) over its memory, from the descriptor."""
+def _global_view(fields, width=None):
+    """The tensor as a numpy array (outermost first) over its memory, from the descriptor (with
+    ``width`` elements per row instead of ``global_dim[0]``: the reach of a store)."""
     size = _itemsize(fields)
-    shape = tuple(reversed(fields.global_dim))
+    shape = tuple(reversed(fields.global_dim[1:])) + (width or fields.global_dim[0],)
     strides = tuple(reversed(fields.global_strides)) + (size,)
     span = sum((n - 1) * s for n, s in zip(shape, strides)) + size
     raw = np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(fields.global_address))
@@ -247,8 +254,30 @@ def load_im2col(desc, dst, coords, offsets, bar, cache_hint=None, multicast=None
     _issue_load(op, thread, state, dst, raw, fields, bar, multicast)
 
 
-def _write_box(op, desc, src, coords, combine):
-    """A store-like op: the box in ``src`` written (``combine(old, new)``) where it lies inside the tensor."""
+def _store_reach(op, desc, fields, first, box, allow_overrun):
+    """The row width a store writes up to along dimension 0: ``global_dim[0]``, or on to the next
+    16 bytes where the user opted in.  Refuses a store that would write past the tensor otherwise:
+    a ``TensorMap`` whose rows end short of 16 bytes (the compiled op's refusal, in its words), or
+    a map in memory when this box crosses a row's end (debug mode's trap)."""
+    bits, width = TYPE_INFO[fields.data_type].bits, fields.global_dim[0]
+    reach = store_limit(bits, width)
+    if isinstance(desc, TensorMap):
+        allow_overrun = allow_overrun or desc.allow_store_overrun
+        if desc.store_overrun and not allow_overrun:
+            text = f"TensorMap[{desc.dtype}, rank={desc.rank}, box={desc.box}, {desc.mode}]"
+            raise OpArgumentError(f"numba_tma: {op}: argument 'desc' " + overrun_rule(
+                text, desc.dtype.split(" as ")[0], bits, desc.store_overrun, desc.rank, desc.mode) + f"; got {desc!r}")
+    elif reach != width and first + box > width and not allow_overrun:
+        raise SimulatorError(f"numba_tma simulator: {op}: the box (elements {first}..{first + box - 1} of dimension "
+                             f"0) crosses the end of the row ({width} elements, {width * bits // 8} bytes: not a "
+                             "multiple of 16); the store would write outside the tensor up to the next 16-byte "
+                             "boundary — pad the array's last dimension, or pass allow_overrun=True")
+    return reach if allow_overrun else width
+
+
+def _write_box(op, desc, src, coords, combine, allow_overrun):
+    """A store-like op: the box in ``src`` written (``combine(old, new)``) where it lies inside the
+    tensor, dimension 0 reaching on to the next 16 bytes where the user opted in."""
     enter()
     fields = fields_of(desc, op)
     if fields.mode != Mode.TILED:
@@ -257,7 +286,7 @@ def _write_box(op, desc, src, coords, combine):
     _check_coords(op, fields, coords, store=True)
     _check_tile(op, fields, src, fields.transfer_bytes, "src")
     positions = _positions(fields, coords, op, store=True)
-    view = _global_view(fields)
+    view = _global_view(fields, _store_reach(op, desc, fields, coords[0], fields.box_dim[0], allow_overrun))
     shape = tuple(len(p) for p in positions)
     box = _unplace(src, math.prod(shape) * view.dtype.itemsize, fields).view(view.dtype).reshape(shape)
     grids = np.meshgrid(*positions, indexing="ij")
@@ -269,8 +298,8 @@ def _write_box(op, desc, src, coords, combine):
         view[where_] = combine(fields, view[where_], box[inside])
 
 
-def store(desc, src, coords, cache_hint=None):
-    _write_box("tma.store", desc, src, coords, lambda fields, old, new: new)
+def store(desc, src, coords, cache_hint=None, allow_overrun=False):
+    _write_box("tma.store", desc, src, coords, lambda fields, old, new: new, allow_overrun)
 
 
 def _bf16(bits):
@@ -299,14 +328,14 @@ def combine(op, dtype, old, new):
     return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op](old, new)
 
 
-def reduce(desc, src, coords, op, cache_hint=None):
+def reduce(desc, src, coords, op, cache_hint=None, allow_overrun=False):
     fields = fields_of(desc, "tma.reduce")
     if op not in TENSOR_REDUCE_TYPES or fields.data_type.name not in TENSOR_REDUCE_TYPES[op]:
         raise SimulatorError(f"numba_tma simulator: tma.reduce: op {op!r} cannot reduce a "
                              f"{fields.data_type.name.lower()} map (PTX ISA; see numba_tma.tma.reduce)")
     dtype = "bfloat16" if fields.data_type == DataType.BFLOAT16 else np.dtype(_NUMPY[fields.data_type])
     _write_box("tma.reduce", desc, src, coords,
-               lambda f, old, new: combine(op, dtype, old, new).view(old.dtype))
+               lambda f, old, new: combine(op, dtype, old, new).view(old.dtype), allow_overrun)
 
 
 def _four_rows(op, desc, tile, col, rows, nbytes_role):
@@ -329,12 +358,14 @@ def gather4(desc, dst, col, rows, bar):
     _issue_load(op, thread, state, dst, raw, fields, bar, None)
 
 
-def scatter4(desc, src, col, rows):
+def scatter4(desc, src, col, rows, allow_overrun=False):
+    """Four rows written like a store's (the 16-byte edge assumed as for ``tma.store``: the H200
+    has no scatter4 to measure it on)."""
     op = "tma.scatter4"
     enter()
     fields = _four_rows(op, desc, src, col, rows, "src")
     _check_coords(op, fields, (col, 0), store=True)
-    view = _global_view(fields)
+    view = _global_view(fields, _store_reach(op, desc, fields, col, fields.box_dim[0], allow_overrun))
     width = fields.box_dim[0]
     box = _unplace(src, 4 * width * view.dtype.itemsize, fields).view(view.dtype).reshape(4, width)
     cols = col + np.arange(width)
