@@ -171,6 +171,12 @@ def reduce(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, .
     not written, but a box must not start *before* the tensor (negative coordinates kill the
     kernel on the H200 with ``CUDA_ERROR_ILLEGAL_INSTRUCTION``, measured for ranks 1-5; a constant
     negative ``coords[0]`` is refused at compile time).
+    **The 16-byte edge**: along dimension 0 the write goes on past the tensor's end to the next
+    16-byte boundary of each row it crosses (measured on the H200: a float32 tensor 59 wide gets
+    element 59 written; 62 wide, 62 and 63).  A by-value map whose rows are not whole 16-byte chunks
+    (``desc.store_overrun > 0``) is refused at compile time unless it was built with
+    ``allow_store_overrun=True`` or the call passes ``allow_overrun=True`` (the bytes are yours); a
+    map in memory is checked by debug mode and the simulator (``docs/troubleshooting.md``).
     Completes through the bulk async-groups: ``commit_group()``, then ``wait_group_read(n)`` before
     reusing ``src`` or ``wait_group(n)`` before reading the result.
 
@@ -191,7 +197,8 @@ def reduce(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, .
 
 def scatter4(desc: TensorMap | DeviceArray, src: SharedArray, col: int, rows: tuple[int, ...], allow_overrun: Literal[False, True] = False) -> None:
     """Store four rows of shared memory to four rows of a 2-D tensor; completes through the bulk
-    async-groups.
+    async-groups.  The 16-byte edge and its opt-in (``allow_overrun``) are as for :func:`store`
+    (assumed: the H200 has no scatter4 to measure it on).
 
     ``desc``: a tiled 2-D map whose box is one row, ``(1, columns)`` (``numba_tma.descriptors.
     check_gather4`` checks a descriptor on the host).  ``col``: the first column; ``rows``: four row
@@ -223,6 +230,12 @@ def store(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, ..
     not written, but a box must not start *before* the tensor (negative coordinates kill the
     kernel on the H200 with ``CUDA_ERROR_ILLEGAL_INSTRUCTION``, measured for ranks 1-5; a constant
     negative ``coords[0]`` is refused at compile time).
+    **The 16-byte edge**: along dimension 0 the write goes on past the tensor's end to the next
+    16-byte boundary of each row it crosses (measured on the H200: a float32 tensor 59 wide gets
+    element 59 written; 62 wide, 62 and 63).  A by-value map whose rows are not whole 16-byte chunks
+    (``desc.store_overrun > 0``) is refused at compile time unless it was built with
+    ``allow_store_overrun=True`` or the call passes ``allow_overrun=True`` (the bytes are yours); a
+    map in memory is checked by debug mode and the simulator (``docs/troubleshooting.md``).
     Completes through the bulk async-groups: ``commit_group()``, then ``wait_group_read(n)`` before
     reusing ``src`` or ``wait_group(n)`` before reading the result.
 

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from numba_tma import TensorMap, at, fence, mbarrier, tensormap, tma
+from numba_tma import TensorMap, at, bulk, fence, mbarrier, tensormap, tma
 
 BOX = (8, 32)
 
@@ -102,6 +102,19 @@ def store_past_edge(desc_bytes, edit, allow):
         tma.wait_group(0)
 
 
+@cuda.jit
+def bulk_store(dst, nbytes):
+    """A bulk store of a run-time ``nbytes`` from a 1 KiB shared buffer into ``dst``."""
+    buf = cuda.shared.array(256, numba.float32, alignment=128)
+    buf[cuda.threadIdx.x] = 2.0
+    fence.proxy_async()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        bulk.store(dst, buf, nbytes)
+        bulk.commit_group()
+        bulk.wait_group(0)
+
+
 def store_edge(name):
     """The store-edge routes only the device knows: prints the columns 56..63 of row 0 after the
     store (59 is the first past the edge) when no trap stopped it."""
@@ -116,6 +129,11 @@ def store_edge(name):
 def main(name):
     if name.startswith("store_edge"):
         store_edge(name)
+        print("finished without an error")
+        return
+    if name.startswith("bulk_"):                 # 512 bytes: past a 256-byte destination; 40: not whole chunks
+        bulk_store[1, 256](cuda.to_device(np.zeros(64, np.float32)), 512 if name == "bulk_past_array" else 40)
+        cuda.synchronize()
         print("finished without an error")
         return
     host = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)

@@ -61,10 +61,13 @@ def test_wait_group_count(call, match):
         inspect.ptx(_kernel(call), GLOBAL)
 
 
+NBYTES_RULE = r"'nbytes' must be a multiple of 16 bytes \(whole 16-byte chunks\), from 16 to 2\*\*32 - 16; got "
+
+
 @pytest.mark.parametrize("call,match", [
-    ("bulk.store(desc, cuda.shared.array(64, types.uint8), 24)", r"'nbytes' must be a multiple of 16; got 24"),
-    ("bulk.load(cuda.shared.array(64, types.uint8), desc, 0, bar)", r"'nbytes' must be in \[16, "),
-    ("bulk.prefetch(desc, 8)", r"'nbytes' must be in \[16, "),
+    ("bulk.store(desc, cuda.shared.array(64, types.uint8), 24)", NBYTES_RULE + "24"),
+    ("bulk.load(cuda.shared.array(64, types.uint8), desc, 0, bar)", NBYTES_RULE + "0"),
+    ("bulk.prefetch(desc, 8)", NBYTES_RULE + "8"),
     ("bulk.reduce(desc, cuda.shared.array(64, types.uint32), 40, 'add')", r"'nbytes' must be a multiple of 16"),
 ])
 def test_nbytes_rules_when_constant(call, match):

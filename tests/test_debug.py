@@ -72,3 +72,41 @@ def test_debug_code_assembles():
     with debug():
         out = inspect.compile(copy, SIG, "sm_90a")
     assert {"UTMALDG.2D", "BPT.TRAP", "QSPC.E.S", "CS2R"} <= out.opcodes()   # load, trap, isspacep, globaltimer
+
+
+def test_bulk_copies_check_size_alignment_and_extent():
+    """A run-time nbytes: debug mode checks it is whole 16-byte chunks and fits both arrays, and
+    that both addresses are 16-byte aligned (the GPU test runs each check)."""
+    from numba_tma import bulk
+
+    def k(dst, nbytes):
+        buf = cuda.shared.array(256, numba.float32)
+        bulk.store(dst, buf, nbytes)
+
+    sig = (numba.float32[::1], numba.int32)
+    assert "trap;" not in inspect.ptx(k, sig)
+    with debug():
+        ptx = inspect.ptx(k, sig)
+    texts = _strings(ptx)
+    for message in ("bulk.store: nbytes = %lld: times 1 bytes it must be a multiple of 16",
+                    "bulk.store: argument 'dst' holds %lld bytes, fewer than nbytes = %lld",
+                    "bulk.store: argument 'src' holds %lld bytes, fewer than nbytes = %lld",
+                    "bulk.store: argument 'dst' at 0x%llx is not 16-byte aligned"):
+        assert any(message in text for text in texts), message
+
+
+def test_a_store_through_a_map_in_memory_checks_the_edge():
+    def k(desc, x):
+        tile = cuda.shared.array((16, 16), numba.float32, alignment=128)
+        tma.store(desc, tile, (x, 0))
+
+    def opted_in(desc, x):
+        tile = cuda.shared.array((16, 16), numba.float32, alignment=128)
+        tma.store(desc, tile, (x, 0), allow_overrun=True)
+
+    sig = (numba.uint8[::1], numba.int32)
+    message = "tma.store: coords[0] = %lld: the box ends at element %lld, past the end of the row"
+    with debug():
+        assert any(message in text for text in _strings(inspect.ptx(k, sig)))
+        assert not any(message in text for text in _strings(inspect.ptx(opted_in, sig)))
+        assert "BPT.TRAP" in inspect.compile(k, sig, "sm_90a").opcodes()

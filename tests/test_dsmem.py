@@ -31,7 +31,7 @@ def _compile(body, arch="sm_90a"):
     ("dsmem.reduce_async(u64, 1, bars, 1, op='min')", r"reduce op 'min' takes \(uint32, int32\)"),
     ("dsmem.reduce_async(u64, 1, bars, 1, op='mul')", r"argument 'op' must be a constant, one of 'add'"),
     ("dsmem.reduce_async(u64, (1, 2), bars, 1, op='add')", r"argument 'value' must be one number"),
-    ("dsmem.copy_async(f32, f32, 40, bars, 1)", r"argument 'nbytes' must be a multiple of 16; got 40"),
+    ("dsmem.copy_async(f32, f32, 40, bars, 1)", r"argument 'nbytes' must be a multiple of 16 bytes \(whole 16-byte chunks\).*; got 40"),
     ("dsmem.reduce_copy_async(u64, f32, 64, bars, 1, op='add')", r"argument 'dst' must hold the elements of src"),
 ])
 def test_argument_errors(body, match):

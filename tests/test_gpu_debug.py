@@ -28,6 +28,10 @@ CASES = Path(__file__).with_name("debug_cases.py")
     ("descriptor_offset", "tma.load: argument 'desc' at 0x"),
     ("store_edge_global", "tma.store: coords[0] = 48: the box ends at element 64, past the end of the row (59 "
                           "elements, 1888 bits: not a multiple of 16 bytes)"),
+    ("bulk_past_array", "bulk.store: argument 'dst' holds 256 bytes, fewer than nbytes = 512 (the copy would run "
+                        "past the array)"),
+    ("bulk_size", "bulk.store: nbytes = 40: times 1 bytes it must be a multiple of 16 (a bulk copy moves whole 16-byte "
+                  "chunks)"),
     ("store_edge_edited", "tma.store: coords[0] = 48: the box ends at element 64, past the end of the row (59 "
                           "elements"),
 ])

@@ -190,11 +190,12 @@ class Operand:
         """Debug mode only: run-time checks of the argument (see :mod:`.debug`)."""
 
 
-def _check_literal(op_name, name, ty, lo, hi):
-    """A compile-time constant outside [lo, hi] is refused, never truncated."""
+def _check_literal(op_name, name, ty, lo, hi, rule=None):
+    """A compile-time constant outside [lo, hi] is refused, never truncated (``rule``: the message
+    where the range alone does not say it)."""
     value = literal(ty)
     if isinstance(value, int) and not lo <= value <= hi:
-        raise reject(op_name, name, f"must be in [{lo}, {hi}]", value)
+        raise reject(op_name, name, rule or f"must be in [{lo}, {hi}]", value)
 
 
 _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
@@ -203,20 +204,21 @@ _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
 class Int(Operand):
     """An integer cast to ``bits`` bits (``r`` for 32, ``l`` for 64, ``h`` for 16).
 
-    A constant argument must lie in ``[lo, hi]`` (default: what ``bits`` can hold).
+    A constant argument must lie in ``[lo, hi]`` (default: what ``bits`` can hold); ``rule`` says
+    so in the op's own terms.
     """
 
     def __init__(self, name: str, bits: int = 32, signed: bool = False, lo: int | None = None,
-                 hi: int | None = None):
+                 hi: int | None = None, rule: str | None = None):
         super().__init__(name)
-        self.bits, self.signed = bits, signed
+        self.bits, self.signed, self.rule = bits, signed, rule
         self.lo = lo if lo is not None else (-(1 << (bits - 1)) if signed else 0)
         self.hi = hi if hi is not None else ((1 << (bits - 1)) - 1 if signed else (1 << bits) - 1)
 
     def check(self, op_name, ty):
         if not isinstance(ty, (types.Integer, types.IntegerLiteral, types.Boolean)):
             raise reject(op_name, self.name, "must be an integer", ty)
-        _check_literal(op_name, self.name, ty, self.lo, self.hi)
+        _check_literal(op_name, self.name, ty, self.lo, self.hi, self.rule)
 
     def lower(self, context, builder, ty, val):
         target = getattr(types, f"{'int' if self.signed else 'uint'}{self.bits}")
@@ -249,14 +251,14 @@ class Float(Operand):
 class Const(Operand):
     """A compile-time integer in ``[lo, hi]`` written into the PTX text (an immediate)."""
 
-    def __init__(self, name: str, lo: int, hi: int):
+    def __init__(self, name: str, lo: int, hi: int, rule: str | None = None):
         super().__init__(name)
-        self.lo, self.hi = lo, hi
+        self.lo, self.hi, self.rule = lo, hi, rule
 
     def check(self, op_name, ty):
         if not isinstance(literal(ty), int) or isinstance(literal(ty), bool):
             raise reject(op_name, self.name, "must be a compile-time integer constant (the PTX takes an immediate)", ty)
-        _check_literal(op_name, self.name, ty, self.lo, self.hi)
+        _check_literal(op_name, self.name, ty, self.lo, self.hi, self.rule)
 
     def lower(self, context, builder, ty, val):
         return []

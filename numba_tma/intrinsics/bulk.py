@@ -10,22 +10,55 @@ reused).  The same three are ``numba_tma.tma.commit_group`` etc.
 
 from numba.cuda import types
 
+from numba.core import cgutils
+
+from . import debug
 from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample,
-                    SharedArray, exported, literal, reject)
+                    SharedArray, SharedRef, exported, global_address, literal, reject)
 from ..reductions import BULK_REDUCE_TYPES
 from .mbarrier import barrier
 
 SM100 = Requirement((10, 0), (8, 6))
 
 
+NBYTES_RULE = "must be a multiple of 16 bytes (whole 16-byte chunks), from 16 to 2**32 - 16"
+
+
 def nbytes_operand(name="nbytes"):
-    return Int(name, lo=16, hi=(1 << 32) - 16)
+    return Int(name, lo=16, hi=(1 << 32) - 16, rule=NBYTES_RULE)
 
 
 def check_nbytes(op, nbytes):
     value = literal(nbytes)
     if isinstance(value, int) and value % 16:
-        raise reject(op, "nbytes", "must be a multiple of 16", value)
+        raise reject(op, "nbytes", NBYTES_RULE, value)
+
+
+def _array_bytes(context, builder, ty, val):
+    ary = context.make_array(ty)(context, builder, val)
+    nbytes = ary.itemsize
+    for extent in cgutils.unpack_tuple(builder, ary.shape):
+        nbytes = builder.mul(nbytes, extent)
+    return nbytes
+
+
+def debug_bytes(op_name, arrays):
+    """Debug mode for a bulk copy of ``nbytes`` between ``arrays`` (operand names): the size a
+    multiple of 16, each address 16-byte aligned, and each array (not an ``at()`` address, whose
+    extent is unknown) holding at least ``nbytes`` from element 0 — so a run-time size never
+    copies past an array."""
+    def check(context, builder, tys, args):
+        nbytes = context.cast(builder, args["nbytes"], tys["nbytes"], types.int64)
+        debug.check_multiple(builder, op_name, "nbytes", nbytes, 1, 16, "a bulk copy moves whole 16-byte chunks")
+        for name in arrays:
+            ty, val = tys[name], args[name]
+            if isinstance(ty, SharedRef):
+                address = val
+            else:
+                address = global_address(context, builder, ty, val)
+                debug.check_holds(builder, op_name, name, _array_bytes(context, builder, ty, val), nbytes)
+            debug.check_aligned(builder, op_name, name, address, 16, "a bulk copy's addresses are 16-byte aligned")
+    return check
 
 
 commit_group = PtxOp(
@@ -75,7 +108,7 @@ load = PtxOp(
     " {nbytes}, [{bar}]{mask}{policy};",
     (SharedArray("dst", what="a shared array (the destination)"), GlobalArray("src"), nbytes_operand(), barrier(),
      CacheHint(), Multicast()),
-    check=lambda nbytes, **_: check_nbytes("bulk.load", nbytes),
+    check=lambda nbytes, **_: check_nbytes("bulk.load", nbytes), debug=debug_bytes("bulk.load", ("dst", "src")),
     tlx=("cute.nvgpu.cpasync.CopyBulkG2SOp", "cuda::ptx::cp_async_bulk"),
     samples=(Sample("bulk.load(smem, desc, 64, bar)", "UBLKCP.S.G"),
              Sample("bulk.load(smem, desc, 64, bar, cache_hint=out[1])", "UBLKCP.S.G"),
@@ -96,7 +129,7 @@ load = PtxOp(
 store = PtxOp(
     "bulk.store", "cp.async.bulk.global.shared::cta.bulk_group{cache_hint} [{dst}], [{src}], {nbytes}{policy};",
     (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), nbytes_operand(), CacheHint()),
-    check=lambda nbytes, **_: check_nbytes("bulk.store", nbytes),
+    check=lambda nbytes, **_: check_nbytes("bulk.store", nbytes), debug=debug_bytes("bulk.store", ("dst", "src")),
     tlx=("tlx.async_store", "cute.nvgpu.cpasync.CopyBulkS2GOp", "cuda::ptx::cp_async_bulk"),
     samples=(Sample("bulk.store(desc, smem, 64)", "UBLKCP.G.S"),
              Sample("bulk.store(desc, smem, 64, cache_hint=out[1])", "UBLKCP.G.S")),
@@ -120,7 +153,7 @@ store_bytemask = PtxOp(
     "cp.async.bulk.global.shared::cta.bulk_group{cache_hint}.cp_mask [{dst}], [{src}], {nbytes}{policy}, {mask};",
     (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), nbytes_operand(), Int("mask", bits=16),
      CacheHint()),
-    need=SM100, check=lambda nbytes, **_: check_nbytes("bulk.store_bytemask", nbytes),
+    need=SM100, check=lambda nbytes, **_: check_nbytes("bulk.store_bytemask", nbytes), debug=debug_bytes("bulk.store_bytemask", ("dst", "src")),
     tlx=("cute.nvgpu.cpasync.CopyBulkS2GByteMaskOp", "cuda::ptx::cp_async_bulk_cp_mask"),
     samples=(Sample("bulk.store_bytemask(desc, smem, 64, 0x00FF)", "UBLKCP.G.S"),),
     doc="""Like :func:`store`, writing only the bytes whose bit in the 16-bit ``mask`` is set, in
@@ -165,6 +198,7 @@ reduce = PtxOp(
     qualifiers=(Qualifier("op", {o: o for o in REDUCE_OPS}, REQUIRED),),
     order=("dst", "src", "nbytes", "op", "cache_hint"),
     check=lambda nbytes, src, op, **_: (check_nbytes("bulk.reduce", nbytes), _reduce_type(op, src)),
+    debug=debug_bytes("bulk.reduce", ("dst", "src")),
     fields=lambda cc, src, op, **_: {"type": _reduce_type(op, src)},
     doc_fields={"type": ".u32"},
     tlx=("cuda::ptx::cp_reduce_async_bulk",),
@@ -187,7 +221,7 @@ reduce = PtxOp(
 prefetch = PtxOp(
     "bulk.prefetch", "cp.async.bulk.prefetch.L2.global{cache_hint} [{src}], {nbytes}{policy};",
     (GlobalArray("src"), nbytes_operand(), CacheHint()),
-    check=lambda nbytes, **_: check_nbytes("bulk.prefetch", nbytes),
+    check=lambda nbytes, **_: check_nbytes("bulk.prefetch", nbytes), debug=debug_bytes("bulk.prefetch", ("src",)),
     tlx=("cuda::ptx::cp_async_bulk_prefetch",),
     samples=(Sample("bulk.prefetch(desc, 256)", "UBLKPF.L2"),),
     doc="""Prefetch ``nbytes`` bytes of global memory starting at ``src`` into L2.

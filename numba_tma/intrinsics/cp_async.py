@@ -20,7 +20,7 @@ def _check_load(nbytes, cache, **_):
 load = PtxOp(
     "cp_async.load", "cp.async.{cache}.shared.global [{dst}], [{src}], {nbytes}{src_nbytes};",
     (SharedArray("dst", what="a shared array (the destination)"), GlobalArray("src"),
-     Const("nbytes", 4, 16), Optional(Int("src_nbytes", hi=16), None)),
+     Const("nbytes", 4, 16, rule="must be 4, 8 or 16 (bytes)"), Optional(Int("src_nbytes", hi=16), None)),
     qualifiers=(Qualifier("cache", {"ca": "ca", "cg": "cg"}, "ca"),), need=SM80,
     check=_check_load,
     tlx=("tlx.async_load", "cute.nvgpu.cpasync.CopyG2SOp", "cuda::memcpy_async (per-thread)"),

@@ -68,6 +68,13 @@ def check_at_least(builder, op_name: str, arg: str, nbytes: ir.Value, need: int,
             f"argument '{arg}' holds %lld bytes, fewer than {need} ({why})", [nbytes])
 
 
+def check_holds(builder, op_name: str, arg: str, size: ir.Value, nbytes: ir.Value):
+    """An array of ``size`` bytes holds the ``nbytes`` (run-time) an op copies into or out of it."""
+    fail_if(builder, builder.icmp_signed("<", size, nbytes), op_name,
+            f"argument '{arg}' holds %lld bytes, fewer than nbytes = %lld (the copy would run past the array)",
+            [size, nbytes])
+
+
 def check_multiple(builder, op_name: str, arg: str, value: ir.Value, scale: int, multiple: int, why: str):
     """``value * scale`` is a multiple of ``multiple``."""
     scaled = builder.mul(value, ir.Constant(value.type, scale))

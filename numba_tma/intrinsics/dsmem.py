@@ -18,7 +18,7 @@ from numba.cuda import types
 
 from ..reductions import CLUSTER_REDUCE_TYPES
 from ._core import REQUIRED, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, Value, exported, reject
-from .bulk import check_nbytes, nbytes_operand
+from .bulk import check_nbytes, debug_bytes, nbytes_operand
 from .mbarrier import barrier
 
 STORE = Requirement((9, 0), (8, 1))   # st.async, red.async
@@ -127,6 +127,7 @@ copy_async = PtxOp(
     _copy_operands(),
     need=COPY,
     check=lambda nbytes, **_: check_nbytes("dsmem.copy_async", nbytes),
+    debug=debug_bytes("dsmem.copy_async", ("dst", "src")),
     tlx=("tlx.async_remote_shmem_copy", "cute.nvgpu.cpasync.CopyBulkS2SOp",
          "cuda::ptx::cp_async_bulk (shared::cluster.shared::cta)"),
     samples=(Sample("dsmem.copy_async(smem, smem[1024:], 256, bar, 1)", "UBLKCP.S.S"),),
@@ -152,6 +153,7 @@ reduce_copy_async = PtxOp(
     check=lambda nbytes, dst, src, op, **_: (check_nbytes("dsmem.reduce_copy_async", nbytes),
                                              _same_elements(dst, src),
                                              _reduce_type("dsmem.reduce_copy_async", "src", op, src.dtype)),
+    debug=debug_bytes("dsmem.reduce_copy_async", ("dst", "src")),
     fields=lambda cc, src, op, **_: {"type": _reduce_type("dsmem.reduce_copy_async", "src", op, src.dtype)},
     doc_fields={"type": ".u32"},
     tlx=("cuda::ptx::cp_reduce_async_bulk (shared::cluster.shared::cta)",),
