@@ -23,8 +23,9 @@ See ``docs/simulator.md``.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from types import FunctionType, SimpleNamespace
 
+from ..numba_cuda_hooks import import_declarations
 from . import copies, hooks, mbarrier, tensor, tensormap, threads
 from .hooks import SimulatorError
 
@@ -45,8 +46,23 @@ def at(array, index):
     return array.reshape(-1)[index * step:]
 
 
+_INTRINSICS = import_declarations()     # the compiled ops' declarations: the twins' docstrings
+
+
+def _documented(family, name, twin):
+    """A copy of ``twin`` (one twin may serve several ops) named and documented as the compiled op
+    it stands for: its declaration's docstring (tma's bulk-group aliases: the bulk op's), or the
+    public object's (the cluster helpers)."""
+    declared = _INTRINSICS._core.OPS
+    op = declared.get(f"{family}.{name}") or declared.get(f"bulk.{name}" if family == "tma" else "")
+    copy = FunctionType(twin.__code__, twin.__globals__, name, twin.__defaults__, twin.__closure__)
+    copy.__kwdefaults__, copy.__qualname__, copy.__module__ = twin.__kwdefaults__, name, f"numba_tma.{family}"
+    copy.__doc__ = op.docstring() if op else getattr(_INTRINSICS, family).__dict__[name].__doc__
+    return copy
+
+
 def _family(name, ops):
-    return SimpleNamespace(__name__=f"numba_tma.{name}", **ops)
+    return SimpleNamespace(__name__=f"numba_tma.{name}", **{op: _documented(name, op, twin) for op, twin in ops.items()})
 
 
 FAMILIES = {
