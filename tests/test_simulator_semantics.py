@@ -1,0 +1,45 @@
+"""Simulator semantics the GPU defines: elect_one under a partial mask, dynamic shared memory at
+its declared alignment, numpy integers wherever ints go, an error ending the launch as that
+error (no polling thread left behind, no deadlock report), and no false deadlock in a correct
+cluster while a block waits in cuda.syncthreads() for numba's block manager."""
+
+from test_simulator import simulate
+
+SETUP = """
+import threading
+from numba_tma import cluster, cp_async, sync
+from numba_tma.simulator import memory, state
+"""
+
+
+def test_elect_one_elects_the_lowest_lane_executing_it():
+    out = simulate(setup=SETUP, body="""
+        @cuda.jit
+        def k(lanes, counts, bars):
+            bar = cuda.shared.array(1, numba.uint64)
+            lane, warp = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bar, 1)
+            cuda.syncthreads()
+            if (warp == 0 and lane >= 5) or (warp == 1 and lane % 3 == 2):    # partial masks
+                if sync.elect_one():
+                    lanes[warp, 0] = lane
+                    cuda.atomic.add(counts, (warp, 0), 1)
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 40:
+                mbarrier.arrive(bar)
+            mbarrier.wait(bar, 0)                    # every lane, leaving the wait one by one
+            if sync.elect_one():
+                lanes[warp, 1] = lane
+                cuda.atomic.add(counts, (warp, 1), 1)
+            if lane < 7:                             # these lanes have exited
+                return
+            if sync.elect_one():
+                lanes[warp, 2] = lane
+                cuda.atomic.add(counts, (warp, 2), 1)
+
+        lanes, counts = np.full((2, 3), -1, np.int32), np.zeros((2, 3), np.int32)
+        k[1, 64](lanes, counts, 0)
+        print("lanes", lanes.tolist(), "counts", counts.tolist())
+    """)
+    assert "lanes [[5, 0, 7], [2, 0, 7]] counts [[1, 1, 1], [1, 1, 1]]" in out, out
