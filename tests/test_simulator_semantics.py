@@ -43,3 +43,29 @@ def test_elect_one_elects_the_lowest_lane_executing_it():
         print("lanes", lanes.tolist(), "counts", counts.tolist())
     """)
     assert "lanes [[5, 0, 7], [2, 0, 7]] counts [[1, 1, 1], [1, 1, 1]]" in out, out
+
+
+def test_dynamic_shared_memory_sits_at_its_declared_alignment_and_no_more():
+    out = simulate(setup=SETUP, body="""
+        def make(first, second):
+            @cuda.jit
+            def k(out):
+                a = cuda.shared.array(0, numba.float32, alignment=first)
+                b = cuda.shared.array(0, numba.uint8, alignment=second)
+                if cuda.threadIdx.x == 0:
+                    out[cuda.blockIdx.x, 0] = memory.address(a) % 4096
+                    out[cuda.blockIdx.x, 1] = memory.address(b) - memory.address(a)
+            return k
+
+        for first, second in ((1024, 16), (None, None), (128, 1024)):
+            out = np.zeros((2, 2), np.int64)
+            try:
+                numba_tma.launch(make(first, second), 2, 32, out, shared_mem=8192)
+                print("placed", first, second, out.tolist())
+            except Exception as exc:
+                print("raised", exc)
+    """)
+    assert "placed 1024 16 [[1024, 0], [1024, 0]]" in out, out      # 1024-aligned, not 2048
+    assert "placed None None [[16, 0], [16, 0]]" in out, out        # 16, not 32: the GPU's least
+    assert ("cuda.shared.array(0, ..., alignment=1024): dynamic shared memory was placed when first declared "
+            "(kernel.py:") in out and "128-byte aligned: declare its largest alignment first" in out, out
