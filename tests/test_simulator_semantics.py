@@ -69,3 +69,40 @@ def test_dynamic_shared_memory_sits_at_its_declared_alignment_and_no_more():
     assert "placed None None [[16, 0], [16, 0]]" in out, out        # 16, not 32: the GPU's least
     assert ("cuda.shared.array(0, ..., alignment=1024): dynamic shared memory was placed when first declared "
             "(kernel.py:") in out and "128-byte aligned: declare its largest alignment first" in out, out
+
+
+def test_numpy_integers_are_accepted_like_ints():
+    out = simulate(setup=SETUP, body="""
+        @cuda.jit
+        def k(desc, src, out, n):
+            bars = cuda.shared.array(2, numba.uint64)
+            tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
+            buf = cuda.shared.array(64, numba.float32, alignment=16)
+            small = cuda.shared.array(4, numba.float32, alignment=16)
+            tid = cuda.threadIdx.x
+            if tid == 0:
+                mbarrier.init(bars, np.int32(1))
+                mbarrier.init(at(bars, 1), np.int64(1))
+                fence.mbarrier_init()
+            cluster.sync()
+            if tid == 0:
+                mbarrier.arrive_expect_tx(bars, n + np.int32(8 * 32 * 4))
+                bulk.load(buf, src, n, bars, multicast=np.int32(1) << cluster.ctarank())
+                tma.load(desc, tile, (np.int32(0), np.int64(8)), bars)
+                cp_async.load(small, src, np.int64(16))
+                cp_async.commit_group()
+                cp_async.wait_group(np.int32(0))
+            mbarrier.wait(bars, np.int32(0))
+            cuda.syncthreads()                       # thread 0's cp.async has landed
+            out[cuda.blockIdx.x, tid] = buf[tid] + tile[1, tid % 32] + small[tid % 4]
+            cluster.sync()
+
+        src = np.arange(64, dtype=np.float32)
+        image = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+        out = np.zeros((2, 64), np.float32)
+        numba_tma.launch(k, 2, 64, TensorMap.tiled(cuda.to_device(image), (8, 32)), src, out, np.int32(256),
+                         cluster=(2, 1, 1))
+        t = np.arange(64)
+        print("equal", (out == (src + image[9, t % 32] + src[t % 4])[None, :]).all())
+    """)
+    assert "equal True" in out, out

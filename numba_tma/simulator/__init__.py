@@ -23,7 +23,10 @@ See ``docs/simulator.md``.
 
 from __future__ import annotations
 
-from types import FunctionType, SimpleNamespace
+import functools
+from types import SimpleNamespace
+
+import numpy as np
 
 from ..numba_cuda_hooks import import_declarations
 from . import copies, hooks, mbarrier, tensor, tensormap, threads
@@ -49,20 +52,33 @@ def at(array, index):
 _INTRINSICS = import_declarations()     # the compiled ops' declarations: the twins' docstrings
 
 
-def _documented(family, name, twin):
-    """A copy of ``twin`` (one twin may serve several ops) named and documented as the compiled op
-    it stands for: its declaration's docstring (tma's bulk-group aliases: the bulk op's), or the
-    public object's (the cluster helpers)."""
+def _plain(value):
+    """A numpy integer as the int it holds (in tuples too): the twins then do Python's exact
+    integer arithmetic on addresses, as the compiled ops take any integer type."""
+    if isinstance(value, np.integer):
+        return int(value)
+    return tuple(map(_plain, value)) if type(value) is tuple else value
+
+
+def _twin(family, name, twin):
+    """``twin`` (one twin may serve several ops) as the op ``family.name``: numpy integers taken as
+    ints, named and documented as the compiled op: its declaration's docstring (tma's bulk-group
+    aliases: the bulk op's), or the public object's (the cluster helpers)."""
     declared = _INTRINSICS._core.OPS
     op = declared.get(f"{family}.{name}") or declared.get(f"bulk.{name}" if family == "tma" else "")
-    copy = FunctionType(twin.__code__, twin.__globals__, name, twin.__defaults__, twin.__closure__)
-    copy.__kwdefaults__, copy.__qualname__, copy.__module__ = twin.__kwdefaults__, name, f"numba_tma.{family}"
-    copy.__doc__ = op.docstring() if op else getattr(_INTRINSICS, family).__dict__[name].__doc__
-    return copy
+
+    @functools.wraps(twin)
+    def call(*args, **kwargs):
+        return twin(*map(_plain, args), **{k: _plain(v) for k, v in kwargs.items()})
+
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = f"numba_tma.{family}"
+    call.__doc__ = op.docstring() if op else getattr(_INTRINSICS, family).__dict__[name].__doc__
+    return call
 
 
 def _family(name, ops):
-    return SimpleNamespace(__name__=f"numba_tma.{name}", **{op: _documented(name, op, twin) for op, twin in ops.items()})
+    return SimpleNamespace(__name__=f"numba_tma.{name}", **{op: _twin(name, op, twin) for op, twin in ops.items()})
 
 
 FAMILIES = {
