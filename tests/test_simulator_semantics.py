@@ -106,3 +106,75 @@ def test_numpy_integers_are_accepted_like_ints():
         print("equal", (out == (src + image[9, t % 32] + src[t % 4])[None, :]).all())
     """)
     assert "equal True" in out, out
+
+
+def test_an_error_ends_the_launch_as_itself_and_stops_polling_threads():
+    """Another thread polls a barrier with try_wait while thread 0 fails: the launch raises thread
+    0's error, in a block and in a cluster, and no simulated thread polls on after it."""
+    out = simulate(setup=SETUP, body="""
+        import time
+        state.DEADLOCK_WINDOW_S = 0.0                # a report would come at once
+
+        @cuda.jit
+        def k(src):
+            bars = cuda.shared.array(1, numba.uint64)
+            buf = cuda.shared.array(64, numba.float32, alignment=16)
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 1)
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 0 and cluster.ctarank() == cluster.nctarank() - 1:
+                mbarrier.arrive_expect_tx(bars, 20)
+                bulk.load(buf, src, 20, bars)        # 20 bytes: not whole 16-byte chunks
+            while not mbarrier.try_wait(bars, 0):
+                pass
+
+        for shape in ((1, 1, 1), (2, 1, 1)):
+            try:
+                numba_tma.launch(k, shape[0], 4, np.zeros(64, np.float32), cluster=shape)
+            except Exception as exc:
+                print("raised", type(exc).__name__, str(exc).splitlines()[0])
+            time.sleep(0.5)
+            left = [t for t in threading.enumerate() if "BlockThread" in type(t).__name__ and t.is_alive()]
+            print("threads left", len(left))
+    """)
+    assert out.count("raised SimulatorError tid=[0, 0, 0] ctaid=[") == 2 and "deadlock" not in out, out
+    assert out.count("numba_tma simulator: bulk.load: nbytes=20 must be a positive multiple of 16") == 2, out
+    assert out.count("threads left 0") == 2, out
+
+
+def test_a_correct_cluster_is_never_reported_while_a_block_waits_in_syncthreads():
+    """Block 0 passes 30 cuda.syncthreads() while the others wait for its arrival (one of them
+    polling, so the detector looks all the time); with no grace window at all, a block whose
+    threads all wait in syncthreads for numba's block manager to release them is not stuck."""
+    out = simulate(setup=SETUP, body="""
+        state.DEADLOCK_WINDOW_S = 0.0
+
+        @cuda.jit
+        def k(out, steps):
+            bars = cuda.shared.array(1, numba.uint64)
+            r, n = cluster.ctarank(), cluster.nctarank()
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 1)
+                fence.mbarrier_init()
+            cluster.sync()
+            if r == 0:
+                for j in range(steps):
+                    cuda.syncthreads()
+                if cuda.threadIdx.x == 0:
+                    for q in range(n):
+                        mbarrier.arrive_remote(bars, q)
+            if r == 1 and cuda.threadIdx.x == 0:
+                while not mbarrier.try_wait(bars, 0):
+                    pass
+            else:
+                mbarrier.wait(bars, 0)
+            cluster.sync()
+            if cuda.threadIdx.x == 0:
+                out[cuda.blockIdx.x] += steps
+
+        out = np.zeros(4, np.int64)
+        for run in range(8):
+            numba_tma.launch(k, 4, 32, out, 30, cluster=(4, 1, 1))
+        print("out", out.tolist())
+    """)
+    assert "out [240, 240, 240, 240]" in out, out

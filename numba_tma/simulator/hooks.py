@@ -16,7 +16,8 @@ release moves one of these names or changes the behaviour relied on.
    ``syncthreads_blocked`` flag, the ``abort`` flag the manager sets when another thread raised, and
    ``exception``, where a thread's error is kept).
    ``BlockThread.__init__`` is wrapped to list every thread of a block on its manager: the manager
-   starts them one by one, so the running threads alone do not tell a warp's lanes.
+   makes and starts them one by one, so the running threads alone do not tell a warp's lanes, nor
+   (against the manager's ``_block_dim``) whether all are made yet.
 4. **Clusters of several blocks** (``FakeCUDAKernel.__call__``), which runs one block after
    another, so blocks could never meet.  :func:`run_clusters` is that method with one change: the
    blocks of a cluster run at once, each ``BlockManager.run`` in its own host thread.  Shared
@@ -85,9 +86,13 @@ def in_syncthreads(thread) -> bool:
 
 def aborted(thread) -> bool:
     """Whether the block is being stopped: the manager set ``abort``, or another thread of the
-    block has died with an exception (the manager may miss that one: it drops a thread that
-    finished between its exception check and its liveness check, and then waits for the others)."""
-    return thread.abort or any(t.exception for t in every_block_thread(thread) if t is not thread)
+    block (of any block of its cluster) has died with an exception (the manager may miss that one:
+    it drops a thread that finished between its exception check and its liveness check, and then
+    waits for the others; and a cluster's other blocks learn of it only once its block's runner
+    has seen it)."""
+    cluster = cluster_of(thread)
+    managers = [thread._manager] if cluster is None else cluster.managers
+    return thread.abort or any(t.exception for m in managers for t in m.__dict__.get(_THREADS, ()) if t is not thread)
 
 
 def index(thread, kind="thread") -> tuple:
@@ -230,6 +235,12 @@ def cluster_of(thread):
 def manager_threads(manager) -> list:
     """The threads of a block (by its manager) that have not exited."""
     return [t for t in manager.__dict__.get(_THREADS, []) if t.ident is None or t.is_alive()]
+
+
+def all_threads_made(manager) -> bool:
+    """Whether the manager has made every thread of its block (it makes and starts them one by one)."""
+    x, y, z = manager._block_dim
+    return len(manager.__dict__.get(_THREADS, ())) == x * y * z
 
 
 def manager_block(manager) -> tuple:
