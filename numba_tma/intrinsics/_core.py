@@ -60,15 +60,28 @@ def arch_name(cc) -> str:
     return f"sm_{cc[0]}{cc[1]}{suffix}"
 
 
+# The NVIDIA architectures that exist (CUDA 12-13): ``a`` targets from sm_90, ``f`` from sm_100.
+KNOWN_ARCHS = ((5, 0), (5, 2), (5, 3), (6, 0), (6, 1), (6, 2), (7, 0), (7, 2), (7, 5), (8, 0), (8, 6), (8, 7), (8, 8),
+               (8, 9), (9, 0), (10, 0), (10, 1), (10, 3), (11, 0), (12, 0), (12, 1))
+
+
 def parse_arch(arch) -> tuple:
-    """``"sm_90a"`` / ``"90a"`` / ``(9, 0, "a")`` -> the ``cc`` tuple numba-cuda takes."""
+    """``"sm_90a"`` / ``"90a"`` / ``(9, 0, "a")`` -> the ``cc`` tuple numba-cuda takes; an
+    architecture that does not exist (``sm_91``, ``sm_80a``) is refused."""
     if isinstance(arch, tuple):
-        return arch
-    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(\d)([af]?)", str(arch))
-    if not m:
-        raise ValueError(f"arch={arch!r}: expected a name such as 'sm_90a', 'sm_100a' or 'sm_80'")
-    major, minor, suffix = int(m.group(1)), int(m.group(2)), m.group(3)
-    return (major, minor, suffix) if suffix else (major, minor)
+        cc = arch
+    else:
+        m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(\d)([af]?)", str(arch))
+        if not m:
+            raise ValueError(f"arch={arch!r}: expected a name such as 'sm_90a', 'sm_100a' or 'sm_80'")
+        major, minor, suffix = int(m.group(1)), int(m.group(2)), m.group(3)
+        cc = (major, minor, suffix) if suffix else (major, minor)
+    suffix = cc[2] if len(cc) > 2 else ""
+    if tuple(cc[:2]) not in KNOWN_ARCHS or (suffix == "a" and cc[:2] < (9, 0)) or (suffix == "f" and cc[:2] < (10, 0)):
+        known = ", ".join(arch_name(k) for k in KNOWN_ARCHS if k >= (8, 0))
+        raise ValueError(f"arch={arch!r}: no such NVIDIA architecture (from sm_80: {known}; 'a' targets from sm_90a, "
+                         "'f' from sm_100f)")
+    return cc
 
 
 @dataclass(frozen=True)

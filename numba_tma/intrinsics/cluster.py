@@ -5,10 +5,13 @@ Launch a kernel with clusters through :func:`numba_tma.launch` (``cluster=(x, y,
 special-register reads are pure: two reads of one register in a kernel become one.
 """
 
-from numba import cuda
-from numba.cuda import types
-from numba.cuda.extending import intrinsic
+import inspect
 
+from numba.cuda import types
+from numba.cuda.extending import _intrinsic, intrinsic
+
+from .. import cluster_masks
+from . import debug
 from ._core import (I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
                     emit_asm, exported)
 
@@ -117,7 +120,8 @@ cta_rank_of = PtxOp(
 def map_shared(typingctx, array, cta_rank):
     """The shared array ``array`` as it lives in block ``cta_rank`` of this cluster: an ordinary
     Numba array (loads, stores, atomics) over that block's shared memory (``mapa``).  Issue a
-    ``cluster.sync()`` between the other block's writes and these reads.
+    ``cluster.sync()`` between the other block's writes and these reads.  A constant ``cta_rank``
+    outside 0-15 is refused at compile time; debug mode traps an ``array`` not in shared memory.
 
     PTX::
 
@@ -134,11 +138,18 @@ def map_shared(typingctx, array, cta_rank):
         raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'array' must be a shared array; got {array}")
     if not isinstance(cta_rank, (types.Integer, types.IntegerLiteral)):
         raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be an integer; got {cta_rank}")
+    rank = _known(cta_rank)
+    if rank is not None and not 0 <= rank < cluster_masks.MASK_BITS:
+        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be 0 to "
+                              f"{cluster_masks.MASK_BITS - 1} (a cluster has at most {cluster_masks.MASK_BITS} blocks); "
+                              f"got {rank}")
 
     def codegen(context, builder, sig, args):
         check_arch("cluster.map_shared", SM90)
         aryty, rankty = sig.args
         local = context.make_array(aryty)(context, builder, args[0])
+        if debug.STATE.on:
+            debug.check_shared(builder, "cluster.map_shared", "array", builder.ptrtoint(local.data, I64))
         rank = context.cast(builder, args[1], rankty, types.uint32)
         address = emit_asm(builder, "mapa.u64 $0, $1, $2;", [(builder.ptrtoint(local.data, I64), "l"), (rank, "r")],
                            result="=l", memory=False)
@@ -150,60 +161,82 @@ def map_shared(typingctx, array, cta_rank):
     return array(array, cta_rank), codegen
 
 
-@cuda.jit(device=True)
-def mask_all(size):
-    """The multicast mask of every CTA of a cluster of ``size`` blocks (``multicast=`` of
-    ``tma.load`` / ``bulk.load``).
-
-    PTX::
-
-        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
-
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
-
-    Example::
-
-        tma.load(desc, tile, coords, bars, multicast=cluster.mask_all(cluster.nctarank()))
-    """
-    return (1 << size) - 1
+def _known(ty):
+    """A constant argument's value, ``None`` for a run-time one."""
+    value = getattr(ty, "literal_value", None)
+    return value if isinstance(value, int) else None
 
 
-@cuda.jit(device=True)
-def mask_row(cluster_x, row):
-    """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks wide
-    (rank = x + y * cluster_x).
+def _mask_helper(name, compute, doc):
+    """A multicast-mask helper: its constant arguments checked at compile time by
+    :func:`numba_tma.cluster_masks.check` (so a constant shape needing more than 16 bits is refused
+    where it is written), the mask computed by ``compute`` (integer arithmetic, folded by the
+    compiler for constants)."""
+    params = list(inspect.signature(compute).parameters)
 
-    PTX::
+    def typer(typingctx, *args):
+        for arg, ty in zip(params, args):
+            if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
+                raise OpArgumentError(f"numba_tma: cluster.{name}: argument '{arg}' must be an integer; got {ty}")
+        cluster_masks.check(name, **{arg: _known(ty) for arg, ty in zip(params, args)})
 
-        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
+        def codegen(context, builder, sig, llargs):
+            wide = types.int64(*(types.int64 for _ in sig.args))
+            values = [context.cast(builder, v, t, types.int64) for v, t in zip(llargs, sig.args)]
+            mask = context.compile_internal(builder, compute, wide, values)
+            return context.cast(builder, mask, types.int64, types.uint32)
+        return types.uint32(*args), codegen
 
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
-
-    Example::
-
-        mask = cluster.mask_row(cluster.nctaid("x"), cluster.ctaid("y"))
-    """
-    return ((1 << cluster_x) - 1) << (row * cluster_x)
+    namespace = {"typer": typer}
+    exec(f"def {name}(typingctx, {', '.join(params)}):\n    return typer(typingctx, {', '.join(params)})", namespace)
+    helper = namespace[name]
+    helper.__doc__ = doc
+    return _intrinsic(target="cuda", prefer_literal=True)(helper)
 
 
-@cuda.jit(device=True)
-def mask_column(cluster_x, cluster_y, column):
-    """The multicast mask of the CTAs of column ``column`` of a ``cluster_x`` x ``cluster_y`` cluster.
-
-    PTX::
-
-        shl.b32 / or.b32 (integer arithmetic, no instruction of its own)
-
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
-
-    Example::
-
-        mask = cluster.mask_column(cluster.nctaid("x"), cluster.nctaid("y"), cluster.ctaid("x"))
-    """
+def _column(cluster_x, cluster_y, column):
     mask = 0
     for y in range(cluster_y):
         mask |= 1 << (column + y * cluster_x)
     return mask
+
+
+_MASK_PTX = """
+    PTX::
+
+        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
+
+    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).  Constant arguments
+    whose mask needs more than 16 bits (or names a block outside the cluster) are refused at
+    compile time."""
+
+mask_all = _mask_helper("mask_all", lambda size: (1 << size) - 1, """The multicast mask of every CTA of a
+    cluster of ``size`` blocks (``multicast=`` of ``tma.load`` / ``bulk.load``).
+""" + _MASK_PTX + """
+
+    Example::
+
+        tma.load(desc, tile, coords, bars, multicast=cluster.mask_all(cluster.nctarank()))
+    """)
+
+mask_row = _mask_helper("mask_row", lambda cluster_x, row: ((1 << cluster_x) - 1) << (row * cluster_x),
+                        """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks
+    wide (rank = x + y * cluster_x).
+""" + _MASK_PTX + """
+
+    Example::
+
+        mask = cluster.mask_row(cluster.nctaid("x"), cluster.ctaid("y"))
+    """)
+
+mask_column = _mask_helper("mask_column", _column, """The multicast mask of the CTAs of column ``column``
+    of a ``cluster_x`` x ``cluster_y`` cluster.
+""" + _MASK_PTX + """
+
+    Example::
+
+        mask = cluster.mask_column(cluster.nctaid("x"), cluster.nctaid("y"), cluster.ctaid("x"))
+    """)
 
 
 HELPERS = ("map_shared", "mask_all", "mask_row", "mask_column")   # public, not PTX declarations

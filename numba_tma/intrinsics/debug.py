@@ -75,6 +75,15 @@ def check_holds(builder, op_name: str, arg: str, size: ir.Value, nbytes: ir.Valu
             [size, nbytes])
 
 
+def check_range(builder, op_name: str, arg: str, value: ir.Value, lo: int, hi: int, why: str):
+    """``lo <= value <= hi`` (a 64-bit ``value``; bounds at the ends of its range are not checked)."""
+    tests = ([builder.icmp_signed("<", value, ir.Constant(value.type, lo))] if lo > 0 else []) + \
+        ([builder.icmp_signed(">", value, ir.Constant(value.type, hi))] if hi < (1 << 63) else [])
+    if tests:
+        fail_if(builder, builder.or_(*tests) if len(tests) == 2 else tests[0], op_name,
+                f"{arg} = %lld: must be {lo} to {hi} ({why})", [value])
+
+
 def check_multiple(builder, op_name: str, arg: str, value: ir.Value, scale: int, multiple: int, why: str):
     """``value * scale`` is a multiple of ``multiple``."""
     scaled = builder.mul(value, ir.Constant(value.type, scale))

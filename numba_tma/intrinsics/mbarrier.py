@@ -12,11 +12,66 @@ The array must live in shared memory (``cuda.shared.array``); the op converts it
 32-bit shared window.
 """
 
+from llvmlite import ir
 from numba.cuda import types
+from numba.cuda.datamodel import PrimitiveModel
+from numba.cuda.extending import lower_cast
+from numba.cuda.models import register_model
+from numba.cuda.typeconv import Conversion
 
+from ..errors import PHASE_NOT_TOKEN
 from ._core import Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, reject
 
 SM80 = Requirement((8, 0), (7, 8))
+
+
+class StateToken(types.Type):
+    """What ``arrive*`` return: the barrier's 64-bit state before the arrival, naming its phase for
+    :func:`test_wait_token` / :func:`try_wait_token` / :func:`pending_count`.  Not a parity: the
+    parity waits refuse it at compile time (``token & 1`` is not the phase).  It converts to a
+    64-bit integer where one is asked for (``out[i] = token``)."""
+
+    bitwidth = 64
+
+    def __init__(self):
+        super().__init__(name="mbarrier.StateToken")
+
+    def can_convert_to(self, typingctx, other):
+        if isinstance(other, types.Integer) and other.bitwidth == 64:
+            return Conversion.unsafe
+        return None
+
+
+TOKEN = StateToken()
+register_model(StateToken)(lambda dmm, fe_type: PrimitiveModel(dmm, fe_type, ir.IntType(64)))
+
+
+@lower_cast(StateToken, types.Integer)
+def _token_to_int(context, builder, fromty, toty, value):
+    return value
+
+
+class Phase(Int):
+    """A phase parity (bit 0 of a phase counter): any integer, but not a state token."""
+
+    def check(self, op_name, ty):
+        if isinstance(ty, StateToken):
+            raise reject(op_name, self.name, PHASE_NOT_TOKEN, ty)
+        super().check(op_name, ty)
+
+
+class Token(Int):
+    """A state token from ``arrive*`` (or a 64-bit integer holding one)."""
+
+    def __init__(self, name="token"):
+        super().__init__(name, bits=64)
+
+    def check(self, op_name, ty):
+        if not isinstance(ty, StateToken):
+            super().check(op_name, ty)
+
+    def lower(self, context, builder, ty, val):
+        return [(val, "l")] if isinstance(ty, StateToken) else super().lower(context, builder, ty, val)
 
 
 def barrier(name="bar"):
@@ -88,14 +143,14 @@ def _check_no_complete(op):
 arrive = PtxOp(
     "mbarrier.arrive", "mbarrier.arrive{no_complete}{order}.shared::cta.b64 {out}, [{bar}]{count};",
     (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE, _NO_COMPLETE), spell=_order("release"), need=SM80,
-    returns=types.uint64, check=_check_no_complete("mbarrier.arrive"),
+    returns=TOKEN, check=_check_no_complete("mbarrier.arrive"),
     tlx=("tlx.barrier_arrive", "cute.arch.mbarrier_arrive", "cuda::ptx::mbarrier_arrive"),
     samples=(Sample("mbarrier.arrive(bar)", {"sm_80": "ATOMS.ARRIVE.64", "": "SYNCS.ARRIVE.TRANS64.A1T0"},
                     only={"no_complete": False}),
              Sample("out[0] = mbarrier.arrive(bar, count=3)", "SYNCS.ARRIVE.TRANS64",
                     only={"no_complete": (False, True), "sem": (None, "release"), "scope": (None, "cta")})),
     doc="""Arrive on the barrier (``count`` arrivals toward :func:`init`'s count, default 1) and
-    return the barrier's state token before the arrival (a ``uint64``, for :func:`test_wait_token`,
+    return the barrier's state token before the arrival (a :class:`StateToken`, for :func:`test_wait_token`,
     :func:`try_wait_token` and :func:`pending_count`; ignore it if not needed).  ``no_complete=True``
     (with ``count``) promises the arrival does not complete the phase — the PTX ISA defines
     :func:`pending_count` only for the tokens of such arrivals.
@@ -109,7 +164,7 @@ arrive = PtxOp(
 
 arrive_expect_tx = PtxOp(
     "mbarrier.arrive_expect_tx", "mbarrier.arrive.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=types.uint64,
+    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
     tlx=("tlx.barrier_expect_bytes", "cute.arch.mbarrier_arrive_and_expect_tx", "cuda::ptx::mbarrier_arrive_expect_tx"),
     samples=(Sample("mbarrier.arrive_expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
     doc="""Arrive once and tell the barrier to also wait for ``nbytes`` of async copies; returns the
@@ -159,7 +214,7 @@ complete_tx = PtxOp(
 
 arrive_drop = PtxOp(
     "mbarrier.arrive_drop", "mbarrier.arrive_drop{order}.shared::cta.b64 {out}, [{bar}]{count};",
-    (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), need=SM80, returns=types.uint64,
+    (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), need=SM80, returns=TOKEN,
     tlx=("cuda::ptx::mbarrier_arrive_drop",),
     samples=(Sample("mbarrier.arrive_drop(bar)", {"sm_80": "ATOMS", "": "SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0"}),),
     doc="""Arrive and also lower the count every later phase expects by ``count`` (a thread that
@@ -174,7 +229,7 @@ arrive_drop = PtxOp(
 arrive_drop_expect_tx = PtxOp(
     "mbarrier.arrive_drop_expect_tx",
     "mbarrier.arrive_drop.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=types.uint64,
+    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
     tlx=("cuda::ptx::mbarrier_arrive_drop_expect_tx",),
     samples=(Sample("mbarrier.arrive_drop_expect_tx(bar, 1024)", "SYNCS.ARRIVE.TRANS64.OPTOUT"),),
     doc=""":func:`arrive_drop` that also expects ``nbytes`` of async copies; returns the state token.
@@ -220,7 +275,7 @@ inval = PtxOp(
 ).intrinsic()
 
 pending_count = PtxOp(
-    "mbarrier.pending_count", "mbarrier.pending_count.b64 {out}, {token};", (Int("token", bits=64),),
+    "mbarrier.pending_count", "mbarrier.pending_count.b64 {out}, {token};", (Token(),),
     need=Requirement((8, 0), (7, 0)), returns=types.uint32, memory=False,
     tlx=("cuda::ptx::mbarrier_pending_count",),
     samples=(Sample("out[0] = mbarrier.pending_count(mbarrier.arrive(bar))", "LOP3.LUT"),),   # bit arithmetic
@@ -253,7 +308,7 @@ def _suspend():
 
 
 test_wait = PtxOp(
-    "mbarrier.test_wait", _probe("test_wait", ".parity", "phase"), (barrier(), Int("phase")),
+    "mbarrier.test_wait", _probe("test_wait", ".parity", "phase"), (barrier(), Phase("phase")),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), need=SM80, returns=types.boolean,
     tlx=("cuda::ptx::mbarrier_test_wait_parity",),
     samples=(Sample("out[0] = mbarrier.test_wait(bar, 1)", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
@@ -268,7 +323,7 @@ test_wait = PtxOp(
 ).intrinsic()
 
 test_wait_token = PtxOp(
-    "mbarrier.test_wait_token", _probe("test_wait", "", "token"), (barrier(), Int("token", bits=64)),
+    "mbarrier.test_wait_token", _probe("test_wait", "", "token"), (barrier(), Token()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), need=SM80, returns=types.boolean,
     tlx=("cuda::ptx::mbarrier_test_wait",),
     samples=(Sample("out[0] = mbarrier.test_wait_token(bar, out[1])", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
@@ -283,7 +338,7 @@ test_wait_token = PtxOp(
 ).intrinsic()
 
 try_wait = PtxOp(
-    "mbarrier.try_wait", _probe("try_wait", ".parity", "phase"), (barrier(), Int("phase"), _suspend()),
+    "mbarrier.try_wait", _probe("try_wait", ".parity", "phase"), (barrier(), Phase("phase"), _suspend()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), returns=types.boolean,
     tlx=("cute.arch.mbarrier_try_wait", "cuda::ptx::mbarrier_try_wait_parity"),
     samples=(Sample("out[0] = mbarrier.try_wait(bar, 0)", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),
@@ -305,7 +360,7 @@ try_wait = PtxOp(
 ).intrinsic()
 
 try_wait_token = PtxOp(
-    "mbarrier.try_wait_token", _probe("try_wait", "", "token"), (barrier(), Int("token", bits=64), _suspend()),
+    "mbarrier.try_wait_token", _probe("try_wait", "", "token"), (barrier(), Token(), _suspend()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), returns=types.boolean,
     tlx=("cute.arch.mbarrier_try_wait (token)", "cuda::ptx::mbarrier_try_wait"),
     samples=(Sample("out[0] = mbarrier.try_wait_token(bar, out[1])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
@@ -323,7 +378,7 @@ wait = PtxOp(
     "mbarrier.wait",
     "{{\n .reg .pred p;\n numba_tma_wait_{uid}:\n mbarrier.try_wait.parity{order}.shared::cta.b64 p, [{bar}], {phase};\n"
     " @!p bra numba_tma_wait_{uid};\n}}",
-    (barrier(), Int("phase")), qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"),
+    (barrier(), Phase("phase")), qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"),
     debug_wait="{{\n .reg .pred p;\n .reg .u64 t0, t;\n mov.u64 t0, %globaltimer;\n numba_tma_wait_{uid}:\n"
                " mbarrier.try_wait.parity{order}.shared::cta.b64 p, [{bar}], {phase};\n @p bra numba_tma_waited_{uid};\n"
                " mov.u64 t, %globaltimer;\n sub.u64 t, t, t0;\n setp.lt.u64 p, t, {timeout};\n"

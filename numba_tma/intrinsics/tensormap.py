@@ -13,7 +13,9 @@ driver's ``globalStrides`` (``i = 0`` is the stride of dimension 1).
 
 from numba.cuda import types
 
-from ._core import Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported
+from . import debug
+from ._core import (Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, literal,
+                    reject)
 from .tma import Descriptor
 
 SM90A = Requirement((9, 0), (8, 3), arch_specific=True)
@@ -45,20 +47,47 @@ copy = PtxOp(
 ).intrinsic()
 
 
-def _field(name, field, value_bits, indexed, doc, immediate=None):
+def _check_value(name, lo, hi, multiple, what):
+    """``check`` and ``debug`` hooks of a replaced field whose values have a range (``lo``..``hi``)
+    and an alignment (``multiple``): a constant outside is refused at compile time, a run-time
+    value traps in debug mode."""
+    rule = f"must be {lo} to {hi}" + (f", a multiple of {multiple}" if multiple else "") + f" ({what})"
+
+    def check(value, **_):
+        v = literal(value)
+        if isinstance(v, int) and multiple and v % multiple:
+            raise reject(f"tensormap.{name}", "value", rule, v)
+
+    def run_time(context, builder, tys, args):
+        value = context.cast(builder, args["value"], tys["value"], types.int64)
+        if multiple:
+            debug.check_multiple(builder, f"tensormap.{name}", "value", value, 1, multiple, what)
+        debug.check_range(builder, f"tensormap.{name}", "value", value, lo, hi, what)
+    return rule, check, run_time
+
+
+def _field(name, field, value_bits, indexed, doc, immediate=None, limits=None, multiple=None, what="", last=4):
     """``tensormap.replace`` of one field; ``immediate=(lo, hi)``: the PTX takes the value only as
-    a constant (the enumerated fields)."""
+    a constant (the enumerated fields); ``limits`` / ``multiple``: the values the tensormap can
+    hold (``what`` says why); ``last``: the highest dimension index ``i``."""
     ptx_type = f"b{value_bits}"
-    value = Const("value", *immediate) if immediate else Int("value", bits=value_bits)
-    operands = [_buffer()] + ([Const("i", 0, 4)] if indexed else []) + [value]
+    check = run_time = None
+    if immediate:
+        value = Const("value", *immediate)
+    else:
+        rule, check, run_time = _check_value(name, *limits, multiple, what)
+        value = Int("value", bits=value_bits, lo=limits[0], hi=limits[1], rule=rule)
+    operands = [_buffer()] + ([Const("i", 0, last)] if indexed else []) + [value]
     ordinal = "{i}, " if indexed else ""
     call = f"tensormap.{name}(desc, {'1, ' if indexed else ''}{immediate[0] if immediate else 'out[1]'})"
     return PtxOp(
         f"tensormap.{name}", f"tensormap.replace.tile.{field}.b1024.{ptx_type} [{{buf}}], {ordinal}{{value}};",
-        tuple(operands), need=SM90A,
+        tuple(operands), need=SM90A, check=check, debug=run_time,
         tlx=(f"cuda::ptx::tensormap_replace_{field}", "cute tensormap_replace"),
         samples=(Sample(call, "ST.E"),),   # a read-modify-write of the descriptor's bits
-        doc=doc + """
+        doc=doc + ("" if immediate else f"""  ``value`` {value.rule}: a constant outside is
+    refused at compile time, a run-time one traps in debug mode.""") + """
+
     Example::
 
         tensormap.""" + name + ("(buf, 1, n_rows)" if indexed else "(buf, value)") + """
@@ -67,19 +96,22 @@ def _field(name, field, value_bits, indexed, doc, immediate=None):
 
 
 replace_global_address = _field("replace_global_address", "global_address", 64, False,
-                                """Set the descriptor's global address (16-byte aligned; 32 for interleaved maps).""")
-replace_rank = _field("replace_rank", "rank", 32, False, """Set the descriptor's rank to ``value``
-    (as the PTX ISA's ``.rank`` field takes it; see ``tests/test_gpu_tensormap.py`` for the measured
-    encoding).""")
+                                """Set the descriptor's global address (16-byte aligned; 32 for interleaved maps).""",
+                                limits=(0, (1 << 64) - 16), multiple=16, what="TMA addresses are 16-byte aligned")
+replace_rank = _field("replace_rank", "rank", 32, False, """Set the descriptor's rank: ``value`` is the
+    rank minus one, as the PTX ISA's ``.rank`` field takes it (measured: ``tests/test_gpu_sync_tensormap.py``).""",
+                      limits=(0, 4), what="rank - 1, for ranks 1 to 5")
 replace_box_dim = _field("replace_box_dim", "box_dim", 32, True, """Set box dimension ``i`` (innermost
-    first) to ``value`` elements.""")
+    first) to ``value`` elements.""", limits=(1, 256), what="elements per box dimension")
 replace_global_dim = _field("replace_global_dim", "global_dim", 32, True, """Set tensor dimension ``i``
-    (innermost first) to ``value`` elements.""")
+    (innermost first) to ``value`` elements.  A store through the edited map may write past a
+    dimension 0 that is not whole 16-byte chunks: debug mode traps it (``tma.store``).""",
+                            limits=(1, (1 << 32) - 1), what="elements; a 32-bit field")
 replace_global_stride = _field("replace_global_stride", "global_stride", 64, True, """Set global stride
-    ``i`` (the driver's ``globalStrides[i]``: the byte stride of dimension ``i + 1``) to ``value``
-    bytes (a multiple of 16).""")
+    ``i`` (0 to 3: the driver's ``globalStrides[i]``, the byte stride of dimension ``i + 1``) to
+    ``value`` bytes.""", limits=(16, (1 << 40) - 16), multiple=16, what="bytes, below 2**40", last=3)
 replace_element_stride = _field("replace_element_stride", "element_stride", 32, True, """Set element
-    stride ``i`` (innermost first) to ``value``.""")
+    stride ``i`` (innermost first) to ``value``.""", limits=(1, 8), what="elements")
 replace_elemtype = _field("replace_elemtype", "elemtype", 32, False, """Set the element type (the PTX
     ISA's ``.elemtype`` code: the descriptor's type field, see ``numba_tma.descriptors.enums.TYPE_INFO``).""", immediate=(0, 15))
 replace_interleave = _field("replace_interleave", "interleave_layout", 32, False, """Set the interleave

@@ -91,6 +91,13 @@ def _check_map(op, desc, tile_arg, tile, coords, mode):
                      "of 16 bytes (the H200 faults otherwise)", first)
 
 
+def _check_multicast_space(multicast, dst_space):
+    """The PTX ISA defines multicast only into the cluster's window (``.shared::cluster``)."""
+    if dst_space == "cta" and not isinstance(multicast, (types.Omitted, types.NoneType)):
+        raise reject("tma.load", "dst_space", "must be 'cluster' with multicast: the PTX ISA defines "
+                     "cp.async.bulk.tensor...multicast::cluster only with a .shared::cluster destination", "'cta'")
+
+
 def _debug_map_op(op_name, tile_arg):
     """Debug-mode checks of a TMA op (see :mod:`.debug`): the tile's alignment for the map's swizzle
     and its size against the box, ``coords[0]``'s 16-byte rule, a global map's 64-byte alignment."""
@@ -143,7 +150,8 @@ load = PtxOp(
     (Descriptor("desc"), SharedArray("dst", what="a shared array (the tile)", contiguous=True),
      IntTuple("coords", (1, 2, 3, 4, 5)), barrier(), CacheHint(), Multicast()),
     qualifiers=(_DST_SPACE, _CTA_GROUP),
-    check=lambda desc, dst, coords, **_: _check_map("tma.load", desc, "dst", dst, coords, "tiled"),
+    check=lambda desc, dst, coords, multicast, dst_space, **_: (
+        _check_map("tma.load", desc, "dst", dst, coords, "tiled"), _check_multicast_space(multicast, dst_space)),
     debug=_debug_map_op("tma.load", "dst"),
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 2, "acquire": _ACQUIRE},
@@ -356,7 +364,7 @@ store = PtxOp(
     samples=tuple(Sample(f"tma.store(desc, smem, {tuple(range(r))})", f"UTMASTG.{r}D", {"rank": r}, NO_OPT_IN)
                   for r in range(1, 6)) + (
         Sample("tma.store(desc, smem, (0, 0), cache_hint=out[1])", "UTMASTG.2D", {"rank": 2}, NO_OPT_IN),
-        Sample("tma.store(desc, smem, (0, 0), allow_overrun=True)", "UTMASTG.2D", {"rank": 2},
+        Sample("tma.store(desc, smem, (0, 0))", "UTMASTG.2D", {"rank": 2},
                {"allow_overrun": True})),
     doc="""Copy one box from shared memory to a tensor in global memory with TMA.
     """ + _STORE_DOC + """
@@ -536,13 +544,21 @@ scatter4 = PtxOp(
 
 # -- swizzled shared-memory layouts ---------------------------------------------------------------
 
-def _check_swizzled_index(desc, **_):
+def _check_swizzled_index(desc, r, c, **_):
     if not isinstance(desc, TensorMapType):
         raise reject("tma.swizzled_index", "desc", "must be a numba_tma.TensorMap (its swizzle and box are "
                      "compile-time facts of its type)", desc)
     if desc.swizzle not in SWIZZLE_BYTES or desc.mode != "tiled" or desc.element_bits < 8:
         raise reject("tma.swizzled_index", "desc", "must be a tiled map of 8-bit or wider elements with swizzle "
                      "none, 32B, 64B or 128B", desc)
+    rows = 1
+    for b in desc.box[:-1]:
+        rows *= b
+    for arg, ty, extent, what in (("r", r, rows, "the box's outer indices flattened"),
+                                  ("c", c, desc.box[-1], "the box's innermost extent")):
+        value = literal(ty)
+        if isinstance(value, int) and not 0 <= value < extent:
+            raise reject("tma.swizzled_index", arg, f"must be 0 to {extent - 1} ({what}, of {desc})", value)
 
 
 def _swizzle_fields(cc, desc, **_):
