@@ -772,6 +772,8 @@ def build_intrinsic(op: PtxOp):
         def validate():
             named = op.name + "".join(f" with '{name}'" for name in given if getattr(
                 next(o for o in op.operands if o.name == name), "need", None))
+            named += "".join(f" with {q.name}={chosen[q.name]!r}" for q in op.qualifiers   # what raised the need
+                             if op.need | q.fragment(chosen[q.name]).need != op.need)
             check_arch(named, op.requirement(chosen, given))
             if op.check is not None:
                 op.check(**operand_tys, **chosen)

@@ -8,7 +8,7 @@ special-register reads are pure: two reads of one register in a kernel become on
 import inspect
 
 from numba.cuda import types
-from numba.cuda.extending import _intrinsic, intrinsic
+from numba.cuda.extending import _intrinsic
 
 from .. import cluster_masks
 from . import debug
@@ -116,7 +116,7 @@ cta_rank_of = PtxOp(
 ).intrinsic()
 
 
-@intrinsic
+@_intrinsic(target="cuda", prefer_literal=True)
 def map_shared(typingctx, array, cta_rank):
     """The shared array ``array`` as it lives in block ``cta_rank`` of this cluster: an ordinary
     Numba array (loads, stores, atomics) over that block's shared memory (``mapa``).  Issue a

@@ -74,6 +74,12 @@ class Token(Int):
         return [(val, "l")] if isinstance(ty, StateToken) else super().lower(context, builder, ty, val)
 
 
+def _tx_bytes():
+    """A transaction count: what one phase of an mbarrier counts (20 bits)."""
+    return Int("nbytes", hi=(1 << 20) - 1, rule="must be 0 to 2**20 - 1 = 1048575 bytes (the most one mbarrier phase's "
+               "transaction count holds)")
+
+
 def barrier(name="bar"):
     """The operand every barrier argument uses (element 0 of a uint64 shared array)."""
     return SharedArray(name, dtypes=(types.uint64, types.int64), what="a uint64 shared array (the mbarrier)",
@@ -164,7 +170,7 @@ arrive = PtxOp(
 
 arrive_expect_tx = PtxOp(
     "mbarrier.arrive_expect_tx", "mbarrier.arrive.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
+    (barrier(), _tx_bytes()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
     tlx=("tlx.barrier_expect_bytes", "cute.arch.mbarrier_arrive_and_expect_tx", "cuda::ptx::mbarrier_arrive_expect_tx"),
     samples=(Sample("mbarrier.arrive_expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
     doc="""Arrive once and tell the barrier to also wait for ``nbytes`` of async copies; returns the
@@ -183,7 +189,7 @@ _TX_SCOPE = Qualifier("scope", {"cta": ".cta", "cluster": ".cluster"}, "cta")
 
 expect_tx = PtxOp(
     "mbarrier.expect_tx", "mbarrier.expect_tx.relaxed{scope}.shared::cta.b64 [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(_TX_SCOPE,),
+    (barrier(), _tx_bytes()), qualifiers=(_TX_SCOPE,),
     tlx=("cute.arch.mbarrier_expect_tx", "cuda::ptx::mbarrier_expect_tx"),
     samples=(Sample("mbarrier.expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
     doc="""Raise the bytes the current phase waits for by ``nbytes``, without arriving (for producers
@@ -198,7 +204,7 @@ expect_tx = PtxOp(
 
 complete_tx = PtxOp(
     "mbarrier.complete_tx", "mbarrier.complete_tx.relaxed{scope}.shared::cta.b64 [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(_TX_SCOPE,),
+    (barrier(), _tx_bytes()), qualifiers=(_TX_SCOPE,),
     tlx=("cuda::ptx::mbarrier_complete_tx",),
     samples=(Sample("mbarrier.complete_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
     doc="""Count ``nbytes`` as delivered on the barrier, as an async copy would (without one): the
@@ -229,7 +235,7 @@ arrive_drop = PtxOp(
 arrive_drop_expect_tx = PtxOp(
     "mbarrier.arrive_drop_expect_tx",
     "mbarrier.arrive_drop.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
+    (barrier(), _tx_bytes()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
     tlx=("cuda::ptx::mbarrier_arrive_drop_expect_tx",),
     samples=(Sample("mbarrier.arrive_drop_expect_tx(bar, 1024)", "SYNCS.ARRIVE.TRANS64.OPTOUT"),),
     doc=""":func:`arrive_drop` that also expects ``nbytes`` of async copies; returns the state token.
