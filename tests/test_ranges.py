@@ -3,15 +3,17 @@ constant (and trapped in debug mode when it is not): each case names the argumen
 The expected rules are written here from the ISA, not read back from the code."""
 
 import numba
+import numpy as np
 import pytest
 from numba import cuda
 from numba.cuda import types
 
 from numba_tma import (OpArgumentError, SharedMemoryPlan, SharedMemoryPlanError, TensorMap, debug, inspect, mbarrier,
-                       tensormap, tma)
+                       tensormap, tlx, tma)
 
 from test_debug import _strings
 from test_simulator import simulate
+from test_tensor_map_arg import FakeCudaArray
 
 BUF = (numba.uint8[::1], numba.int64)
 
@@ -118,3 +120,25 @@ def test_a_swizzled_ring_keeps_every_stage_aligned():
                                                      r"multiple of 1024 bytes.*pad the stage to 1024 bytes"):
         SharedMemoryPlan().array("ring", (3, 8, 64), numba.uint8, swizzle="128B")
     assert SharedMemoryPlan().array("ring", (3, 16, 64), numba.uint8, swizzle="128B").nbytes >= 3 * 1024
+
+
+GLOBAL_MAP = TensorMap.tiled(FakeCudaArray((64, 64), np.float32), (8, 32))
+
+
+def test_a_map_as_a_global_variable_says_maps_are_kernel_arguments():
+    def k(out):
+        tma.prefetch_descriptor(GLOBAL_MAP)
+
+    with pytest.raises(OpArgumentError, match=r"a TensorMap must be a kernel argument \(it is passed by value as a "
+                                              r"__grid_constant__ parameter\), not a global or closure variable"):
+        inspect.ptx(k, (numba.int32[::1],))
+
+
+def test_alloc_barriers_needs_a_constant_count():
+    def k(out, n):
+        bars = tlx.alloc_barriers(n)
+        out[0] = bars[0]
+
+    with pytest.raises(OpArgumentError, match=r"tlx.alloc_barriers: argument 'num_barriers' must be a positive "
+                                              r"integer constant \(it sizes a shared array\); got int32"):
+        inspect.ptx(k, (numba.uint64[::1], numba.int32))
