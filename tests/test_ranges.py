@@ -9,7 +9,7 @@ from numba import cuda
 from numba.cuda import types
 
 from numba_tma import (OpArgumentError, SharedMemoryPlan, SharedMemoryPlanError, TensorMap, debug, inspect, mbarrier,
-                       tensormap, tlx, tma)
+                       tensormap, tma)
 
 from test_debug import _strings
 from test_simulator import simulate
@@ -133,12 +133,3 @@ def test_a_map_as_a_global_variable_says_maps_are_kernel_arguments():
                                               r"__grid_constant__ parameter\), not a global or closure variable"):
         inspect.ptx(k, (numba.int32[::1],))
 
-
-def test_alloc_barriers_needs_a_constant_count():
-    def k(out, n):
-        bars = tlx.alloc_barriers(n)
-        out[0] = bars[0]
-
-    with pytest.raises(OpArgumentError, match=r"tlx.alloc_barriers: argument 'num_barriers' must be a positive "
-                                              r"integer constant \(it sizes a shared array\); got int32"):
-        inspect.ptx(k, (numba.uint64[::1], numba.int32))
