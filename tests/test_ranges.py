@@ -133,3 +133,32 @@ def test_a_map_as_a_global_variable_says_maps_are_kernel_arguments():
                                               r"__grid_constant__ parameter\), not a global or closure variable"):
         inspect.ptx(k, (numba.int32[::1],))
 
+
+
+def test_the_simulator_refuses_multicast_into_the_cta_window_too():
+    out = simulate("""
+        @cuda.jit
+        def k(desc):
+            bars = cuda.shared.array(1, numba.uint64)
+            tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
+            mbarrier.init(bars, 1)
+            tma.load(desc, tile, (0, 0), bars, multicast=1, dst_space="cta")
+        desc = TensorMap.tiled(cuda.to_device(np.zeros((8, 32), np.float32)), (8, 32))
+        try:
+            k[1, 1](desc)
+        except Exception as exc:
+            print(type(exc).__name__, str(exc).split(": ", 1)[-1])
+    """)
+    assert "OpArgumentError numba_tma: tma.load: argument 'dst_space' must be 'cluster' with multicast" in out
+
+
+def test_map_shared_of_an_array_outside_shared_memory_traps_in_debug_mode():
+    from numba_tma import cluster
+
+    def k(out):
+        peer = cluster.map_shared(out, 1)
+        peer[0] = 1
+
+    with debug():
+        texts = _strings(inspect.ptx(k, (numba.int32[::1],)))
+    assert any("cluster.map_shared: argument 'array' is not in shared memory" in t for t in texts)

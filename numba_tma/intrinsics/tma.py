@@ -33,6 +33,7 @@ from ._core import (I32, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multic
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
 from ..descriptors.edge import overrun_rule
+from ..errors import MULTICAST_NEEDS_CLUSTER
 from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, TYPE_INFO, smem_row_bytes
 from ..reductions import TENSOR_REDUCE_TYPES
 from .tensor_map_type import TensorMapType
@@ -94,8 +95,7 @@ def _check_map(op, desc, tile_arg, tile, coords, mode):
 def _check_multicast_space(multicast, dst_space):
     """The PTX ISA defines multicast only into the cluster's window (``.shared::cluster``)."""
     if dst_space == "cta" and not isinstance(multicast, (types.Omitted, types.NoneType)):
-        raise reject("tma.load", "dst_space", "must be 'cluster' with multicast: the PTX ISA defines "
-                     "cp.async.bulk.tensor...multicast::cluster only with a .shared::cluster destination", "'cta'")
+        raise reject("tma.load", "dst_space", MULTICAST_NEEDS_CLUSTER, "'cta'")
 
 
 def _debug_map_op(op_name, tile_arg):
