@@ -91,7 +91,7 @@ class SharedMemoryPlan:
         nbytes = itemsize
         for d in shape:
             nbytes *= d
-        if swizzle is not None and len(shape) > 1 and (nbytes // shape[0]) % wanted:
+        if swizzle is not None and len(shape) > 2 and (nbytes // shape[0]) % wanted:   # (S, rows, cols): a ring
             stage = nbytes // shape[0]
             raise SharedMemoryPlanError(
                 f"{name}: shape={shape!r}: each stage ({stage} bytes) must be a multiple of {wanted} bytes, the "
