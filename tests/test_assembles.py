@@ -3,8 +3,11 @@
 The rows come from the declarations (``PtxOp.samples`` x every qualifier combination x the
 architectures of ``ARCHS`` the op's requirement admits, see ``_rows``): the PTX contains the op's rendered template
 (registers in place of operands), nvJitLink turns it into a cubin, and the SASS contains the opcode
-the hardware runs.
+the hardware runs more often than a control kernel without the op does.  The rows of one
+architecture are linked into one cubin and disassembled once (``inspect.assemble_together``).
 """
+
+import functools
 
 import re
 
@@ -72,18 +75,55 @@ def _kernel(call):
     return namespace["kernel"]
 
 
-@pytest.mark.parametrize("op,sample,chosen,arch", list(_rows()))
-def test_op_assembles_to_its_instruction(op, sample, chosen, arch):
+ROWS = list(_rows())
+
+
+def _compile(sample, chosen, arch):
     sig = SIG
     if sample.desc:
         dtype, box, swizzle = sample.desc
         sig = (TensorMap.numba_type(dtype, box, swizzle=swizzle), SIG[1])
-    out = inspect.compile(_kernel(_with_qualifiers(sample.call, chosen)), sig, arch)
+    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen)), sig, arch)
+
+
+@functools.cache
+def _assembled(arch):
+    """Every row of ``arch`` compiled (or the error it raised), and the control kernel, with their
+    SASS from one link and one disassembly."""
+    results = {}
+    for row in ROWS:
+        op, sample, chosen, row_arch = row.values
+        if row_arch == arch:
+            try:
+                results[row.id] = _compile(sample, chosen, arch)
+            except Exception as exc:   # noqa: BLE001 - reported by the row's own test
+                results[row.id] = exc
+    control = inspect.compile(_kernel("pass"), SIG, arch)
+    inspect.assemble_together([control] + [r for r in results.values() if not isinstance(r, Exception)])
+    return results, control
+
+
+def _count(counts, sample, arch):
+    """How many opcodes of ``counts`` the row's expected opcode covers."""
+    return sum(n for opcode, n in counts.items() if sample.found_in({opcode}, arch))
+
+
+@pytest.mark.parametrize("op,sample,chosen,arch", ROWS)
+def test_op_assembles_to_its_instruction(request, op, sample, chosen, arch):
+    results, control = _assembled(arch)
+    out = results[request.node.callspec.id]
+    if isinstance(out, Exception):
+        raise out
     assert f".target {arch}" in out.ptx
     for pattern in _expected_lines(op, sample, chosen):
         assert re.search(pattern, out.ptx), f"{pattern!r} not in the PTX"
     assert out.cubin[:4] == b"\x7fELF"
+    if not sample.opcode(arch):     # the op has no instruction of its own there: nothing is added
+        assert out.opcode_counts() == control.opcode_counts()
+        return
     assert sample.found_in(out.opcodes(), arch), sorted(out.opcodes())
+    assert _count(out.opcode_counts(), sample, arch) > _count(control.opcode_counts(), sample, arch), \
+        f"{sample.opcode(arch)} appears no more often than in a kernel without the op"
 
 
 def test_every_declared_op_has_an_assembly_row():

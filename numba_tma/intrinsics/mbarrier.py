@@ -268,8 +268,8 @@ arrive_remote = PtxOp(
 inval = PtxOp(
     "mbarrier.inval", "mbarrier.inval.shared::cta.b64 [{bar}];", (barrier(),), need=SM80,
     tlx=("cute.arch.mbarrier_inval", "cuda::ptx::mbarrier_inval"),
-    # sm_80 emits no instruction of its own for it (a register move remains)
-    samples=(Sample("mbarrier.inval(bar)", {"sm_80": "MOV", "": "SYNCS.CCTL.IV"}),),
+    # sm_80 emits no instruction of its own for it: the SASS is a kernel's without it
+    samples=(Sample("mbarrier.inval(bar)", {"sm_80": "", "": "SYNCS.CCTL.IV"}),),
     doc="""Invalidate a barrier so its shared memory can be used for something else (or the barrier
     initialised again).
 
