@@ -312,7 +312,8 @@ def async_load_wait_group(typingctx, pendings):
     gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` -> ``s_waitcnt vmcnt(K)``; gfx1250:
     ``llvm.amdgcn.s.wait.asynccnt`` -> ``s_wait_asynccnt K``, where
     K = *pendings* x the smallest group of the kernel (DMA instructions certain to
-    issue; 0 if any group is uncertain).  *pendings*: constant 0..63.
+    issue; 0 if any group is uncertain).  *pendings*: constant 0..63.  LLVM moves no
+    LDS access across the wait, nor across a DMA op (docs/amd.md, LDS ordering).
 
     Example (3 stages, one DMA per group): ``async_load_wait_group(2)`` ->
     ``s_waitcnt vmcnt(2)``
@@ -632,7 +633,8 @@ def async_amd_descriptor_load_fused(typingctx, members, cache_modifier=""):
 def async_amd_descriptor_wait(typingctx, pendings=0):
     """Wait until at most *pendings* tensor loads/stores of this wave are in flight.
 
-    ``llvm.amdgcn.s.wait.tensorcnt`` -> ``s_wait_tensorcnt``; gfx1250 only.
+    ``llvm.amdgcn.s.wait.tensorcnt`` -> ``s_wait_tensorcnt``; gfx1250 only.  LLVM moves
+    no LDS access across the wait, nor across a TDM op (docs/amd.md, LDS ordering).
 
     Example: ``async_amd_descriptor_wait(0)``
     """
