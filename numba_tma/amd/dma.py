@@ -8,10 +8,12 @@ the compile (see :class:`AsyncGroups`).  Instructions younger than the waited-fo
 groups only make ``vmcnt(K)`` wait longer, never shorter, because the DMA loads
 complete in order.  The DMA calls carry ``!alias.scope`` and LDS reads carry ``!noalias``
 against it, so LLVM does not add its own ``vmcnt(0)`` before every LDS read.  In return
-LLVM no longer sees a DMA write the LDS that the program reads: so every DMA op is
-preceded by a :func:`~.llvm_ir.compiler_barrier`, and every wait whose intrinsic LLVM does
-not already treat as touching all memory (gfx1250's ``s.wait.asynccnt``) is followed by
-one.
+LLVM no longer sees a DMA write the LDS that the program reads: every wait whose intrinsic
+LLVM does not already treat as touching all memory (gfx1250's ``s.wait.asynccnt``) is
+followed by a :func:`~.llvm_ir.compiler_barrier`, so no LDS read after it is moved above it
+or merged with one before it.  An LDS read before a DMA that overwrites it may still be
+scheduled after the DMA: the program must separate them with ``s_barrier()`` anyway (its
+LDS wait), which LLVM moves nothing across.
 
 :func:`numba_tma.amd.compile` does better on gfx942/gfx950, where vmcnt also counts the
 kernel's other vector-memory instructions: its :class:`AsyncGroups` are ``marked``, so
@@ -321,13 +323,11 @@ def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width, 
     ``s_wait_asynccnt 0``.  Masked lanes write nothing; with *other* they store it
     into their slot ``lds_base + lane * width`` (a plain LDS store, tagged like an LDS
     read so that LLVM adds no ``vmcnt(0)`` before it: its slot is not one the DMA
-    writes).  A :func:`~.llvm_ir.compiler_barrier` comes first, so that no LDS access
-    of the program moves from before the DMA to after it.
+    writes).
     """
     if mask is not None and mask.type != I1:
         raise AMDArgumentError(f"{op}: mask must be an i1 value, got {mask.type}")
     value = None if other is None else _slot_value(builder, op, other, width)
-    compiler_barrier(builder)
     if mask is None or masks_lanes:
         mark_async_copy(issue(mask))
         groups.issued(builder.block)

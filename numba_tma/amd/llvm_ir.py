@@ -31,13 +31,13 @@ def compiler_barrier(builder):
     """``fence syncscope("singlethread") seq_cst``: LLVM moves no memory access across
     it, merges none with one on the other side, and it emits no instruction on any arch.
 
-    LLVM does not see the DMA ops write or read their LDS array (``tensor.load.to.lds``
-    takes no pointer, the gfx1250 waits touch only inaccessible memory, LDS loads carry
-    ``!noalias`` against the DMA calls), so the DMA ops and the gfx1250 waits are fenced
-    with this.  The optimizer treats a fence as reading and writing all memory; in code
-    generation it is a pseudo-instruction with side effects, which the schedulers do not
-    move memory instructions across, until SIMemoryLegalizer deletes it (a single-thread
-    fence needs no wait) after the last scheduler.
+    LLVM does not see the gfx1250 DMA ops and waits touch LDS (``tensor.load.to.lds``
+    takes no pointer, ``s.wait.tensorcnt`` / ``s.wait.asynccnt`` touch only inaccessible
+    memory), so the TDM ops are preceded and those waits followed by this.  The
+    optimizer treats a fence as reading and writing all memory; in code generation it is
+    a pseudo-instruction with side effects, which the schedulers do not move memory
+    instructions across, until SIMemoryLegalizer deletes it (a single-thread fence needs
+    no wait) after the last scheduler.
     """
     return builder.fence("seq_cst", "singlethread")
 
