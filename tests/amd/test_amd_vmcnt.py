@@ -136,6 +136,26 @@ def test_memory_order_ignores_registers_and_offsets():
     assert not vmcnt.same_memory_order(LOOP, load_for_store, "k")
 
 
+_PLACEHOLDERS = """define void @k() {
+  tail call void @numba_tma.commit()
+  call void @numba_tma.wait(i32 0, i32 1)
+  ret void
+}
+declare void @numba_tma.commit()
+declare void @numba_tma.wait(i32, i32)
+"""
+
+
+def test_a_commit_is_a_compiler_barrier_in_both_code_generations():
+    """Issue 19.3: the memory orders are compared by mnemonic, so no DMA may cross a
+    commit in the final code either (an inline-asm marker in the counting code)."""
+    final = vmcnt.with_markers(_PLACEHOLDERS, [3], markers=False).splitlines()
+    assert final[1:3] == ['  fence syncscope("singlethread") seq_cst',
+                          "  call void @llvm.amdgcn.s.waitcnt(i32 -49165)"]  # vmcnt(3)
+    counting = vmcnt.with_markers(_PLACEHOLDERS, [3]).splitlines()
+    assert counting[1] == '  call void asm sideeffect ";numba_tma.commit", ""()'
+
+
 def _rows_in_an_inner_loop(x, y, ntiles, ld):
     lane = amd.workitem_id_x()
     ring = amd.lds_array(3 * 512, numba.float32)
