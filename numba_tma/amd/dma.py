@@ -229,8 +229,7 @@ class _WaitImmediate(ir.Constant):
 # arch -> (intrinsic, immediate type, count -> immediate, fenced).  ``s.waitcnt`` carries
 # no memory attribute, so LLVM moves no memory access across it (nor across the
 # placeholder call of a marked wait); ``s.wait.asynccnt`` is memory(inaccessiblemem), so
-# a compiler barrier follows it.  (A fence after the gfx9 waits as well would cost the
-# gfx950 pipelined copy its 4x unrolling.)
+# a compiler barrier follows it.
 _WAIT_FOR_DMA = {
     targets.CDNA3: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate, False),
     targets.CDNA4: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate, False),
