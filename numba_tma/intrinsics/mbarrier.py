@@ -36,6 +36,12 @@ class StateToken(types.Type):
     def __init__(self):
         super().__init__(name="mbarrier.StateToken")
 
+    def unify(self, typingctx, other):
+        """A variable holding a token on one path and a 64-bit integer on another is that integer."""
+        if isinstance(other, types.Integer) and other.bitwidth == 64:
+            return other
+        return None
+
     def can_convert_to(self, typingctx, other):
         if isinstance(other, types.Integer) and other.bitwidth == 64:
             return Conversion.unsafe
