@@ -101,7 +101,7 @@ def _alias_home(family: str, name: str) -> str | None:
 
 
 def _sass(op: PtxOp) -> list[str]:
-    return sorted({s.sass if isinstance(s.sass, str) else "/".join(s.sass.values()) for s in op.samples})
+    return sorted({s.sass if isinstance(s.sass, str) else "/".join(v for v in s.sass.values() if v) for s in op.samples})
 
 
 def family_page(family: str) -> str:
