@@ -143,6 +143,31 @@ def test_every_declared_op_has_an_assembly_row():
     assert not missing, f"ops without a Sample (no assembly-test row): {missing}"
 
 
+def test_every_sample_has_hand_written_ptx_and_its_isa_section():
+    missing = [f"{name} sample {i}" for name, op in sorted(OPS.items()) for i, s in enumerate(op.samples)
+               if not s.ptx or not all(line.strip() for line in s.ptx) or not re.match(r"\d+(\.\d+)+ \S", s.isa)]
+    assert not missing, f"samples without hand-written ptx=... and isa='<section> <instruction>': {missing}"
+
+
+@pytest.mark.parametrize("name,table,types_of", [
+    ("bulk.reduce", "BULK_REDUCE_TYPES", {"uint32": "u32", "int32": "s32", "uint64": "u64", "int64": "s64",
+                                          "float32": "f32", "float64": "f64", "float16": "f16"}),
+    ("dsmem.reduce_async", "CLUSTER_REDUCE_TYPES", {"uint32": "u32", "int32": "s32", "uint64": "u64"}),
+    ("dsmem.reduce_copy_async", "CLUSTER_REDUCE_TYPES", {"uint32": "u32", "int32": "s32", "uint64": "u64"}),
+])
+def test_the_reduction_rows_cover_every_type_the_op_takes(name, table, types_of):
+    """The reductions' rows are written out by hand, one per (op, element type): none is left out."""
+    from numba_tma import reductions
+
+    def ptx_type(op, dtype):   # the logical ops of shared::cluster are b32 in the table
+        t = types_of[dtype]
+        return "b32" if table == "CLUSTER_REDUCE_TYPES" and op in ("and", "or", "xor") else t
+
+    rows = {(s.only["op"], ptx_type(s.only["op"], re.search(r"types\.(\w+)", s.call).group(1)))
+            for s in OPS[name].samples}
+    assert rows == {(op, t) for op, ts in getattr(reductions, table).items() for t in ts}
+
+
 # A compiled row and wrong lines for it, each one change away from the right one.
 _RIGHT = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r], [%rd, {%r, %r}], [%r];"
 _WRONG = [
