@@ -16,16 +16,19 @@ from ._core import (I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier,
                     emit_asm, exported)
 
 SM90 = Requirement((9, 0), (7, 8))
+_BARRIER = "9.7.13.3 barrier.cluster"   # PTX ISA 9.1 (the assembly rows' hand-written PTX)
 _AXES = Qualifier("axis", {"x": ".x", "y": ".y", "z": ".z"}, "x")
 
 
-def _register(name, register, doc, axis=True, sass="S2UR"):
+def _register(name, register, doc, line, section, axis=True, sass="S2UR"):
     """A pure special-register read; ``sass``: per-block registers are ``S2UR`` reads, launch-wide
-    ones constant-bank loads (``ULDC``; ``LDCU`` on sm_100a)."""
+    ones constant-bank loads (``ULDC``; ``LDCU`` on sm_100a); ``line``: its assembly row's PTX, by
+    hand, from PTX ISA 9.1's ``mov`` and the register's ``section``."""
     return PtxOp(
         f"cluster.{name}", f"mov.u32 {{out}}, %{register}{{axis}};" if axis else f"mov.u32 {{out}}, %{register};",
         qualifiers=(_AXES,) if axis else (), need=SM90, returns=types.uint32, memory=False,
-        tlx=(f"cute.arch.{name}",), samples=(Sample(f"out[0] = cluster.{name}()", sass),),
+        tlx=(f"cute.arch.{name}",),
+        samples=(Sample(f"out[0] = cluster.{name}()", sass, ptx=line, isa=f"9.7.9.3 mov; {section}"),),
         doc=doc + f"""
 
     Example::
@@ -36,21 +39,28 @@ def _register(name, register, doc, axis=True, sass="S2UR"):
 
 
 ctarank = _register("ctarank", "cluster_ctarank", "This block's rank in its cluster (0 to ``nctarank() - 1``).",
-                    axis=False)
-nctarank = _register("nctarank", "cluster_nctarank", "The number of blocks in this block's cluster.", axis=False,
+                    "mov.u32 %r, %cluster_ctarank;", "10.16 %cluster_ctarank", axis=False)
+nctarank = _register("nctarank", "cluster_nctarank", "The number of blocks in this block's cluster.",
+                     "mov.u32 %r, %cluster_nctarank;", "10.17 %cluster_nctarank", axis=False,
                      sass={"sm_100a": "LDCU", "": "ULDC"})   # a launch constant
-ctaid = _register("ctaid", "cluster_ctaid", "This block's position in its cluster along ``axis``.")
+ctaid = _register("ctaid", "cluster_ctaid", "This block's position in its cluster along ``axis``.",
+                  "mov.u32 %r, %cluster_ctaid.x;", "10.14 %cluster_ctaid")
 _CONSTANT = {"sm_100a": "LDCU", "": "ULDC"}
-nctaid = _register("nctaid", "cluster_nctaid", "The cluster's shape along ``axis``, in blocks.", sass=_CONSTANT)
-clusterid = _register("clusterid", "clusterid", "This cluster's position in the grid along ``axis``, in clusters.")
-nclusterid = _register("nclusterid", "nclusterid", "The grid's shape along ``axis``, in clusters.", sass=_CONSTANT)
+nctaid = _register("nctaid", "cluster_nctaid", "The cluster's shape along ``axis``, in blocks.",
+                   "mov.u32 %r, %cluster_nctaid.x;", "10.15 %cluster_nctaid", sass=_CONSTANT)
+clusterid = _register("clusterid", "clusterid", "This cluster's position in the grid along ``axis``, in clusters.",
+                      "mov.u32 %r, %clusterid.x;", "10.12 %clusterid")
+nclusterid = _register("nclusterid", "nclusterid", "The grid's shape along ``axis``, in clusters.",
+                       "mov.u32 %r, %nclusterid.x;", "10.13 %nclusterid", sass=_CONSTANT)
 
 is_first_cta = PtxOp(
     "cluster.is_first_cta",
     "{{\n .reg .b32 r;\n .reg .pred p;\n mov.u32 r, %cluster_ctarank;\n setp.eq.u32 p, r, 0;\n"
     " selp.u32 {out}, 1, 0, p;\n}}",
     need=SM90, returns=types.boolean, memory=False, tlx=("cute.arch.is_first_cta_in_cluster",),
-    samples=(Sample("out[0] = cluster.is_first_cta()", "S2UR"),),
+    samples=(Sample("out[0] = cluster.is_first_cta()", "S2UR",
+                    ptx=("mov.u32 r, %cluster_ctarank;", "setp.eq.u32 p, r, 0;", "selp.u32 %r, 1, 0, p;"),
+                    isa="9.7.9.3 mov; 10.16 %cluster_ctarank; 9.7.6.2 setp; 9.7.6.3 selp"),),
     doc="""``True`` in the cluster's first block (rank 0).
 
     Example::
@@ -64,7 +74,7 @@ arrive = PtxOp(
     "cluster.arrive", "barrier.cluster.arrive{relaxed};",
     qualifiers=(Qualifier("relaxed", {False: "", True: Choice(".relaxed", Requirement((9, 0), (8, 0)))}, False),),
     need=SM90, tlx=("cute.arch.cluster_arrive", "cuda::ptx::barrier_cluster_arrive"),
-    samples=(Sample("cluster.arrive()", "UCGABAR_ARV"),),
+    samples=(Sample("cluster.arrive()", "UCGABAR_ARV", ptx="barrier.cluster.arrive;", isa=_BARRIER),),
     doc="""Arrive at the cluster barrier (every thread of every block of the cluster takes part);
     ``relaxed=True`` drops the release ordering.  Pair with :func:`wait`.
 
@@ -79,7 +89,7 @@ arrive = PtxOp(
 wait = PtxOp(
     "cluster.wait", "barrier.cluster.wait;", need=SM90,
     tlx=("cute.arch.cluster_wait", "cuda::ptx::barrier_cluster_wait"),
-    samples=(Sample("cluster.arrive()\ncluster.wait()", "UCGABAR_WAIT"),),
+    samples=(Sample("cluster.arrive()\ncluster.wait()", "UCGABAR_WAIT", ptx="barrier.cluster.wait;", isa=_BARRIER),),
     doc="""Wait until every thread of the cluster arrived (:func:`arrive`); acquire ordering.
 
     Example::
@@ -91,7 +101,8 @@ wait = PtxOp(
 sync = PtxOp(
     "cluster.sync", "barrier.cluster.arrive;\nbarrier.cluster.wait;", need=SM90,
     tlx=("cute.arch.cluster_sync", "tlx.cluster_barrier"),
-    samples=(Sample("cluster.sync()", "UCGABAR_WAIT"),),
+    samples=(Sample("cluster.sync()", "UCGABAR_WAIT", ptx=("barrier.cluster.arrive;", "barrier.cluster.wait;"),
+                    isa=_BARRIER),),
     doc="""Arrive and wait at the cluster barrier: ``cuda.syncthreads()`` for the whole cluster (after
     it, shared-memory writes of every block before it are visible to every block).
 
@@ -105,7 +116,8 @@ cta_rank_of = PtxOp(
     "cluster.cta_rank_of", "getctarank.u64 {out}, {array};",
     (GlobalArray("array", what="a shared array (this block's, or one from map_shared)"),),
     need=SM90, returns=types.uint32, memory=False, tlx=("cute.arch.block_rank_in_cluster (of an address)",),
-    samples=(Sample("out[0] = cluster.cta_rank_of(smem)", "S2UR"),),
+    samples=(Sample("out[0] = cluster.cta_rank_of(smem)", "S2UR", ptx="getctarank.u64 %r, %rd;",
+                    isa="9.7.9.24 getctarank"),),
     doc="""Which block of the cluster owns the shared memory of ``array`` (this block's rank for a
     local array; ``r`` for ``map_shared(array, r)``).
 

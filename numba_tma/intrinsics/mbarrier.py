@@ -23,6 +23,8 @@ from ..errors import PHASE_NOT_TOKEN
 from ._core import Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, reject
 
 SM80 = Requirement((8, 0), (7, 8))
+_MBARRIER = "9.7.13.15"   # PTX ISA 9.1: mbarrier (the assembly rows' hand-written PTX)
+_WAITS = f"{_MBARRIER}.16 mbarrier.test_wait / mbarrier.try_wait"
 
 
 class StateToken(types.Type):
@@ -96,7 +98,8 @@ init = PtxOp(
     "mbarrier.init", "mbarrier.init.shared::cta.b64 [{bar}], {count};",
     (barrier(), Int("count", lo=1, hi=(1 << 20) - 1)), need=SM80,
     tlx=("tlx.alloc_barriers", "cute.arch.mbarrier_init", "cuda::ptx::mbarrier_init"),
-    samples=(Sample("mbarrier.init(bar, 1)", {"sm_80": "STS.64", "": "SYNCS.EXCH.64"}),),
+    samples=(Sample("mbarrier.init(bar, 1)", {"sm_80": "STS.64", "": "SYNCS.EXCH.64"},
+                    ptx="mbarrier.init.shared::cta.b64 [%r], %r;", isa=f"{_MBARRIER}.9 mbarrier.init"),),
     doc="""Initialise an mbarrier for ``count`` arrivals per phase (phase 0 starts).
 
     Call from one thread, then ``fence.mbarrier_init()`` and a ``cuda.syncthreads()`` before other
@@ -158,9 +161,11 @@ arrive = PtxOp(
     returns=TOKEN, check=_check_no_complete("mbarrier.arrive"),
     tlx=("tlx.barrier_arrive", "cute.arch.mbarrier_arrive", "cuda::ptx::mbarrier_arrive"),
     samples=(Sample("mbarrier.arrive(bar)", {"sm_80": "ATOMS.ARRIVE.64", "": "SYNCS.ARRIVE.TRANS64.A1T0"},
-                    only={"no_complete": False}),
+                    only={"no_complete": False}, ptx="mbarrier.arrive.shared::cta.b64 %rd, [%r];",
+                    isa=f"{_MBARRIER}.13 mbarrier.arrive"),
              Sample("out[0] = mbarrier.arrive(bar, count=3)", "SYNCS.ARRIVE.TRANS64",
-                    only={"no_complete": (False, True), "sem": (None, "release"), "scope": (None, "cta")})),
+                    only={"no_complete": (False, True), "sem": (None, "release"), "scope": (None, "cta")},
+                    ptx="mbarrier.arrive.shared::cta.b64 %rd, [%r], %r;", isa=f"{_MBARRIER}.13 mbarrier.arrive")),
     doc="""Arrive on the barrier (``count`` arrivals toward :func:`init`'s count, default 1) and
     return the barrier's state token before the arrival (a :class:`StateToken`, for :func:`test_wait_token`,
     :func:`try_wait_token` and :func:`pending_count`; ignore it if not needed).  ``no_complete=True``
@@ -178,7 +183,9 @@ arrive_expect_tx = PtxOp(
     "mbarrier.arrive_expect_tx", "mbarrier.arrive.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
     (barrier(), _tx_bytes()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
     tlx=("tlx.barrier_expect_bytes", "cute.arch.mbarrier_arrive_and_expect_tx", "cuda::ptx::mbarrier_arrive_expect_tx"),
-    samples=(Sample("mbarrier.arrive_expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
+    samples=(Sample("mbarrier.arrive_expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64",
+                    ptx="mbarrier.arrive.expect_tx.shared::cta.b64 %rd, [%r], %r;",
+                    isa=f"{_MBARRIER}.13 mbarrier.arrive"),),
     doc="""Arrive once and tell the barrier to also wait for ``nbytes`` of async copies; returns the
     state token.  The phase completes when all arrivals happened *and* TMA/bulk copies signalling
     this barrier delivered ``nbytes`` bytes (for a full TMA tile: ``desc.box_bytes``).
@@ -197,7 +204,9 @@ expect_tx = PtxOp(
     "mbarrier.expect_tx", "mbarrier.expect_tx.relaxed{scope}.shared::cta.b64 [{bar}], {nbytes};",
     (barrier(), _tx_bytes()), qualifiers=(_TX_SCOPE,),
     tlx=("cute.arch.mbarrier_expect_tx", "cuda::ptx::mbarrier_expect_tx"),
-    samples=(Sample("mbarrier.expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
+    samples=(Sample("mbarrier.expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64",
+                    ptx="mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r], %r;",
+                    isa=f"{_MBARRIER}.11 mbarrier.expect_tx"),),
     doc="""Raise the bytes the current phase waits for by ``nbytes``, without arriving (for producers
     whose arrival is counted elsewhere).  ``scope``: ``"cta"`` or ``"cluster"``.
 
@@ -212,7 +221,9 @@ complete_tx = PtxOp(
     "mbarrier.complete_tx", "mbarrier.complete_tx.relaxed{scope}.shared::cta.b64 [{bar}], {nbytes};",
     (barrier(), _tx_bytes()), qualifiers=(_TX_SCOPE,),
     tlx=("cuda::ptx::mbarrier_complete_tx",),
-    samples=(Sample("mbarrier.complete_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
+    samples=(Sample("mbarrier.complete_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64",
+                    ptx="mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r], %r;",
+                    isa=f"{_MBARRIER}.12 mbarrier.complete_tx"),),
     doc="""Count ``nbytes`` as delivered on the barrier, as an async copy would (without one): the
     split form of a transaction, for producers that write shared memory themselves.
 
@@ -228,7 +239,8 @@ arrive_drop = PtxOp(
     "mbarrier.arrive_drop", "mbarrier.arrive_drop{order}.shared::cta.b64 {out}, [{bar}]{count};",
     (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), need=SM80, returns=TOKEN,
     tlx=("cuda::ptx::mbarrier_arrive_drop",),
-    samples=(Sample("mbarrier.arrive_drop(bar)", {"sm_80": "ATOMS", "": "SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0"}),),
+    samples=(Sample("mbarrier.arrive_drop(bar)", {"sm_80": "ATOMS", "": "SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0"},
+                    ptx="mbarrier.arrive_drop.shared::cta.b64 %rd, [%r];", isa=f"{_MBARRIER}.14 mbarrier.arrive_drop"),),
     doc="""Arrive and also lower the count every later phase expects by ``count`` (a thread that
     leaves the pipeline); returns the state token.
     """ + _ORDERING + """
@@ -243,7 +255,9 @@ arrive_drop_expect_tx = PtxOp(
     "mbarrier.arrive_drop.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
     (barrier(), _tx_bytes()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
     tlx=("cuda::ptx::mbarrier_arrive_drop_expect_tx",),
-    samples=(Sample("mbarrier.arrive_drop_expect_tx(bar, 1024)", "SYNCS.ARRIVE.TRANS64.OPTOUT"),),
+    samples=(Sample("mbarrier.arrive_drop_expect_tx(bar, 1024)", "SYNCS.ARRIVE.TRANS64.OPTOUT",
+                    ptx="mbarrier.arrive_drop.expect_tx.shared::cta.b64 %rd, [%r], %r;",
+                    isa=f"{_MBARRIER}.14 mbarrier.arrive_drop"),),
     doc=""":func:`arrive_drop` that also expects ``nbytes`` of async copies; returns the state token.
 
     Example::
@@ -260,7 +274,10 @@ arrive_remote = PtxOp(
     qualifiers=(Qualifier("sem", {"release": "release", "relaxed": Choice("relaxed", RELAXED)}, "release"),),
     tlx=("tlx.barrier_arrive(remote_cta_rank=)", "cute.arch.mbarrier_arrive (cta_id)",
          "cuda::ptx::mbarrier_arrive (shared::cluster)"),
-    samples=(Sample("mbarrier.arrive_remote(bar, 1)", "SYNCS.ARRIVE.TRANS64.RED"),),
+    samples=(Sample("mbarrier.arrive_remote(bar, 1)", "SYNCS.ARRIVE.TRANS64.RED",
+                    ptx=("mapa.shared::cluster.u32 remote, %r, %r;",
+                         "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];"),
+                    isa=f"9.7.9.23 mapa; {_MBARRIER}.13 mbarrier.arrive"),),
     doc="""Arrive on the barrier at ``bar``'s offset in block ``cta_rank`` of this cluster (``mapa``,
     then a cluster-scope arrival); no state token comes back.  The remote barrier must be
     initialised first (``fence.mbarrier_init()`` and a ``cluster.sync()`` after ``init``).
@@ -275,7 +292,8 @@ inval = PtxOp(
     "mbarrier.inval", "mbarrier.inval.shared::cta.b64 [{bar}];", (barrier(),), need=SM80,
     tlx=("cute.arch.mbarrier_inval", "cuda::ptx::mbarrier_inval"),
     # sm_80 emits no instruction of its own for it: the SASS is a kernel's without it
-    samples=(Sample("mbarrier.inval(bar)", {"sm_80": "", "": "SYNCS.CCTL.IV"}),),
+    samples=(Sample("mbarrier.inval(bar)", {"sm_80": "", "": "SYNCS.CCTL.IV"},
+                    ptx="mbarrier.inval.shared::cta.b64 [%r];", isa=f"{_MBARRIER}.10 mbarrier.inval"),),
     doc="""Invalidate a barrier so its shared memory can be used for something else (or the barrier
     initialised again).
 
@@ -290,7 +308,8 @@ pending_count = PtxOp(
     "mbarrier.pending_count", "mbarrier.pending_count.b64 {out}, {token};", (Token(),),
     need=Requirement((8, 0), (7, 0)), returns=types.uint32, memory=False,
     tlx=("cuda::ptx::mbarrier_pending_count",),
-    samples=(Sample("out[0] = mbarrier.pending_count(mbarrier.arrive(bar))", "LOP3.LUT"),),   # bit arithmetic
+    samples=(Sample("out[0] = mbarrier.pending_count(mbarrier.arrive(bar))", "LOP3.LUT",   # bit arithmetic
+                    ptx="mbarrier.pending_count.b64 %r, %rd;", isa=f"{_MBARRIER}.17 mbarrier.pending_count"),),
     doc="""The arrivals the barrier still expected when the state token was taken (before that
     arrival).  The PTX ISA defines it only for tokens of ``arrive(..., no_complete=True)``.
 
@@ -323,7 +342,9 @@ test_wait = PtxOp(
     "mbarrier.test_wait", _probe("test_wait", ".parity", "phase"), (barrier(), Phase("phase")),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), need=SM80, returns=types.boolean,
     tlx=("cuda::ptx::mbarrier_test_wait_parity",),
-    samples=(Sample("out[0] = mbarrier.test_wait(bar, 1)", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
+    samples=(Sample("out[0] = mbarrier.test_wait(bar, 1)", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"},
+                    ptx=("mbarrier.test_wait.parity.shared::cta.b64 p, [%r], %r;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp"),),
     doc="""Non-blocking check: has the phase with parity ``phase & 1`` completed?
 
     Use it to probe a barrier's state at one instant (``try_wait`` may wait a while first).
@@ -338,7 +359,9 @@ test_wait_token = PtxOp(
     "mbarrier.test_wait_token", _probe("test_wait", "", "token"), (barrier(), Token()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), need=SM80, returns=types.boolean,
     tlx=("cuda::ptx::mbarrier_test_wait",),
-    samples=(Sample("out[0] = mbarrier.test_wait_token(bar, out[1])", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
+    samples=(Sample("out[0] = mbarrier.test_wait_token(bar, out[1])", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"},
+                    ptx=("mbarrier.test_wait.shared::cta.b64 p, [%r], %rd;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp"),),
     doc="""Non-blocking check: has the phase the state ``token`` (from :func:`arrive`) was taken in
     completed?
     """ + _WAIT_ORDERING + """
@@ -353,8 +376,12 @@ try_wait = PtxOp(
     "mbarrier.try_wait", _probe("try_wait", ".parity", "phase"), (barrier(), Phase("phase"), _suspend()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), returns=types.boolean,
     tlx=("cute.arch.mbarrier_try_wait", "cuda::ptx::mbarrier_try_wait_parity"),
-    samples=(Sample("out[0] = mbarrier.try_wait(bar, 0)", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),
-             Sample("out[0] = mbarrier.try_wait(bar, 0, suspend_ns=1000)", "SYNCS.PHASECHK.TRANS64.TRYWAIT")),
+    samples=(Sample("out[0] = mbarrier.try_wait(bar, 0)", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                    ptx=("mbarrier.try_wait.parity.shared::cta.b64 p, [%r], %r;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp"),
+             Sample("out[0] = mbarrier.try_wait(bar, 0, suspend_ns=1000)", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                    ptx=("mbarrier.try_wait.parity.shared::cta.b64 p, [%r], %r, %r;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp")),
     doc="""Wait a bounded, hardware-chosen time (or up to ``suspend_ns``, a hint) for the phase with
     parity ``phase & 1``.
 
@@ -375,7 +402,9 @@ try_wait_token = PtxOp(
     "mbarrier.try_wait_token", _probe("try_wait", "", "token"), (barrier(), Token(), _suspend()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), returns=types.boolean,
     tlx=("cute.arch.mbarrier_try_wait (token)", "cuda::ptx::mbarrier_try_wait"),
-    samples=(Sample("out[0] = mbarrier.try_wait_token(bar, out[1])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
+    samples=(Sample("out[0] = mbarrier.try_wait_token(bar, out[1])", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                    ptx=("mbarrier.try_wait.shared::cta.b64 p, [%r], %rd;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp"),),
     doc=""":func:`try_wait` on the phase a state ``token`` (from :func:`arrive`) was taken in.
     """ + _WAIT_ORDERING + """
     Example::
@@ -396,7 +425,10 @@ wait = PtxOp(
                " mov.u64 t, %globaltimer;\n sub.u64 t, t, t0;\n setp.lt.u64 p, t, {timeout};\n"
                " @p bra numba_tma_wait_{uid};\n numba_tma_waited_{uid}:\n selp.u32 {out}, 0, 1, p;\n}}",
     tlx=("tlx.barrier_wait", "cute.arch.mbarrier_wait"),
-    samples=(Sample("mbarrier.wait(bar, out[0])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
+    samples=(Sample("mbarrier.wait(bar, out[0])", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                    ptx=("numba_tma_wait_%n:", "mbarrier.try_wait.parity.shared::cta.b64 p, [%r], %r;",
+                         "@!p bra numba_tma_wait_%n;"),
+                    isa=f"{_WAITS}; 9.7.12.3 bra"),),
     doc="""Block until the phase with parity ``phase & 1`` of the barrier completes (a ``try_wait``
     loop).  Flip ``phase`` (``phase ^= 1``) each time the barrier is reused.
     """ + _WAIT_ORDERING + """
