@@ -10,8 +10,6 @@ reused).  The same three are ``numba_tma.tma.commit_group`` etc.
 
 from numba.cuda import types
 
-from numba.core import cgutils
-
 from . import debug
 from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample,
                     SharedArray, SharedRef, exported, global_address, literal, reject)
@@ -37,14 +35,6 @@ def check_nbytes(op, nbytes):
         raise reject(op, "nbytes", NBYTES_RULE, value)
 
 
-def _array_bytes(context, builder, ty, val):
-    ary = context.make_array(ty)(context, builder, val)
-    nbytes = ary.itemsize
-    for extent in cgutils.unpack_tuple(builder, ary.shape):
-        nbytes = builder.mul(nbytes, extent)
-    return nbytes
-
-
 def debug_bytes(op_name, arrays):
     """Debug mode for a bulk copy of ``nbytes`` between ``arrays`` (operand names): the size a
     multiple of 16, each address 16-byte aligned, and each array (not an ``at()`` address, whose
@@ -59,7 +49,7 @@ def debug_bytes(op_name, arrays):
                 address = val
             else:
                 address = global_address(context, builder, ty, val)
-                debug.check_holds(builder, op_name, name, _array_bytes(context, builder, ty, val), nbytes)
+                debug.check_holds(builder, op_name, name, debug.array_bytes(context, builder, ty, val), nbytes)
             debug.check_aligned(builder, op_name, name, address, 16, "a bulk copy's addresses are 16-byte aligned")
     return check
 
@@ -166,7 +156,8 @@ store_bytemask = PtxOp(
     "cp.async.bulk.global.shared::cta.bulk_group{cache_hint}.cp_mask [{dst}], [{src}], {nbytes}{policy}, {mask};",
     (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), nbytes_operand(), Int("mask", bits=16),
      CacheHint()),
-    need=SM100, check=lambda nbytes, **_: check_nbytes("bulk.store_bytemask", nbytes), debug=debug_bytes("bulk.store_bytemask", ("dst", "src")),
+    need=SM100, check=lambda nbytes, **_: check_nbytes("bulk.store_bytemask", nbytes),
+    debug=debug_bytes("bulk.store_bytemask", ("dst", "src")),
     tlx=("cute.nvgpu.cpasync.CopyBulkS2GByteMaskOp", "cuda::ptx::cp_async_bulk_cp_mask"),
     samples=(Sample("bulk.store_bytemask(desc, smem, 64, 0x00FF)", "UBLKCP.G.S", isa=_BULK,
                     ptx="cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%rd], [%r], %r, %rs;"),),

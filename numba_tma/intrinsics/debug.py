@@ -68,6 +68,15 @@ def check_at_least(builder, op_name: str, arg: str, nbytes: ir.Value, need: int,
             f"argument '{arg}' holds %lld bytes, fewer than {need} ({why})", [nbytes])
 
 
+def array_bytes(context, builder, ty, val) -> ir.Value:
+    """The byte size of a Numba array value (itemsize times its extents), at run time."""
+    ary = context.make_array(ty)(context, builder, val)
+    nbytes = ary.itemsize
+    for extent in cgutils.unpack_tuple(builder, ary.shape):
+        nbytes = builder.mul(nbytes, extent)
+    return nbytes
+
+
 def check_holds(builder, op_name: str, arg: str, size: ir.Value, nbytes: ir.Value):
     """An array of ``size`` bytes holds the ``nbytes`` (run-time) an op copies into or out of it."""
     fail_if(builder, builder.icmp_signed("<", size, nbytes), op_name,

@@ -24,8 +24,6 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 from llvmlite import ir
 from numba.cuda import types
 
-from numba.core import cgutils
-
 from . import debug
 from ._core import (I32, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
                     Sample, SharedArray, SharedRef, check_arch, exported, global_address, literal, reject,
@@ -114,10 +112,7 @@ def _debug_map_op(op_name, tile_arg):
         debug.check_aligned(builder, op_name, tile_arg, address, align,
                             f"a TMA tile with swizzle {desc_ty.swizzle}" if swizzle else "a TMA tile")
         if isinstance(tile_ty, types.Array) and desc_ty.smem_bytes:
-            ary = context.make_array(tile_ty)(context, builder, tile)
-            nbytes = ary.itemsize
-            for extent in cgutils.unpack_tuple(builder, ary.shape):
-                nbytes = builder.mul(nbytes, extent)
+            nbytes = debug.array_bytes(context, builder, tile_ty, tile)
             debug.check_at_least(builder, op_name, tile_arg, nbytes, desc_ty.smem_bytes,
                                  "the shared memory the map's box spans, desc.smem_bytes")
         if desc_ty.mode == "tiled":
