@@ -54,7 +54,7 @@ def markdown() -> str:
                 f"{q.name}: " + ", ".join(f"`{v!r}`" + (f" ({op.need | c.need})" if getattr(c, "need", None) else "")
                                           for v, c in q.choices.items())
                 for q in op.qualifiers)
-            sass = sorted({s.sass if isinstance(s.sass, str) else "/".join(s.sass.values()) for s in op.samples})
+            sass = sorted({s.sass if isinstance(s.sass, str) else "/".join(v for v in s.sass.values() if v) for s in op.samples})
             lines.append("| " + " | ".join(_cell(x) for x in (
                 f"`{op.name}`", f"`{ptx}`" if "\n" not in ptx else f"<pre>{ptx}</pre>", str(op.need), options,
                 ", ".join(f"`{t}`" for t in op.tlx), ", ".join(f"`{s}`" for s in sass))) + " |")

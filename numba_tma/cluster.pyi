@@ -214,7 +214,8 @@ def wait() -> None:
 def map_shared(array, cta_rank):
     """The shared array ``array`` as it lives in block ``cta_rank`` of this cluster: an ordinary
     Numba array (loads, stores, atomics) over that block's shared memory (``mapa``).  Issue a
-    ``cluster.sync()`` between the other block's writes and these reads.
+    ``cluster.sync()`` between the other block's writes and these reads.  A constant ``cta_rank``
+    outside 0-15 is refused at compile time; debug mode traps an ``array`` not in shared memory.
 
     PTX::
 
@@ -230,14 +231,16 @@ def map_shared(array, cta_rank):
 
 
 def mask_all(size):
-    """The multicast mask of every CTA of a cluster of ``size`` blocks (``multicast=`` of
-    ``tma.load`` / ``bulk.load``).
+    """The multicast mask of every CTA of a
+    cluster of ``size`` blocks (``multicast=`` of ``tma.load`` / ``bulk.load``).
 
     PTX::
 
         shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
 
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
+    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).  Constant arguments
+    whose mask needs more than 16 bits (or names a block outside the cluster) are refused at
+    compile time.
 
     Example::
 
@@ -246,14 +249,16 @@ def mask_all(size):
 
 
 def mask_row(cluster_x, row):
-    """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks wide
-    (rank = x + y * cluster_x).
+    """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks
+    wide (rank = x + y * cluster_x).
 
     PTX::
 
         shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
 
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
+    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).  Constant arguments
+    whose mask needs more than 16 bits (or names a block outside the cluster) are refused at
+    compile time.
 
     Example::
 
@@ -262,13 +267,16 @@ def mask_row(cluster_x, row):
 
 
 def mask_column(cluster_x, cluster_y, column):
-    """The multicast mask of the CTAs of column ``column`` of a ``cluster_x`` x ``cluster_y`` cluster.
+    """The multicast mask of the CTAs of column ``column``
+    of a ``cluster_x`` x ``cluster_y`` cluster.
 
     PTX::
 
-        shl.b32 / or.b32 (integer arithmetic, no instruction of its own)
+        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
 
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
+    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).  Constant arguments
+    whose mask needs more than 16 bits (or names a block outside the cluster) are refused at
+    compile time.
 
     Example::
 

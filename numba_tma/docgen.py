@@ -101,7 +101,15 @@ def _alias_home(family: str, name: str) -> str | None:
 
 
 def _sass(op: PtxOp) -> list[str]:
-    return sorted({s.sass if isinstance(s.sass, str) else "/".join(s.sass.values()) for s in op.samples})
+    return sorted({s.sass if isinstance(s.sass, str) else "/".join(v for v in s.sass.values() if v) for s in op.samples})
+
+
+def _isa(op: PtxOp) -> list[str]:
+    """The PTX ISA sections the op's assembly rows were written from, in order of first use."""
+    sections = []
+    for sample in op.samples:
+        sections += [s for s in sample.isa.split("; ") if s and s not in sections]
+    return sections
 
 
 def family_page(family: str) -> str:
@@ -130,6 +138,8 @@ def family_page(family: str) -> str:
         lines.append(markdown_of(doc))
         if name in declared and _sass(_op(family, name)):
             lines += [f"SASS: {', '.join(f'`{s}`' for s in _sass(_op(family, name)))}.", ""]
+        if name in declared and _isa(_op(family, name)):
+            lines += [f"PTX ISA 9.1: {'; '.join(_isa(_op(family, name)))}.", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -7,3 +7,10 @@ class ArchError(TypeError):
 
 class OpArgumentError(TypeError):
     """An op was called with an argument its instruction cannot take (raised at compile time)."""
+
+
+# The rule both paths give when a parity wait is handed a state token (arrive's return value).
+PHASE_NOT_TOKEN = ("must be a phase parity (0 or 1, or a phase counter: bit 0 is used), not the state token "
+                   "arrive() returned — wait on a token with test_wait_token / try_wait_token")
+MULTICAST_NEEDS_CLUSTER = ("must be 'cluster' with multicast: the PTX ISA defines "
+                           "cp.async.bulk.tensor...multicast::cluster only with a .shared::cluster destination")

@@ -22,6 +22,7 @@ makes no PTX.
 
 from __future__ import annotations
 
+import collections
 import functools
 import html
 import os
@@ -33,7 +34,8 @@ from . import debugging
 from .intrinsics._core import arch_name, parse_arch
 from .numba_cuda_hooks import SIMULATED, kernel_codes
 
-__all__ = ["Compiled", "CompilerMissing", "compile", "ptx", "link", "sass", "sass_opcodes", "ToolMissing"]
+__all__ = ["Compiled", "CompilerMissing", "assemble_together", "compile", "ptx", "link", "sass", "sass_opcodes",
+           "ToolMissing"]
 
 
 class ToolMissing(RuntimeError):
@@ -64,6 +66,15 @@ class Compiled:
         """The set of SASS opcodes (with modifiers, e.g. ``UTMALDG.2D``)."""
         return sass_opcodes(self.sass)
 
+    def opcode_counts(self) -> collections.Counter:
+        """How many times each SASS opcode appears (to compare with a control kernel)."""
+        return collections.Counter(_OPCODE.findall(self.sass))
+
+    @property
+    def entry(self) -> str:
+        """The kernel's mangled name (its ``.entry`` in the PTX)."""
+        return re.search(r"\.entry\s+([\w$]+)\s*\(", self.ptx).group(1)
+
     def _repr_html_(self) -> str:
         """Jupyter's view: the PTX and the SASS, TMA / bulk / mbarrier / fence lines highlighted."""
         from .viz import code_html
@@ -74,6 +85,24 @@ class Compiled:
             sass_part = f"<pre>{html.escape(str(exc))}</pre>"
         return (f"<b>{self.arch}</b><details><summary>PTX</summary>{code_html(self.ptx, 'ptx')}</details>"
                 f"<details open><summary>SASS</summary>{sass_part}</details>")
+
+
+def assemble_together(kernels) -> None:
+    """Give each of ``kernels`` (:class:`Compiled`, one architecture) its cubin and SASS from one
+    nvJitLink link and one ``cuobjdump`` run over all of them, instead of one of each per kernel
+    (a disassembler process costs ~0.4 s).  Kernels that link other files as well are assembled on
+    their own, as :attr:`Compiled.sass` does."""
+    kernels = [k for k in kernels if len(k._codes) == 1 and "sass" not in k.__dict__]
+    if not kernels:
+        return
+    arch = kernels[0].arch
+    if any(k.arch != arch for k in kernels):
+        raise ValueError("assemble_together: the kernels must be compiled for one architecture")
+    cubin = link([k.ptx for k in kernels], arch)
+    sections = re.split(r"\n\s*Function : ([\w$]+)\n", sass(cubin))
+    by_name = dict(zip(sections[1::2], sections[2::2]))
+    for k in kernels:
+        k.__dict__.update(cubin=cubin, sass=by_name[k.entry])
 
 
 def _signature(sig):

@@ -11,7 +11,7 @@ DeviceArray: TypeAlias = Any   # a device array in global memory (a kernel argum
 
 def arrive(bar: SharedArray, count: int | None = 1, sem: Literal[None, 'release', 'relaxed'] = None, scope: Literal[None, 'cta', 'cluster'] = None, no_complete: Literal[False, True] = False) -> int:
     """Arrive on the barrier (``count`` arrivals toward :func:`init`'s count, default 1) and
-    return the barrier's state token before the arrival (a ``uint64``, for :func:`test_wait_token`,
+    return the barrier's state token before the arrival (a :class:`StateToken`, for :func:`test_wait_token`,
     :func:`try_wait_token` and :func:`pending_count`; ignore it if not needed).  ``no_complete=True``
     (with ``count``) promises the arrival does not complete the phase — the PTX ISA defines
     :func:`pending_count` only for the tokens of such arrivals.

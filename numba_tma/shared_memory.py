@@ -38,6 +38,7 @@ from .descriptors.errors import TensorMapError
 
 DYNAMIC_BASE_ALIGN = 16   # what CUDA guarantees for the start of dynamic shared memory
 TMA_TILE_ALIGN = 128      # a TMA box in shared memory without swizzle (or 32B / 64B swizzle)
+MAX_SHARED_BYTES = 232448  # the largest opt-in dynamic shared memory per block of any GPU (sm_90, sm_100: 227 KiB)
 _I32 = ir.IntType(32)
 
 
@@ -90,6 +91,16 @@ class SharedMemoryPlan:
         nbytes = itemsize
         for d in shape:
             nbytes *= d
+        if swizzle is not None and len(shape) > 2 and (nbytes // shape[0]) % wanted:   # (S, rows, cols): a ring
+            stage = nbytes // shape[0]
+            raise SharedMemoryPlanError(
+                f"{name}: shape={shape!r}: each stage ({stage} bytes) must be a multiple of {wanted} bytes, the "
+                f"alignment swizzle={swizzle!r} tiles need, or stage 1 onwards is misaligned — pad the stage to "
+                f"{-(-stage // wanted) * wanted} bytes")
+        if offset + nbytes + (max(self._align, wanted) - DYNAMIC_BASE_ALIGN) > MAX_SHARED_BYTES:
+            raise SharedMemoryPlanError(
+                f"{name}: shape={shape!r} brings the plan to {offset + nbytes} bytes (plus alignment slack), more "
+                f"than any GPU's shared memory per block ({MAX_SHARED_BYTES} bytes, 227 KiB: H100/H200/B200)")
         self._pieces.append((name, shape, dtype, offset, wanted))
         self._end = offset + nbytes
         self._align = max(self._align, wanted)

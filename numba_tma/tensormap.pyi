@@ -70,7 +70,9 @@ def cp_fenceproxy(dst: DeviceArray, src: SharedArray, scope: Literal['cta', 'clu
 
 def replace_box_dim(buf: DeviceArray, i: int, value: int) -> None:
     """Set box dimension ``i`` (innermost
-    first) to ``value`` elements.
+    first) to ``value`` elements.  ``value`` must be 1 to 256 (elements per box dimension): a constant outside is
+    refused at compile time, a run-time one traps in debug mode.
+
     Example::
 
         tensormap.replace_box_dim(buf, 1, n_rows)
@@ -87,7 +89,9 @@ def replace_box_dim(buf: DeviceArray, i: int, value: int) -> None:
 
 def replace_element_stride(buf: DeviceArray, i: int, value: int) -> None:
     """Set element
-    stride ``i`` (innermost first) to ``value``.
+    stride ``i`` (innermost first) to ``value``.  ``value`` must be 1 to 8 (elements): a constant outside is
+    refused at compile time, a run-time one traps in debug mode.
+
     Example::
 
         tensormap.replace_element_stride(buf, 1, n_rows)
@@ -105,6 +109,7 @@ def replace_element_stride(buf: DeviceArray, i: int, value: int) -> None:
 def replace_elemtype(buf: DeviceArray, value: int) -> None:
     """Set the element type (the PTX
     ISA's ``.elemtype`` code: the descriptor's type field, see ``numba_tma.descriptors.enums.TYPE_INFO``).
+
     Example::
 
         tensormap.replace_elemtype(buf, value)
@@ -122,6 +127,7 @@ def replace_elemtype(buf: DeviceArray, value: int) -> None:
 def replace_fill_mode(buf: DeviceArray, value: int) -> None:
     """Set the out-of-bounds fill
     mode (0 zeros, 1 NaN).
+
     Example::
 
         tensormap.replace_fill_mode(buf, value)
@@ -137,7 +143,9 @@ def replace_fill_mode(buf: DeviceArray, value: int) -> None:
 
 
 def replace_global_address(buf: DeviceArray, value: int) -> None:
-    """Set the descriptor's global address (16-byte aligned; 32 for interleaved maps).
+    """Set the descriptor's global address (16-byte aligned; 32 for interleaved maps).  ``value`` must be 0 to 18446744073709551600, a multiple of 16 (TMA addresses are 16-byte aligned): a constant outside is
+    refused at compile time, a run-time one traps in debug mode.
+
     Example::
 
         tensormap.replace_global_address(buf, value)
@@ -154,7 +162,10 @@ def replace_global_address(buf: DeviceArray, value: int) -> None:
 
 def replace_global_dim(buf: DeviceArray, i: int, value: int) -> None:
     """Set tensor dimension ``i``
-    (innermost first) to ``value`` elements.
+    (innermost first) to ``value`` elements.  A store through the edited map may write past a
+    dimension 0 that is not whole 16-byte chunks: debug mode traps it (``tma.store``).  ``value`` must be 1 to 4294967295 (elements; a 32-bit field): a constant outside is
+    refused at compile time, a run-time one traps in debug mode.
+
     Example::
 
         tensormap.replace_global_dim(buf, 1, n_rows)
@@ -171,8 +182,10 @@ def replace_global_dim(buf: DeviceArray, i: int, value: int) -> None:
 
 def replace_global_stride(buf: DeviceArray, i: int, value: int) -> None:
     """Set global stride
-    ``i`` (the driver's ``globalStrides[i]``: the byte stride of dimension ``i + 1``) to ``value``
-    bytes (a multiple of 16).
+    ``i`` (0 to 3: the driver's ``globalStrides[i]``, the byte stride of dimension ``i + 1``) to
+    ``value`` bytes.  ``value`` must be 16 to 1099511627760, a multiple of 16 (bytes, below 2**40): a constant outside is
+    refused at compile time, a run-time one traps in debug mode.
+
     Example::
 
         tensormap.replace_global_stride(buf, 1, n_rows)
@@ -190,6 +203,7 @@ def replace_global_stride(buf: DeviceArray, i: int, value: int) -> None:
 def replace_interleave(buf: DeviceArray, value: int) -> None:
     """Set the interleave
     layout (0 none, 1 16 bytes, 2 32 bytes).
+
     Example::
 
         tensormap.replace_interleave(buf, value)
@@ -205,9 +219,10 @@ def replace_interleave(buf: DeviceArray, value: int) -> None:
 
 
 def replace_rank(buf: DeviceArray, value: int) -> None:
-    """Set the descriptor's rank to ``value``
-    (as the PTX ISA's ``.rank`` field takes it; see ``tests/test_gpu_tensormap.py`` for the measured
-    encoding).
+    """Set the descriptor's rank: ``value`` is the
+    rank minus one, as the PTX ISA's ``.rank`` field takes it (measured: ``tests/test_gpu_sync_tensormap.py``).  ``value`` must be 0 to 4 (rank - 1, for ranks 1 to 5): a constant outside is
+    refused at compile time, a run-time one traps in debug mode.
+
     Example::
 
         tensormap.replace_rank(buf, value)
@@ -225,6 +240,7 @@ def replace_rank(buf: DeviceArray, value: int) -> None:
 def replace_swizzle(buf: DeviceArray, value: int) -> None:
     """Set the swizzle mode (PTX ISA
     encoding: 0 none, 1 32B, 2 64B, 3 128B).
+
     Example::
 
         tensormap.replace_swizzle(buf, value)

@@ -267,13 +267,11 @@ else:
     @_overload(alloc_barriers, target="cuda", prefer_literal=True, inline="always")   # returns a new array
     def _alloc_barriers(num_barriers, arrive_count=1):
         count = getattr(num_barriers, "literal_value", None)
-        if count is None and isinstance(num_barriers, _types.Integer):
-            return None   # numba asks again with the literal type, when the argument has one
         if not isinstance(count, int) or count < 1:
             from .errors import OpArgumentError
 
             raise OpArgumentError(f"numba_tma: tlx.alloc_barriers: argument 'num_barriers' must be a positive "
-                                  f"integer constant; got {num_barriers}")
+                                  f"integer constant (it sizes a shared array); got {num_barriers}")
 
         def impl(num_barriers, arrive_count=1):
             bars = cuda.shared.array(count, _types.uint64)

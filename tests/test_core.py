@@ -52,7 +52,7 @@ def test_a_const_operand_is_an_immediate():
 
 
 def test_a_qualifier_value_raises_the_requirement():
-    with pytest.raises(ArchError, match=r"test.flavoured needs sm_100 or newer, PTX ISA 8.6.*sm_90a"):
+    with pytest.raises(ArchError, match=r"test.flavoured with flavour='future' needs sm_100 or newer, PTX ISA 8.6.*sm_90a"):
         inspect.ptx(_flavoured("flavoured(out[0], 5, flavour='future')"), SIG, "sm_90a")
 
 

@@ -44,3 +44,23 @@ def test_options_reach_numbas_compiler():
     plain = inspect.ptx(half_math, (types.float16[::1], types.float16[::1]), "sm_90a")
     debug = inspect.ptx(half_math, (types.float16[::1], types.float16[::1]), "sm_90a", debug=True, opt=False)
     assert ".loc" in debug and plain != debug
+
+
+def test_kernels_assembled_together_each_get_their_own_sass():
+    from numba_tma import bulk, mbarrier
+
+    def arrive(out):
+        bars = cuda.shared.array(1, numba.uint64)
+        mbarrier.arrive(bars)
+
+    def store(out):
+        buf = cuda.shared.array(64, numba.float32)
+        bulk.store(out, buf, 256)
+
+    sig = (numba.float32[::1],)
+    together = [inspect.compile(arrive, sig, "sm_90a"), inspect.compile(store, sig, "sm_90a")]
+    inspect.assemble_together(together)
+    first, second = (k.opcodes() for k in together)
+    assert "SYNCS.ARRIVE.TRANS64.A1T0" in first and "UBLKCP.G.S" not in first
+    assert "UBLKCP.G.S" in second and not any(o.startswith("SYNCS.ARRIVE") for o in second)
+    assert together[0].cubin == together[1].cubin          # one link

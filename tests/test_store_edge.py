@@ -200,3 +200,9 @@ def test_the_simulator_refuses_and_writes_as_the_gpu():
     assert ("numba_tma simulator: tma.store: the box (elements 48..63 of dimension 0)"
             " crosses the end of the row (59 elements, 236 bytes: not a multiple of 16)") in out
     assert "global opted in: [108.0, 109.0, 110.0, 111.0, 0.0, 0.0, 0.0, 0.0]" in out
+
+
+def test_the_map_shows_its_overrun():
+    assert "store_overrun=4, address" in repr(_map(59))
+    assert "store_overrun=4 (allowed)" in repr(_map(59, allow_store_overrun=True))
+    assert "store_overrun" not in repr(_map(60))

@@ -34,9 +34,10 @@ def test_sem_scope_names(call, match):
 
 
 @pytest.mark.parametrize("call,arch,match", [
-    ("mbarrier.arrive(bar, scope='cluster')", "sm_80", r"mbarrier.arrive needs sm_90 or newer"),
+    ("mbarrier.arrive(bar, scope='cluster')", "sm_80", r"mbarrier.arrive with scope='cluster' needs sm_90 or newer"),
     ("mbarrier.arrive(bar, count=2)", "sm_80", r"mbarrier.arrive with 'count' needs sm_90 or newer"),
-    ("fence.acq_rel('cluster')", "sm_80", r"fence.acq_rel needs sm_90 or newer"),
+    ("fence.acq_rel('cluster')", "sm_80", r"fence.acq_rel with scope='cluster' needs sm_90 or newer"),
+    ("fence.sc('cluster')", "sm_80", r"fence.sc with scope='cluster' needs sm_90 or newer"),
     ("sync.elect_one()", "sm_80", r"sync.elect_one needs sm_90 or newer"),
     ("tensormap.replace_global_dim(desc, 0, 64)", "sm_90", r"tensormap.replace_global_dim needs sm_90a or newer"),
     ("mbarrier.expect_tx(bar, 64)", "sm_80", r"mbarrier.expect_tx needs sm_90 or newer"),

@@ -58,13 +58,14 @@ def test_offsets_are_reversed_into_coords():
 
 
 @pytest.mark.parametrize("count,match", [
-    ("0", r"tlx.alloc_barriers: argument 'num_barriers' must be a positive integer constant; got Literal\[int\]\(0\)"),
-    ("out[0]", r"alloc_barriers\(int32\)"),     # a run-time count: numba finds no form (it must be constant)
+    ("0", r"tlx.alloc_barriers: argument 'num_barriers' must be a positive integer constant \(it sizes a shared "
+          r"array\); got Literal\[int\]\(0\)"),
+    ("out[0]", r"argument 'num_barriers' must be a positive integer constant \(it sizes a shared array\); got int32"),
 ])
 def test_alloc_barriers_needs_a_positive_constant(count, match):
     namespace = {"cuda": cuda, "numba": numba, "tlx": tlx}
     exec(f"def k(desc, out, g):\n    bars = tlx.alloc_barriers({count})\n", namespace)
-    with pytest.raises(Exception, match=match):
+    with pytest.raises(OpArgumentError, match=match):
         inspect.ptx(namespace["k"], SIG)
 
 

@@ -12,7 +12,7 @@ from numba.core import cgutils, types
 from numba.core.datamodel import models, register_default
 from numba.core.extending import intrinsic as _numba_intrinsic
 
-from . import buffer, dma, global_load, sync, targets, tdm
+from . import buffer, dma, global_load, lds, sync, targets, tdm
 from .errors import AMDArgumentError
 from .llvm_ir import I32, call_intrinsic
 from .numba_target import TARGET_NAME
@@ -150,7 +150,9 @@ def lds_array(typingctx, shape, dtype):
 
     *shape*: a positive int or a tuple of them, constants.  *dtype*: a scalar dtype.
     Arrays above the largest LDS of any arch (320 KiB) are refused here; the arch's
-    own limit is checked by :func:`numba_tma.amd.compile`.
+    own limit is checked by :func:`numba_tma.amd.compile`.  Its type is an
+    :class:`~numba_tma.amd.lds.LDSArray`, which its slices and views keep, so the ops
+    check that their LDS arguments are in LDS and large enough.
 
     Example: ``tile = lds_array(1024, numba.float32)``.
     """
@@ -160,7 +162,7 @@ def lds_array(typingctx, shape, dtype):
         raise AMDArgumentError(
             f"lds_array: shape {dims} of {elem} takes {math.prod(dims) * itemsize} bytes; "
             f"it must fit in {_MAX_LDS_BYTES} bytes, the largest LDS of any arch")
-    aryty = types.Array(elem, len(dims), "C")
+    aryty = lds.LDSArray(elem, len(dims), "C", math.prod(dims) * itemsize)
 
     def codegen(context, builder, sig, args):
         elem = context.get_data_type(aryty.dtype)
@@ -187,9 +189,16 @@ def lds_array(typingctx, shape, dtype):
 
 # -- LDS DMA (gfx942 / gfx950 / gfx1250) ----------------------------------------------
 
+# op -> the names of its LDS destination and its global source
+_DMA_ARGUMENTS = {"buffer_load_to_local": ("dest", "ptr"), "async_load": ("result", "src")}
+
+
 def _dma_typer(op, dest, src, offsets, mask, other, cache_modifier, width):
-    _require_array(dest, f"{op}: dest")
-    _require_array(src, f"{op}: src")
+    dest_name, src_name = _DMA_ARGUMENTS[op]
+    _require_array(dest, f"{op}: {dest_name}")
+    _require_array(src, f"{op}: {src_name}")
+    lds.require_lds(op, dest_name, dest)
+    lds.require_global(op, src_name, src)
     if not isinstance(offsets, types.Integer):
         raise AMDArgumentError(f"{op}: offsets must be an integer, got {_shown(offsets)}")
     _require_pred(mask, f"{op}: mask")
@@ -197,6 +206,14 @@ def _dma_typer(op, dest, src, offsets, mask, other, cache_modifier, width):
         raise AMDArgumentError(f"{op}: other must be a number, got {_shown(other)}")
     return dict(cache_modifier=_const(cache_modifier, "cache_modifier"),
                 width=_const(width, "width"))
+
+
+def _require_wave_write(op, arch, dest, width):
+    """*dest*'s LDS allocation must hold what one wave writes: *width* bytes a lane.
+    Called after the op's emitter, which checks the arch and *width* first."""
+    lanes = targets.require(op, arch).wave_size
+    lds.require_room(op, _DMA_ARGUMENTS[op][0], dest, lanes * width,
+                     f"one wave's write, {lanes} lanes x {width} bytes")
 
 
 def _mask_other(context, builder, sig, args, mask_at, src_index):
@@ -248,6 +265,7 @@ def buffer_load_to_local(typingctx, dest, ptr, offsets, mask=None, other=None,
         buffer.emit_buffer_load_to_local(
             builder, arch, rsrc, _data(context, builder, sig.args[0], args[0]), voffset,
             context.async_groups(builder.function), mask=mask, other=other, **opts)
+        _require_wave_write("buffer_load_to_local", arch, sig.args[0], opts["width"])
         return context.get_dummy_value()
 
     return types.none(dest, ptr, offsets, _ty(mask), _ty(other), _ty(cache_modifier),
@@ -271,6 +289,8 @@ def async_load(typingctx, src, offsets, result, mask=None, other=None, cache_mod
     Example: ``async_load(x, base + lane, tile[w * 64:]); async_load_commit_group()``
     """
     opts = _dma_typer("async_load", result, src, offsets, mask, other, cache_modifier, width)
+    # masked lanes write nothing, unless they store other
+    whole_wave = not _is_given(mask) or _is_given(other)
 
     def codegen(context, builder, sig, args):
         src_ptr = cgutils.get_item_pointer2(
@@ -281,6 +301,8 @@ def async_load(typingctx, src, offsets, result, mask=None, other=None, cache_mod
         global_load.emit_async_load(
             builder, _arch(context), src_ptr, _data(context, builder, sig.args[2], args[2]),
             context.async_groups(builder.function), mask=mask, other=other, **opts)
+        if whole_wave:
+            _require_wave_write("async_load", _arch(context), sig.args[2], opts["width"])
         return context.get_dummy_value()
 
     return types.none(src, offsets, result, _ty(mask), _ty(other), _ty(cache_modifier),
@@ -312,7 +334,8 @@ def async_load_wait_group(typingctx, pendings):
     gfx942/gfx950: ``llvm.amdgcn.s.waitcnt`` -> ``s_waitcnt vmcnt(K)``; gfx1250:
     ``llvm.amdgcn.s.wait.asynccnt`` -> ``s_wait_asynccnt K``, where
     K = *pendings* x the smallest group of the kernel (DMA instructions certain to
-    issue; 0 if any group is uncertain).  *pendings*: constant 0..63.
+    issue; 0 if any group is uncertain).  *pendings*: constant 0..63.  LLVM moves no
+    LDS access across the wait, nor across a DMA op (docs/amd.md, LDS ordering).
 
     Example (3 stages, one DMA per group): ``async_load_wait_group(2)`` ->
     ``s_waitcnt vmcnt(2)``
@@ -408,10 +431,8 @@ def s_barrier(typingctx):
 
 @_intrinsic
 def barrier_arrive(typingctx, bar, arrive_count=1):
-    """Arrive on the LDS barrier word ``bar[0]`` (an int64 LDS array), once per wave.
-
-    Only the dtype is checked: an int64 array in global memory is not rejected (its
-    flat address would be used as an LDS address), so pass an :func:`lds_array`.
+    """Arrive on the LDS barrier word ``bar[0]`` (an int64 :func:`lds_array`), once per
+    wave.
 
     ``llvm.amdgcn.ds.atomic.barrier.arrive.rtn.b64`` -> ``ds_atomic_barrier_arrive_rtn_b64``;
     gfx1250 only; *arrive_count* must be 1 (as TLX on AMD).
@@ -421,6 +442,7 @@ def barrier_arrive(typingctx, bar, arrive_count=1):
     _require_array(bar, "barrier_arrive: bar")
     if bar.dtype != types.int64:
         raise AMDArgumentError(f"barrier_arrive: bar must be an int64 LDS array, got {bar}")
+    lds.require_lds("barrier_arrive", "bar", bar)
     count = _const(arrive_count, "arrive_count")
 
     def codegen(context, builder, sig, args):
@@ -462,6 +484,15 @@ def _require_desc(value, name):
         raise AMDArgumentError(f"{name} must be a tensor descriptor, got {_shown(value)}")
 
 
+def _require_block_room(op, name, desc, array):
+    """*array* must be an LDS array whose allocation holds one block of *desc*."""
+    lds.require_lds(op, name, array)
+    spec = desc.spec
+    lds.require_room(op, name, array, spec.lds_bytes(),
+                     f"one block of {spec.block_shape} x {spec.elem_bytes} bytes"
+                     + (" with its padding" if spec.pad_interval else ""))
+
+
 def _int_tuple(context, builder, ty, value):
     """A tuple of ints (IR) -> list of i64 values, or None when not given."""
     if not _is_given(ty):
@@ -487,6 +518,7 @@ def make_tensor_descriptor(typingctx, array, block_shape, pad_interval=0, pad_am
     Example: ``desc = make_tensor_descriptor(x, (64, 64))``
     """
     _require_array(array, "make_tensor_descriptor: array")
+    lds.require_global("make_tensor_descriptor", "array", array)
     if array.layout != "C":
         raise AMDArgumentError(
             f"make_tensor_descriptor: array must be C-contiguous, got {array}")
@@ -524,6 +556,10 @@ def update_tensor_descriptor(typingctx, desc, add_offsets=None, set_bounds=None,
     _require_desc(desc, f"{op}: desc")
     _require_ints(add_offsets, f"{op}: add_offsets")
     _require_ints(set_bounds, f"{op}: set_bounds")
+    for i, bound in enumerate(set_bounds if _is_given(set_bounds) else ()):
+        if isinstance(bound, types.IntegerLiteral):  # a runtime bound is truncated
+            targets.check_int_range(op, f"set_bounds[{i}]", bound.literal_value, 0,
+                                    tdm.MAX_TENSOR_DIM)
     _require_pred(pred, f"{op}: pred")
     clamp = _const_bool(clamp_bounds, "clamp_bounds")
 
@@ -553,6 +589,7 @@ def async_amd_descriptor_load(typingctx, desc, result, offsets=None, pred=None,
     op = "async_amd_descriptor_load"
     _require_desc(desc, f"{op}: desc")
     _require_array(result, f"{op}: result")
+    _require_block_room(op, "result", desc, result)
     _require_ints(offsets, f"{op}: offsets")
     _require_pred(pred, f"{op}: pred")
     clamp = _const_bool(clamp_bounds, "clamp_bounds")
@@ -580,6 +617,7 @@ def async_amd_descriptor_store(typingctx, desc, source, offsets=None, clamp_boun
     op = "async_amd_descriptor_store"
     _require_desc(desc, f"{op}: desc")
     _require_array(source, f"{op}: source")
+    _require_block_room(op, "source", desc, source)
     _require_ints(offsets, f"{op}: offsets")
     clamp = _const_bool(clamp_bounds, "clamp_bounds")
 
@@ -612,6 +650,7 @@ def async_amd_descriptor_load_fused(typingctx, members, cache_modifier=""):
     for m in members:
         _require_desc(m[0], f"{op}: desc")
         _require_array(m[1], f"{op}: dst")
+        _require_block_room(op, "dst", m[0], m[1])
     hints = [_const(m[2], "warp_used_hint") for m in members]
     cache = _const(cache_modifier, "cache_modifier")
 
@@ -632,7 +671,8 @@ def async_amd_descriptor_load_fused(typingctx, members, cache_modifier=""):
 def async_amd_descriptor_wait(typingctx, pendings=0):
     """Wait until at most *pendings* tensor loads/stores of this wave are in flight.
 
-    ``llvm.amdgcn.s.wait.tensorcnt`` -> ``s_wait_tensorcnt``; gfx1250 only.
+    ``llvm.amdgcn.s.wait.tensorcnt`` -> ``s_wait_tensorcnt``; gfx1250 only.  LLVM moves
+    no LDS access across the wait, nor across a TDM op (docs/amd.md, LDS ordering).
 
     Example: ``async_amd_descriptor_wait(0)``
     """

@@ -7,7 +7,13 @@ the N youngest committed groups: N times the smallest certain size of any group 
 the compile (see :class:`AsyncGroups`).  Instructions younger than the waited-for
 groups only make ``vmcnt(K)`` wait longer, never shorter, because the DMA loads
 complete in order.  The DMA calls carry ``!alias.scope`` and LDS reads carry ``!noalias``
-against it, so LLVM does not add its own ``vmcnt(0)`` before every LDS read.
+against it, so LLVM does not add its own ``vmcnt(0)`` before every LDS read.  In return
+LLVM no longer sees a DMA write the LDS that the program reads: every wait whose intrinsic
+LLVM does not already treat as touching all memory (gfx1250's ``s.wait.asynccnt``) is
+followed by a :func:`~.llvm_ir.compiler_barrier`, so no LDS read after it is moved above it
+or merged with one before it.  An LDS read before a DMA that overwrites it may still be
+scheduled after the DMA: the program must separate them with ``s_barrier()`` anyway (its
+LDS wait), which LLVM moves nothing across.
 
 :func:`numba_tma.amd.compile` does better on gfx942/gfx950, where vmcnt also counts the
 kernel's other vector-memory instructions: its :class:`AsyncGroups` are ``marked``, so
@@ -18,7 +24,8 @@ from llvmlite import ir
 
 from . import targets
 from .errors import AMDArgumentError
-from .llvm_ir import I1, I8, I16, I32, LDS, VOID, call_intrinsic, i32, lane_id
+from .llvm_ir import (I1, I8, I16, I32, LDS, VOID, call_intrinsic, compiler_barrier, i32,
+                      lane_id)
 from .vmcnt import COMMIT_PLACEHOLDER, WAIT_PLACEHOLDER, vmcnt_immediate
 
 _DOMAIN, _COPIES, _LOCAL_READS = "amdg.AsyncOps", "amdg.AsyncCopies", "amdg.LocalLoads"
@@ -219,11 +226,14 @@ class _WaitImmediate(ir.Constant):
         return f"{self.type} {self.get_reference()}"
 
 
-# arch -> (intrinsic, immediate type, count -> immediate)
+# arch -> (intrinsic, immediate type, count -> immediate, fenced).  ``s.waitcnt`` carries
+# no memory attribute, so LLVM moves no memory access across it (nor across the
+# placeholder call of a marked wait); ``s.wait.asynccnt`` is memory(inaccessiblemem), so
+# a compiler barrier follows it.
 _WAIT_FOR_DMA = {
-    targets.CDNA3: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate),
-    targets.CDNA4: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate),
-    targets.GFX1250: ("llvm.amdgcn.s.wait.asynccnt", I16, int),
+    targets.CDNA3: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate, False),
+    targets.CDNA4: ("llvm.amdgcn.s.waitcnt", I32, vmcnt_immediate, False),
+    targets.GFX1250: ("llvm.amdgcn.s.wait.asynccnt", I16, int, True),
 }
 
 
@@ -256,11 +266,13 @@ def emit_async_load_wait_group(builder, arch, groups, pendings):
     With ``groups.marked`` the wait is the placeholder call ``numba_tma.wait(site, K)``,
     which :func:`numba_tma.amd.compile` turns into ``s_waitcnt`` with the count read
     off the assembly, at least K (see :mod:`.vmcnt`).
+    LLVM moves no memory access across the wait: an LDS read after it is never read
+    before it, nor merged with a read before it (see :data:`_WAIT_FOR_DMA`).
     Returns the wait's immediate operand (a :class:`_WaitImmediate`; ``.count`` is K).
     """
     targets.require("async_load_wait_group", arch)
     targets.check_int_range("async_load_wait_group", "pendings", pendings, 0, MAX_COUNT)
-    name, ty, encode = _WAIT_FOR_DMA[arch]
+    name, ty, encode, fenced = _WAIT_FOR_DMA[arch]
     site = len(groups.wait_pendings)
     groups.wait_pendings.append(pendings)
     if groups.marked:
@@ -269,6 +281,8 @@ def emit_async_load_wait_group(builder, arch, groups, pendings):
         return imm
     imm = _WaitImmediate(ty, groups, pendings, encode)
     call_intrinsic(builder, name, VOID, [imm])
+    if fenced:
+        compiler_barrier(builder)
     return imm
 
 

@@ -27,6 +27,21 @@ def call_intrinsic(builder, name, ret_type, args):
     return builder.call(fn, args)
 
 
+def compiler_barrier(builder):
+    """``fence syncscope("singlethread") seq_cst``: LLVM moves no memory access across
+    it, merges none with one on the other side, and it emits no instruction on any arch.
+
+    LLVM does not see the gfx1250 DMA ops and waits touch LDS (``tensor.load.to.lds``
+    takes no pointer, ``s.wait.tensorcnt`` / ``s.wait.asynccnt`` touch only inaccessible
+    memory), so the TDM ops are preceded and those waits followed by this.  The
+    optimizer treats a fence as reading and writing all memory; in code generation it is
+    a pseudo-instruction with side effects, which the schedulers do not move memory
+    instructions across, until SIMemoryLegalizer deletes it (a single-thread fence needs
+    no wait) after the last scheduler.
+    """
+    return builder.fence("seq_cst", "singlethread")
+
+
 def as_addrspace(builder, op, name, value, addrspace):
     """*value* as a pointer in *addrspace*; a flat pointer is cast, others are rejected."""
     ty = value.type

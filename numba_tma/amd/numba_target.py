@@ -20,6 +20,7 @@ from numba.core.target_extension import (GPU, dispatcher_registry, jit_registry,
 
 from . import codegen, power, targets
 from .dma import AsyncGroups
+from .errors import UnsupportedArchError
 
 TARGET_NAME = "amdgcn"
 #: archs whose DMA waits count every vector-memory instruction (vmcnt), so that
@@ -176,6 +177,25 @@ class AMDTargetOptions(_options_mixin, TargetOptions):
         set_device_flags(flags)
 
 
+class AMDTypingContext(typing.Context):
+    """Numba's typing context, which names an NVIDIA op of numba-tma used in an AMD
+    kernel (Numba's own error is ``Unknown attribute 'init' of type Module(...)``)."""
+
+    def resolve_value_type(self, val):
+        try:
+            return super().resolve_value_type(val)
+        except ValueError:
+            module = getattr(val, "__module__", None) or ""
+            if module.split(".")[0] != "numba_tma" or module.startswith(__package__):
+                raise
+            name = f"{module}.{getattr(val, '__name__', type(val).__name__)}"
+            # not a ValueError: Numba would take it for "no such attribute"
+            raise UnsupportedArchError(
+                f"{name} is an NVIDIA op (numba-tma's CUDA API): AMD kernels use the ops "
+                f"of numba_tma.amd (lds_array, async_load, buffer_load_to_local, "
+                f"async_amd_descriptor_load, s_barrier, ...)") from None
+
+
 class AMDTarget(TargetDescriptor):
     """Typing context shared by all archs; one target context per arch."""
 
@@ -183,7 +203,7 @@ class AMDTarget(TargetDescriptor):
 
     @cached_property
     def typing_context(self):
-        return typing.Context()
+        return AMDTypingContext()
 
     def target_context_for(self, arch):
         contexts = self.__dict__.setdefault("_contexts", {})

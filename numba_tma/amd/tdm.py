@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 from llvmlite import ir
 
 from . import targets
-from .llvm_ir import GLOBAL, I1, I16, I32, I64, LDS, VOID, as_addrspace, call_intrinsic, i32, wave_id
+from .llvm_ir import (GLOBAL, I1, I16, I32, I64, LDS, VOID, as_addrspace, call_intrinsic,
+                      compiler_barrier, i32, wave_id)
 from .errors import AMDArgumentError
 from .tdm_layout import (FIELDS, GROUP_BITS, TileSpec, groups_for_rank, pack, stride_of_dim,
                          tensor_dim, tile_dim, validate_warp_hints)
@@ -183,11 +184,14 @@ def _at_lds(builder, op, desc, lds_ptr):
 
 
 def _issue(builder, arch, op, kind, groups, rank, cache_modifier):
+    """The tensor intrinsic, after a compiler barrier: it takes no pointer, so LLVM
+    would move (or delete as dead) LDS accesses across it."""
     cpol = targets.cache_bits(op, arch, cache_modifier)
     count = groups_for_rank(rank)
     vectors = [builder.bitcast(g, ir.VectorType(I32, g.type.width // 32))
                for g in groups[:count]]
     suffix = ".d2" if count == 2 else ""
+    compiler_barrier(builder)
     return call_intrinsic(builder, f"llvm.amdgcn.tensor.{kind}{suffix}", VOID,
                           vectors + [i32(cpol)])
 
@@ -305,9 +309,14 @@ def fused_groups(builder, arch, members, wid):
 
 def emit_tensor_wait(builder, arch, pendings=0):
     """``llvm.amdgcn.s.wait.tensorcnt(pendings)`` -> ``s_wait_tensorcnt``: wait until at
-    most *pendings* tensor loads/stores of this wave are in flight; gfx1250 only."""
+    most *pendings* tensor loads/stores of this wave are in flight; gfx1250 only.
+
+    The intrinsic is memory(inaccessiblemem), so a compiler barrier follows it: an LDS
+    access after the wait is never moved before it."""
     op = "async_amd_descriptor_wait"
     targets.require(op, arch)
     targets.check_int_range(op, "pendings", pendings, 0, 63)
-    return call_intrinsic(builder, "llvm.amdgcn.s.wait.tensorcnt", VOID,
+    wait = call_intrinsic(builder, "llvm.amdgcn.s.wait.tensorcnt", VOID,
                           [ir.Constant(I16, pendings)])
+    compiler_barrier(builder)
+    return wait

@@ -126,12 +126,13 @@ class TileSpec:
             return elements
         return elements + elements // self.pad_interval * self.pad_amount
 
-    def lds_elements(self):
-        """LDS elements one block needs (the size to allocate)."""
+    def lds_bytes(self):
+        """LDS bytes one block spans: from its first element to past its last (no pad
+        follows the last element)."""
         count = 1
         for n in self.block_shape:
             count *= n
-        return self.padded_elements(count)
+        return (self.padded_elements(count - 1) + 1) * self.elem_bytes
 
     def static_fields(self):
         """Fields known at compile time: element size, tile dims, padding, type."""

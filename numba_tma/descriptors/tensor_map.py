@@ -546,7 +546,11 @@ class TensorMap:
         f = self.fields
         return (f"TensorMap.{self.mode}({self.dtype}, shape={list(reversed(f.global_dim))}, box={list(self.box)}, "
                 f"box_bytes={self._box_bytes_text()}, swizzle={f.swizzle.name}, l2_promotion={f.l2_promotion.name}, "
-                f"oob_fill={f.oob_fill.name}, address=0x{f.global_address:x})")
+                f"oob_fill={f.oob_fill.name}{self._overrun_text()}, address=0x{f.global_address:x})")
+
+    def _overrun_text(self):
+        over = self.store_overrun
+        return f", store_overrun={over}{' (allowed)' if self.allow_store_overrun else ''}" if over else ""
 
     def _repr_html_(self):
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td><code>{html.escape(str(v))}</code></td></tr>"

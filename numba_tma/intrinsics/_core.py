@@ -60,15 +60,28 @@ def arch_name(cc) -> str:
     return f"sm_{cc[0]}{cc[1]}{suffix}"
 
 
+# The NVIDIA architectures that exist (CUDA 12-13): ``a`` targets from sm_90, ``f`` from sm_100.
+KNOWN_ARCHS = ((5, 0), (5, 2), (5, 3), (6, 0), (6, 1), (6, 2), (7, 0), (7, 2), (7, 5), (8, 0), (8, 6), (8, 7), (8, 8),
+               (8, 9), (9, 0), (10, 0), (10, 1), (10, 3), (11, 0), (12, 0), (12, 1))
+
+
 def parse_arch(arch) -> tuple:
-    """``"sm_90a"`` / ``"90a"`` / ``(9, 0, "a")`` -> the ``cc`` tuple numba-cuda takes."""
+    """``"sm_90a"`` / ``"90a"`` / ``(9, 0, "a")`` -> the ``cc`` tuple numba-cuda takes; an
+    architecture that does not exist (``sm_91``, ``sm_80a``) is refused."""
     if isinstance(arch, tuple):
-        return arch
-    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(\d)([af]?)", str(arch))
-    if not m:
-        raise ValueError(f"arch={arch!r}: expected a name such as 'sm_90a', 'sm_100a' or 'sm_80'")
-    major, minor, suffix = int(m.group(1)), int(m.group(2)), m.group(3)
-    return (major, minor, suffix) if suffix else (major, minor)
+        cc = arch
+    else:
+        m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(\d)([af]?)", str(arch))
+        if not m:
+            raise ValueError(f"arch={arch!r}: expected a name such as 'sm_90a', 'sm_100a' or 'sm_80'")
+        major, minor, suffix = int(m.group(1)), int(m.group(2)), m.group(3)
+        cc = (major, minor, suffix) if suffix else (major, minor)
+    suffix = cc[2] if len(cc) > 2 else ""
+    if tuple(cc[:2]) not in KNOWN_ARCHS or (suffix == "a" and cc[:2] < (9, 0)) or (suffix == "f" and cc[:2] < (10, 0)):
+        known = ", ".join(arch_name(k) for k in KNOWN_ARCHS if k >= (8, 0))
+        raise ValueError(f"arch={arch!r}: no such NVIDIA architecture (from sm_80: {known}; 'a' targets from sm_90a, "
+                         "'f' from sm_100f)")
+    return cc
 
 
 @dataclass(frozen=True)
@@ -603,18 +616,86 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
 OPS: dict[str, "PtxOp"] = {}   # every declared op, by its Python name ("tma.load")
 
 
+# The placeholders of a sample's hand-written PTX (``Sample.ptx``): each stands for what NVVM wrote
+# in its place.  A register operand of the inline asm is a virtual register of its class, whatever
+# its number; ``%n`` is a decimal number (a label's per-instance suffix).  Everything else is
+# literal: immediates, the asm block's own registers (``p``, ``remote_dst``), special registers
+# (``%cluster_ctarank``), the sink ``_``.
+PTX_PLACEHOLDERS = {
+    "%rd": r"%rd\d+",   # 64-bit (``l`` constraint: global and generic addresses, tokens, policies)
+    "%rs": r"%rs\d+",   # 16-bit (``h``: multicast masks, byte masks, im2col offsets)
+    "%r": r"%r\d+",     # 32-bit (``r``: shared-window addresses, counts, coordinates, results)
+    "%fd": r"%(?:fd|rd)\d+",   # float64 (``d``; NVVM for sm_100 keeps floats in untyped %rd / %r registers)
+    "%f": r"%(?:f|r)\d+",      # float32 (``f``)
+    "%p": r"%p\d+",     # predicate
+    "%n": r"\d+",       # a number NVVM chose (``${:uid}`` labels)
+}
+_PLACEHOLDER = re.compile("(" + "|".join(sorted(PTX_PLACEHOLDERS, key=len, reverse=True)) + r")(?![\w%])")
+
+
+def _squash(line: str) -> str:
+    """A PTX line with the spacing that does not change its meaning made canonical: one space
+    between words, none before ``, ; ] } |`` or after ``[ { |``."""
+    line = re.sub(r"\s+", " ", line.strip())
+    line = re.sub(r"\s+([,;\]}|])", r"\1", line)
+    return re.sub(r"([\[{|])\s+", r"\1", line)
+
+
+def ptx_line_pattern(line: str) -> re.Pattern:
+    """The regular expression a PTX line matches, in full, when it is the hand-written ``line``
+    (its placeholders, :data:`PTX_PLACEHOLDERS`, standing for registers of their class)."""
+    parts = _PLACEHOLDER.split(_squash(line))
+    return re.compile("".join(PTX_PLACEHOLDERS[p] if i % 2 else re.escape(p) for i, p in enumerate(parts)))
+
+
+def ptx_missing(lines: Sequence[str], ptx: str) -> list[str]:
+    """The hand-written ``lines`` not found, in that order, as whole lines of the kernel ``ptx``
+    (each one after the line the previous one matched); ``[]`` when all are there."""
+    kernel = [_squash(line) for line in ptx.splitlines()]
+    at, missing = 0, []
+    for line in lines:
+        pattern = ptx_line_pattern(line)
+        hit = next((i for i in range(at, len(kernel)) if pattern.fullmatch(kernel[i])), None)
+        if hit is None:
+            missing.append(line)
+        else:
+            at = hit + 1
+    return missing
+
+
 @dataclass(frozen=True)
 class Sample:
     """One row of the assembly test: a call compiled in a test kernel (names ``bar``, ``smem``,
     ``desc``, ``out``, ``cuda``, ``numba``, ``types`` are provided there), the SASS opcode it must
     become (or ``{arch: opcode}``, ``""`` for every other arch), and template ``fields`` for the
-    expected PTX where they depend on the call (e.g. the rank)."""
+    expected PTX where they depend on the call (e.g. the rank).
+
+    ``ptx``: the instruction lines the call as written (every qualifier at its default, or the one
+    ``only`` admits) must put into the kernel's PTX, written by hand from the PTX ISA's syntax for
+    the instruction — not from the op's template, so a template that strays from the ISA fails
+    its row.  Registers are placeholders of their class (``%r``, ``%rd``, ``%rs``, ``%f``, ``%p``;
+    ``%n`` a number, :data:`PTX_PLACEHOLDERS`), everything else literal, e.g.
+    ``"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r], [%rd], %r, [%r];"``.
+    Lines are matched whole and in order (other lines may come between); ``.reg`` declarations
+    and the braces of an asm block are not written.  ``isa``: the PTX ISA 9.1 section(s) the lines
+    were written from (``"9.7.9.25.4.1 cp.async.bulk"``; several joined by ``"; "``).
+    """
 
     call: str
     sass: str | Mapping
     fields: Mapping = field(default_factory=dict)
     only: Mapping = field(default_factory=dict)   # qualifier -> the value (or tuple of values) this row is for
     desc: tuple = ()   # (dtype, box, swizzle): ``desc`` is a by-value map of that type, not global bytes
+    ptx: tuple = ()    # the hand-written PTX lines (a str is one line)
+    isa: str = ""      # the PTX ISA section(s) they come from
+
+    def __post_init__(self):
+        if isinstance(self.ptx, str):
+            object.__setattr__(self, "ptx", (self.ptx,))
+
+    def ptx_missing_from(self, ptx: str) -> list[str]:
+        """The lines of :attr:`ptx` that the kernel ``ptx`` lacks (:func:`ptx_missing`)."""
+        return ptx_missing(self.ptx, ptx)
 
     def opcode(self, arch: str) -> str:
         return self.sass if isinstance(self.sass, str) else self.sass.get(arch, self.sass[""])
@@ -759,6 +840,8 @@ def build_intrinsic(op: PtxOp):
         def validate():
             named = op.name + "".join(f" with '{name}'" for name in given if getattr(
                 next(o for o in op.operands if o.name == name), "need", None))
+            named += "".join(f" with {q.name}={chosen[q.name]!r}" for q in op.qualifiers   # what raised the need
+                             if op.need | q.fragment(chosen[q.name]).need != op.need)
             check_arch(named, op.requirement(chosen, given))
             if op.check is not None:
                 op.check(**operand_tys, **chosen)

@@ -10,8 +10,6 @@ reused).  The same three are ``numba_tma.tma.commit_group`` etc.
 
 from numba.cuda import types
 
-from numba.core import cgutils
-
 from . import debug
 from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample,
                     SharedArray, SharedRef, exported, global_address, literal, reject)
@@ -19,6 +17,9 @@ from ..reductions import BULK_REDUCE_TYPES
 from .mbarrier import barrier
 
 SM100 = Requirement((10, 0), (8, 6))
+# PTX ISA 9.1 sections the assembly rows' hand-written PTX comes from
+_BULK = "9.7.9.25.4.1 cp.async.bulk"
+_COMPLETION = "9.7.9.27.2"   # bulk and tensor copy completion instructions
 
 
 NBYTES_RULE = "must be a multiple of 16 bytes (whole 16-byte chunks), from 16 to 2**32 - 16"
@@ -32,14 +33,6 @@ def check_nbytes(op, nbytes):
     value = literal(nbytes)
     if isinstance(value, int) and value % 16:
         raise reject(op, "nbytes", NBYTES_RULE, value)
-
-
-def _array_bytes(context, builder, ty, val):
-    ary = context.make_array(ty)(context, builder, val)
-    nbytes = ary.itemsize
-    for extent in cgutils.unpack_tuple(builder, ary.shape):
-        nbytes = builder.mul(nbytes, extent)
-    return nbytes
 
 
 def debug_bytes(op_name, arrays):
@@ -56,7 +49,7 @@ def debug_bytes(op_name, arrays):
                 address = val
             else:
                 address = global_address(context, builder, ty, val)
-                debug.check_holds(builder, op_name, name, _array_bytes(context, builder, ty, val), nbytes)
+                debug.check_holds(builder, op_name, name, debug.array_bytes(context, builder, ty, val), nbytes)
             debug.check_aligned(builder, op_name, name, address, 16, "a bulk copy's addresses are 16-byte aligned")
     return check
 
@@ -64,7 +57,8 @@ def debug_bytes(op_name, arrays):
 commit_group = PtxOp(
     "bulk.commit_group", "cp.async.bulk.commit_group;",
     tlx=("cute.arch.cp_async_bulk_commit_group", "cuda::ptx::cp_async_bulk_commit_group"),
-    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()", "UBLKCP.G.S"),),
+    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()", "UBLKCP.G.S",
+                    ptx="cp.async.bulk.commit_group;", isa=f"{_COMPLETION}.1 cp.async.bulk.commit_group"),),
     doc="""Close the bulk async-group of the shared -> global copies (``bulk.store``, ``tma.store``,
     reductions) this thread issued since the last commit.
 
@@ -79,7 +73,8 @@ commit_group = PtxOp(
 wait_group = PtxOp(
     "bulk.wait_group", "cp.async.bulk.wait_group {n};", (Const("n", 0, 63),),
     tlx=("tlx.async_descriptor_store_wait", "cuda::ptx::cp_async_bulk_wait_group"),
-    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()\nbulk.wait_group(0)", "DEPBAR"),),
+    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()\nbulk.wait_group(0)", "DEPBAR",
+                    ptx="cp.async.bulk.wait_group 0;", isa=f"{_COMPLETION}.2 cp.async.bulk.wait_group"),),
     doc="""Wait until at most ``n`` (a constant, 0-63) of this thread's bulk async-groups are pending:
     their writes are done and visible.
 
@@ -92,7 +87,8 @@ wait_group = PtxOp(
 wait_group_read = PtxOp(
     "bulk.wait_group_read", "cp.async.bulk.wait_group.read {n};", (Const("n", 0, 63),),
     tlx=("cute.arch.cp_async_bulk_wait_group(read=True)", "cuda::ptx::cp_async_bulk_wait_group_read"),
-    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()\nbulk.wait_group_read(1)", "DEPBAR"),),
+    samples=(Sample("bulk.store(desc, smem, 64)\nbulk.commit_group()\nbulk.wait_group_read(1)", "DEPBAR",
+                    ptx="cp.async.bulk.wait_group.read 1;", isa=f"{_COMPLETION}.2 cp.async.bulk.wait_group"),),
     doc="""Wait until at most ``n`` (a constant, 0-63) of this thread's bulk async-groups still have
     to *read* their shared-memory sources: the source buffers of the others may be overwritten.
 
@@ -110,9 +106,14 @@ load = PtxOp(
      CacheHint(), Multicast()),
     check=lambda nbytes, **_: check_nbytes("bulk.load", nbytes), debug=debug_bytes("bulk.load", ("dst", "src")),
     tlx=("cute.nvgpu.cpasync.CopyBulkG2SOp", "cuda::ptx::cp_async_bulk"),
-    samples=(Sample("bulk.load(smem, desc, 64, bar)", "UBLKCP.S.G"),
-             Sample("bulk.load(smem, desc, 64, bar, cache_hint=out[1])", "UBLKCP.S.G"),
-             Sample("bulk.load(smem, desc, 64, bar, multicast=out[1])", "UBLKCP.S.G.MULTICAST")),
+    samples=(Sample("bulk.load(smem, desc, 64, bar)", "UBLKCP.S.G", isa=_BULK,
+                    ptx="cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r], [%rd], %r, [%r];"),
+             Sample("bulk.load(smem, desc, 64, bar, cache_hint=out[1])", "UBLKCP.S.G", isa=_BULK,
+                    ptx="cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
+                        "[%r], [%rd], %r, [%r], %rd;"),
+             Sample("bulk.load(smem, desc, 64, bar, multicast=out[1])", "UBLKCP.S.G.MULTICAST", isa=_BULK,
+                    ptx="cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                        "[%r], [%rd], %r, [%r], %rs;")),
     doc="""Copy ``nbytes`` bytes from global memory (``src``, element 0) to shared memory (``dst``),
     completing on the mbarrier ``bar`` (``arrive_expect_tx(bar, nbytes)`` first).  ``multicast``: a
     16-bit mask of the cluster's CTAs that also receive the bytes (as for ``tma.load``).
@@ -131,8 +132,10 @@ store = PtxOp(
     (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), nbytes_operand(), CacheHint()),
     check=lambda nbytes, **_: check_nbytes("bulk.store", nbytes), debug=debug_bytes("bulk.store", ("dst", "src")),
     tlx=("tlx.async_store", "cute.nvgpu.cpasync.CopyBulkS2GOp", "cuda::ptx::cp_async_bulk"),
-    samples=(Sample("bulk.store(desc, smem, 64)", "UBLKCP.G.S"),
-             Sample("bulk.store(desc, smem, 64, cache_hint=out[1])", "UBLKCP.G.S")),
+    samples=(Sample("bulk.store(desc, smem, 64)", "UBLKCP.G.S", isa=_BULK,
+                    ptx="cp.async.bulk.global.shared::cta.bulk_group [%rd], [%r], %r;"),
+             Sample("bulk.store(desc, smem, 64, cache_hint=out[1])", "UBLKCP.G.S", isa=_BULK,
+                    ptx="cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%rd], [%r], %r, %rd;")),
     doc="""Copy ``nbytes`` bytes from shared memory (``src``) to global memory (``dst``); completes
     through the bulk async-groups (:func:`commit_group`, :func:`wait_group`).  Write ``src`` with
     ordinary stores, then ``fence.proxy_async()`` before this op reads it.
@@ -153,9 +156,11 @@ store_bytemask = PtxOp(
     "cp.async.bulk.global.shared::cta.bulk_group{cache_hint}.cp_mask [{dst}], [{src}], {nbytes}{policy}, {mask};",
     (GlobalArray("dst"), SharedArray("src", what="a shared array (the source)"), nbytes_operand(), Int("mask", bits=16),
      CacheHint()),
-    need=SM100, check=lambda nbytes, **_: check_nbytes("bulk.store_bytemask", nbytes), debug=debug_bytes("bulk.store_bytemask", ("dst", "src")),
+    need=SM100, check=lambda nbytes, **_: check_nbytes("bulk.store_bytemask", nbytes),
+    debug=debug_bytes("bulk.store_bytemask", ("dst", "src")),
     tlx=("cute.nvgpu.cpasync.CopyBulkS2GByteMaskOp", "cuda::ptx::cp_async_bulk_cp_mask"),
-    samples=(Sample("bulk.store_bytemask(desc, smem, 64, 0x00FF)", "UBLKCP.G.S"),),
+    samples=(Sample("bulk.store_bytemask(desc, smem, 64, 0x00FF)", "UBLKCP.G.S", isa=_BULK,
+                    ptx="cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%rd], [%r], %r, %rs;"),),
     doc="""Like :func:`store`, writing only the bytes whose bit in the 16-bit ``mask`` is set, in
     every 16-byte chunk (bit ``i`` is byte ``i`` of the chunk).
 
@@ -173,7 +178,22 @@ _BITS = {"u32": "b32", "s32": "b32", "u64": "b64", "s64": "b64"}
 REDUCE_OPS = tuple(BULK_REDUCE_TYPES)
 
 
-_NUMBA = {ptx: str(t) for t, ptx in _TYPE.items()}
+# The assembly rows of bulk.reduce: (op, element type, ``.redOp.type`` as PTX ISA 9.7.9.25.4.2
+# spells it for that element type: ``.noftz`` on f16 adds, ``.b32``/``.b64`` for the bit-size ops).
+_REDUCE_ROWS = (
+    ("add", "uint32", "add.u32"), ("add", "int32", "add.s32"), ("add", "uint64", "add.u64"),
+    ("add", "float32", "add.f32"), ("add", "float64", "add.f64"), ("add", "float16", "add.noftz.f16"),
+    ("min", "uint32", "min.u32"), ("min", "int32", "min.s32"), ("min", "uint64", "min.u64"),
+    ("min", "int64", "min.s64"), ("min", "float16", "min.f16"),
+    ("max", "uint32", "max.u32"), ("max", "int32", "max.s32"), ("max", "uint64", "max.u64"),
+    ("max", "int64", "max.s64"), ("max", "float16", "max.f16"),
+    ("inc", "uint32", "inc.u32"), ("dec", "uint32", "dec.u32"),
+    ("and", "uint32", "and.b32"), ("and", "int32", "and.b32"), ("and", "uint64", "and.b64"),
+    ("and", "int64", "and.b64"),
+    ("or", "uint32", "or.b32"), ("or", "int32", "or.b32"), ("or", "uint64", "or.b64"), ("or", "int64", "or.b64"),
+    ("xor", "uint32", "xor.b32"), ("xor", "int32", "xor.b32"), ("xor", "uint64", "xor.b64"),
+    ("xor", "int64", "xor.b64"),
+)
 
 
 def _reduce_suffix(op, ptx):
@@ -202,9 +222,10 @@ reduce = PtxOp(
     fields=lambda cc, src, op, **_: {"type": _reduce_type(op, src)},
     doc_fields={"type": ".u32"},
     tlx=("cuda::ptx::cp_reduce_async_bulk",),
-    samples=tuple(Sample(f"bulk.reduce(desc, cuda.shared.array(64, types.{_NUMBA[t]}), 64)", f"UBLKRED.G.S.{op.upper()}",
-                         {"type": _reduce_suffix(op, t)}, {"op": op})
-                  for op, ptx_types in BULK_REDUCE_TYPES.items() for t in ptx_types),
+    samples=tuple(Sample(f"bulk.reduce(desc, cuda.shared.array(64, types.{dtype}), 64)", f"UBLKRED.G.S.{op.upper()}",
+                         only={"op": op}, isa="9.7.9.25.4.2 cp.reduce.async.bulk",
+                         ptx=f"cp.reduce.async.bulk.global.shared::cta.bulk_group.{op_type} [%rd], [%r], %r;")
+                  for op, dtype, op_type in _REDUCE_ROWS),
     doc="""Reduce ``nbytes`` bytes of shared memory (``src``) into global memory (``dst``) element-wise
     with ``op`` (``add``, ``min``, ``max``, ``inc``, ``dec``, ``and``, ``or``, ``xor``), atomically
     per element; the element type is ``src``'s, checked against the op at compile time (PTX ISA:
@@ -223,7 +244,8 @@ prefetch = PtxOp(
     (GlobalArray("src"), nbytes_operand(), CacheHint()),
     check=lambda nbytes, **_: check_nbytes("bulk.prefetch", nbytes), debug=debug_bytes("bulk.prefetch", ("src",)),
     tlx=("cuda::ptx::cp_async_bulk_prefetch",),
-    samples=(Sample("bulk.prefetch(desc, 256)", "UBLKPF.L2"),),
+    samples=(Sample("bulk.prefetch(desc, 256)", "UBLKPF.L2", ptx="cp.async.bulk.prefetch.L2.global [%rd], %r;",
+                    isa="9.7.9.25.4.3 cp.async.bulk.prefetch"),),
     doc="""Prefetch ``nbytes`` bytes of global memory starting at ``src`` into L2.
 
     Example::

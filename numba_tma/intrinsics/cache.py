@@ -16,7 +16,8 @@ policy = PtxOp(
     need=Requirement((8, 0), (7, 4)), returns=types.uint64, memory=False,
     tlx=("tlx eviction_policy=", "cute cache_policy", "cuda::ptx::createpolicy_fractional"),
     # with a run-time fraction ptxas computes the policy bits with ordinary arithmetic
-    samples=(Sample("out[0] = cache.policy(fraction=out[1] * 0.001)", "F2I.U32.TRUNC.NTZ"),),
+    samples=(Sample("out[0] = cache.policy(fraction=out[1] * 0.001)", "F2I.U32.TRUNC.NTZ",
+                    ptx="createpolicy.fractional.L2::evict_first.b64 %rd, %f;", isa="9.7.9.18 createpolicy"),),
     doc="""An L2 cache policy: ``fraction`` of the accessed lines get eviction priority ``kind``
     (``evict_first``, ``evict_last``, ``evict_normal`` or ``evict_unchanged``), the rest ``rest``
     (``None``: unchanged; ``evict_first`` or ``evict_unchanged``).  Pass the result as

@@ -5,24 +5,30 @@ Launch a kernel with clusters through :func:`numba_tma.launch` (``cluster=(x, y,
 special-register reads are pure: two reads of one register in a kernel become one.
 """
 
-from numba import cuda
-from numba.cuda import types
-from numba.cuda.extending import intrinsic
+import inspect
 
+from numba.cuda import types
+from numba.cuda.extending import _intrinsic
+
+from .. import cluster_masks
+from . import debug
 from ._core import (I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
                     emit_asm, exported)
 
 SM90 = Requirement((9, 0), (7, 8))
+_BARRIER = "9.7.13.3 barrier.cluster"   # PTX ISA 9.1 (the assembly rows' hand-written PTX)
 _AXES = Qualifier("axis", {"x": ".x", "y": ".y", "z": ".z"}, "x")
 
 
-def _register(name, register, doc, axis=True, sass="S2UR"):
+def _register(name, register, doc, line, section, axis=True, sass="S2UR"):
     """A pure special-register read; ``sass``: per-block registers are ``S2UR`` reads, launch-wide
-    ones constant-bank loads (``ULDC``; ``LDCU`` on sm_100a)."""
+    ones constant-bank loads (``ULDC``; ``LDCU`` on sm_100a); ``line``: its assembly row's PTX, by
+    hand, from PTX ISA 9.1's ``mov`` and the register's ``section``."""
     return PtxOp(
         f"cluster.{name}", f"mov.u32 {{out}}, %{register}{{axis}};" if axis else f"mov.u32 {{out}}, %{register};",
         qualifiers=(_AXES,) if axis else (), need=SM90, returns=types.uint32, memory=False,
-        tlx=(f"cute.arch.{name}",), samples=(Sample(f"out[0] = cluster.{name}()", sass),),
+        tlx=(f"cute.arch.{name}",),
+        samples=(Sample(f"out[0] = cluster.{name}()", sass, ptx=line, isa=f"9.7.9.3 mov; {section}"),),
         doc=doc + f"""
 
     Example::
@@ -33,21 +39,28 @@ def _register(name, register, doc, axis=True, sass="S2UR"):
 
 
 ctarank = _register("ctarank", "cluster_ctarank", "This block's rank in its cluster (0 to ``nctarank() - 1``).",
-                    axis=False)
-nctarank = _register("nctarank", "cluster_nctarank", "The number of blocks in this block's cluster.", axis=False,
+                    "mov.u32 %r, %cluster_ctarank;", "10.16 %cluster_ctarank", axis=False)
+nctarank = _register("nctarank", "cluster_nctarank", "The number of blocks in this block's cluster.",
+                     "mov.u32 %r, %cluster_nctarank;", "10.17 %cluster_nctarank", axis=False,
                      sass={"sm_100a": "LDCU", "": "ULDC"})   # a launch constant
-ctaid = _register("ctaid", "cluster_ctaid", "This block's position in its cluster along ``axis``.")
+ctaid = _register("ctaid", "cluster_ctaid", "This block's position in its cluster along ``axis``.",
+                  "mov.u32 %r, %cluster_ctaid.x;", "10.14 %cluster_ctaid")
 _CONSTANT = {"sm_100a": "LDCU", "": "ULDC"}
-nctaid = _register("nctaid", "cluster_nctaid", "The cluster's shape along ``axis``, in blocks.", sass=_CONSTANT)
-clusterid = _register("clusterid", "clusterid", "This cluster's position in the grid along ``axis``, in clusters.")
-nclusterid = _register("nclusterid", "nclusterid", "The grid's shape along ``axis``, in clusters.", sass=_CONSTANT)
+nctaid = _register("nctaid", "cluster_nctaid", "The cluster's shape along ``axis``, in blocks.",
+                   "mov.u32 %r, %cluster_nctaid.x;", "10.15 %cluster_nctaid", sass=_CONSTANT)
+clusterid = _register("clusterid", "clusterid", "This cluster's position in the grid along ``axis``, in clusters.",
+                      "mov.u32 %r, %clusterid.x;", "10.12 %clusterid")
+nclusterid = _register("nclusterid", "nclusterid", "The grid's shape along ``axis``, in clusters.",
+                       "mov.u32 %r, %nclusterid.x;", "10.13 %nclusterid", sass=_CONSTANT)
 
 is_first_cta = PtxOp(
     "cluster.is_first_cta",
     "{{\n .reg .b32 r;\n .reg .pred p;\n mov.u32 r, %cluster_ctarank;\n setp.eq.u32 p, r, 0;\n"
     " selp.u32 {out}, 1, 0, p;\n}}",
     need=SM90, returns=types.boolean, memory=False, tlx=("cute.arch.is_first_cta_in_cluster",),
-    samples=(Sample("out[0] = cluster.is_first_cta()", "S2UR"),),
+    samples=(Sample("out[0] = cluster.is_first_cta()", "S2UR",
+                    ptx=("mov.u32 r, %cluster_ctarank;", "setp.eq.u32 p, r, 0;", "selp.u32 %r, 1, 0, p;"),
+                    isa="9.7.9.3 mov; 10.16 %cluster_ctarank; 9.7.6.2 setp; 9.7.6.3 selp"),),
     doc="""``True`` in the cluster's first block (rank 0).
 
     Example::
@@ -61,7 +74,7 @@ arrive = PtxOp(
     "cluster.arrive", "barrier.cluster.arrive{relaxed};",
     qualifiers=(Qualifier("relaxed", {False: "", True: Choice(".relaxed", Requirement((9, 0), (8, 0)))}, False),),
     need=SM90, tlx=("cute.arch.cluster_arrive", "cuda::ptx::barrier_cluster_arrive"),
-    samples=(Sample("cluster.arrive()", "UCGABAR_ARV"),),
+    samples=(Sample("cluster.arrive()", "UCGABAR_ARV", ptx="barrier.cluster.arrive;", isa=_BARRIER),),
     doc="""Arrive at the cluster barrier (every thread of every block of the cluster takes part);
     ``relaxed=True`` drops the release ordering.  Pair with :func:`wait`.
 
@@ -76,7 +89,7 @@ arrive = PtxOp(
 wait = PtxOp(
     "cluster.wait", "barrier.cluster.wait;", need=SM90,
     tlx=("cute.arch.cluster_wait", "cuda::ptx::barrier_cluster_wait"),
-    samples=(Sample("cluster.arrive()\ncluster.wait()", "UCGABAR_WAIT"),),
+    samples=(Sample("cluster.arrive()\ncluster.wait()", "UCGABAR_WAIT", ptx="barrier.cluster.wait;", isa=_BARRIER),),
     doc="""Wait until every thread of the cluster arrived (:func:`arrive`); acquire ordering.
 
     Example::
@@ -88,7 +101,8 @@ wait = PtxOp(
 sync = PtxOp(
     "cluster.sync", "barrier.cluster.arrive;\nbarrier.cluster.wait;", need=SM90,
     tlx=("cute.arch.cluster_sync", "tlx.cluster_barrier"),
-    samples=(Sample("cluster.sync()", "UCGABAR_WAIT"),),
+    samples=(Sample("cluster.sync()", "UCGABAR_WAIT", ptx=("barrier.cluster.arrive;", "barrier.cluster.wait;"),
+                    isa=_BARRIER),),
     doc="""Arrive and wait at the cluster barrier: ``cuda.syncthreads()`` for the whole cluster (after
     it, shared-memory writes of every block before it are visible to every block).
 
@@ -102,7 +116,8 @@ cta_rank_of = PtxOp(
     "cluster.cta_rank_of", "getctarank.u64 {out}, {array};",
     (GlobalArray("array", what="a shared array (this block's, or one from map_shared)"),),
     need=SM90, returns=types.uint32, memory=False, tlx=("cute.arch.block_rank_in_cluster (of an address)",),
-    samples=(Sample("out[0] = cluster.cta_rank_of(smem)", "S2UR"),),
+    samples=(Sample("out[0] = cluster.cta_rank_of(smem)", "S2UR", ptx="getctarank.u64 %r, %rd;",
+                    isa="9.7.9.24 getctarank"),),
     doc="""Which block of the cluster owns the shared memory of ``array`` (this block's rank for a
     local array; ``r`` for ``map_shared(array, r)``).
 
@@ -113,11 +128,12 @@ cta_rank_of = PtxOp(
 ).intrinsic()
 
 
-@intrinsic
+@_intrinsic(target="cuda", prefer_literal=True)
 def map_shared(typingctx, array, cta_rank):
     """The shared array ``array`` as it lives in block ``cta_rank`` of this cluster: an ordinary
     Numba array (loads, stores, atomics) over that block's shared memory (``mapa``).  Issue a
-    ``cluster.sync()`` between the other block's writes and these reads.
+    ``cluster.sync()`` between the other block's writes and these reads.  A constant ``cta_rank``
+    outside 0-15 is refused at compile time; debug mode traps an ``array`` not in shared memory.
 
     PTX::
 
@@ -134,11 +150,18 @@ def map_shared(typingctx, array, cta_rank):
         raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'array' must be a shared array; got {array}")
     if not isinstance(cta_rank, (types.Integer, types.IntegerLiteral)):
         raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be an integer; got {cta_rank}")
+    rank = _known(cta_rank)
+    if rank is not None and not 0 <= rank < cluster_masks.MASK_BITS:
+        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be 0 to "
+                              f"{cluster_masks.MASK_BITS - 1} (a cluster has at most {cluster_masks.MASK_BITS} blocks); "
+                              f"got {rank}")
 
     def codegen(context, builder, sig, args):
         check_arch("cluster.map_shared", SM90)
         aryty, rankty = sig.args
         local = context.make_array(aryty)(context, builder, args[0])
+        if debug.STATE.on:
+            debug.check_shared(builder, "cluster.map_shared", "array", builder.ptrtoint(local.data, I64))
         rank = context.cast(builder, args[1], rankty, types.uint32)
         address = emit_asm(builder, "mapa.u64 $0, $1, $2;", [(builder.ptrtoint(local.data, I64), "l"), (rank, "r")],
                            result="=l", memory=False)
@@ -150,60 +173,82 @@ def map_shared(typingctx, array, cta_rank):
     return array(array, cta_rank), codegen
 
 
-@cuda.jit(device=True)
-def mask_all(size):
-    """The multicast mask of every CTA of a cluster of ``size`` blocks (``multicast=`` of
-    ``tma.load`` / ``bulk.load``).
-
-    PTX::
-
-        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
-
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
-
-    Example::
-
-        tma.load(desc, tile, coords, bars, multicast=cluster.mask_all(cluster.nctarank()))
-    """
-    return (1 << size) - 1
+def _known(ty):
+    """A constant argument's value, ``None`` for a run-time one."""
+    value = getattr(ty, "literal_value", None)
+    return value if isinstance(value, int) else None
 
 
-@cuda.jit(device=True)
-def mask_row(cluster_x, row):
-    """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks wide
-    (rank = x + y * cluster_x).
+def _mask_helper(name, compute, doc):
+    """A multicast-mask helper: its constant arguments checked at compile time by
+    :func:`numba_tma.cluster_masks.check` (so a constant shape needing more than 16 bits is refused
+    where it is written), the mask computed by ``compute`` (integer arithmetic, folded by the
+    compiler for constants)."""
+    params = list(inspect.signature(compute).parameters)
 
-    PTX::
+    def typer(typingctx, *args):
+        for arg, ty in zip(params, args):
+            if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
+                raise OpArgumentError(f"numba_tma: cluster.{name}: argument '{arg}' must be an integer; got {ty}")
+        cluster_masks.check(name, **{arg: _known(ty) for arg, ty in zip(params, args)})
 
-        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
+        def codegen(context, builder, sig, llargs):
+            wide = types.int64(*(types.int64 for _ in sig.args))
+            values = [context.cast(builder, v, t, types.int64) for v, t in zip(llargs, sig.args)]
+            mask = context.compile_internal(builder, compute, wide, values)
+            return context.cast(builder, mask, types.int64, types.uint32)
+        return types.uint32(*args), codegen
 
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
-
-    Example::
-
-        mask = cluster.mask_row(cluster.nctaid("x"), cluster.ctaid("y"))
-    """
-    return ((1 << cluster_x) - 1) << (row * cluster_x)
+    namespace = {"typer": typer}
+    exec(f"def {name}(typingctx, {', '.join(params)}):\n    return typer(typingctx, {', '.join(params)})", namespace)
+    helper = namespace[name]
+    helper.__doc__ = doc
+    return _intrinsic(target="cuda", prefer_literal=True)(helper)
 
 
-@cuda.jit(device=True)
-def mask_column(cluster_x, cluster_y, column):
-    """The multicast mask of the CTAs of column ``column`` of a ``cluster_x`` x ``cluster_y`` cluster.
-
-    PTX::
-
-        shl.b32 / or.b32 (integer arithmetic, no instruction of its own)
-
-    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).
-
-    Example::
-
-        mask = cluster.mask_column(cluster.nctaid("x"), cluster.nctaid("y"), cluster.ctaid("x"))
-    """
+def _column(cluster_x, cluster_y, column):
     mask = 0
     for y in range(cluster_y):
         mask |= 1 << (column + y * cluster_x)
     return mask
+
+
+_MASK_PTX = """
+    PTX::
+
+        shl.b32 / add.s32 (integer arithmetic, no instruction of its own)
+
+    Requires sm_90 or newer, PTX ISA 8.0 (for the multicast copy it feeds).  Constant arguments
+    whose mask needs more than 16 bits (or names a block outside the cluster) are refused at
+    compile time."""
+
+mask_all = _mask_helper("mask_all", lambda size: (1 << size) - 1, """The multicast mask of every CTA of a
+    cluster of ``size`` blocks (``multicast=`` of ``tma.load`` / ``bulk.load``).
+""" + _MASK_PTX + """
+
+    Example::
+
+        tma.load(desc, tile, coords, bars, multicast=cluster.mask_all(cluster.nctarank()))
+    """)
+
+mask_row = _mask_helper("mask_row", lambda cluster_x, row: ((1 << cluster_x) - 1) << (row * cluster_x),
+                        """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks
+    wide (rank = x + y * cluster_x).
+""" + _MASK_PTX + """
+
+    Example::
+
+        mask = cluster.mask_row(cluster.nctaid("x"), cluster.ctaid("y"))
+    """)
+
+mask_column = _mask_helper("mask_column", _column, """The multicast mask of the CTAs of column ``column``
+    of a ``cluster_x`` x ``cluster_y`` cluster.
+""" + _MASK_PTX + """
+
+    Example::
+
+        mask = cluster.mask_column(cluster.nctaid("x"), cluster.nctaid("y"), cluster.ctaid("x"))
+    """)
 
 
 HELPERS = ("map_shared", "mask_all", "mask_row", "mask_column")   # public, not PTX declarations

@@ -7,6 +7,7 @@ from ._core import Const, GlobalArray, Int, Optional, PtxOp, Qualifier, Requirem
 from .mbarrier import barrier
 
 SM80 = Requirement((8, 0), (7, 0))
+_NON_BULK = "9.7.9.25.3"   # PTX ISA 9.1: non-bulk copy (the assembly rows' hand-written PTX)
 
 
 def _check_load(nbytes, cache, **_):
@@ -24,8 +25,10 @@ load = PtxOp(
     qualifiers=(Qualifier("cache", {"ca": "ca", "cg": "cg"}, "ca"),), need=SM80,
     check=_check_load,
     tlx=("tlx.async_load", "cute.nvgpu.cpasync.CopyG2SOp", "cuda::memcpy_async (per-thread)"),
-    samples=(Sample("cp_async.load(smem, desc, 16)", "LDGSTS.E"),     # .BYPASS with cache="cg"
-             Sample("cp_async.load(smem, desc, 8, src_nbytes=out[1])", "LDGSTS.E.64.ZFILL", only={"cache": "ca"})),
+    samples=(Sample("cp_async.load(smem, desc, 16)", "LDGSTS.E",     # .BYPASS with cache="cg"
+                    ptx="cp.async.ca.shared.global [%r], [%rd], 16;", isa=f"{_NON_BULK}.1 cp.async"),
+             Sample("cp_async.load(smem, desc, 8, src_nbytes=out[1])", "LDGSTS.E.64.ZFILL", only={"cache": "ca"},
+                    ptx="cp.async.ca.shared.global [%r], [%rd], 8, %r;", isa=f"{_NON_BULK}.1 cp.async")),
     doc="""Copy ``nbytes`` (a constant: 4, 8 or 16) from global memory ``src`` to shared memory
     ``dst`` (both element 0, aligned to ``nbytes``) asynchronously.  ``src_nbytes`` (at most
     ``nbytes``) reads only that many bytes and fills the rest of ``dst`` with zeros — for masked
@@ -45,7 +48,8 @@ load = PtxOp(
 commit_group = PtxOp(
     "cp_async.commit_group", "cp.async.commit_group;", need=SM80,
     tlx=("cute.arch.cp_async_commit_group",),
-    samples=(Sample("cp_async.load(smem, desc, 16)\ncp_async.commit_group()\ncp_async.wait_group(0)", "DEPBAR.LE"),),
+    samples=(Sample("cp_async.load(smem, desc, 16)\ncp_async.commit_group()\ncp_async.wait_group(0)", "DEPBAR.LE",
+                    ptx="cp.async.commit_group;", isa=f"{_NON_BULK}.2 cp.async.commit_group"),),
     doc="""Close the group of this thread's ``cp_async.load`` copies issued since the last commit.
 
     Example::
@@ -57,7 +61,8 @@ commit_group = PtxOp(
 wait_group = PtxOp(
     "cp_async.wait_group", "cp.async.wait_group {n};", (Const("n", 0, 7),), need=SM80,
     tlx=("tlx.async_load_wait_group", "cute.arch.cp_async_wait_group"),
-    samples=(Sample("cp_async.load(smem, desc, 16)\ncp_async.commit_group()\ncp_async.wait_group(1)", "DEPBAR.LE"),),
+    samples=(Sample("cp_async.load(smem, desc, 16)\ncp_async.commit_group()\ncp_async.wait_group(1)", "DEPBAR.LE",
+                    ptx="cp.async.wait_group 1;", isa=f"{_NON_BULK}.3 cp.async.wait_group / cp.async.wait_all"),),
     doc="""Wait until at most ``n`` (a constant, 0-7) of this thread's cp.async groups are pending.
     Other threads' copies need a ``cuda.syncthreads()`` too before they are read.
 
@@ -70,7 +75,8 @@ wait_group = PtxOp(
 wait_all = PtxOp(
     "cp_async.wait_all", "cp.async.wait_all;", need=SM80,
     tlx=("cuda::pipeline (wait all)",),
-    samples=(Sample("cp_async.load(smem, desc, 16)\ncp_async.wait_all()", "DEPBAR.LE"),),
+    samples=(Sample("cp_async.load(smem, desc, 16)\ncp_async.wait_all()", "DEPBAR.LE",
+                    ptx="cp.async.wait_all;", isa=f"{_NON_BULK}.3 cp.async.wait_group / cp.async.wait_all"),),
     doc="""Wait for all of this thread's cp.async copies (committed or not).
 
     Example::
@@ -84,7 +90,9 @@ mbarrier_arrive = PtxOp(
     "cp_async.mbarrier_arrive", "cp.async.mbarrier.arrive{noinc}.shared::cta.b64 [{bar}];", (barrier(),),
     qualifiers=(Qualifier("noinc", {False: "", True: ".noinc"}, False),), need=Requirement((8, 0), (7, 8)),
     tlx=("cuda::ptx::cp_async_mbarrier_arrive",),
-    samples=(Sample("cp_async.load(smem, desc, 16)\ncp_async.mbarrier_arrive(bar)", "ARRIVES.LDGSTSBAR.64"),),
+    samples=(Sample("cp_async.load(smem, desc, 16)\ncp_async.mbarrier_arrive(bar)", "ARRIVES.LDGSTSBAR.64",
+                    ptx="cp.async.mbarrier.arrive.shared::cta.b64 [%r];",
+                    isa="9.7.13.15.15 cp.async.mbarrier.arrive"),),
     doc="""Make the barrier track this thread's cp.async copies issued so far: it receives an
     arrival when they complete.  Without ``noinc`` the arrival is added to the count the phase
     expects (so :func:`mbarrier.init`'s count need not include it); with ``noinc=True`` it counts

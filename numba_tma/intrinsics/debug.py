@@ -68,11 +68,29 @@ def check_at_least(builder, op_name: str, arg: str, nbytes: ir.Value, need: int,
             f"argument '{arg}' holds %lld bytes, fewer than {need} ({why})", [nbytes])
 
 
+def array_bytes(context, builder, ty, val) -> ir.Value:
+    """The byte size of a Numba array value (itemsize times its extents), at run time."""
+    ary = context.make_array(ty)(context, builder, val)
+    nbytes = ary.itemsize
+    for extent in cgutils.unpack_tuple(builder, ary.shape):
+        nbytes = builder.mul(nbytes, extent)
+    return nbytes
+
+
 def check_holds(builder, op_name: str, arg: str, size: ir.Value, nbytes: ir.Value):
     """An array of ``size`` bytes holds the ``nbytes`` (run-time) an op copies into or out of it."""
     fail_if(builder, builder.icmp_signed("<", size, nbytes), op_name,
             f"argument '{arg}' holds %lld bytes, fewer than nbytes = %lld (the copy would run past the array)",
             [size, nbytes])
+
+
+def check_range(builder, op_name: str, arg: str, value: ir.Value, lo: int, hi: int, why: str):
+    """``lo <= value <= hi`` (a 64-bit ``value``; bounds at the ends of its range are not checked)."""
+    tests = ([builder.icmp_signed("<", value, ir.Constant(value.type, lo))] if lo > 0 else []) + \
+        ([builder.icmp_signed(">", value, ir.Constant(value.type, hi))] if hi < (1 << 63) else [])
+    if tests:
+        fail_if(builder, builder.or_(*tests) if len(tests) == 2 else tests[0], op_name,
+                f"{arg} = %lld: must be {lo} to {hi} ({why})", [value])
 
 
 def check_multiple(builder, op_name: str, arg: str, value: ir.Value, scale: int, multiple: int, why: str):

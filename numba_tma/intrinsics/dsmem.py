@@ -64,11 +64,25 @@ def _reduce_type(name, arg, op, dtype):
     return "." + ptx
 
 
-def _reduce_samples(call, sass):
-    """One assembly-test row per (op, element type) the table admits; ``call`` names ``{dtype}``."""
-    numba_name = {"u32": "uint32", "s32": "int32", "u64": "uint64", "b32": "uint32"}
-    return tuple(Sample(call.format(dtype=numba_name[ptx]), sass, {"type": "." + ptx}, {"op": op})
-                 for op, ptx_types in CLUSTER_REDUCE_TYPES.items() for ptx in ptx_types)
+# PTX ISA 9.1 sections of the assembly rows' hand-written PTX
+_MAPA = "9.7.9.23 mapa"
+_ST_ASYNC = f"{_MAPA}; 9.7.9.12 st.async"
+
+
+def _mapped(line):
+    """A row's PTX: the two ``mapa`` of the destination and the barrier into block ``cta_rank``, then
+    ``line``, the op's instruction on them."""
+    return ("mapa.shared::cluster.u32 remote_dst, %r, %r;", "mapa.shared::cluster.u32 remote_bar, %r, %r;", line)
+
+
+# (op, element type, ``.op.type`` as PTX ISA spells it) for each reduction into shared::cluster:
+# the assembly rows of red.async (9.7.13.7) and cp.reduce.async.bulk (9.7.9.25.4.2), which take the
+# same pairs
+_REDUCE_ROWS = (("add", "uint32", "add.u32"), ("add", "int32", "add.s32"), ("add", "uint64", "add.u64"),
+                ("min", "uint32", "min.u32"), ("min", "int32", "min.s32"),
+                ("max", "uint32", "max.u32"), ("max", "int32", "max.s32"),
+                ("inc", "uint32", "inc.u32"), ("dec", "uint32", "dec.u32"),
+                ("and", "uint32", "and.b32"), ("or", "uint32", "or.b32"), ("xor", "uint32", "xor.b32"))
 
 
 store_async = PtxOp(
@@ -79,9 +93,15 @@ store_async = PtxOp(
     need=STORE,
     tlx=("tlx.async_remote_shmem_store", "cute.arch.store_async_dsmem", "cute.nvgpu.CopyDsmemStoreOp",
          "cuda::ptx::st_async"),
-    samples=(Sample("dsmem.store_async(smem, 1.5, bar, 1)", "STAS", {"vec": "", "bits": ".b32"}),
-             Sample("dsmem.store_async(smem, (1.0, 2.0, 3.0, 4.0), bar, 1)", "STAS", {"vec": ".v4", "bits": ".b32"}),
-             Sample("dsmem.store_async(bar[2:], (out[0], out[1]), bar, 1)", "STAS", {"vec": ".v2", "bits": ".b64"})),
+    samples=(Sample("dsmem.store_async(smem, 1.5, bar, 1)", "STAS", {"vec": "", "bits": ".b32"}, isa=_ST_ASYNC,
+                    ptx=_mapped("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [remote_dst], %r, "
+                                "[remote_bar];")),
+             Sample("dsmem.store_async(smem, (1.0, 2.0, 3.0, 4.0), bar, 1)", "STAS", {"vec": ".v4", "bits": ".b32"},
+                    isa=_ST_ASYNC, ptx=_mapped("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 "
+                                               "[remote_dst], {%r, %r, %r, %r}, [remote_bar];")),
+             Sample("dsmem.store_async(bar[2:], (out[0], out[1]), bar, 1)", "STAS", {"vec": ".v2", "bits": ".b64"},
+                    isa=_ST_ASYNC, ptx=_mapped("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b64 "
+                                               "[remote_dst], {%rd, %rd}, [remote_bar];"))),
     doc="""Store ``value`` into block ``cta_rank``'s copy of ``dst`` (the same offset in its shared
     memory) and signal that block's barrier at ``bar``'s offset with the bytes stored.  ``value``
     is a number or a tuple of 2 or 4, converted to ``dst``'s element type (32 or 64 bits; at most
@@ -107,7 +127,11 @@ reduce_async = PtxOp(
     fields=lambda cc, dst, op, **_: {"type": _reduce_type("dsmem.reduce_async", "dst", op, dst.dtype)},
     doc_fields={"type": ".u32"},
     tlx=("cuda::ptx::red_async",),
-    samples=_reduce_samples("dsmem.reduce_async(cuda.shared.array(8, types.{dtype}), 3, bar, 1)", "REDAS"),
+    samples=tuple(Sample(f"dsmem.reduce_async(cuda.shared.array(8, types.{dtype}), 3, bar, 1)", "REDAS",
+                         only={"op": op}, isa=f"{_MAPA}; 9.7.13.7 red.async",
+                         ptx=_mapped(f"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.{op_type} "
+                                     f"[remote_dst], {'%rd' if '64' in dtype else '%r'}, [remote_bar];"))
+                  for op, dtype, op_type in _REDUCE_ROWS),
     doc="""Reduce ``value`` into block ``cta_rank``'s copy of ``dst`` with ``op`` (``add``, ``min``,
     ``max``, ``inc``, ``dec``, ``and``, ``or``, ``xor``; relaxed, cluster scope) and signal that
     block's barrier at ``bar``'s offset with the element's bytes.  The element type is ``dst``'s,
@@ -130,7 +154,9 @@ copy_async = PtxOp(
     debug=debug_bytes("dsmem.copy_async", ("dst", "src")),
     tlx=("tlx.async_remote_shmem_copy", "cute.nvgpu.cpasync.CopyBulkS2SOp",
          "cuda::ptx::cp_async_bulk (shared::cluster.shared::cta)"),
-    samples=(Sample("dsmem.copy_async(smem, smem[1024:], 256, bar, 1)", "UBLKCP.S.S"),),
+    samples=(Sample("dsmem.copy_async(smem, smem[1024:], 256, bar, 1)", "UBLKCP.S.S",
+                    ptx=_mapped("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [remote_dst], "
+                                "[%r], %r, [remote_bar];"), isa=f"{_MAPA}; 9.7.9.25.4.1 cp.async.bulk"),),
     doc="""Copy ``nbytes`` (a multiple of 16; both addresses 16-byte aligned) from this block's
     ``src`` into block ``cta_rank``'s copy of ``dst``, completing on that block's barrier at
     ``bar``'s offset.  ``src`` written with ordinary stores needs ``fence.proxy_async()`` first.
@@ -157,8 +183,12 @@ reduce_copy_async = PtxOp(
     fields=lambda cc, src, op, **_: {"type": _reduce_type("dsmem.reduce_copy_async", "src", op, src.dtype)},
     doc_fields={"type": ".u32"},
     tlx=("cuda::ptx::cp_reduce_async_bulk (shared::cluster.shared::cta)",),
-    samples=_reduce_samples("dsmem.reduce_copy_async(cuda.shared.array(64, types.{dtype}), "
-                            "cuda.shared.array(64, types.{dtype}), 64, bar, 1)", "UBLKRED.S.S"),
+    samples=tuple(Sample(f"dsmem.reduce_copy_async(cuda.shared.array(64, types.{dtype}), "
+                         f"cuda.shared.array(64, types.{dtype}), 64, bar, 1)", "UBLKRED.S.S",
+                         only={"op": op}, isa=f"{_MAPA}; 9.7.9.25.4.2 cp.reduce.async.bulk",
+                         ptx=_mapped("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes."
+                                     f"{op_type} [remote_dst], [%r], %r, [remote_bar];"))
+                  for op, dtype, op_type in _REDUCE_ROWS),
     doc="""Reduce ``nbytes`` of this block's ``src`` element-wise into block ``cta_rank``'s copy of
     ``dst`` with ``op``, completing on that block's barrier at ``bar``'s offset.  The element type
     is ``src``'s (``dst`` must hold the same), checked against the op (add on uint32/int32/uint64,

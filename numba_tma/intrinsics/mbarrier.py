@@ -12,11 +12,80 @@ The array must live in shared memory (``cuda.shared.array``); the op converts it
 32-bit shared window.
 """
 
+from llvmlite import ir
 from numba.cuda import types
+from numba.cuda.datamodel import PrimitiveModel
+from numba.cuda.extending import lower_cast
+from numba.cuda.models import register_model
+from numba.cuda.typeconv import Conversion
 
+from ..errors import PHASE_NOT_TOKEN
 from ._core import Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, reject
 
 SM80 = Requirement((8, 0), (7, 8))
+_MBARRIER = "9.7.13.15"   # PTX ISA 9.1: mbarrier (the assembly rows' hand-written PTX)
+_WAITS = f"{_MBARRIER}.16 mbarrier.test_wait / mbarrier.try_wait"
+
+
+class StateToken(types.Type):
+    """What ``arrive*`` return: the barrier's 64-bit state before the arrival, naming its phase for
+    :func:`test_wait_token` / :func:`try_wait_token` / :func:`pending_count`.  Not a parity: the
+    parity waits refuse it at compile time (``token & 1`` is not the phase).  It converts to a
+    64-bit integer where one is asked for (``out[i] = token``)."""
+
+    bitwidth = 64
+
+    def __init__(self):
+        super().__init__(name="mbarrier.StateToken")
+
+    def unify(self, typingctx, other):
+        """A variable holding a token on one path and a 64-bit integer on another is that integer."""
+        if isinstance(other, types.Integer) and other.bitwidth == 64:
+            return other
+        return None
+
+    def can_convert_to(self, typingctx, other):
+        if isinstance(other, types.Integer) and other.bitwidth == 64:
+            return Conversion.unsafe
+        return None
+
+
+TOKEN = StateToken()
+register_model(StateToken)(lambda dmm, fe_type: PrimitiveModel(dmm, fe_type, ir.IntType(64)))
+
+
+@lower_cast(StateToken, types.Integer)
+def _token_to_int(context, builder, fromty, toty, value):
+    return value
+
+
+class Phase(Int):
+    """A phase parity (bit 0 of a phase counter): any integer, but not a state token."""
+
+    def check(self, op_name, ty):
+        if isinstance(ty, StateToken):
+            raise reject(op_name, self.name, PHASE_NOT_TOKEN, ty)
+        super().check(op_name, ty)
+
+
+class Token(Int):
+    """A state token from ``arrive*`` (or a 64-bit integer holding one)."""
+
+    def __init__(self, name="token"):
+        super().__init__(name, bits=64)
+
+    def check(self, op_name, ty):
+        if not isinstance(ty, StateToken):
+            super().check(op_name, ty)
+
+    def lower(self, context, builder, ty, val):
+        return [(val, "l")] if isinstance(ty, StateToken) else super().lower(context, builder, ty, val)
+
+
+def _tx_bytes():
+    """A transaction count: what one phase of an mbarrier counts (20 bits)."""
+    return Int("nbytes", hi=(1 << 20) - 1, rule="must be 0 to 2**20 - 1 = 1048575 bytes (the most one mbarrier phase's "
+               "transaction count holds)")
 
 
 def barrier(name="bar"):
@@ -29,7 +98,8 @@ init = PtxOp(
     "mbarrier.init", "mbarrier.init.shared::cta.b64 [{bar}], {count};",
     (barrier(), Int("count", lo=1, hi=(1 << 20) - 1)), need=SM80,
     tlx=("tlx.alloc_barriers", "cute.arch.mbarrier_init", "cuda::ptx::mbarrier_init"),
-    samples=(Sample("mbarrier.init(bar, 1)", {"sm_80": "STS.64", "": "SYNCS.EXCH.64"}),),
+    samples=(Sample("mbarrier.init(bar, 1)", {"sm_80": "STS.64", "": "SYNCS.EXCH.64"},
+                    ptx="mbarrier.init.shared::cta.b64 [%r], %r;", isa=f"{_MBARRIER}.9 mbarrier.init"),),
     doc="""Initialise an mbarrier for ``count`` arrivals per phase (phase 0 starts).
 
     Call from one thread, then ``fence.mbarrier_init()`` and a ``cuda.syncthreads()`` before other
@@ -88,14 +158,16 @@ def _check_no_complete(op):
 arrive = PtxOp(
     "mbarrier.arrive", "mbarrier.arrive{no_complete}{order}.shared::cta.b64 {out}, [{bar}]{count};",
     (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE, _NO_COMPLETE), spell=_order("release"), need=SM80,
-    returns=types.uint64, check=_check_no_complete("mbarrier.arrive"),
+    returns=TOKEN, check=_check_no_complete("mbarrier.arrive"),
     tlx=("tlx.barrier_arrive", "cute.arch.mbarrier_arrive", "cuda::ptx::mbarrier_arrive"),
     samples=(Sample("mbarrier.arrive(bar)", {"sm_80": "ATOMS.ARRIVE.64", "": "SYNCS.ARRIVE.TRANS64.A1T0"},
-                    only={"no_complete": False}),
+                    only={"no_complete": False}, ptx="mbarrier.arrive.shared::cta.b64 %rd, [%r];",
+                    isa=f"{_MBARRIER}.13 mbarrier.arrive"),
              Sample("out[0] = mbarrier.arrive(bar, count=3)", "SYNCS.ARRIVE.TRANS64",
-                    only={"no_complete": (False, True), "sem": (None, "release"), "scope": (None, "cta")})),
+                    only={"no_complete": (False, True), "sem": (None, "release"), "scope": (None, "cta")},
+                    ptx="mbarrier.arrive.shared::cta.b64 %rd, [%r], %r;", isa=f"{_MBARRIER}.13 mbarrier.arrive")),
     doc="""Arrive on the barrier (``count`` arrivals toward :func:`init`'s count, default 1) and
-    return the barrier's state token before the arrival (a ``uint64``, for :func:`test_wait_token`,
+    return the barrier's state token before the arrival (a :class:`StateToken`, for :func:`test_wait_token`,
     :func:`try_wait_token` and :func:`pending_count`; ignore it if not needed).  ``no_complete=True``
     (with ``count``) promises the arrival does not complete the phase — the PTX ISA defines
     :func:`pending_count` only for the tokens of such arrivals.
@@ -109,9 +181,11 @@ arrive = PtxOp(
 
 arrive_expect_tx = PtxOp(
     "mbarrier.arrive_expect_tx", "mbarrier.arrive.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=types.uint64,
+    (barrier(), _tx_bytes()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
     tlx=("tlx.barrier_expect_bytes", "cute.arch.mbarrier_arrive_and_expect_tx", "cuda::ptx::mbarrier_arrive_expect_tx"),
-    samples=(Sample("mbarrier.arrive_expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
+    samples=(Sample("mbarrier.arrive_expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64",
+                    ptx="mbarrier.arrive.expect_tx.shared::cta.b64 %rd, [%r], %r;",
+                    isa=f"{_MBARRIER}.13 mbarrier.arrive"),),
     doc="""Arrive once and tell the barrier to also wait for ``nbytes`` of async copies; returns the
     state token.  The phase completes when all arrivals happened *and* TMA/bulk copies signalling
     this barrier delivered ``nbytes`` bytes (for a full TMA tile: ``desc.box_bytes``).
@@ -128,9 +202,11 @@ _TX_SCOPE = Qualifier("scope", {"cta": ".cta", "cluster": ".cluster"}, "cta")
 
 expect_tx = PtxOp(
     "mbarrier.expect_tx", "mbarrier.expect_tx.relaxed{scope}.shared::cta.b64 [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(_TX_SCOPE,),
+    (barrier(), _tx_bytes()), qualifiers=(_TX_SCOPE,),
     tlx=("cute.arch.mbarrier_expect_tx", "cuda::ptx::mbarrier_expect_tx"),
-    samples=(Sample("mbarrier.expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
+    samples=(Sample("mbarrier.expect_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64",
+                    ptx="mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r], %r;",
+                    isa=f"{_MBARRIER}.11 mbarrier.expect_tx"),),
     doc="""Raise the bytes the current phase waits for by ``nbytes``, without arriving (for producers
     whose arrival is counted elsewhere).  ``scope``: ``"cta"`` or ``"cluster"``.
 
@@ -143,9 +219,11 @@ expect_tx = PtxOp(
 
 complete_tx = PtxOp(
     "mbarrier.complete_tx", "mbarrier.complete_tx.relaxed{scope}.shared::cta.b64 [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(_TX_SCOPE,),
+    (barrier(), _tx_bytes()), qualifiers=(_TX_SCOPE,),
     tlx=("cuda::ptx::mbarrier_complete_tx",),
-    samples=(Sample("mbarrier.complete_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64"),),
+    samples=(Sample("mbarrier.complete_tx(bar, 4096)", "SYNCS.ARRIVE.TRANS64",
+                    ptx="mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r], %r;",
+                    isa=f"{_MBARRIER}.12 mbarrier.complete_tx"),),
     doc="""Count ``nbytes`` as delivered on the barrier, as an async copy would (without one): the
     split form of a transaction, for producers that write shared memory themselves.
 
@@ -159,9 +237,10 @@ complete_tx = PtxOp(
 
 arrive_drop = PtxOp(
     "mbarrier.arrive_drop", "mbarrier.arrive_drop{order}.shared::cta.b64 {out}, [{bar}]{count};",
-    (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), need=SM80, returns=types.uint64,
+    (barrier(), _count()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), need=SM80, returns=TOKEN,
     tlx=("cuda::ptx::mbarrier_arrive_drop",),
-    samples=(Sample("mbarrier.arrive_drop(bar)", {"sm_80": "ATOMS", "": "SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0"}),),
+    samples=(Sample("mbarrier.arrive_drop(bar)", {"sm_80": "ATOMS", "": "SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0"},
+                    ptx="mbarrier.arrive_drop.shared::cta.b64 %rd, [%r];", isa=f"{_MBARRIER}.14 mbarrier.arrive_drop"),),
     doc="""Arrive and also lower the count every later phase expects by ``count`` (a thread that
     leaves the pipeline); returns the state token.
     """ + _ORDERING + """
@@ -174,9 +253,11 @@ arrive_drop = PtxOp(
 arrive_drop_expect_tx = PtxOp(
     "mbarrier.arrive_drop_expect_tx",
     "mbarrier.arrive_drop.expect_tx{order}.shared::cta.b64 {out}, [{bar}], {nbytes};",
-    (barrier(), Int("nbytes", hi=(1 << 20) - 1)), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=types.uint64,
+    (barrier(), _tx_bytes()), qualifiers=(ARRIVE_SEM, SCOPE), spell=_order("release"), returns=TOKEN,
     tlx=("cuda::ptx::mbarrier_arrive_drop_expect_tx",),
-    samples=(Sample("mbarrier.arrive_drop_expect_tx(bar, 1024)", "SYNCS.ARRIVE.TRANS64.OPTOUT"),),
+    samples=(Sample("mbarrier.arrive_drop_expect_tx(bar, 1024)", "SYNCS.ARRIVE.TRANS64.OPTOUT",
+                    ptx="mbarrier.arrive_drop.expect_tx.shared::cta.b64 %rd, [%r], %r;",
+                    isa=f"{_MBARRIER}.14 mbarrier.arrive_drop"),),
     doc=""":func:`arrive_drop` that also expects ``nbytes`` of async copies; returns the state token.
 
     Example::
@@ -193,7 +274,10 @@ arrive_remote = PtxOp(
     qualifiers=(Qualifier("sem", {"release": "release", "relaxed": Choice("relaxed", RELAXED)}, "release"),),
     tlx=("tlx.barrier_arrive(remote_cta_rank=)", "cute.arch.mbarrier_arrive (cta_id)",
          "cuda::ptx::mbarrier_arrive (shared::cluster)"),
-    samples=(Sample("mbarrier.arrive_remote(bar, 1)", "SYNCS.ARRIVE.TRANS64.RED"),),
+    samples=(Sample("mbarrier.arrive_remote(bar, 1)", "SYNCS.ARRIVE.TRANS64.RED",
+                    ptx=("mapa.shared::cluster.u32 remote, %r, %r;",
+                         "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];"),
+                    isa=f"9.7.9.23 mapa; {_MBARRIER}.13 mbarrier.arrive"),),
     doc="""Arrive on the barrier at ``bar``'s offset in block ``cta_rank`` of this cluster (``mapa``,
     then a cluster-scope arrival); no state token comes back.  The remote barrier must be
     initialised first (``fence.mbarrier_init()`` and a ``cluster.sync()`` after ``init``).
@@ -207,8 +291,9 @@ arrive_remote = PtxOp(
 inval = PtxOp(
     "mbarrier.inval", "mbarrier.inval.shared::cta.b64 [{bar}];", (barrier(),), need=SM80,
     tlx=("cute.arch.mbarrier_inval", "cuda::ptx::mbarrier_inval"),
-    # sm_80 emits no instruction of its own for it (a register move remains)
-    samples=(Sample("mbarrier.inval(bar)", {"sm_80": "MOV", "": "SYNCS.CCTL.IV"}),),
+    # sm_80 emits no instruction of its own for it: the SASS is a kernel's without it
+    samples=(Sample("mbarrier.inval(bar)", {"sm_80": "", "": "SYNCS.CCTL.IV"},
+                    ptx="mbarrier.inval.shared::cta.b64 [%r];", isa=f"{_MBARRIER}.10 mbarrier.inval"),),
     doc="""Invalidate a barrier so its shared memory can be used for something else (or the barrier
     initialised again).
 
@@ -220,10 +305,11 @@ inval = PtxOp(
 ).intrinsic()
 
 pending_count = PtxOp(
-    "mbarrier.pending_count", "mbarrier.pending_count.b64 {out}, {token};", (Int("token", bits=64),),
+    "mbarrier.pending_count", "mbarrier.pending_count.b64 {out}, {token};", (Token(),),
     need=Requirement((8, 0), (7, 0)), returns=types.uint32, memory=False,
     tlx=("cuda::ptx::mbarrier_pending_count",),
-    samples=(Sample("out[0] = mbarrier.pending_count(mbarrier.arrive(bar))", "LOP3.LUT"),),   # bit arithmetic
+    samples=(Sample("out[0] = mbarrier.pending_count(mbarrier.arrive(bar))", "LOP3.LUT",   # bit arithmetic
+                    ptx="mbarrier.pending_count.b64 %r, %rd;", isa=f"{_MBARRIER}.17 mbarrier.pending_count"),),
     doc="""The arrivals the barrier still expected when the state token was taken (before that
     arrival).  The PTX ISA defines it only for tokens of ``arrive(..., no_complete=True)``.
 
@@ -253,10 +339,12 @@ def _suspend():
 
 
 test_wait = PtxOp(
-    "mbarrier.test_wait", _probe("test_wait", ".parity", "phase"), (barrier(), Int("phase")),
+    "mbarrier.test_wait", _probe("test_wait", ".parity", "phase"), (barrier(), Phase("phase")),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), need=SM80, returns=types.boolean,
     tlx=("cuda::ptx::mbarrier_test_wait_parity",),
-    samples=(Sample("out[0] = mbarrier.test_wait(bar, 1)", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
+    samples=(Sample("out[0] = mbarrier.test_wait(bar, 1)", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"},
+                    ptx=("mbarrier.test_wait.parity.shared::cta.b64 p, [%r], %r;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp"),),
     doc="""Non-blocking check: has the phase with parity ``phase & 1`` completed?
 
     Use it to probe a barrier's state at one instant (``try_wait`` may wait a while first).
@@ -268,10 +356,12 @@ test_wait = PtxOp(
 ).intrinsic()
 
 test_wait_token = PtxOp(
-    "mbarrier.test_wait_token", _probe("test_wait", "", "token"), (barrier(), Int("token", bits=64)),
+    "mbarrier.test_wait_token", _probe("test_wait", "", "token"), (barrier(), Token()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), need=SM80, returns=types.boolean,
     tlx=("cuda::ptx::mbarrier_test_wait",),
-    samples=(Sample("out[0] = mbarrier.test_wait_token(bar, out[1])", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"}),),
+    samples=(Sample("out[0] = mbarrier.test_wait_token(bar, out[1])", {"sm_80": "LDS", "": "SYNCS.PHASECHK.TRANS64"},
+                    ptx=("mbarrier.test_wait.shared::cta.b64 p, [%r], %rd;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp"),),
     doc="""Non-blocking check: has the phase the state ``token`` (from :func:`arrive`) was taken in
     completed?
     """ + _WAIT_ORDERING + """
@@ -283,11 +373,15 @@ test_wait_token = PtxOp(
 ).intrinsic()
 
 try_wait = PtxOp(
-    "mbarrier.try_wait", _probe("try_wait", ".parity", "phase"), (barrier(), Int("phase"), _suspend()),
+    "mbarrier.try_wait", _probe("try_wait", ".parity", "phase"), (barrier(), Phase("phase"), _suspend()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), returns=types.boolean,
     tlx=("cute.arch.mbarrier_try_wait", "cuda::ptx::mbarrier_try_wait_parity"),
-    samples=(Sample("out[0] = mbarrier.try_wait(bar, 0)", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),
-             Sample("out[0] = mbarrier.try_wait(bar, 0, suspend_ns=1000)", "SYNCS.PHASECHK.TRANS64.TRYWAIT")),
+    samples=(Sample("out[0] = mbarrier.try_wait(bar, 0)", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                    ptx=("mbarrier.try_wait.parity.shared::cta.b64 p, [%r], %r;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp"),
+             Sample("out[0] = mbarrier.try_wait(bar, 0, suspend_ns=1000)", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                    ptx=("mbarrier.try_wait.parity.shared::cta.b64 p, [%r], %r, %r;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp")),
     doc="""Wait a bounded, hardware-chosen time (or up to ``suspend_ns``, a hint) for the phase with
     parity ``phase & 1``.
 
@@ -305,10 +399,12 @@ try_wait = PtxOp(
 ).intrinsic()
 
 try_wait_token = PtxOp(
-    "mbarrier.try_wait_token", _probe("try_wait", "", "token"), (barrier(), Int("token", bits=64), _suspend()),
+    "mbarrier.try_wait_token", _probe("try_wait", "", "token"), (barrier(), Token(), _suspend()),
     qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"), returns=types.boolean,
     tlx=("cute.arch.mbarrier_try_wait (token)", "cuda::ptx::mbarrier_try_wait"),
-    samples=(Sample("out[0] = mbarrier.try_wait_token(bar, out[1])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
+    samples=(Sample("out[0] = mbarrier.try_wait_token(bar, out[1])", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                    ptx=("mbarrier.try_wait.shared::cta.b64 p, [%r], %rd;", "selp.u32 %r, 1, 0, p;"),
+                    isa=f"{_WAITS}; 9.7.6.3 selp"),),
     doc=""":func:`try_wait` on the phase a state ``token`` (from :func:`arrive`) was taken in.
     """ + _WAIT_ORDERING + """
     Example::
@@ -323,13 +419,16 @@ wait = PtxOp(
     "mbarrier.wait",
     "{{\n .reg .pred p;\n numba_tma_wait_{uid}:\n mbarrier.try_wait.parity{order}.shared::cta.b64 p, [{bar}], {phase};\n"
     " @!p bra numba_tma_wait_{uid};\n}}",
-    (barrier(), Int("phase")), qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"),
+    (barrier(), Phase("phase")), qualifiers=(WAIT_SEM, SCOPE), spell=_order("acquire"),
     debug_wait="{{\n .reg .pred p;\n .reg .u64 t0, t;\n mov.u64 t0, %globaltimer;\n numba_tma_wait_{uid}:\n"
                " mbarrier.try_wait.parity{order}.shared::cta.b64 p, [{bar}], {phase};\n @p bra numba_tma_waited_{uid};\n"
                " mov.u64 t, %globaltimer;\n sub.u64 t, t, t0;\n setp.lt.u64 p, t, {timeout};\n"
                " @p bra numba_tma_wait_{uid};\n numba_tma_waited_{uid}:\n selp.u32 {out}, 0, 1, p;\n}}",
     tlx=("tlx.barrier_wait", "cute.arch.mbarrier_wait"),
-    samples=(Sample("mbarrier.wait(bar, out[0])", "SYNCS.PHASECHK.TRANS64.TRYWAIT"),),
+    samples=(Sample("mbarrier.wait(bar, out[0])", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                    ptx=("numba_tma_wait_%n:", "mbarrier.try_wait.parity.shared::cta.b64 p, [%r], %r;",
+                         "@!p bra numba_tma_wait_%n;"),
+                    isa=f"{_WAITS}; 9.7.12.3 bra"),),
     doc="""Block until the phase with parity ``phase & 1`` of the barrier completes (a ``try_wait``
     loop).  Flip ``phase`` (``phase ^= 1``) each time the barrier is reused.
     """ + _WAIT_ORDERING + """

@@ -25,7 +25,8 @@ named_barrier_sync = PtxOp(
     (Int("barrier_id", hi=15), Int("nthreads", lo=32, hi=1024)), need=SM70,
     check=lambda barrier_id, nthreads, **_: _check_named("sync.named_barrier_sync", barrier_id, nthreads),
     tlx=("tlx.named_barrier_wait", "cute.arch.barrier", "cuda::ptx::barrier_sync"),
-    samples=(Sample("sync.named_barrier_sync(1, 64)", "BAR.SYNC.DEFER_BLOCKING"),),
+    samples=(Sample("sync.named_barrier_sync(1, 64)", "BAR.SYNC.DEFER_BLOCKING", ptx="bar.sync %r, %r;",
+                    isa="9.7.13.1 bar, barrier"),),
     doc="""Wait at named barrier ``barrier_id`` until ``nthreads`` threads have arrived (this thread
     counts).
     """ + _NAMED_DOC + """
@@ -40,7 +41,8 @@ named_barrier_arrive = PtxOp(
     (Int("barrier_id", hi=15), Int("nthreads", lo=32, hi=1024)), need=SM70,
     check=lambda barrier_id, nthreads, **_: _check_named("sync.named_barrier_arrive", barrier_id, nthreads),
     tlx=("tlx.named_barrier_arrive", "cute.arch.barrier_arrive", "cuda::ptx::barrier_arrive"),
-    samples=(Sample("sync.named_barrier_arrive(2, 96)", "BAR.ARV"),),
+    samples=(Sample("sync.named_barrier_arrive(2, 96)", "BAR.ARV", ptx="bar.arrive %r, %r;",
+                    isa="9.7.13.1 bar, barrier"),),
     doc="""Arrive at named barrier ``barrier_id`` without waiting (a producer signalling consumers
     that wait with :func:`named_barrier_sync` on the same id and count).
     """ + _NAMED_DOC + """
@@ -55,7 +57,9 @@ elect_one = PtxOp(
     "{{\n .reg .b32 m;\n .reg .pred p;\n activemask.b32 m;\n elect.sync _|p, m;\n selp.u32 {out}, 1, 0, p;\n}}",
     returns=types.boolean,
     tlx=("cute.arch.elect_one", "cuda::ptx::elect_sync"),
-    samples=(Sample("out[0] = sync.elect_one()", "ELECT"),),
+    samples=(Sample("out[0] = sync.elect_one()", "ELECT",
+                    ptx=("activemask.b32 m;", "elect.sync _|p, m;", "selp.u32 %r, 1, 0, p;"),
+                    isa="9.7.13.11 activemask; 9.7.13.14 elect.sync; 9.7.6.3 selp"),),
     doc="""``True`` in exactly one active lane of the warp (the lowest, as the hardware elects it),
     ``False`` in the others: the lane that issues a TMA or barrier operation for its warp.  The
     active lanes are those executing it together (``activemask``), so it also works under a

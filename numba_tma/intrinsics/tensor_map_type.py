@@ -20,7 +20,7 @@ from numba.cuda import types
 from numba.cuda.cudadrv import nvvm
 from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.cudadecl import register_attr
-from numba.cuda.cudaimpl import lower_attr
+from numba.cuda.cudaimpl import lower_attr, lower_constant
 from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.models import register_model
 from numba.cuda.typing.templates import AttributeTemplate
@@ -105,6 +105,17 @@ def _lower_smem_bytes(context, builder, ty, value):
 @lower_attr(TensorMapType, "swizzle")
 def _lower_swizzle(context, builder, ty, value):
     return context.get_constant(types.int64, SWIZZLE_BYTES[ty.swizzle])
+
+
+@lower_constant(TensorMapType)
+def _refuse_constant_map(context, builder, ty, pyval):
+    """A map used as a global or closure variable would be baked into the code: maps are kernel
+    arguments (by value, ``__grid_constant__``)."""
+    from ..errors import OpArgumentError
+
+    raise OpArgumentError(f"numba_tma: a TensorMap must be a kernel argument (it is passed by value as a "
+                          f"__grid_constant__ parameter), not a global or closure variable of the kernel: pass "
+                          f"{pyval!r} as an argument, kernel[grid, block](desc, ...), and to device functions likewise")
 
 
 class _BareByvalAttributes(ir.values.ArgumentAttributes):

@@ -13,7 +13,9 @@ driver's ``globalStrides`` (``i = 0`` is the stride of dimension 1).
 
 from numba.cuda import types
 
-from ._core import Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported
+from . import debug
+from ._core import (Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, literal,
+                    reject)
 from .tma import Descriptor
 
 SM90A = Requirement((9, 0), (8, 3), arch_specific=True)
@@ -32,7 +34,9 @@ copy = PtxOp(
     "tensormap.copy", "{{\n .reg .b64 a, b;\n" + _COPY + "\n}}", (_buffer(), Descriptor("desc")),
     order=("buf", "desc"), need=Requirement((9, 0), (8, 0)),
     tlx=("cute.nvgpu.cpasync.copy_tensormap",),
-    samples=(Sample("tensormap.copy(desc, desc)", "LD.E.128"),),
+    samples=(Sample("tensormap.copy(desc, desc)", "LD.E.128", isa="9.7.9.8 ld; 9.7.9.11 st",
+                    ptx=tuple(line for offset in range(0, 128, 16) for line in (
+                        f"ld.v2.b64 {{a, b}}, [%rd+{offset}];", f"st.v2.b64 [%rd+{offset}], {{a, b}};"))),),
     doc="""Copy the 128 bytes of ``desc`` (a by-value :class:`numba_tma.TensorMap` or a descriptor in a
     ``uint8`` device array) into ``buf`` (a 128-byte-aligned ``uint8`` array, shared or global), to
     edit it there.
@@ -45,20 +49,49 @@ copy = PtxOp(
 ).intrinsic()
 
 
-def _field(name, field, value_bits, indexed, doc, immediate=None):
+def _check_value(name, lo, hi, multiple, what):
+    """``check`` and ``debug`` hooks of a replaced field whose values have a range (``lo``..``hi``)
+    and an alignment (``multiple``): a constant outside is refused at compile time, a run-time
+    value traps in debug mode."""
+    rule = f"must be {lo} to {hi}" + (f", a multiple of {multiple}" if multiple else "") + f" ({what})"
+
+    def check(value, **_):
+        v = literal(value)
+        if isinstance(v, int) and multiple and v % multiple:
+            raise reject(f"tensormap.{name}", "value", rule, v)
+
+    def run_time(context, builder, tys, args):
+        value = context.cast(builder, args["value"], tys["value"], types.int64)
+        if multiple:
+            debug.check_multiple(builder, f"tensormap.{name}", "value", value, 1, multiple, what)
+        debug.check_range(builder, f"tensormap.{name}", "value", value, lo, hi, what)
+    return rule, check, run_time
+
+
+def _field(name, field, value_bits, indexed, doc, line, immediate=None, limits=None, multiple=None, what="", last=4):
     """``tensormap.replace`` of one field; ``immediate=(lo, hi)``: the PTX takes the value only as
-    a constant (the enumerated fields)."""
+    a constant (the enumerated fields); ``limits`` / ``multiple``: the values the tensormap can
+    hold (``what`` says why); ``last``: the highest dimension index ``i``; ``line``: the PTX of its
+    assembly row (``i = 1``, the value ``out[1]`` or the lowest immediate), by hand from PTX ISA
+    9.1 section 9.7.9.28."""
     ptx_type = f"b{value_bits}"
-    value = Const("value", *immediate) if immediate else Int("value", bits=value_bits)
-    operands = [_buffer()] + ([Const("i", 0, 4)] if indexed else []) + [value]
+    check = run_time = None
+    if immediate:
+        value = Const("value", *immediate)
+    else:
+        rule, check, run_time = _check_value(name, *limits, multiple, what)
+        value = Int("value", bits=value_bits, lo=limits[0], hi=limits[1], rule=rule)
+    operands = [_buffer()] + ([Const("i", 0, last)] if indexed else []) + [value]
     ordinal = "{i}, " if indexed else ""
     call = f"tensormap.{name}(desc, {'1, ' if indexed else ''}{immediate[0] if immediate else 'out[1]'})"
     return PtxOp(
         f"tensormap.{name}", f"tensormap.replace.tile.{field}.b1024.{ptx_type} [{{buf}}], {ordinal}{{value}};",
-        tuple(operands), need=SM90A,
+        tuple(operands), need=SM90A, check=check, debug=run_time,
         tlx=(f"cuda::ptx::tensormap_replace_{field}", "cute tensormap_replace"),
-        samples=(Sample(call, "ST.E"),),   # a read-modify-write of the descriptor's bits
-        doc=doc + """
+        samples=(Sample(call, "ST.E", ptx=line, isa="9.7.9.28 tensormap.replace"),),   # a read-modify-write of the bits
+        doc=doc + ("" if immediate else f"""  ``value`` {value.rule}: a constant outside is
+    refused at compile time, a run-time one traps in debug mode.""") + """
+
     Example::
 
         tensormap.""" + name + ("(buf, 1, n_rows)" if indexed else "(buf, value)") + """
@@ -67,27 +100,39 @@ def _field(name, field, value_bits, indexed, doc, immediate=None):
 
 
 replace_global_address = _field("replace_global_address", "global_address", 64, False,
-                                """Set the descriptor's global address (16-byte aligned; 32 for interleaved maps).""")
-replace_rank = _field("replace_rank", "rank", 32, False, """Set the descriptor's rank to ``value``
-    (as the PTX ISA's ``.rank`` field takes it; see ``tests/test_gpu_tensormap.py`` for the measured
-    encoding).""")
+                                """Set the descriptor's global address (16-byte aligned; 32 for interleaved maps).""",
+                                "tensormap.replace.tile.global_address.b1024.b64 [%rd], %rd;",
+                                limits=(0, (1 << 64) - 16), multiple=16, what="TMA addresses are 16-byte aligned")
+replace_rank = _field("replace_rank", "rank", 32, False, """Set the descriptor's rank: ``value`` is the
+    rank minus one, as the PTX ISA's ``.rank`` field takes it (measured: ``tests/test_gpu_sync_tensormap.py``).""",
+                      "tensormap.replace.tile.rank.b1024.b32 [%rd], %r;",
+                      limits=(0, 4), what="rank - 1, for ranks 1 to 5")
 replace_box_dim = _field("replace_box_dim", "box_dim", 32, True, """Set box dimension ``i`` (innermost
-    first) to ``value`` elements.""")
+    first) to ``value`` elements.""", "tensormap.replace.tile.box_dim.b1024.b32 [%rd], 1, %r;",
+                         limits=(1, 256), what="elements per box dimension")
 replace_global_dim = _field("replace_global_dim", "global_dim", 32, True, """Set tensor dimension ``i``
-    (innermost first) to ``value`` elements.""")
+    (innermost first) to ``value`` elements.  A store through the edited map may write past a
+    dimension 0 that is not whole 16-byte chunks: debug mode traps it (``tma.store``).""",
+                            "tensormap.replace.tile.global_dim.b1024.b32 [%rd], 1, %r;",
+                            limits=(1, (1 << 32) - 1), what="elements; a 32-bit field")
 replace_global_stride = _field("replace_global_stride", "global_stride", 64, True, """Set global stride
-    ``i`` (the driver's ``globalStrides[i]``: the byte stride of dimension ``i + 1``) to ``value``
-    bytes (a multiple of 16).""")
+    ``i`` (0 to 3: the driver's ``globalStrides[i]``, the byte stride of dimension ``i + 1``) to
+    ``value`` bytes.""", "tensormap.replace.tile.global_stride.b1024.b64 [%rd], 1, %rd;",
+                               limits=(16, (1 << 40) - 16), multiple=16, what="bytes, below 2**40", last=3)
 replace_element_stride = _field("replace_element_stride", "element_stride", 32, True, """Set element
-    stride ``i`` (innermost first) to ``value``.""")
+    stride ``i`` (innermost first) to ``value``.""", "tensormap.replace.tile.element_stride.b1024.b32 [%rd], 1, %r;",
+                                limits=(1, 8), what="elements")
 replace_elemtype = _field("replace_elemtype", "elemtype", 32, False, """Set the element type (the PTX
-    ISA's ``.elemtype`` code: the descriptor's type field, see ``numba_tma.descriptors.enums.TYPE_INFO``).""", immediate=(0, 15))
+    ISA's ``.elemtype`` code: the descriptor's type field, see ``numba_tma.descriptors.enums.TYPE_INFO``).""",
+                          "tensormap.replace.tile.elemtype.b1024.b32 [%rd], 0;", immediate=(0, 15))
 replace_interleave = _field("replace_interleave", "interleave_layout", 32, False, """Set the interleave
-    layout (0 none, 1 16 bytes, 2 32 bytes).""", immediate=(0, 2))
+    layout (0 none, 1 16 bytes, 2 32 bytes).""", "tensormap.replace.tile.interleave_layout.b1024.b32 [%rd], 0;",
+                            immediate=(0, 2))
 replace_swizzle = _field("replace_swizzle", "swizzle_mode", 32, False, """Set the swizzle mode (PTX ISA
-    encoding: 0 none, 1 32B, 2 64B, 3 128B).""", immediate=(0, 3))
+    encoding: 0 none, 1 32B, 2 64B, 3 128B).""", "tensormap.replace.tile.swizzle_mode.b1024.b32 [%rd], 0;",
+                         immediate=(0, 3))
 replace_fill_mode = _field("replace_fill_mode", "fill_mode", 32, False, """Set the out-of-bounds fill
-    mode (0 zeros, 1 NaN).""", immediate=(0, 1))
+    mode (0 zeros, 1 NaN).""", "tensormap.replace.tile.fill_mode.b1024.b32 [%rd], 0;", immediate=(0, 1))
 
 cp_fenceproxy = PtxOp(
     "tensormap.cp_fenceproxy",
@@ -97,7 +142,9 @@ cp_fenceproxy = PtxOp(
     qualifiers=(Qualifier("scope", _SCOPES, "gpu"),), need=Requirement((9, 0), (8, 3)),
     tlx=("cuda::ptx::tensormap_cp_fenceproxy",),
     samples=(Sample("tensormap.cp_fenceproxy(desc, cuda.shared.array(128, types.uint8, alignment=128))",
-                    "LDS"),),   # ptxas: shared loads, then STG + MEMBAR (or ATOMG.E.EXCH at gpu scope)
+                    "LDS",   # ptxas: shared loads, then STG + MEMBAR (or ATOMG.E.EXCH at gpu scope)
+                    ptx="tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+                        "[%rd], [%r], 128;", isa="9.7.13.16 tensormap.cp_fenceproxy"),),
     doc="""Copy an edited descriptor from shared memory to global memory and release it to the
     tensormap proxy at ``scope`` (default ``"gpu"``); all threads of the warp must execute it.
     Consumers then ``fence.proxy_tensormap_acquire(dst, scope)`` before TMA uses ``dst``.

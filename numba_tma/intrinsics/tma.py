@@ -24,8 +24,6 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 from llvmlite import ir
 from numba.cuda import types
 
-from numba.core import cgutils
-
 from . import debug
 from ._core import (I32, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
                     Sample, SharedArray, SharedRef, check_arch, exported, global_address, literal, reject,
@@ -33,6 +31,7 @@ from ._core import (I32, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multic
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
 from ..descriptors.edge import overrun_rule
+from ..errors import MULTICAST_NEEDS_CLUSTER
 from ..descriptors.enums import SWIZZLE_BYTES, SWIZZLE_ROW_MASK, TYPE_INFO, smem_row_bytes
 from ..reductions import TENSOR_REDUCE_TYPES
 from .tensor_map_type import TensorMapType
@@ -91,6 +90,12 @@ def _check_map(op, desc, tile_arg, tile, coords, mode):
                      "of 16 bytes (the H200 faults otherwise)", first)
 
 
+def _check_multicast_space(multicast, dst_space):
+    """The PTX ISA defines multicast only into the cluster's window (``.shared::cluster``)."""
+    if dst_space == "cta" and not isinstance(multicast, (types.Omitted, types.NoneType)):
+        raise reject("tma.load", "dst_space", MULTICAST_NEEDS_CLUSTER, "'cta'")
+
+
 def _debug_map_op(op_name, tile_arg):
     """Debug-mode checks of a TMA op (see :mod:`.debug`): the tile's alignment for the map's swizzle
     and its size against the box, ``coords[0]``'s 16-byte rule, a global map's 64-byte alignment."""
@@ -107,10 +112,7 @@ def _debug_map_op(op_name, tile_arg):
         debug.check_aligned(builder, op_name, tile_arg, address, align,
                             f"a TMA tile with swizzle {desc_ty.swizzle}" if swizzle else "a TMA tile")
         if isinstance(tile_ty, types.Array) and desc_ty.smem_bytes:
-            ary = context.make_array(tile_ty)(context, builder, tile)
-            nbytes = ary.itemsize
-            for extent in cgutils.unpack_tuple(builder, ary.shape):
-                nbytes = builder.mul(nbytes, extent)
+            nbytes = debug.array_bytes(context, builder, tile_ty, tile)
             debug.check_at_least(builder, op_name, tile_arg, nbytes, desc_ty.smem_bytes,
                                  "the shared memory the map's box spans, desc.smem_bytes")
         if desc_ty.mode == "tiled":
@@ -131,6 +133,20 @@ def _fields(desc, coords, **_):
     return {"rank": len(coords)} | _acquire(desc)
 
 
+# The assembly rows' hand-written PTX, from PTX ISA 9.1: the acquire fence the test kernel's map in
+# global memory gets first, and the sections of the tensor copies.
+_FENCED = "fence.proxy.tensormap::generic.acquire.sys [%rd], 128;"
+_FENCE = "9.7.13.4 membar / fence"
+_TENSOR = f"{_FENCE}; 9.7.9.27.1.2 cp.async.bulk.tensor"
+_TENSOR_REDUCE = f"{_FENCE}; 9.7.9.27.1.3 cp.reduce.async.bulk.tensor"
+_TENSOR_PREFETCH = f"{_FENCE}; 9.7.9.27.1.4 cp.async.bulk.prefetch.tensor"
+
+
+def _regs(n, reg="%r"):
+    """``n`` register placeholders (coordinates ``%r``, im2col offsets ``%rs``) for a row's PTX."""
+    return ", ".join([reg] * n)
+
+
 SM100_ARCH = Requirement((10, 0), (8, 6), arch_specific=True)
 _DST_SPACE = Qualifier("dst_space", {"cluster": "shared::cluster",
                                      "cta": Choice("shared::cta", Requirement((9, 0), (8, 6)))}, "cluster")
@@ -143,16 +159,23 @@ load = PtxOp(
     (Descriptor("desc"), SharedArray("dst", what="a shared array (the tile)", contiguous=True),
      IntTuple("coords", (1, 2, 3, 4, 5)), barrier(), CacheHint(), Multicast()),
     qualifiers=(_DST_SPACE, _CTA_GROUP),
-    check=lambda desc, dst, coords, **_: _check_map("tma.load", desc, "dst", dst, coords, "tiled"),
+    check=lambda desc, dst, coords, multicast, dst_space, **_: (
+        _check_map("tma.load", desc, "dst", dst, coords, "tiled"), _check_multicast_space(multicast, dst_space)),
     debug=_debug_map_op("tma.load", "dst"),
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 2, "acquire": _ACQUIRE},
     tlx=("tlx.async_descriptor_load", "cute.nvgpu.cpasync.CopyBulkTensorTileG2SOp", "cuda::ptx::cp_async_bulk_tensor"),
-    samples=tuple(Sample(f"tma.load(desc, smem, {tuple(range(r))}, bar)", f"UTMALDG.{r}D", {"rank": r})
+    samples=tuple(Sample(f"tma.load(desc, smem, {tuple(range(r))}, bar)", f"UTMALDG.{r}D", {"rank": r}, isa=_TENSOR,
+                         ptx=(_FENCED, f"cp.async.bulk.tensor.{r}d.shared::cluster.global.tile.mbarrier::complete_tx"
+                                       f"::bytes [%r], [%rd, {{{_regs(r)}}}], [%r];"))
                   for r in range(1, 6)) + (
-        Sample("tma.load(desc, smem, (0, 0), bar, cache_hint=out[1])", "UTMALDG.2D", {"rank": 2}),
+        Sample("tma.load(desc, smem, (0, 0), bar, cache_hint=out[1])", "UTMALDG.2D", {"rank": 2}, isa=_TENSOR,
+               ptx=(_FENCED, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                             ".L2::cache_hint [%r], [%rd, {%r, %r}], [%r], %rd;")),
         Sample("tma.load(desc, smem, (0, 0), bar, multicast=out[1])", "UTMALDG.2D.MULTICAST", {"rank": 2},
-               only={"dst_space": "cluster"})),
+               only={"dst_space": "cluster"}, isa=_TENSOR,
+               ptx=(_FENCED, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                             ".multicast::cluster [%r], [%rd, {%r, %r}], [%r], %rs;"))),
     doc="""Copy one box of a tensor from global memory into shared memory with TMA (tile mode).
 
     ``desc``: a :class:`numba_tma.TensorMap` (by value) or the 128 bytes in a ``uint8`` device array
@@ -218,7 +241,10 @@ load_im2col = PtxOp(
     tlx=("tlx.async_descriptor_load (im2col)", "cute.nvgpu.cpasync.CopyBulkTensorIm2ColG2SOp",
          "cuda::ptx::cp_async_bulk_tensor (im2col)"),
     samples=tuple(Sample(f"tma.load_im2col(desc, smem, {tuple(range(r))}, {tuple(range(1, r - 1))}, bar)",
-                         f"UTMALDG.{r}D.IM2COL", {"rank": r}) for r in range(3, 6)),
+                         f"UTMALDG.{r}D.IM2COL", {"rank": r}, isa=_TENSOR,
+                         ptx=(_FENCED, f"cp.async.bulk.tensor.{r}d.shared::cluster.global.im2col.mbarrier::complete_tx"
+                                       f"::bytes [%r], [%rd, {{{_regs(r)}}}], [%r], {{{_regs(r - 2, '%rs')}}};"))
+                  for r in range(3, 6)),
     doc="""Gather ``pixels_per_column`` pixels x ``channels_per_pixel`` channels of an N(D)(H)WC tensor
     into shared memory (im2col mode, for convolutions), from a :meth:`TensorMap.im2col` map.
 
@@ -353,11 +379,15 @@ store = PtxOp(
     doc_fields={"rank": 2, "acquire": "", "mode": "tile"},
     tlx=("tlx.async_descriptor_store", "cute.nvgpu.cpasync.CopyBulkTensorTileS2GOp",
          "cuda::ptx::cp_async_bulk_tensor (global <- shared::cta)"),
-    samples=tuple(Sample(f"tma.store(desc, smem, {tuple(range(r))})", f"UTMASTG.{r}D", {"rank": r}, NO_OPT_IN)
+    samples=tuple(Sample(f"tma.store(desc, smem, {tuple(range(r))})", f"UTMASTG.{r}D", {"rank": r}, NO_OPT_IN,
+                         isa=_TENSOR, ptx=(_FENCED, f"cp.async.bulk.tensor.{r}d.global.shared::cta.tile.bulk_group"
+                                                    f" [%rd, {{{_regs(r)}}}], [%r];"))
                   for r in range(1, 6)) + (
-        Sample("tma.store(desc, smem, (0, 0), cache_hint=out[1])", "UTMASTG.2D", {"rank": 2}, NO_OPT_IN),
-        Sample("tma.store(desc, smem, (0, 0), allow_overrun=True)", "UTMASTG.2D", {"rank": 2},
-               {"allow_overrun": True})),
+        Sample("tma.store(desc, smem, (0, 0), cache_hint=out[1])", "UTMASTG.2D", {"rank": 2}, NO_OPT_IN, isa=_TENSOR,
+               ptx=(_FENCED, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint"
+                             " [%rd, {%r, %r}], [%r], %rd;")),
+        Sample("tma.store(desc, smem, (0, 0))", "UTMASTG.2D", {"rank": 2}, {"allow_overrun": True}, isa=_TENSOR,
+               ptx=(_FENCED, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd, {%r, %r}], [%r];"))),
     doc="""Copy one box from shared memory to a tensor in global memory with TMA.
     """ + _STORE_DOC + """
     Example::
@@ -393,7 +423,10 @@ reduce = PtxOp(
     doc_fields={"rank": 2, "acquire": "", "mode": "tile"},
     tlx=("tlx.async_descriptor_store(store_reduce=...)", "cute.nvgpu.cpasync.CopyReduceBulkTensorTileS2GOp",
          "cuda::ptx::cp_reduce_async_bulk_tensor"),
-    samples=tuple(Sample(f"tma.reduce(desc, smem, {tuple(range(r))})", f"UTMAREDG.{r}D", {"rank": r}, NO_OPT_IN)
+    samples=tuple(Sample(f"tma.reduce(desc, smem, {tuple(range(r))})", f"UTMAREDG.{r}D", {"rank": r}, NO_OPT_IN,
+                         isa=_TENSOR_REDUCE,   # op="add": a required qualifier's first value
+                         ptx=(_FENCED, f"cp.reduce.async.bulk.tensor.{r}d.global.shared::cta.add.tile.bulk_group"
+                                       f" [%rd, {{{_regs(r)}}}], [%r];"))
                   for r in (1, 2, 5)),
     doc="""Reduce one box of shared memory into a tensor in global memory with TMA: each element of
     the tensor becomes ``op(element, box element)``, atomically per element.  ``op``: ``add``,
@@ -420,7 +453,9 @@ prefetch = PtxOp(
     fields=lambda cc, desc, coords, **_: _fields(desc, coords),
     doc_fields={"rank": 2, "acquire": ""},
     tlx=("tlx.async_descriptor_prefetch_tensor", "cute.prefetch"),
-    samples=tuple(Sample(f"tma.prefetch(desc, {tuple(range(r))})", f"UTMAPF.L2.{r}D", {"rank": r})
+    samples=tuple(Sample(f"tma.prefetch(desc, {tuple(range(r))})", f"UTMAPF.L2.{r}D", {"rank": r},
+                         isa=_TENSOR_PREFETCH,
+                         ptx=(_FENCED, f"cp.async.bulk.prefetch.tensor.{r}d.L2.global.tile [%rd, {{{_regs(r)}}}];"))
                   for r in (1, 2, 5)),
     doc="""Prefetch the box at ``coords`` of a tiled map into L2 (no shared memory, no barrier).
 
@@ -446,7 +481,10 @@ prefetch_im2col = PtxOp(
     doc_fields={"rank": 4, "acquire": "", "coords": "c, w, h, n", "offsets": "ow, oh"},
     tlx=("tlx.async_descriptor_prefetch_tensor (im2col)",),
     samples=tuple(Sample(f"tma.prefetch_im2col(desc, {tuple(range(r))}, {tuple(range(1, r - 1))})",
-                         f"UTMAPF.L2.{r}D.IM2COL", {"rank": r}) for r in (3, 5)),
+                         f"UTMAPF.L2.{r}D.IM2COL", {"rank": r}, isa=_TENSOR_PREFETCH,
+                         ptx=(_FENCED, f"cp.async.bulk.prefetch.tensor.{r}d.L2.global.im2col [%rd, {{{_regs(r)}}}],"
+                                       f" {{{_regs(r - 2, '%rs')}}};"))
+                  for r in (3, 5)),
     doc="""Prefetch the pixels an im2col load at ``coords`` / ``offsets`` would gather into L2.
 
     Example::
@@ -459,7 +497,8 @@ prefetch_descriptor = PtxOp(
     "tma.prefetch_descriptor", "prefetch.tensormap [{desc}];", (Descriptor("desc"),),
     tlx=("tl.prefetch(..., tensormap=True)", "cute.nvgpu.cpasync.prefetch_descriptor",
          "cuda::ptx::prefetch_tensormap"),
-    samples=(Sample("tma.prefetch_descriptor(desc)", "UTMACCTL.PF"),),
+    samples=(Sample("tma.prefetch_descriptor(desc)", "UTMACCTL.PF", ptx="prefetch.tensormap [%rd];",
+                    isa="9.7.9.15 prefetch, prefetchu"),),
     doc="""Prefetch the descriptor itself (its 128 bytes) into the cache TMA reads it from; issue it
     early in the kernel, before the first copy.
 
@@ -500,7 +539,9 @@ gather4 = PtxOp(
     fields=lambda cc, **tys: _acquire(**tys),
     doc_fields={"acquire": "", "rows": "r0, r1, r2, r3"},
     tlx=("tl descriptor.gather", "cuda::ptx::cp_async_bulk_tensor_tile_gather4"),
-    samples=(Sample("tma.gather4(desc, smem, 0, (0, 5, 9, 2), bar)", "UTMALDG.2D.GATHER4"),),
+    samples=(Sample("tma.gather4(desc, smem, 0, (0, 5, 9, 2), bar)", "UTMALDG.2D.GATHER4", isa=_TENSOR,
+                    ptx=(_FENCED, "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx"
+                                  "::bytes [%r], [%rd, {%r, %r, %r, %r, %r}], [%r];")),),
     doc="""Load four rows of a 2-D tensor (one box-width each) into shared memory, one after the other.
     """ + _FOUR_ROWS_DOC + """
     Example::
@@ -522,7 +563,9 @@ scatter4 = PtxOp(
     fields=lambda cc, **tys: _acquire(**tys),
     doc_fields={"acquire": "", "rows": "r0, r1, r2, r3"},
     tlx=("tl descriptor.scatter", "cuda::ptx::cp_async_bulk_tensor_tile_scatter4"),
-    samples=(Sample("tma.scatter4(desc, smem, 0, (0, 5, 9, 2))", "UTMASTG.2D.SCATTER4", only=NO_OPT_IN),),
+    samples=(Sample("tma.scatter4(desc, smem, 0, (0, 5, 9, 2))", "UTMASTG.2D.SCATTER4", only=NO_OPT_IN, isa=_TENSOR,
+                    ptx=(_FENCED, "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group"
+                                  " [%rd, {%r, %r, %r, %r, %r}], [%r];")),),
     doc="""Store four rows of shared memory to four rows of a 2-D tensor; completes through the bulk
     async-groups.  The 16-byte edge and its opt-in (``allow_overrun``) are as for :func:`store`
     (assumed: the H200 has no scatter4 to measure it on).
@@ -536,13 +579,21 @@ scatter4 = PtxOp(
 
 # -- swizzled shared-memory layouts ---------------------------------------------------------------
 
-def _check_swizzled_index(desc, **_):
+def _check_swizzled_index(desc, r, c, **_):
     if not isinstance(desc, TensorMapType):
         raise reject("tma.swizzled_index", "desc", "must be a numba_tma.TensorMap (its swizzle and box are "
                      "compile-time facts of its type)", desc)
     if desc.swizzle not in SWIZZLE_BYTES or desc.mode != "tiled" or desc.element_bits < 8:
         raise reject("tma.swizzled_index", "desc", "must be a tiled map of 8-bit or wider elements with swizzle "
                      "none, 32B, 64B or 128B", desc)
+    rows = 1
+    for b in desc.box[:-1]:
+        rows *= b
+    for arg, ty, extent, what in (("r", r, rows, "the box's outer indices flattened"),
+                                  ("c", c, desc.box[-1], "the box's innermost extent")):
+        value = literal(ty)
+        if isinstance(value, int) and not 0 <= value < extent:
+            raise reject("tma.swizzled_index", arg, f"must be 0 to {extent - 1} ({what}, of {desc})", value)
 
 
 def _swizzle_fields(cc, desc, **_):
@@ -551,6 +602,8 @@ def _swizzle_fields(cc, desc, **_):
     return {"row": smem_row_bytes(desc.box[-1] * size, span) // size, "shift": size.bit_length() - 1,
             "mask": SWIZZLE_ROW_MASK[span]}
 
+
+_ARITHMETIC = "9.7.1.4 mad; 9.7.8.8 shl; 9.7.8.9 shr; 9.7.8.1 and; 9.7.8.3 xor"
 
 swizzled_index = PtxOp(
     "tma.swizzled_index",
@@ -562,12 +615,18 @@ swizzled_index = PtxOp(
     doc_fields={"row": "span / element bytes (box[-1] without swizzle)", "shift": "log2(element bytes)",
                 "mask": "0|1|3|7"},
     tlx=("cute.make_swizzle / Swizzle<B, 4, 3>",),
-    samples=(Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",
-                    {"row": 64, "shift": 1, "mask": 7}, desc=("uint16", (64, 64), "128B")),
-             Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",
-                    {"row": 8, "shift": 2, "mask": 1}, desc=("float32", (16, 8), "32B")),
+    samples=(Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",   # 2-byte elements, 128B
+                    {"row": 64, "shift": 1, "mask": 7}, desc=("uint16", (64, 64), "128B"), isa=_ARITHMETIC,
+                    ptx=("mad.lo.u32 o, %r, 64, %r;", "shl.b32 o, o, 1;", "shr.u32 t, o, 7;", "and.b32 t, t, 7;",
+                         "shl.b32 t, t, 4;", "xor.b32 o, o, t;", "shr.u32 %r, o, 1;")),
+             Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",   # 4-byte elements, 32B
+                    {"row": 8, "shift": 2, "mask": 1}, desc=("float32", (16, 8), "32B"), isa=_ARITHMETIC,
+                    ptx=("mad.lo.u32 o, %r, 8, %r;", "shl.b32 o, o, 2;", "shr.u32 t, o, 7;", "and.b32 t, t, 1;",
+                         "shl.b32 t, t, 4;", "xor.b32 o, o, t;", "shr.u32 %r, o, 2;")),
              Sample("out[0] = tma.swizzled_index(desc, out[1], out[2])", "LOP3.LUT",   # 16-byte rows, 128 apart
-                    {"row": 64, "shift": 1, "mask": 7}, desc=("uint16", (8, 8), "128B"))),
+                    {"row": 64, "shift": 1, "mask": 7}, desc=("uint16", (8, 8), "128B"), isa=_ARITHMETIC,
+                    ptx=("mad.lo.u32 o, %r, 64, %r;", "shl.b32 o, o, 1;", "shr.u32 t, o, 7;", "and.b32 t, t, 7;",
+                         "shl.b32 t, t, 4;", "xor.b32 o, o, t;", "shr.u32 %r, o, 1;"))),
     doc="""Where element ``(r, c)`` of a box lands in the shared-memory tile TMA fills (or reads, for a
     store) with the map's swizzle: the flat element index into the tile.  ``c`` is the innermost
     index (0 to ``box[-1] - 1``), ``r`` the outer indices flattened (``r = i0`` for a 2-D box; for

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import PHASE_NOT_TOKEN, OpArgumentError
 from . import hooks, memory
 from .hooks import SimulatorError
 from .state import CHANGED, LOCK, Barrier, Copy, enter, peer, where
@@ -31,6 +32,16 @@ def barrier(state, thread, op, bar) -> Barrier:
     return found
 
 
+class StateToken(int):
+    """A state token, as the compiled ``arrive*`` return it: an integer the parity waits refuse."""
+
+
+def _parity(op, phase):
+    if isinstance(phase, StateToken):
+        raise OpArgumentError(f"numba_tma: {op}: argument 'phase' {PHASE_NOT_TOKEN}; got mbarrier.StateToken")
+    return phase
+
+
 def _arrive(thread, state, op, bar, count, drop=0, nbytes=0):
     with LOCK:
         b = barrier(state, thread, op, bar)
@@ -39,7 +50,7 @@ def _arrive(thread, state, op, bar, count, drop=0, nbytes=0):
         if count > b.pending:
             raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} arrives {count} times on {b.describe()}:"
                                  f" more arrivals than the phase still expects")
-        token = b.phase << _TOKEN_SHIFT | b.pending
+        token = StateToken(b.phase << _TOKEN_SHIFT | b.pending)
         b.count -= drop
         b.pending -= count
         _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
@@ -194,6 +205,7 @@ def _probe(op, bar, done, what, deliver, pause):
 
 
 def test_wait(bar, phase, sem=None, scope=None):
+    _parity("mbarrier.test_wait", phase)
     return _probe("mbarrier.test_wait", bar, lambda b: _parity_done(b, phase),
                   f"mbarrier.test_wait(parity {phase & 1})", False, False)
 
@@ -204,6 +216,7 @@ def test_wait_token(bar, token, sem=None, scope=None):
 
 
 def try_wait(bar, phase, suspend_ns=None, sem=None, scope=None):
+    _parity("mbarrier.try_wait", phase)
     return _probe("mbarrier.try_wait", bar, lambda b: _parity_done(b, phase),
                   f"mbarrier.try_wait(parity {phase & 1})", True, True)
 
@@ -214,6 +227,7 @@ def try_wait_token(bar, token, suspend_ns=None, sem=None, scope=None):
 
 
 def wait(bar, phase, sem=None, scope=None):
+    _parity("mbarrier.wait", phase)
     thread, state = enter()
     with CHANGED:
         b = barrier(state, thread, "mbarrier.wait", bar)

@@ -29,7 +29,7 @@ from ..descriptors.edge import overrun_rule, store_limit
 from ..descriptors.tensor_map import TensorMap
 from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, smem_row_bytes,
                                  swizzled_offsets)
-from ..errors import OpArgumentError
+from ..errors import MULTICAST_NEEDS_CLUSTER, OpArgumentError
 from ..reductions import TENSOR_REDUCE_TYPES
 from . import memory
 from .hooks import SimulatorError
@@ -190,6 +190,8 @@ def load(desc, dst, coords, bar, cache_hint=None, multicast=None, dst_space="clu
         raise SimulatorError(f"numba_tma simulator: {op}: desc is an im2col map: use tma.load_im2col")
     if cta_group != 1:
         raise SimulatorError(f"numba_tma simulator: {op}: cta_group=2 needs a pair of blocks; the simulator runs one")
+    if dst_space == "cta" and multicast is not None:
+        raise OpArgumentError(f"numba_tma: {op}: argument 'dst_space' {MULTICAST_NEEDS_CLUSTER}; got 'cta'")
     _check_coords(op, fields, coords)
     _check_tile(op, fields, dst, fields.transfer_bytes, "dst")
     index = np.ix_(*_positions(fields, coords, op))

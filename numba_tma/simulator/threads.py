@@ -13,6 +13,7 @@ count threads: ``nthreads`` threads arrive, then the waiters go on; barrier 0 is
 
 from __future__ import annotations
 
+from .. import cluster_masks
 from . import elect, hooks, memory
 from .hooks import SimulatorError
 from .state import CHANGED, LOCK, enter, peer, where
@@ -191,8 +192,7 @@ CLUSTER_OPS = dict(
     nclusterid=_axis(lambda t, i: hooks.grid_dim(t)[i] // _shape(t)[i]),
     is_first_cta=lambda: _rank(hooks.current_thread()) == 0, arrive=cluster_arrive, wait=cluster_wait,
     sync=cluster_sync, cta_rank_of=cta_rank_of, map_shared=map_shared,
-    mask_all=lambda size: (1 << size) - 1, mask_row=lambda cluster_x, row: ((1 << cluster_x) - 1) << (row * cluster_x),
-    mask_column=lambda cluster_x, cluster_y, column: sum(1 << (column + y * cluster_x) for y in range(cluster_y)))
+    mask_all=cluster_masks.mask_all, mask_row=cluster_masks.mask_row, mask_column=cluster_masks.mask_column)
 
 SYNC_OPS = dict(named_barrier_sync=named_barrier_sync, named_barrier_arrive=named_barrier_arrive,
                 elect_one=elect.elect_one)

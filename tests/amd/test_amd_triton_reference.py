@@ -12,7 +12,7 @@ import pytest
 from amd_asm import load_example
 from numba_tma.amd.asm_loops import steady_state
 
-pytest.importorskip("triton", minversion="3.9", reason="Triton 3.9 (pip install numba-tma[test]) is the "
+pytest.importorskip("triton", minversion="3.9", reason="Triton 3.9 (pip install numba-tma[amd-reference]) is the "
                                                          "reference back end of these tests")
 import gluon_copy  # noqa: E402  (needs Triton)
 

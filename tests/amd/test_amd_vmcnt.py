@@ -122,3 +122,72 @@ def test_no_placeholder_or_marker_reaches_the_object(arch):
     k = amd.compile(_copy, "void(float32[::1], float32[::1], int32)", arch)
     assert vmcnt.COMMIT_PLACEHOLDER not in k.llvm_ir and vmcnt.WAIT_PLACEHOLDER not in k.llvm_ir
     assert "numba_tma" not in k.asm and k.object[:4] == b"\x7fELF"
+
+
+def test_memory_order_ignores_registers_and_offsets():
+    """Issue 19.3: the two code generations allocate registers (and fold offsets)
+    differently; a vector-memory instruction counts once whatever its operands."""
+    renamed = (LOOP.replace("buffer_load_dword v1, s[0:3], 0 offen lds",
+                            "buffer_load_dword v40, s[12:15], 0 offen lds")
+               .replace("global_store_dword v[4:5], v2, off",
+                        "global_store_dword v[6:7], v8, off offset:-1792"))
+    assert renamed != LOOP and vmcnt.same_memory_order(LOOP, renamed, "k")
+    load_for_store = LOOP.replace("global_store_dword", "global_load_dword")
+    assert not vmcnt.same_memory_order(LOOP, load_for_store, "k")
+
+
+_PLACEHOLDERS = """define void @k() {
+  tail call void @numba_tma.commit()
+  call void @numba_tma.wait(i32 0, i32 1)
+  ret void
+}
+declare void @numba_tma.commit()
+declare void @numba_tma.wait(i32, i32)
+"""
+
+
+def test_a_commit_is_a_compiler_barrier_in_both_code_generations():
+    """Issue 19.3: the memory orders are compared by mnemonic, so no DMA may cross a
+    commit in the final code either (an inline-asm marker in the counting code)."""
+    final = vmcnt.with_markers(_PLACEHOLDERS, [3], markers=False).splitlines()
+    assert final[1:3] == ['  fence syncscope("singlethread") seq_cst',
+                          "  call void @llvm.amdgcn.s.waitcnt(i32 -49165)"]  # vmcnt(3)
+    counting = vmcnt.with_markers(_PLACEHOLDERS, [3]).splitlines()
+    assert counting[1] == '  call void asm sideeffect ";numba_tma.commit", ""()'
+
+
+def _rows_in_an_inner_loop(x, y, ntiles, ld):
+    lane = amd.workitem_id_x()
+    ring = amd.lds_array(3 * 512, numba.float32)
+    for t in range(2):
+        for r in range(8):
+            amd.buffer_load_to_local(ring[t * 512 + r * 64:], x, (t * 8 + r) * ld + lane)
+        amd.async_load_commit_group()
+    for t in range(ntiles):
+        ahead = t + 2
+        for r in range(8):  # a loop of its own: the IR-level group size is 0
+            amd.buffer_load_to_local(ring[(ahead % 3) * 512 + r * 64:], x,
+                                     (ahead * 8 + r) * ld + lane)
+        amd.async_load_commit_group()
+        amd.async_load_wait_group(2)
+        amd.s_barrier()
+        for r in range(8):
+            y[(t * 8 + r) * ld + lane] = ring[(t % 3) * 512 + r * 64 + lane]
+        amd.s_barrier()
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_dma_in_an_inner_loop_keeps_the_counted_wait(arch):
+    """Issue 19.3: the two code generations gave the DMA other registers, the memory
+    order compared unequal, and the wait fell back to the IR-level count: vmcnt(0).
+
+    By hand: LLVM unrolls the inner loops (8 ``buffer_load_dword ... lds`` per group);
+    the main loop is not unrolled (s_barrier is convergent), so its one wait takes the
+    smaller count of its two paths.  Entered from the prologue, the DMA issued after
+    the 3rd youngest commit (group 0) are groups 1 and 2: 16.  Around the back edge
+    they are group t+2, the previous iteration's 8 stores and group t+1: 24."""
+    asm = amd.compile(_rows_in_an_inner_loop, "void(float32[::1], float32[::1], int32, int32)",
+                      arch).asm
+    assert find(asm, r"^s_waitcnt vmcnt") == ["s_waitcnt vmcnt(16) lgkmcnt(0)"]
+    loop = steady_state(asm)
+    assert loop.tiles == 8 and "s_waitcnt vmcnt(16) lgkmcnt(0)" in loop.waits
