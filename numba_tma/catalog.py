@@ -3,13 +3,14 @@
 
     >>> from numba_tma import catalog
     >>> [op.name for op in catalog.find("cp.async.bulk.tensor")]
-    ['tma.load', 'tma.load_im2col']
+    ['tma.gather4', 'tma.load', 'tma.load_im2col', 'tma.scatter4', 'tma.store']
     >>> [op.name for op in catalog.find("tlx.barrier_wait")]
     ['mbarrier.wait']
 
 ``python -m numba_tma.catalog`` prints the catalogue as Markdown (``docs/ops.md`` is that output;
 a test keeps it current).  ``python -m numba_tma.docgen`` regenerates it together with the
-per-family pages (``docs/ops/``) and the type stubs.
+per-family pages (``docs/ops/``) and the type stubs.  It works under numba-cuda's CUDA simulator
+too (``import numba_tma`` declares the ops there as well).
 """
 
 from __future__ import annotations

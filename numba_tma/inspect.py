@@ -13,6 +13,11 @@ from all of them by nvJitLink (a host library, from the same CUDA wheels as NVVM
 always matches) and SASS comes from ``cuobjdump`` (PyPI ``nvidia-cuda-cuobjdump`` +
 ``nvidia-cuda-nvdisasm``).  The cubin and SASS are made only when first read.  Results are cached
 per (function, signature, arch, options).
+
+Under numba-cuda's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) this module imports and
+:func:`link`, :func:`sass` and :func:`sass_opcodes` work, but :func:`compile` and :func:`ptx`
+raise :class:`CompilerMissing`: the simulator replaces numba-cuda's compiler with its own, which
+makes no PTX.
 """
 
 from __future__ import annotations
@@ -27,13 +32,18 @@ import tempfile
 
 from . import debugging
 from .intrinsics._core import arch_name, parse_arch
-from .numba_cuda_hooks import kernel_codes
+from .numba_cuda_hooks import SIMULATED, kernel_codes
 
-__all__ = ["Compiled", "assemble_together", "compile", "ptx", "link", "sass", "sass_opcodes", "ToolMissing"]
+__all__ = ["Compiled", "CompilerMissing", "assemble_together", "compile", "ptx", "link", "sass", "sass_opcodes",
+           "ToolMissing"]
 
 
 class ToolMissing(RuntimeError):
     """A host tool (nvJitLink, cuobjdump, nvdisasm) is not installed."""
+
+
+class CompilerMissing(RuntimeError):
+    """numba-cuda's compiler is not in this process: the CUDA simulator replaced it."""
 
 
 class Compiled:
@@ -104,6 +114,12 @@ def compile(fn, sig, arch="sm_90a", **options) -> Compiled:  # noqa: A001 - mirr
     """Kernel ``fn`` with argument types ``sig`` (a tuple of Numba types or a signature string such
     as ``"void(float32[::1])"``) compiled for ``arch`` (``"sm_90a"``, ``"sm_100a"``...); ``options``
     go to numba-cuda's compiler (``debug``, ``opt``, ``fastmath``, ``lineinfo``...)."""
+    if SIMULATED:
+        name = getattr(fn, "__name__", repr(fn))
+        raise CompilerMissing(
+            f"numba_tma.inspect.compile({name}): NUMBA_ENABLE_CUDASIM=1 replaced numba-cuda's compiler with the "
+            "simulator's, which makes no PTX, and numba reads the variable once, at import: compile in a process "
+            "started without it (another notebook kernel, or a subprocess); link, sass and sass_opcodes work here")
     return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())), debugging.key())
 
 

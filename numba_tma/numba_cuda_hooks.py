@@ -26,6 +26,12 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
 5. **Launching with options numba's launch syntax lacks** (clusters, more than 48 KB of dynamic
    shared memory): :func:`prepared_launch` compiles and prepares arguments exactly as numba-cuda's
    own launch does (``_Kernel._prepare_args``, write-backs), and hands back the ``CUkernel``.
+6. **The op declarations under numba-cuda's CUDA simulator** (``NUMBA_ENABLE_CUDASIM=1``), which
+   puts its own ``dispatcher``, ``compiler`` and ``cudadrv`` in place of numba-cuda's: nothing
+   compiles there, so hooks 1-5 are not installed (:data:`SIMULATED`).  The declarations
+   (``numba_tma.intrinsics``: the catalogue, the docstrings) import numba-cuda's typing modules,
+   which read device stubs (``cuda.shared``...) the simulator's ``numba.cuda`` lacks;
+   :func:`import_declarations` lends them numba-cuda's own stubs for that import.
 """
 
 from __future__ import annotations
@@ -34,11 +40,13 @@ import weakref
 
 import numba.cuda.dispatcher as _dispatcher
 from numba.cuda import cgutils
+from numba.cuda.core import config as _config
 from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.cudadrv import nvvm as _nvvm
 from llvmlite import ir
 
 SUPPORTED = "0.30"   # the numba-cuda minor these hooks were verified against
+SIMULATED = bool(_config.ENABLE_CUDASIM)   # the simulator's modules stand in for the compiler's (item 6)
 
 # -- 1. grid-constant kernel parameters -----------------------------------------------------------
 
@@ -83,7 +91,7 @@ def register_by_value(type_class, to_argument) -> None:
     _BY_VALUE[type_class] = to_argument
 
 
-_prepare_args = _dispatcher._Kernel._prepare_args
+_prepare_args = None if SIMULATED else _dispatcher._Kernel._prepare_args
 
 
 def _prepare_args_by_value(self, ty, val, stream, retr, kernelargs):
@@ -113,7 +121,7 @@ class _Target:
         return getattr(self._device, name)
 
 
-_get_current_device = _dispatcher.get_current_device
+_get_current_device = None if SIMULATED else _dispatcher.get_current_device
 
 
 def current_target_device():
@@ -220,8 +228,40 @@ def prepared_launch(dispatcher, args, stream):
     return kernel._codelibrary.get_cufunc(), kernelargs, retr
 
 
+# -- 6. the op declarations under the simulator ----------------------------------------------------
+
+DEVICE_STUBS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize", "syncwarp", "shared", "local",
+                "const", "atomic", "match_any_sync", "match_all_sync", "threadfence_block", "threadfence_system",
+                "threadfence", "selp", "popc", "brev", "clz", "ffs", "fma", "cbrt", "activemask", "lanemask_lt",
+                "nanosleep")
+"""The names ``numba.cuda`` takes from ``numba.cuda.stubs`` off the simulator (its ``device_init``)."""
+
+
+def import_declarations():
+    """``numba_tma.intrinsics``, imported; under the simulator with :data:`DEVICE_STUBS` lent to
+    the simulator's ``numba.cuda`` for the import (numba-cuda's typing modules key their
+    templates on them) and taken back after, so kernels and host code see the simulator's."""
+    import importlib
+
+    if not SIMULATED:
+        return importlib.import_module("numba_tma.intrinsics")
+    import numba.cuda as cuda_module
+    from numba.cuda import stubs
+
+    lent = [name for name in DEVICE_STUBS if name not in vars(cuda_module)]
+    for name in lent:
+        setattr(cuda_module, name, getattr(stubs, name))
+    try:
+        return importlib.import_module("numba_tma.intrinsics")
+    finally:
+        for name in lent:
+            delattr(cuda_module, name)
+
+
 def install() -> None:
-    """Install the three hooks (idempotent)."""
+    """Install hooks 1, 2 and 3 (idempotent); none under the simulator, where nothing compiles."""
+    if SIMULATED:
+        return
     _nvvm.set_cuda_kernel = _set_cuda_kernel_with_grid_constants
     _dispatcher._Kernel._prepare_args = _prepare_args_by_value
     _dispatcher.get_current_device = current_target_device

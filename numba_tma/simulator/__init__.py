@@ -23,8 +23,12 @@ See ``docs/simulator.md``.
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 
+import numpy as np
+
+from ..numba_cuda_hooks import import_declarations
 from . import copies, hooks, mbarrier, tensor, tensormap, threads
 from .hooks import SimulatorError
 
@@ -45,8 +49,36 @@ def at(array, index):
     return array.reshape(-1)[index * step:]
 
 
+_INTRINSICS = import_declarations()     # the compiled ops' declarations: the twins' docstrings
+
+
+def _plain(value):
+    """A numpy integer as the int it holds (in tuples too): the twins then do Python's exact
+    integer arithmetic on addresses, as the compiled ops take any integer type."""
+    if isinstance(value, np.integer):
+        return int(value)
+    return tuple(map(_plain, value)) if type(value) is tuple else value
+
+
+def _twin(family, name, twin):
+    """``twin`` (one twin may serve several ops) as the op ``family.name``: numpy integers taken as
+    ints, named and documented as the compiled op: its declaration's docstring (tma's bulk-group
+    aliases: the bulk op's), or the public object's (the cluster helpers)."""
+    declared = _INTRINSICS._core.OPS
+    op = declared.get(f"{family}.{name}") or declared.get(f"bulk.{name}" if family == "tma" else "")
+
+    @functools.wraps(twin)
+    def call(*args, **kwargs):
+        return twin(*map(_plain, args), **{k: _plain(v) for k, v in kwargs.items()})
+
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = f"numba_tma.{family}"
+    call.__doc__ = op.docstring() if op else getattr(_INTRINSICS, family).__dict__[name].__doc__
+    return call
+
+
 def _family(name, ops):
-    return SimpleNamespace(__name__=f"numba_tma.{name}", **ops)
+    return SimpleNamespace(__name__=f"numba_tma.{name}", **{op: _twin(name, op, twin) for op, twin in ops.items()})
 
 
 FAMILIES = {

@@ -6,7 +6,9 @@ release moves one of these names or changes the behaviour relied on.
    kernel written for the GPU runs there) and hands out plain numpy arrays.  :func:`install`
    replaces it with an allocator that takes ``alignment=``, places each array at exactly the
    alignment it is guaranteed (see :mod:`.memory`) and returns a :class:`~.memory.SharedArray`,
-   keyed like the original by the source line that allocates it.
+   keyed like the original by the source line that allocates it; dynamic shared memory
+   (``shape=0``, sized by the launch's ``_dynshared_size``) is one buffer per block at the
+   alignment it was first declared with.
 2. **cuda.syncwarp** (``FakeCUDAModule``), which the simulator lacks: a barrier of the warp's
    running lanes (:func:`.threads.syncwarp`).
 3. **Where a thread runs**: the simulator runs each CUDA thread as a ``BlockThread`` (its
@@ -14,7 +16,8 @@ release moves one of these names or changes the behaviour relied on.
    ``syncthreads_blocked`` flag, the ``abort`` flag the manager sets when another thread raised, and
    ``exception``, where a thread's error is kept).
    ``BlockThread.__init__`` is wrapped to list every thread of a block on its manager: the manager
-   starts them one by one, so the running threads alone do not tell a warp's lanes.
+   makes and starts them one by one, so the running threads alone do not tell a warp's lanes, nor
+   (against the manager's ``_block_dim``) whether all are made yet.
 4. **Clusters of several blocks** (``FakeCUDAKernel.__call__``), which runs one block after
    another, so blocks could never meet.  :func:`run_clusters` is that method with one change: the
    blocks of a cluster run at once, each ``BlockManager.run`` in its own host thread.  Shared
@@ -24,6 +27,7 @@ release moves one of these names or changes the behaviour relied on.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -82,9 +86,13 @@ def in_syncthreads(thread) -> bool:
 
 def aborted(thread) -> bool:
     """Whether the block is being stopped: the manager set ``abort``, or another thread of the
-    block has died with an exception (the manager may miss that one: it drops a thread that
-    finished between its exception check and its liveness check, and then waits for the others)."""
-    return thread.abort or any(t.exception for t in every_block_thread(thread) if t is not thread)
+    block (of any block of its cluster) has died with an exception (the manager may miss that one:
+    it drops a thread that finished between its exception check and its liveness check, and then
+    waits for the others; and a cluster's other blocks learn of it only once its block's runner
+    has seen it)."""
+    cluster = cluster_of(thread)
+    managers = [thread._manager] if cluster is None else cluster.managers
+    return thread.abort or any(t.exception for m in managers for t in m.__dict__.get(_THREADS, ()) if t is not thread)
 
 
 def index(thread, kind="thread") -> tuple:
@@ -103,17 +111,35 @@ _ALLOCATING = threading.Lock()   # every thread of a block allocates its shared 
 
 _DYNAMIC = ("dynamic shared memory", 0)          # the allocation key of a block's dynamic buffer
 _ARGS = "numba_tma_allocation_args"              # on a launch's FakeCUDAShared: key -> (shape, dtype, alignment)
+_DYNAMIC_PLACED = "numba_tma_dynamic_placed"     # on it too: (the dynamic buffer's alignment, where first declared)
 
 
 def _shared_array(self, shape, dtype, alignment=None):
     """One array per block and source line (numba-cuda's keeps one per line for every block)."""
     dtype = np.dtype(_kernelapi.numpy_support.as_dtype(dtype) if isinstance(dtype, _kernelapi.types.Type) else dtype)
-    if shape == 0:   # dynamic shared memory: a buffer per block, viewed as dtype
-        buffer = _allocation(self, _DYNAMIC, current_thread()._manager, ((self._dynshared_size,), np.dtype(np.uint8), 16))
-        return buffer[:buffer.size // dtype.itemsize * dtype.itemsize].view(dtype)
     frame = sys._getframe(1)
+    if shape == 0:   # dynamic shared memory: a buffer per block, viewed as dtype
+        return _dynamic(self, dtype, alignment, frame)
     return _allocation(self, (frame.f_code.co_filename, frame.f_lineno), current_thread()._manager,
                        (shape, dtype, alignment))
+
+
+def _dynamic(shared, dtype, alignment, frame):
+    """The block's dynamic shared memory as ``dtype``, placed when first declared in the launch at
+    that declaration's alignment (at least 16 bytes: the GPU's least for dynamic shared memory)."""
+    from . import memory
+
+    align = max(16, memory.alignment_of(dtype, alignment))
+    here = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+    with _ALLOCATING:
+        placed, first = shared.__dict__.setdefault(_DYNAMIC_PLACED, (align, here))
+    if align > placed:
+        raise SimulatorError(f"numba_tma simulator: cuda.shared.array(0, ..., alignment={align}): dynamic shared "
+                             f"memory was placed when first declared ({first}), {placed}-byte aligned: declare its "
+                             "largest alignment first")
+    buffer = _allocation(shared, _DYNAMIC, current_thread()._manager,
+                         ((shared._dynshared_size,), np.dtype(np.uint8), placed))
+    return buffer[:buffer.size // dtype.itemsize * dtype.itemsize].view(dtype)
 
 
 def _allocation(shared, caller, manager, args):
@@ -209,6 +235,12 @@ def cluster_of(thread):
 def manager_threads(manager) -> list:
     """The threads of a block (by its manager) that have not exited."""
     return [t for t in manager.__dict__.get(_THREADS, []) if t.ident is None or t.is_alive()]
+
+
+def all_threads_made(manager) -> bool:
+    """Whether the manager has made every thread of its block (it makes and starts them one by one)."""
+    x, y, z = manager._block_dim
+    return len(manager.__dict__.get(_THREADS, ())) == x * y * z
 
 
 def manager_block(manager) -> tuple:

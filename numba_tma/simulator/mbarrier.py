@@ -195,10 +195,13 @@ def _probe(op, bar, done, what, deliver, pause):
         if done(b):
             return True
         state.blocked[thread] = (lambda: done(b), lambda: f"polls {what} on {b.describe()}")
-        state.idle(thread)
+        state.idle(thread)                 # leaves if another thread's error ends the block
         if pause:
             CHANGED.wait(0.001)
-        return done(b)
+        if done(b):
+            state.blocked.pop(thread)      # no longer polling: its next wait may be another
+            return True
+        return False
 
 
 def test_wait(bar, phase, sem=None, scope=None):

@@ -4,7 +4,9 @@ alignment the GPU guarantees them, and refuse a read of bytes an async copy has 
 **Placement.**  On the GPU a shared array is aligned to its dtype (or to ``alignment=``) and to
 nothing more that can be relied on; the simulator places each array at an address that is a
 multiple of that alignment but *not* of twice it, so a TMA tile that is aligned only by luck on
-the GPU is reported here (``alignment=128``; 1024 for 128B swizzle).  Each block has its own
+the GPU is reported here (``alignment=128``; 1024 for 128B swizzle).  Dynamic shared memory
+(``cuda.shared.array(0, ...)``) is one buffer per block at its declared alignment (ptxas honours
+``.align`` on the extern declaration) and at least 16 bytes.  Each block has its own
 arrays (at the same addresses modulo 8 KiB, so a layout computed from an address is the same in
 every block, as it is on the GPU).
 """
@@ -71,14 +73,21 @@ def _variable(caller) -> str:
     return variable if variable.isidentifier() else "shared"
 
 
-def allocate(shape, dtype, alignment, caller, owner) -> SharedArray:
-    """A shared array of ``shape`` and ``dtype`` aligned to ``alignment`` (else the dtype's size,
-    rounded up to a power of two, as numba-cuda aligns it) and to no more, allocated at ``caller``
-    (file, line; line 0: the launch's dynamic shared memory) for the block ``owner``."""
+def alignment_of(dtype, alignment) -> int:
+    """The alignment a shared array is guaranteed: ``alignment``, else the dtype's size rounded up
+    to a power of two (as numba-cuda aligns it)."""
     align = alignment or 1 << (dtype.itemsize - 1).bit_length()
     if align & (align - 1) or not 0 < align <= _MAX_ALIGNMENT:
         raise _state.SimulatorError(f"numba_tma simulator: cuda.shared.array(alignment={alignment}) must be a power "
                                     f"of two up to {_MAX_ALIGNMENT}")
+    return align
+
+
+def allocate(shape, dtype, alignment, caller, owner) -> SharedArray:
+    """A shared array of ``shape`` and ``dtype`` aligned to :func:`alignment_of` and to no more,
+    allocated at ``caller`` (file, line; line 0: the launch's dynamic shared memory) for the block
+    ``owner``."""
+    align = alignment_of(dtype, alignment)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     raw = np.zeros(nbytes + 2 * _MAX_ALIGNMENT, np.uint8)
     start = raw.__array_interface__["data"][0]

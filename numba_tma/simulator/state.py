@@ -12,7 +12,11 @@ shared memory that an undelivered copy will write raises :class:`SimulatorError`
 **Deadlocks.**  When every thread of the block (of every block of its cluster, for clusters of
 several blocks) is blocked, no copy is in flight and nothing has changed for
 ``DEADLOCK_WINDOW_S`` seconds, the waiting thread raises a report naming the block, each thread's
-op and barrier, and the barrier's arrivals and bytes.
+op and barrier, and the barrier's arrivals and bytes.  The rule holds without the window: a block
+whose manager is still making its threads, or whose live threads all wait in
+``cuda.syncthreads()`` (its manager releases them, however late it gets to run), is not stuck;
+and once a thread has died with an error, the others of its block (its cluster) leave quietly,
+polling ones too, so the launch raises that error and no deadlock report.
 """
 
 from __future__ import annotations
@@ -120,29 +124,32 @@ class BlockState:
         """Block ``thread`` until ``done()`` (called under LOCK); ``what()`` describes the wait for a
         deadlock report.  Returns ``done()`` (False only when ``timeout`` ran out)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not done():
-            if deadline is not None and time.monotonic() >= deadline:
-                return False
-            self.blocked[thread] = (done, what)
-            pause = POLL_S if deadline is None else min(POLL_S, max(0.0, deadline - time.monotonic()))
-            if not CHANGED.wait(pause):      # nothing changed for a while: is the whole block stuck?
-                self.idle(thread)
-            if hooks.aborted(thread):
-                # another thread's error ends the block: leave quietly (SystemExit ends a thread
-                # without a report), so numba's launch raises that error and not this one
-                raise SystemExit
-        self.blocked.pop(thread, None)
-        return True
+        try:
+            while not done():
+                if deadline is not None and time.monotonic() >= deadline:
+                    return False
+                self.blocked[thread] = (done, what)
+                pause = POLL_S if deadline is None else min(POLL_S, max(0.0, deadline - time.monotonic()))
+                if not CHANGED.wait(pause):      # nothing changed for a while: is the whole block stuck?
+                    self.idle(thread)
+                leave_if_aborted(thread)
+            return True
+        finally:                                 # however it ends, this thread no longer waits
+            self.blocked.pop(thread, None)
 
     def idle(self, thread):
         """If every thread of the block (of every block of its cluster) is blocked: deliver the
         copies in flight, or report a deadlock once that has lasted DEADLOCK_WINDOW_S with nothing
-        changing."""
+        changing.  A block whose manager has not made all its threads yet, or whose live threads
+        all wait in ``cuda.syncthreads()`` (which its manager is about to release), will go on; a
+        thread's error ends the launch as that error, not as a deadlock."""
+        leave_if_aborted(thread)
         cluster = hooks.cluster_of(thread)
         managers = [hooks.block_key(thread)] if cluster is None else [m for m in cluster.managers if m is not None]
         states = [state_of(m) for m in managers]
         threads = [(t, st) for m, st in zip(managers, states) for t in hooks.manager_threads(m)]
-        if not all(hooks.in_syncthreads(t) or (t in st.blocked and not st.blocked[t][0]()) for t, st in threads):
+        if not all(map(_settled, managers)) or not all(
+                hooks.in_syncthreads(t) or (t in st.blocked and not st.blocked[t][0]()) for t, st in threads):
             self.stuck = None
             return
         if any(st.in_flight for st in states):
@@ -158,12 +165,25 @@ class BlockState:
             raise SimulatorError(deadlock_report(threads, cluster))
 
 
+def leave_if_aborted(thread):
+    """Another thread's error ends the block (the cluster): leave quietly (SystemExit ends a
+    thread without a report), so the launch raises that error and not this thread's."""
+    if hooks.aborted(thread):
+        raise SystemExit
+
+
+def _settled(manager) -> bool:
+    """Whether a block can go on only when another thread acts (see :meth:`BlockState.idle`)."""
+    live = hooks.manager_threads(manager)
+    return hooks.all_threads_made(manager) and not (live and all(map(hooks.in_syncthreads, live)))
+
+
 def deadlock_report(threads, cluster=None):
     """One line per group of threads blocked on the same thing (``threads``: (thread, its block's
     state) pairs of one block, or of every block of ``cluster``)."""
     groups: dict[str, list] = {}
     for t, st in sorted(threads, key=lambda pair: (hooks.index(pair[0], "block"), hooks.linear_id(pair[0]))):
-        what = st.blocked[t][1]() if t in st.blocked else "cuda.syncthreads()"
+        what = "cuda.syncthreads()" if hooks.in_syncthreads(t) else st.blocked[t][1]()
         groups.setdefault(what, []).append((hooks.index(t), hooks.index(t, "block")))
     if cluster is None:
         where_ = f"block {threads[0][1].block if threads else '?'}"

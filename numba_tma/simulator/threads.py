@@ -7,14 +7,14 @@ the cluster barrier counts every thread of the cluster, ``map_shared(a, r)`` is 
 ``r``.  Other launches are clusters of one block.  **Named barriers**
 count threads: ``nthreads`` threads arrive, then the waiters go on; barrier 0 is
 ``cuda.syncthreads()``'s and is refused here (the simulator's syncthreads cannot share it).
-**elect_one** elects the lowest running lane of the warp (the simulator has no divergence).
+**elect_one** (:mod:`.elect`) elects the lowest lane among those executing it together.
 **Fences** order nothing in a simulator with one coherent memory: they are no-ops.
 """
 
 from __future__ import annotations
 
 from .. import cluster_masks
-from . import hooks, memory
+from . import elect, hooks, memory
 from .hooks import SimulatorError
 from .state import CHANGED, LOCK, enter, peer, where
 
@@ -69,15 +69,6 @@ def named_barrier_arrive(barrier_id, nthreads):
 def _warp_lanes(thread):
     warp = hooks.linear_id(thread) // 32
     return [t for t in hooks.block_threads(thread) if hooks.linear_id(t) // 32 == warp]
-
-
-def elect_one():
-    """The warp's lowest lane: ``elect.sync`` is collective, so a lane that has already run past it
-    (even exited) still counts; electing among the lanes still alive would elect twice."""
-    thread, _ = enter()
-    warp = hooks.linear_id(thread) // 32
-    return hooks.linear_id(thread) == min(hooks.linear_id(t) for t in hooks.every_block_thread(thread)
-                                          if hooks.linear_id(t) // 32 == warp)
 
 
 def syncwarp(mask=0xFFFFFFFF):
@@ -203,7 +194,8 @@ CLUSTER_OPS = dict(
     sync=cluster_sync, cta_rank_of=cta_rank_of, map_shared=map_shared,
     mask_all=cluster_masks.mask_all, mask_row=cluster_masks.mask_row, mask_column=cluster_masks.mask_column)
 
-SYNC_OPS = dict(named_barrier_sync=named_barrier_sync, named_barrier_arrive=named_barrier_arrive, elect_one=elect_one)
+SYNC_OPS = dict(named_barrier_sync=named_barrier_sync, named_barrier_arrive=named_barrier_arrive,
+                elect_one=elect.elect_one)
 
 
 def _fence(*args, **kwargs):

@@ -1,0 +1,180 @@
+"""Simulator semantics the GPU defines: elect_one under a partial mask, dynamic shared memory at
+its declared alignment, numpy integers wherever ints go, an error ending the launch as that
+error (no polling thread left behind, no deadlock report), and no false deadlock in a correct
+cluster while a block waits in cuda.syncthreads() for numba's block manager."""
+
+from test_simulator import simulate
+
+SETUP = """
+import threading
+from numba_tma import cluster, cp_async, sync
+from numba_tma.simulator import memory, state
+"""
+
+
+def test_elect_one_elects_the_lowest_lane_executing_it():
+    out = simulate(setup=SETUP, body="""
+        @cuda.jit
+        def k(lanes, counts, bars):
+            bar = cuda.shared.array(1, numba.uint64)
+            lane, warp = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bar, 1)
+            cuda.syncthreads()
+            if (warp == 0 and lane >= 5) or (warp == 1 and lane % 3 == 2):    # partial masks
+                if sync.elect_one():
+                    lanes[warp, 0] = lane
+                    cuda.atomic.add(counts, (warp, 0), 1)
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 40:
+                mbarrier.arrive(bar)
+            mbarrier.wait(bar, 0)                    # every lane, leaving the wait one by one
+            if sync.elect_one():
+                lanes[warp, 1] = lane
+                cuda.atomic.add(counts, (warp, 1), 1)
+            if lane < 7:                             # these lanes have exited
+                return
+            if sync.elect_one():
+                lanes[warp, 2] = lane
+                cuda.atomic.add(counts, (warp, 2), 1)
+
+        lanes, counts = np.full((2, 3), -1, np.int32), np.zeros((2, 3), np.int32)
+        k[1, 64](lanes, counts, 0)
+        print("lanes", lanes.tolist(), "counts", counts.tolist())
+    """)
+    assert "lanes [[5, 0, 7], [2, 0, 7]] counts [[1, 1, 1], [1, 1, 1]]" in out, out
+
+
+def test_dynamic_shared_memory_sits_at_its_declared_alignment_and_no_more():
+    out = simulate(setup=SETUP, body="""
+        def make(first, second):
+            @cuda.jit
+            def k(out):
+                a = cuda.shared.array(0, numba.float32, alignment=first)
+                b = cuda.shared.array(0, numba.uint8, alignment=second)
+                if cuda.threadIdx.x == 0:
+                    out[cuda.blockIdx.x, 0] = memory.address(a) % 4096
+                    out[cuda.blockIdx.x, 1] = memory.address(b) - memory.address(a)
+            return k
+
+        for first, second in ((1024, 16), (None, None), (128, 1024)):
+            out = np.zeros((2, 2), np.int64)
+            try:
+                numba_tma.launch(make(first, second), 2, 32, out, shared_mem=8192)
+                print("placed", first, second, out.tolist())
+            except Exception as exc:
+                print("raised", exc)
+    """)
+    assert "placed 1024 16 [[1024, 0], [1024, 0]]" in out, out      # 1024-aligned, not 2048
+    assert "placed None None [[16, 0], [16, 0]]" in out, out        # 16, not 32: the GPU's least
+    assert ("cuda.shared.array(0, ..., alignment=1024): dynamic shared memory was placed when first declared "
+            "(kernel.py:") in out and "128-byte aligned: declare its largest alignment first" in out, out
+
+
+def test_numpy_integers_are_accepted_like_ints():
+    out = simulate(setup=SETUP, body="""
+        @cuda.jit
+        def k(desc, src, out, n):
+            bars = cuda.shared.array(2, numba.uint64)
+            tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
+            buf = cuda.shared.array(64, numba.float32, alignment=16)
+            small = cuda.shared.array(4, numba.float32, alignment=16)
+            tid = cuda.threadIdx.x
+            if tid == 0:
+                mbarrier.init(bars, np.int32(1))
+                mbarrier.init(at(bars, 1), np.int64(1))
+                fence.mbarrier_init()
+            cluster.sync()
+            if tid == 0:
+                mbarrier.arrive_expect_tx(bars, n + np.int32(8 * 32 * 4))
+                bulk.load(buf, src, n, bars, multicast=np.int32(1) << cluster.ctarank())
+                tma.load(desc, tile, (np.int32(0), np.int64(8)), bars)
+                cp_async.load(small, src, np.int64(16))
+                cp_async.commit_group()
+                cp_async.wait_group(np.int32(0))
+            mbarrier.wait(bars, np.int32(0))
+            cuda.syncthreads()                       # thread 0's cp.async has landed
+            out[cuda.blockIdx.x, tid] = buf[tid] + tile[1, tid % 32] + small[tid % 4]
+            cluster.sync()
+
+        src = np.arange(64, dtype=np.float32)
+        image = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+        out = np.zeros((2, 64), np.float32)
+        numba_tma.launch(k, 2, 64, TensorMap.tiled(cuda.to_device(image), (8, 32)), src, out, np.int32(256),
+                         cluster=(2, 1, 1))
+        t = np.arange(64)
+        print("equal", (out == (src + image[9, t % 32] + src[t % 4])[None, :]).all())
+    """)
+    assert "equal True" in out, out
+
+
+def test_an_error_ends_the_launch_as_itself_and_stops_polling_threads():
+    """Another thread polls a barrier with try_wait while thread 0 fails: the launch raises thread
+    0's error, in a block and in a cluster, and no simulated thread polls on after it."""
+    out = simulate(setup=SETUP, body="""
+        import time
+        state.DEADLOCK_WINDOW_S = 0.0                # a report would come at once
+
+        @cuda.jit
+        def k(src):
+            bars = cuda.shared.array(1, numba.uint64)
+            buf = cuda.shared.array(64, numba.float32, alignment=16)
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 1)
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 0 and cluster.ctarank() == cluster.nctarank() - 1:
+                mbarrier.arrive_expect_tx(bars, 20)
+                bulk.load(buf, src, 20, bars)        # 20 bytes: not whole 16-byte chunks
+            while not mbarrier.try_wait(bars, 0):
+                pass
+
+        for shape in ((1, 1, 1), (2, 1, 1)):
+            try:
+                numba_tma.launch(k, shape[0], 4, np.zeros(64, np.float32), cluster=shape)
+            except Exception as exc:
+                print("raised", type(exc).__name__, str(exc).splitlines()[0])
+            time.sleep(0.5)
+            left = [t for t in threading.enumerate() if "BlockThread" in type(t).__name__ and t.is_alive()]
+            print("threads left", len(left))
+    """)
+    assert out.count("raised SimulatorError tid=[0, 0, 0] ctaid=[") == 2 and "deadlock" not in out, out
+    assert out.count("numba_tma simulator: bulk.load: nbytes=20 must be a positive multiple of 16") == 2, out
+    assert out.count("threads left 0") == 2, out
+
+
+def test_a_correct_cluster_is_never_reported_while_a_block_waits_in_syncthreads():
+    """Block 0 passes 30 cuda.syncthreads() while the others wait for its arrival (one of them
+    polling, so the detector looks all the time); with no grace window at all, a block whose
+    threads all wait in syncthreads for numba's block manager to release them is not stuck."""
+    out = simulate(setup=SETUP, body="""
+        state.DEADLOCK_WINDOW_S = 0.0
+
+        @cuda.jit
+        def k(out, steps):
+            bars = cuda.shared.array(1, numba.uint64)
+            r, n = cluster.ctarank(), cluster.nctarank()
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 1)
+                fence.mbarrier_init()
+            cluster.sync()
+            if r == 0:
+                for j in range(steps):
+                    cuda.syncthreads()
+                if cuda.threadIdx.x == 0:
+                    for q in range(n):
+                        mbarrier.arrive_remote(bars, q)
+            if r == 1 and cuda.threadIdx.x == 0:
+                while not mbarrier.try_wait(bars, 0):
+                    pass
+            else:
+                mbarrier.wait(bars, 0)
+            cluster.sync()
+            if cuda.threadIdx.x == 0:
+                out[cuda.blockIdx.x] += steps
+
+        out = np.zeros(4, np.int64)
+        for run in range(8):
+            numba_tma.launch(k, 4, 32, out, 30, cluster=(4, 1, 1))
+        print("out", out.tolist())
+    """)
+    assert "out [240, 240, 240, 240]" in out, out
