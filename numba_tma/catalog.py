@@ -15,7 +15,7 @@ too (``import numba_tma`` declares the ops there as well).
 
 from __future__ import annotations
 
-import numba_tma  # noqa: F401  (declares every op)
+from . import intrinsics  # noqa: F401  (declares every op)
 
 from .intrinsics._core import OPS, PtxOp
 

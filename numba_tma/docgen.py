@@ -222,10 +222,13 @@ def family_stub(family: str) -> str:
 
 
 def _public_assignments() -> dict[str, object]:
-    """The public module-level constants ``numba_tma/__init__.py`` assigns (``FAMILIES``...)."""
+    """The public module-level constants ``numba_tma/__init__.py`` assigns or imports (``FAMILIES``,
+    ``SIMULATOR``, ``__version__``: upper-case imported names and public assigned ones)."""
     tree = ast.parse(pathlib.Path(numba_tma.__file__).read_text())
     names = [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
              if isinstance(t, ast.Name) and (not t.id.startswith("_") or t.id == "__version__") and t.id != "__all__"]
+    names = [a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) for a in node.names
+             if (a.asname or a.name).isupper()] + names
     return {n: getattr(numba_tma, n) for n in names}
 
 

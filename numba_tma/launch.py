@@ -151,7 +151,7 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
 
         numba_tma.launch(k, (8, 4), 128, a, out, cluster=(2, 1, 1), shared_mem=150_000)
     """
-    from . import SIMULATOR
+    from .ops import SIMULATOR
 
     shapes = _shapes(grid, block, cluster, shared_mem)
     if SIMULATOR:   # numba-cuda's CUDA simulator: its own launch; the blocks of a cluster run at once
