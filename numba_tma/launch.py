@@ -16,7 +16,7 @@ import operator
 
 from . import launch_limits
 from .errors import LaunchError
-from .launch_limits import PORTABLE_CLUSTER
+from .launch_limits import OPTED_IN, PORTABLE_CLUSTER
 
 __all__ = ["ClusterKernel", "LaunchError", "cluster_kernel", "launch"]
 
@@ -48,7 +48,6 @@ _SHAPES: dict = {}       # (grid, block, cluster, shared_mem) as given -> _check
 _PLANS: dict = {}        # (that result, shared_mem, device id) -> _Plan
 _SIMULATED: set = set()  # under the simulator: the (shapes, shared_mem) checked against the H200's limits
 _OPTED_IN: dict = {}     # (kernel handle, device id) -> (dynamic shared bytes allowed, non-portable set)
-OPTED_IN = "numba_tma_opted_in"   # under the simulator, on a kernel: the most dynamic shared memory launched
 
 
 def _plain(value) -> bool:
@@ -144,8 +143,10 @@ def _set_attribute(cufunc, attribute, value, device_id):
 def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0):
     """Launch ``kernel`` (a ``@cuda.jit`` dispatcher) on ``args`` with ``grid`` blocks of ``block``
     threads, grouped in clusters of shape ``cluster``, with ``shared_mem`` bytes of dynamic shared
-    memory, on ``stream`` (a numba stream, or 0).  The geometry is checked once per distinct
-    launch shape; the kernel's opt-ins are set once.
+    memory, on ``stream`` (a numba stream, or 0).  The geometry is checked against the device's
+    limits (:mod:`numba_tma.launch_limits`) once per distinct launch shape, and each compiled
+    kernel once per shape (its static shared memory, the threads its registers allow, its
+    constant multicast masks against the cluster); the kernel's opt-ins are set once.
 
     Example::
 

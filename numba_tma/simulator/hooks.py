@@ -366,11 +366,10 @@ def _configure(self, configuration):
     """``kernel[grid, block, stream, shared_mem]``, refused if an H200 would not take it (above
     48 KB of dynamic shared memory only if ``numba_tma.launch`` opted the kernel in to as much)."""
     from .. import launch_limits
-    from ..launch import OPTED_IN
 
     configured = _original_configure(self, configuration)
     launch_limits.check(tuple(self.grid_dim), tuple(self.block_dim), self.dynshared_size, launch_limits.H200,
-                        opted_in=self.dynshared_size <= self.__dict__.get(OPTED_IN, 0))
+                        opted_in=self.dynshared_size <= self.__dict__.get(launch_limits.OPTED_IN, 0))
     return configured
 
 
