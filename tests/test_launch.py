@@ -211,7 +211,7 @@ def _issue_constant(desc, tile, bars):
 
 
 import numba_tma.tma as numba_tma_tma  # noqa: E402
-from numba_tma import TensorMap, bulk, cluster  # noqa: E402
+from numba_tma import TensorMap, bulk, cluster, tlx  # noqa: E402
 
 
 def _multicasting(desc, src, out):
@@ -221,6 +221,7 @@ def _multicasting(desc, src, out):
     numba_tma_tma.load(desc, tile, (0, 0), bars, multicast=cluster.mask_row(2, 1))  # a helper's constant
     numba_tma_tma.load(desc, tile, (0, 0), bars, multicast=numba.uint16(out[0]))    # a run-time mask: not counted
     bulk.load(tile, src, 256, bars, multicast=3)
+    tlx.async_descriptor_load(desc, tile, (0, 0), bars, multicast_targets=0b100)     # TLX's spelling
     out[0] = tile[0, 0]
 
 
@@ -234,10 +235,10 @@ def test_the_constant_masks_of_a_kernel_and_its_device_functions_are_recorded():
     lib, _ = _compile_pyfunc_with_fixup(_multicasting, sig, device=False, abi="numba", cc=(9, 0, "a"))
     overload = SimpleNamespace(_codelibrary=lib)
     assert constant_multicast_masks(overload) == (("tma.load", 0b1010), ("cluster.mask_row(2, 1)", 0b1100),
-                                                  ("bulk.load", 3))
+                                                  ("tma.load", 0b100), ("bulk.load", 3))
     assert constant_multicast_masks(overload) is constant_multicast_masks(overload)   # read once
     ptx = inspect.ptx(_multicasting, sig)
-    assert "numba_tma.multicast" not in ptx and ptx.count(".multicast::cluster") == 4   # the PTX is unchanged
+    assert "numba_tma.multicast" not in ptx and ptx.count(".multicast::cluster") == 5   # the PTX is unchanged
 
 
 def test_numbas_own_launch_refuses_a_kernel_whose_constant_mask_needs_a_cluster(monkeypatch):
