@@ -324,9 +324,10 @@ def _limit_refusal(overload, griddim, blockdim, sharedmem):
         limits = launch_limits.of_device(device)
     except Exception:   # noqa: BLE001 - then the driver's own error is the one to see
         return None
+    allowed = _dynamic_allowed(cufunc, device.id)
     try:
         launch_limits.check(tuple(griddim), tuple(blockdim), sharedmem, limits, static=static,
-                            kernel_threads=most_threads, opted_in=sharedmem <= _dynamic_allowed(cufunc, device.id))
+                            kernel_threads=most_threads, opted_in=allowed < 0 or sharedmem <= allowed)
     except launch_limits.LaunchError as refusal:
         return refusal
     return None
@@ -334,7 +335,7 @@ def _limit_refusal(overload, griddim, blockdim, sharedmem):
 
 def _dynamic_allowed(cufunc, device_id) -> int:
     """The kernel's dynamic shared-memory limit on the device (raised by ``numba_tma.launch``'s
-    opt-in, else the default), -1 where the driver does not say."""
+    opt-in, else the default), -1 where the driver does not say (then no refusal blames it)."""
     try:
         from cuda.bindings import driver
 

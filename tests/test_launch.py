@@ -272,6 +272,7 @@ def test_numbas_own_launch_names_the_limit_when_the_driver_refuses(monkeypatch):
     device = FakeDevice(id=1005)
     monkeypatch.setattr(numba_cuda_hooks, "_kernel_launch", refused)
     monkeypatch.setattr(devices, "get_context", lambda: SimpleNamespace(device=device))
+    monkeypatch.setattr(numba_cuda_hooks, "_dynamic_allowed", lambda cufunc, device_id: 49152 - 2048)   # the default
     overload, cufunc = _fake_kernel(static=2048)
     overload._codelibrary.get_cufunc = lambda: cufunc
     with pytest.raises(LaunchError, match=r"block=\(2048, 1, 1\): 2048 threads per block; this device \(NVIDIA H100 "
@@ -283,3 +284,6 @@ def test_numbas_own_launch_names_the_limit_when_the_driver_refuses(monkeypatch):
         numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1), 0, 48000)
     with pytest.raises(DriverError):     # no limit broken: the driver's own error
         numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1))
+    monkeypatch.setattr(numba_cuda_hooks, "_dynamic_allowed", lambda cufunc, device_id: 100_000)   # launch opted in
+    with pytest.raises(DriverError):
+        numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1), 0, 48000)
