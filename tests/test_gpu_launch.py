@@ -91,11 +91,12 @@ def test_numbas_own_launch_above_48_kb_says_it_does_not_opt_in_until_numba_tma_h
 
 
 STATIC = 40 * 1024
+STATIC_WORDS = STATIC // 4     # a constant shape (numba reads globals as constants, not expressions of them)
 
 
 @cuda.jit
 def static_40k(out):
-    fixed = cuda.shared.array(STATIC // 4, numba.int32)
+    fixed = cuda.shared.array(STATIC_WORDS, numba.int32)
     dyn = cuda.shared.array(0, numba.int32)
     fixed[cuda.threadIdx.x] = 1
     dyn[cuda.threadIdx.x] = 2
