@@ -696,7 +696,8 @@ def ds_bpermute(typingctx, value, src_lane):
 @_intrinsic
 def ds_permute(typingctx, value, dst_lane):
     """Scatter: this lane's *value* goes to lane *dst_lane* (modulo the wave size); when
-    several lanes send to one lane the highest-numbered sender wins, and a lane that
+    several lanes send to one lane the highest-numbered sender wins (the ISA's
+    pseudocode; its prose leaves it to "standard LDS arbitration rules"), and a lane that
     receives nothing gets 0.
 
     ISA: ``ds_permute_b32`` (``llvm.amdgcn.ds.permute``), byte address ``4 * dst_lane``;
@@ -808,7 +809,8 @@ def _permlane_intrinsic(name, emit, doc):
                 consts.append(sel.literal_value)
             else:
                 consts.append(None)
-        flags = [_const_bool(f, f"{name}: {n}") for f, n in ((fi, "fi"), (bound_ctrl, "bound_ctrl"))]
+        flags = [_const_bool(f, f"{name}: {n}")
+                 for f, n in ((fi, "fi"), (bound_ctrl, "bound_ctrl"))]
 
         def codegen(context, builder, sig, args):
             sels = [c if c is not None else _lane_index(context, builder, sig.args[k + 1],

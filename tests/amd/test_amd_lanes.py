@@ -275,11 +275,14 @@ _MASKS = "row_mask:0xf bank_mask:0xf"
       for a in GFX9],
     *[(a, 'r = amd.dpp(v, "row_newbcast:3")',
        rf"^v_mov_b32_dpp {_V}, {_V} row_newbcast:3 {_MASKS}$") for a in GFX9],
-    ("gfx1250", 'r = amd.dpp(v, "row_xmask:8")', rf"^v_mov_b32_dpp {_V}, {_V} row_xmask:8 {_MASKS}$"),
-    ("gfx1250", 'r = amd.dpp(v, "row_share:3")', rf"^v_mov_b32_dpp {_V}, {_V} row_share:3 {_MASKS}$"),
+    ("gfx1250", 'r = amd.dpp(v, "row_xmask:8")',
+     rf"^v_mov_b32_dpp {_V}, {_V} row_xmask:8 {_MASKS}$"),
+    ("gfx1250", 'r = amd.dpp(v, "row_share:3")',
+     rf"^v_mov_b32_dpp {_V}, {_V} row_share:3 {_MASKS}$"),
     ("gfx1250", "r = amd.dpp8(v, (7, 6, 5, 4, 3, 2, 1, 0))",
      rf"^v_mov_b32_dpp {_V}, {_V} dpp8:\[7,6,5,4,3,2,1,0\]$"),
-    ("gfx1250", "r = amd.permlane16(v, 0x89ABCDEF, 0x01234567)", rf"^v_permlane16_b32 {_V}, {_V}, "),
+    ("gfx1250", "r = amd.permlane16(v, 0x89ABCDEF, 0x01234567)",
+     rf"^v_permlane16_b32 {_V}, {_V}, "),
     ("gfx1250", "r = amd.permlanex16(v, 0x76543210, 0xFEDCBA98)",
      rf"^v_permlanex16_b32 {_V}, {_V}, {_S}, 0xfedcba98"),
     *[(a, "a, b = amd.permlane16_swap(v, v)\nr = a + b", rf"^v_permlane16_swap_b32_e32 {_V}, {_V}$")
@@ -458,7 +461,8 @@ def test_bad_arguments_name_the_argument_and_the_rule(body, match):
     ("gfx942", "r = amd.dpp(v, 0x150)", r"ctrl row_share:0 is available on gfx1250 only"),
     ("gfx1250", 'r = amd.row_reduce(v, "sum", 64)',
      r"row_reduce: width must be one of \(2, 4, 8, 16, 32\) on gfx1250, got 64"),
-    ("gfx1250", "r = amd.readlane(v, 40)", r"readlane: lane on gfx1250 must be an int in \[0, 31\]"),
+    ("gfx1250", "r = amd.readlane(v, 40)",
+     r"readlane: lane on gfx1250 must be an int in \[0, 31\]"),
 ])
 def test_arch_rules_are_checked_before_llvm(arch, body, match):
     _raises(body, match, arch)
