@@ -4,7 +4,7 @@ back end for gfx942, gfx950 and gfx1250.
 Verified at the ISA level only (generated assembly), never run on AMD hardware.
 Kernels are plain Python functions using the ops below, compiled with
 :func:`compile`; the emitters behind them (``buffer``, ``global_load``, ``dma``,
-``sync``, ``tdm``) take an llvmlite ``IRBuilder`` and can be used directly.
+``sync``, ``tdm``, ``lanes``) take an llvmlite ``IRBuilder`` and can be used directly.
 """
 from .api import (amd_sched_barrier, async_amd_descriptor_load,
                   async_amd_descriptor_load_fused, async_amd_descriptor_store,
@@ -16,6 +16,10 @@ from .api import (amd_sched_barrier, async_amd_descriptor_load,
 from .codegen import compile_ir, find_ld_lld, link_hsaco
 from .errors import AMDArgumentError, AMDError, LLVMVersionError, UnsupportedArchError
 from .kernel import CompiledKernel, compile
+from .lanes import (dpp, dpp8, ds_bpermute, lane_id, ds_permute, ds_swizzle, permlane16,
+                    permlane16_swap, permlane32_swap, permlanex16, quad_perm, readfirstlane,
+                    readlane, row_reduce, swizzle_bitmask, swizzle_quad_perm, wave_id,
+                    wave_reduce)
 from .sync import SCHED_CLASSES
 from .targets import ARCHS, FEATURES
 
@@ -29,4 +33,7 @@ __all__ = [
     "make_tensor_descriptor", "update_tensor_descriptor", "async_amd_descriptor_load",
     "async_amd_descriptor_load_fused", "async_amd_descriptor_store",
     "async_amd_descriptor_wait",
+    "wave_id", "lane_id", "readfirstlane", "readlane", "ds_bpermute", "ds_permute", "ds_swizzle", "dpp", "dpp8",
+    "permlane16", "permlanex16", "permlane16_swap", "permlane32_swap", "row_reduce",
+    "wave_reduce", "quad_perm", "swizzle_quad_perm", "swizzle_bitmask",
 ]

@@ -238,7 +238,10 @@ def buffer_load_to_local(typingctx, dest, ptr, offsets, mask=None, other=None,
     ISA: ``buffer_load_dword ... offen lds`` (``buffer_load_dwordx4`` for width 16).
     Archs: gfx942 (width 4), gfx950 (width 4 or 16).  This lane reads *width* bytes
     at element *offsets* of *ptr* (a global array) into ``dest`` (an LDS array) at
-    byte ``lane * width``; *dest* must be the same for the whole wave.  Lanes where
+    byte ``lane * width``; *dest* must be the same for the whole wave (it goes to
+    ``M0``: compute a wave's region from constants, loop counters and
+    :func:`~numba_tma.amd.wave_id`, so ``M0`` is set on the scalar unit; from
+    ``workitem_id_x() // 64`` each DMA costs a ``v_readfirstlane``).  Lanes where
     *mask* is False get zeros (branch-free: the DMA always issues), or *other* when
     given (a non-zero *other* puts the DMA behind a branch and makes the waits of the
     kernel ``vmcnt(0)``).  The byte offset ``offsets * itemsize`` is a 32-bit voffset:
@@ -281,7 +284,8 @@ def async_load(typingctx, src, offsets, result, mask=None, other=None, cache_mod
     (``_dwordx4`` for width 16, gfx950 only).  gfx1250:
     ``llvm.amdgcn.global.load.async.to.lds.b{8,32,64,128}`` ->
     ``global_load_async_to_lds_bN``.  This lane's bytes land at byte ``lane * width``
-    of *result* (uniform across the wave).  Masked lanes copy nothing; with *other*
+    of *result* (uniform across the wave; on gfx942/gfx950 it goes to ``M0``, see
+    :func:`buffer_load_to_local`).  Masked lanes copy nothing; with *other*
     they store it instead.  A masked ``async_load`` sits behind a branch that a fully
     masked wave skips, so the waits of the kernel become ``vmcnt(0)`` /
     ``s_wait_asynccnt 0``; to keep a pipeline's waits, clamp the offsets instead.

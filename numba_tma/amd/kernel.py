@@ -152,7 +152,8 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
     with global_compiler_lock, target_override(TARGET_NAME):
         context = amd_target.target_context_for(arch)
         context.reset_async_groups(one_wave=max_workgroup_size is not None and
-                                   max_workgroup_size <= get_arch(arch).wave_size)
+                                   max_workgroup_size <= get_arch(arch).wave_size,
+                                   max_workgroup_size=max_workgroup_size)
         record = context.async_record
         cres = compiler.compile_extra(amd_target.typing_context, context, pyfunc, args,
                                       types.none, _flags(), {})

@@ -105,10 +105,12 @@ class AMDTargetContext(BaseContext):
         self._internal_codegen = AMDCodegen(self.arch)
         self.reset_async_groups()
 
-    def reset_async_groups(self, one_wave=False):
+    def reset_async_groups(self, one_wave=False, max_workgroup_size=None):
         """Start a new compile: one commit-group record shared by all its functions;
-        *one_wave*: its workgroups are one wave (see ``api.s_barrier``)."""
+        *one_wave*: its workgroups are one wave (see ``api.s_barrier``);
+        *max_workgroup_size*: the compile's promise, or None (see ``lanes.wave_id``)."""
         self.one_wave = one_wave
+        self.max_workgroup_size = max_workgroup_size
         self.async_record = AsyncGroups(marked=self.arch in VMCNT_ARCHS)
         self.async_groups_by_function = {}
 
@@ -122,7 +124,7 @@ class AMDTargetContext(BaseContext):
         from numba.cpython import mathimpl
         self.install_registry(mathimpl.registry)  # fabs, sqrt, ... (abs of floats)
 
-        from . import api  # noqa: F401  (registers the AMD intrinsics)
+        from . import api, lanes  # noqa: F401  (register the AMD intrinsics)
 
     def refresh(self):
         super().refresh()

@@ -77,6 +77,22 @@ FEATURES = {
     "async_amd_descriptor_store": Feature((GFX1250,), 22, 22),
     "async_amd_descriptor_wait": Feature((GFX1250,), 22),
     "barrier_arrive": Feature((GFX1250,), 22),
+    # cross-lane ops (lanes.py); compiled and checked with LLVM 22 only
+    "wave_id": Feature(_ALL, 22),
+    "lane_id": Feature(_ALL, 22),
+    "readfirstlane": Feature(_ALL, 22),
+    "readlane": Feature(_ALL, 22),
+    "ds_bpermute": Feature(_ALL, 22),
+    "ds_permute": Feature(_ALL, 22),
+    "ds_swizzle": Feature(_ALL, 22),
+    "dpp": Feature(_ALL, 22),  # which controls, per arch: lanes.DPP_CONTROLS
+    "dpp8": Feature((GFX1250,), 22),  # a GFX10+ encoding: "Cannot select" on gfx9
+    "permlane16": Feature((GFX1250,), 22),
+    "permlanex16": Feature((GFX1250,), 22),
+    "permlane16_swap": Feature((CDNA4, GFX1250), 22),
+    "permlane32_swap": Feature((CDNA4,), 22),
+    "row_reduce": Feature(_ALL, 22),
+    "wave_reduce": Feature(_ALL, 22),
 }
 
 

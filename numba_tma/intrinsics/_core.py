@@ -122,7 +122,10 @@ def current_cc():
 
 
 def check_arch(name: str, need: Requirement) -> None:
-    """Raise :class:`ArchError` if the current compilation target or toolkit lacks ``need``."""
+    """Raise :class:`ArchError` if the current compilation target or toolkit lacks ``need``
+    (never under the CUDA simulator, which has neither: its twins run an op's other rules)."""
+    if numba_cuda_hooks.SIMULATED:
+        return
     cc = current_cc()
     if cc is not None and not need.supported_on(cc):
         raise ArchError(f"numba_tma: {name} needs {need}, but the kernel is being compiled for {arch_name(cc)}")
@@ -721,6 +724,24 @@ class Sample:
         return any(o == want or o.startswith(want + ".") for o in opcodes)
 
 
+IMMEDIATE = "the PTX takes an immediate: any value the simulator is given is a constant"   # Refusal.constant_only
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A call the op refuses: ``call`` (as in :class:`Sample`, in the same test kernel; ``desc`` as
+    there) raises :class:`OpArgumentError` whose text contains ``message``, on the compiled path and
+    under the simulator alike (``tests/test_refusals.py`` runs both).  ``constant_only``: the rule
+    is about the value being a compile-time constant (the PTX takes an immediate), which the
+    simulator, running with the values themselves, cannot break — the reason, shown in the docs;
+    there the call must run."""
+
+    call: str
+    message: str
+    desc: tuple = ()
+    constant_only: str = ""
+
+
 @dataclass(frozen=True)
 class PtxOp:
     """One device op, declared once.
@@ -733,7 +754,8 @@ class PtxOp:
     rules; ``fields(cc=..., **types_and_qualifier_values)`` adds template keys computed at lowering.
     ``doc``: summary, details and an example (the PTX block and requirement lines are generated).
     ``tlx``: the TLX / CuTe DSL / ``cuda::ptx`` names it answers to; ``samples``: its rows in the
-    assembly test (:class:`Sample`; each is compiled with every qualifier combination it admits).
+    assembly test (:class:`Sample`; each is compiled with every qualifier combination it admits);
+    ``refusals``: calls it refuses, with the message (:class:`Refusal`; checked compiled and simulated).
     ``memory``: async and barrier ops clobber memory; pure reads do not.  ``order``: the Python
     parameter order when it is not operands then qualifiers.  ``spell(**qualifier_values)`` adds
     template keys that depend on several qualifiers at once.
@@ -753,6 +775,7 @@ class PtxOp:
     spell: Callable | None = None
     tlx: tuple = ()
     samples: tuple = ()
+    refusals: tuple = ()
     memory: bool = True
     debug: Callable | None = None       # debug mode: debug(context, builder, tys, args) adds run-time checks
     debug_wait: str | None = None       # debug mode: a bounded form of the template; {out} = 1 on time-out
@@ -822,33 +845,53 @@ class PtxOp:
         OPS[self.name] = self
         return build_intrinsic(self)
 
+    # -- the Python signature and the argument rules, shared with the simulator's twin ---------
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        """The op's Python parameters: operands, then qualifiers (or ``order``)."""
+        positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        # qualifiers are documented as keywords; numba's argument folding mishandles keyword-only
+        # parameters, so they are ordinary parameters with defaults after the operands
+        params = [inspect.Parameter(o.name, positional, default=o.default) for o in self.operands]
+        params += [inspect.Parameter(q.name, positional, default=q.default) for q in self.qualifiers]
+        if self.order:
+            params.sort(key=lambda p: self.order.index(p.name))
+        return inspect.Signature(params)
+
+    def bind(self, args, kwargs) -> dict:
+        """``{parameter: the value given}`` for a call ``op(*args, **kwargs)`` (values are Numba
+        types when typing, Python values under the simulator); a call the signature does not take
+        raises :class:`OpArgumentError`."""
+        try:
+            return dict(self.signature.bind(*args, **kwargs).arguments)
+        except TypeError as exc:
+            raise OpArgumentError(f"numba_tma: {self.name} takes ({', '.join(self.signature.parameters)}): "
+                                  f"{exc}") from None
+
+    def check_types(self, tys: Mapping) -> dict:
+        """Check every argument (``tys``: a type per parameter; ``types.Omitted`` for defaults) by
+        the op's rules, and return the qualifier values chosen.  Raises :class:`OpArgumentError`
+        naming the argument and the rule.  The architecture is checked apart (:func:`check_arch`)."""
+        for o in self.operands:
+            o.check(self.name, tys[o.name], *(tys[p] for p in o.peers))
+        chosen = {q.name: q.choice(self.name, tys[q.name]) for q in self.qualifiers}
+        if self.check is not None:
+            self.check(**{o.name: tys[o.name] for o in self.operands}, **chosen)
+        return chosen
+
 
 def build_intrinsic(op: PtxOp):
     """The Numba intrinsic for ``op`` without registering it (test-only ops)."""
-    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    # qualifiers are documented as keywords; numba's argument folding mishandles keyword-only
-    # parameters, so they are ordinary parameters with defaults after the operands (or in
-    # ``op.order``)
-    params = [inspect.Parameter(o.name, positional, default=o.default) for o in op.operands]
-    params += [inspect.Parameter(q.name, positional, default=q.default) for q in op.qualifiers]
-    if op.order:
-        params.sort(key=lambda p: op.order.index(p.name))
-    signature = inspect.Signature([inspect.Parameter("typingctx", positional)] + params)
+    params = list(op.signature.parameters.values())
+    signature = inspect.Signature([inspect.Parameter("typingctx", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params)
     names = [p.name for p in params]
 
     def typer(typingctx, *args, **kwargs):
-        try:
-            bound = signature.bind(typingctx, *args, **kwargs)
-        except TypeError as exc:
-            raise OpArgumentError(f"numba_tma: {op.name} takes ({', '.join(names)}): {exc}") from None
-        given = dict(list(bound.arguments.items())[1:])
-        argtys = [given.get(n, types.Omitted(signature.parameters[n].default)) for n in names]
+        given = op.bind(args, kwargs)
+        argtys = [given.get(n, types.Omitted(op.signature.parameters[n].default)) for n in names]
         tys = dict(zip(names, argtys))
-        for o in op.operands:
-            o.check(op.name, tys[o.name], *(tys[p] for p in o.peers))
-        chosen = {q.name: q.choice(op.name, tys[q.name]) for q in op.qualifiers}
         operand_tys = {o.name: tys[o.name] for o in op.operands}
-
+        chosen = op.check_types(tys)
         given = tuple(o.name for o in op.operands if o.default is not REQUIRED and not _omitted(tys[o.name]))
 
         def validate():
@@ -857,13 +900,13 @@ def build_intrinsic(op: PtxOp):
             named += "".join(f" with {q.name}={chosen[q.name]!r}" for q in op.qualifiers   # what raised the need
                              if op.need | q.fragment(chosen[q.name]).need != op.need)
             check_arch(named, op.requirement(chosen, given))
-            if op.check is not None:
-                op.check(**operand_tys, **chosen)
 
         validate()
 
         def codegen(context, builder, sig, llargs):
             validate()   # typing is cached across targets and toolkits; lowering is not
+            if op.check is not None:
+                op.check(**operand_tys, **chosen)
             cc = current_cc()
             bounded = debug.STATE.on and op.debug_wait is not None   # a wait that reports a time-out
             result = "=r" if bounded or op.returns == types.boolean else \

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PHASE_NOT_TOKEN, OpArgumentError
 from . import hooks, memory
 from .hooks import SimulatorError
 from .state import CHANGED, LOCK, Barrier, Copy, enter, peer, where
@@ -34,12 +33,6 @@ def barrier(state, thread, op, bar) -> Barrier:
 
 class StateToken(int):
     """A state token, as the compiled ``arrive*`` return it: an integer the parity waits refuse."""
-
-
-def _parity(op, phase):
-    if isinstance(phase, StateToken):
-        raise OpArgumentError(f"numba_tma: {op}: argument 'phase' {PHASE_NOT_TOKEN}; got mbarrier.StateToken")
-    return phase
 
 
 def _arrive(thread, state, op, bar, count, drop=0, nbytes=0):
@@ -205,7 +198,6 @@ def _probe(op, bar, done, what, deliver, pause):
 
 
 def test_wait(bar, phase, sem=None, scope=None):
-    _parity("mbarrier.test_wait", phase)
     return _probe("mbarrier.test_wait", bar, lambda b: _parity_done(b, phase),
                   f"mbarrier.test_wait(parity {phase & 1})", False, False)
 
@@ -216,7 +208,6 @@ def test_wait_token(bar, token, sem=None, scope=None):
 
 
 def try_wait(bar, phase, suspend_ns=None, sem=None, scope=None):
-    _parity("mbarrier.try_wait", phase)
     return _probe("mbarrier.try_wait", bar, lambda b: _parity_done(b, phase),
                   f"mbarrier.try_wait(parity {phase & 1})", True, True)
 
@@ -227,7 +218,6 @@ def try_wait_token(bar, token, suspend_ns=None, sem=None, scope=None):
 
 
 def wait(bar, phase, sem=None, scope=None):
-    _parity("mbarrier.wait", phase)
     thread, state = enter()
     with CHANGED:
         b = barrier(state, thread, "mbarrier.wait", bar)

@@ -13,7 +13,8 @@ from llvmlite import ir
 
 from amd_asm import ARCHS
 from numba_tma.amd import (AMDArgumentError, AMDError, FEATURES, LLVMVersionError,
-                           UnsupportedArchError, buffer, dma, global_load, sync, targets, tdm)
+                           UnsupportedArchError, buffer, dma, global_load, lanes, sync, targets,
+                           tdm)
 from numba_tma.amd.llvm_ir import i32
 from numba_tma.amd.tdm_layout import TileSpec
 
@@ -51,6 +52,26 @@ CALLS = {
     "async_amd_descriptor_store": lambda k: tdm.emit_tensor_store(k.builder, k.arch, _desc(),
                                                                   k.lds_at(0)),
     "async_amd_descriptor_wait": lambda k: tdm.emit_tensor_wait(k.builder, k.arch, 0),
+    # cross-lane ops: each on this lane's id
+    "wave_id": lambda k: lanes.emit_wave_id(k.builder, k.arch),
+    "lane_id": lambda k: lanes.emit_lane_id(k.builder, k.arch),
+    "readfirstlane": lambda k: lanes.emit_readfirstlane(k.builder, k.arch, k.tid()),
+    "readlane": lambda k: lanes.emit_readlane(k.builder, k.arch, k.tid(), 3),
+    "ds_bpermute": lambda k: lanes.emit_ds_bpermute(k.builder, k.arch, k.tid(), k.tid()),
+    "ds_permute": lambda k: lanes.emit_ds_permute(k.builder, k.arch, k.tid(), k.tid()),
+    "ds_swizzle": lambda k: lanes.emit_ds_swizzle(k.builder, k.arch, k.tid(), 0x401F),
+    "dpp": lambda k: lanes.emit_dpp(k.builder, k.arch, k.tid(), "row_shr:1"),
+    "dpp8": lambda k: lanes.emit_dpp8(k.builder, k.arch, k.tid(), (1, 0, 3, 2, 5, 4, 7, 6)),
+    "permlane16": lambda k: lanes.emit_permlane16(k.builder, k.arch, k.tid(), 0x76543210,
+                                                  0xFEDCBA98),
+    "permlanex16": lambda k: lanes.emit_permlanex16(k.builder, k.arch, k.tid(), 0x76543210,
+                                                    0xFEDCBA98),
+    "permlane16_swap": lambda k: lanes.emit_permlane16_swap(k.builder, k.arch, k.tid(),
+                                                            k.tid())[0],
+    "permlane32_swap": lambda k: lanes.emit_permlane32_swap(k.builder, k.arch, k.tid(),
+                                                            k.tid())[1],
+    "row_reduce": lambda k: lanes.emit_row_reduce(k.builder, k.arch, k.tid(), "sum", 16, "i"),
+    "wave_reduce": lambda k: lanes.emit_wave_reduce(k.builder, k.arch, k.tid(), "max", "u"),
 }
 
 FORBIDDEN = [(op, arch) for op, f in FEATURES.items() for arch in ARCHS if arch not in f.archs]
