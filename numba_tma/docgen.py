@@ -140,6 +140,13 @@ def family_page(family: str) -> str:
             lines += [f"SASS: {', '.join(f'`{s}`' for s in _sass(_op(family, name)))}.", ""]
         if name in declared and _isa(_op(family, name)):
             lines += [f"PTX ISA 9.1: {'; '.join(_isa(_op(family, name)))}.", ""]
+        if name in declared and _op(family, name).refusals:
+            lines += ["Refused (compiled and simulated alike; `tests/test_refusals.py`):", ""]
+            for r in _op(family, name).refusals:
+                call = r.call.replace("\n", "; ")
+                where = f" (compiled only: {r.constant_only})" if r.constant_only else ""
+                lines.append(f"* `{call}`: {r.message}{where}")
+            lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
