@@ -15,7 +15,7 @@ ROOT = pathlib.Path(numba_tma.__file__).parent
 # lowest first; a module is in the layer of its longest matching prefix
 LAYERS = [
     ("base", ["numba_tma.errors", "numba_tma.debugging", "numba_tma.reductions", "numba_tma.cluster_masks",
-              "numba_tma.numba_cuda_hooks"]),
+              "numba_tma.numba_cuda_hooks", "numba_tma.launch_limits"]),
     ("host descriptors", ["numba_tma.descriptors"]),
     ("declaration core", ["numba_tma.intrinsics._core", "numba_tma.intrinsics.debug",
                           "numba_tma.intrinsics.tensor_map_type"]),

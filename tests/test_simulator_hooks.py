@@ -52,3 +52,13 @@ def test_the_kernel_call_that_run_clusters_mirrors_is_unchanged():
     manager = inspect.getsource(kernel.BlockManager.__init__)
     assert "self._f = f" in manager and "self._debug = debug" in manager, "BlockManager keeps f / debug elsewhere"
     assert "self._dynshared_size" in inspect.getsource(kernelapi.FakeCUDAShared.__init__)
+
+
+def test_the_launch_configuration_checked_is_set_where_expected():
+    """Hook 5 wraps ``FakeCUDAKernel.__getitem__`` and checks what it set: the normalised grid and
+    block, and the dynamic shared memory (item 4 of the configuration)."""
+    getitem = inspect.getsource(hooks._original_configure)
+    for piece in ("self.grid_dim, self.block_dim = normalize_kernel_dimensions(", "self.dynshared_size = configuration[3]",
+                  "return self"):
+        assert piece in getitem, f"FakeCUDAKernel.__getitem__ changed ({piece!r}): re-check hooks._configure"
+    assert kernel.FakeCUDAKernel.__getitem__ is hooks._configure, "hook 5 not installed"

@@ -616,6 +616,20 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
     return builder.call(asm, [v for v, _ in operands], attrs=() if memory else ("readnone", "nounwind"))
 
 
+MULTICAST_MARK = "numba_tma.multicast"   # see mark_constant_multicast
+
+
+def mark_constant_multicast(builder, where: str, mask: int) -> None:
+    """Record in the kernel's code that ``where`` (an op, or a mask helper with constant
+    arguments) multicasts with the constant ``mask``: a comment ``// numba_tma.multicast <where>
+    <mask>`` in an inline asm without effects, which the LLVM IR keeps (the launch reads it there:
+    ``numba_cuda_hooks.constant_multicast_masks``, for the kernel and every device function it
+    links) and NVVM drops (the PTX does not change)."""
+    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), f"// {MULTICAST_MARK} {where} {mask:#x}", "",
+                       side_effect=False)
+    builder.call(asm, [], attrs=("readnone", "nounwind"))
+
+
 OPS: dict[str, "PtxOp"] = {}   # every declared op, by its Python name ("tma.load")
 
 
@@ -907,6 +921,8 @@ def build_intrinsic(op: PtxOp):
             for o in op.operands:
                 ty, val = tys[o.name], by_name[o.name]
                 peers = [tys[p] for p in o.peers]
+                if isinstance(o, Multicast) and isinstance(literal(ty), int):
+                    mark_constant_multicast(builder, op.name, literal(ty))
                 try:
                     lowered = o.lower(context, builder, ty, val, *peers)
                 except LateReject as late:

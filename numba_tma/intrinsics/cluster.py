@@ -13,7 +13,7 @@ from numba.cuda.extending import _intrinsic
 from .. import cluster_masks
 from . import debug
 from ._core import (Refusal, I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
-                    emit_asm, exported)
+                    emit_asm, exported, mark_constant_multicast)
 
 SM90 = Requirement((9, 0), (7, 8))
 _BARRIER = "9.7.13.3 barrier.cluster"   # PTX ISA 9.1 (the assembly rows' hand-written PTX)
@@ -214,7 +214,11 @@ def _mask_helper(name, compute, doc):
                 raise OpArgumentError(f"numba_tma: cluster.{name}: argument '{arg}' must be an integer; got {ty}")
         cluster_masks.check(name, **{arg: _known(ty) for arg, ty in zip(params, args)})
 
+        known = [_known(ty) for ty in args]
+
         def codegen(context, builder, sig, llargs):
+            if None not in known:   # a constant mask: the launch checks the cluster holds its blocks
+                mark_constant_multicast(builder, f"cluster.{name}({', '.join(map(str, known))})", compute(*known))
             wide = types.int64(*(types.int64 for _ in sig.args))
             values = [context.cast(builder, v, t, types.int64) for v, t in zip(llargs, sig.args)]
             mask = context.compile_internal(builder, compute, wide, values)

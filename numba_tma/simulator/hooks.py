@@ -23,6 +23,10 @@ release moves one of these names or changes the behaviour relied on.
    blocks of a cluster run at once, each ``BlockManager.run`` in its own host thread.  Shared
    arrays (item 1) are therefore allocated per block, and :func:`peer_array` finds the same
    array in another block of the cluster (distributed shared memory).
+5. **Launch limits** (``FakeCUDAKernel.__getitem__``, numba's ``kernel[grid, block, stream,
+   shared_mem]``, which ``numba_tma.launch`` and :func:`run_clusters` use too): the launch is
+   checked against the H200's limits (:mod:`numba_tma.launch_limits`) before it runs; the
+   kernel's static shared arrays are checked as item 1 allocates them.
 """
 
 from __future__ import annotations
@@ -149,10 +153,30 @@ def _allocation(shared, caller, manager, args):
         array = shared._allocations.get((caller, manager))
         if array is None:
             _forget_finished_blocks(shared, manager)
-            shared.__dict__.setdefault(_ARGS, {}).setdefault(caller, args)
+            allocated = shared.__dict__.setdefault(_ARGS, {})
+            if caller not in allocated and caller != _DYNAMIC:
+                _check_static(shared, allocated, caller, args)
+            allocated.setdefault(caller, args)
             array = memory.allocate(*args, caller, manager)
             shared._allocations[(caller, manager)] = array
     return array
+
+
+def _check_static(shared, allocated, caller, args):
+    """The kernel's static shared arrays with the one at ``caller`` added, against the H200's
+    limits: at most 48 KB (ptxas refuses more: a SimulatorError), and with the launch's dynamic
+    shared memory at most the opt-in maximum (a LaunchError, as the GPU's launch gives)."""
+    from .. import launch_limits
+
+    static = sum(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                 for key, (shape, dtype, _) in list(allocated.items()) + [(caller, args)] if key != _DYNAMIC)
+    try:
+        launch_limits.check_static(static, launch_limits.H200)
+    except launch_limits.LaunchError as refusal:
+        shape, dtype, _ = args
+        raise SimulatorError(f"numba_tma simulator: cuda.shared.array({shape}, {dtype}) at "
+                             f"{os.path.basename(caller[0])}:{caller[1]}: {refusal}") from None
+    launch_limits.check((1, 1, 1), (1, 1, 1), shared._dynshared_size, launch_limits.H200, static=static)
 
 
 def _forget_finished_blocks(shared, manager):
@@ -333,8 +357,25 @@ def _run_block(manager, grid_point, args):
             raise t.exception[0].with_traceback(t.exception[1])
 
 
+# -- 5. launch limits --------------------------------------------------------------------------------
+
+_original_configure = _kernel.FakeCUDAKernel.__getitem__
+
+
+def _configure(self, configuration):
+    """``kernel[grid, block, stream, shared_mem]``, refused if an H200 would not take it (above
+    48 KB of dynamic shared memory only if ``numba_tma.launch`` opted the kernel in to as much)."""
+    from .. import launch_limits
+
+    configured = _original_configure(self, configuration)
+    launch_limits.check(tuple(self.grid_dim), tuple(self.block_dim), self.dynshared_size, launch_limits.H200,
+                        opted_in=self.dynshared_size <= self.__dict__.get(launch_limits.OPTED_IN, 0))
+    return configured
+
+
 def install() -> None:
     """Patch numba-cuda's simulator (idempotent)."""
     BlockThread.__init__ = _thread_init
     _kernelapi.FakeCUDAShared.array = _shared_array
+    _kernel.FakeCUDAKernel.__getitem__ = _configure
     _kernelapi.FakeCUDAModule.syncwarp = _syncwarp
