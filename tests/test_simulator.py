@@ -24,7 +24,7 @@ assert numba_tma.SIMULATOR
 def simulate(body, timeout=300, setup=""):
     """Run ``setup`` and ``body`` under the simulator; return the stdout (stderr on failure, in the
     assertion)."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     with tempfile.TemporaryDirectory() as folder:        # a file, so messages can quote its source lines
         script = pathlib.Path(folder) / "kernel.py"
         script.write_text(PRELUDE + setup + textwrap.dedent(body))
