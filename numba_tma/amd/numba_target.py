@@ -18,14 +18,14 @@ from numba.core.options import TargetOptions
 from numba.core.target_extension import (GPU, dispatcher_registry, jit_registry,
                                          target_registry)
 
-from . import codegen, power, targets
+from . import codegen, power, targets, vmcnt
 from .dma import AsyncGroups
 from .errors import UnsupportedArchError
 
 TARGET_NAME = "amdgcn"
-#: archs whose DMA waits count every vector-memory instruction (vmcnt), so that
-#: compile() counts them in the assembly (see vmcnt.py)
-VMCNT_ARCHS = (targets.CDNA3, targets.CDNA4)
+#: each arch's DMA wait counter, which compile() counts in the assembly (see vmcnt.py):
+#: every vector-memory instruction on gfx9 (vmcnt), the async LDS copies on gfx1250
+WAIT_COUNTERS = {targets.CDNA3: vmcnt.VMCNT, targets.CDNA4: vmcnt.VMCNT, targets.GFX1250: vmcnt.ASYNCCNT}
 
 
 class AMDGCN(GPU):
@@ -111,7 +111,7 @@ class AMDTargetContext(BaseContext):
         *max_workgroup_size*: the compile's promise, or None (see ``lanes.wave_id``)."""
         self.one_wave = one_wave
         self.max_workgroup_size = max_workgroup_size
-        self.async_record = AsyncGroups(marked=self.arch in VMCNT_ARCHS)
+        self.async_record = AsyncGroups(marked=self.arch in WAIT_COUNTERS)
         self.async_groups_by_function = {}
 
     def load_additional_registries(self):
