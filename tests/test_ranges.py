@@ -6,7 +6,6 @@ import numba
 import numpy as np
 import pytest
 from numba import cuda
-from numba.cuda import types
 
 from numba_tma import (OpArgumentError, SharedMemoryPlan, SharedMemoryPlanError, TensorMap, debug, inspect, mbarrier,
                        tensormap, tma)

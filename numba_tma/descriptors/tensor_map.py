@@ -28,7 +28,7 @@ from .encode import encode_im2col, encode_tiled, replace_address
 from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
 from .tile_layout import DTYPES as _DTYPES
-from .tile_layout import TileLayout, dtype_name, kernel_type
+from .tile_layout import TileLayout, kernel_type
 from .validate import INNER_ALIGN, RANK, _int, check_global_address, swizzle_span
 from .validate import _ints as _int_list
 
