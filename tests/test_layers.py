@@ -17,7 +17,7 @@ LAYERS = [
     ("base", ["numba_tma.errors", "numba_tma.debugging", "numba_tma.reductions", "numba_tma.cluster_masks",
               "numba_tma.numba_cuda_hooks"]),
     ("host descriptors", ["numba_tma.descriptors"]),
-    ("declaration core", ["numba_tma.intrinsics._core", "numba_tma.intrinsics.debug",
+    ("declaration core", ["numba_tma.declarations", "numba_tma.intrinsics._core", "numba_tma.intrinsics.debug",
                           "numba_tma.intrinsics.tensor_map_type"]),
     ("op families and their twins", ["numba_tma.intrinsics", "numba_tma.simulator", "numba_tma.amd"]),
     ("the families this process runs", ["numba_tma.ops"]),
