@@ -263,11 +263,13 @@ class Sample:
     claims, must put the hand-written ``isa`` lines into the assembly, in order (``{arch: lines}``,
     ``""`` for every other arch).  Registers are placeholders (:data:`ISA_PLACEHOLDERS`), the rest
     literal.  ``ref``: the documents the lines were written from (the arch's ISA guide, LLVM's
-    AMDGPUUsage / AMDGPUModifierSyntax)."""
+    AMDGPUUsage / AMDGPUModifierSyntax); ``archs``: the claimed archs the row is for (default:
+    all of them)."""
 
     call: str
     isa: object
     ref: str
+    archs: tuple = ()
 
     def lines(self, arch):
         isa = self.isa if not isinstance(self.isa, Mapping) else self.isa.get(arch, self.isa.get(""))

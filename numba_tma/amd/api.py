@@ -57,7 +57,7 @@ workitem_id_x = AmdOp(
     or its low 10 bits (gfx1250, where the ids are packed).  All archs.
 
     Example: ``lane = amd.workitem_id_x()``""",
-    samples=(Sample("y[amd.workitem_id_x()] = 1.0", {"gfx1250": "v_and_b32_e32 %v, 0x3ff, v0",
+    samples=(Sample("y[amd.workitem_id_x()] = 1.0", {"gfx1250": "global_store_b32 %v, %v, %s scale_offset",
                                                       "": "global_store_dword %v, %v, %s"},
                     "AMDGPUUsage: Initial Kernel Execution State (work-item id in v0)"),),
     refusals=(Refusal("amd.workitem_id_x(0)", "workitem_id_x takes ()"),),
@@ -69,7 +69,8 @@ workgroup_id_x = AmdOp(
     doc="""The workgroup's x index in the grid (``blockIdx.x``), in an SGPR.  All archs.
 
     Example: ``block = amd.workgroup_id_x()``""",
-    samples=(Sample("y[amd.workgroup_id_x()] = 1.0", "global_store_dword %v, %v, %s",
+    samples=(Sample("y[amd.workgroup_id_x()] = 1.0", {"gfx1250": "global_store_b32 %v, %v, %s scale_offset",
+                                                       "": "global_store_dword %v, %v, %s"},
                     "AMDGPUUsage: Initial Kernel Execution State (work-group id in an SGPR)"),),
     refusals=(Refusal("amd.workgroup_id_x(0)", "workgroup_id_x takes ()"),),
 ).intrinsic()
@@ -145,8 +146,9 @@ lds_array = AmdOp(
 
     Example: ``tile = lds_array(1024, numba.float32)``""",
     samples=(Sample("t = amd.lds_array(64, numba.float32)\nt[lane] = 1.0\ny[lane] = t[63 - lane]",
-                    ("ds_write_b32 %v, %v", "ds_read_b32 %v, %v"),
-                    "CDNA3 ISA 12.x DS instructions (ds_write_b32 / ds_read_b32)"),),
+                    {"gfx1250": ("ds_store_b32 %v, %v", "ds_load_b32 %v, %v"),
+                     "": ("ds_write_b32 %v, %v", "ds_read_b32 %v, %v")},
+                    "CDNA3 ISA 12.x DS instructions; GFX12 renames them ds_store / ds_load"),),
     refusals=(Refusal("amd.lds_array(0, numba.float32)", "lds_array: shape must be a positive int"),
               Refusal("amd.lds_array(4, 4)", "lds_array: dtype must be a scalar Numba or NumPy dtype")),
 ).intrinsic()
@@ -228,8 +230,8 @@ buffer_load_to_local = AmdOp(
     samples=(Sample("amd.buffer_load_to_local(tile, x, lane)", "buffer_load_dword %v, %s, 0 offen lds",
                     "CDNA3 ISA 9.1 MUBUF (LDS = 1: the data goes to LDS at M0)"),
              Sample("amd.buffer_load_to_local(tile, x, lane, width=16)",
-                    {"gfx950": "buffer_load_dwordx4 %v, %s, 0 offen lds", "": "s_endpgm"},
-                    "CDNA4 ISA MUBUF (buffer_load_dwordx4 to LDS)")),
+                    "buffer_load_dwordx4 %v, %s, 0 offen lds", "CDNA4 ISA MUBUF (buffer_load_dwordx4 to LDS)",
+                    archs=("gfx950",))),
     refusals=(Refusal("amd.buffer_load_to_local(x, x, lane)", "buffer_load_to_local: dest must be an LDS array"),
               Refusal("amd.buffer_load_to_local(tile, x, 1.5)", "buffer_load_to_local: offsets must be an integer")),
 ).intrinsic()
@@ -276,7 +278,7 @@ async_load = AmdOp(
 
     Example: ``async_load(x, base + lane, tile[w * 64:]); async_load_commit_group()``""",
     samples=(Sample("amd.async_load(x, lane, tile)",
-                    {"gfx1250": "global_load_async_to_lds_b32 %v, %v, %s",
+                    {"gfx1250": "global_load_async_to_lds_b32 %v, %v, %s scale_offset",
                      "": "global_load_lds_dword %v, %s"},
                     "CDNA3 ISA 9.1.x global_load_lds_dword; LLVM AMDGPUUsage (global_load_async_to_lds)"),),
     refusals=(Refusal("amd.async_load(x, lane, y)", "async_load: result must be an LDS array"),

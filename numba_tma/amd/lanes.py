@@ -642,7 +642,7 @@ readfirstlane = AmdOp(
 
     Example: ``base = amd.readfirstlane(numba.int32(slot * 256))``""",
     samples=(Sample(_V + "amd.readfirstlane(x[lane])", "v_readfirstlane_b32 %s, %v", _REF),),
-    refusals=(Refusal(_V + "amd.readfirstlane(lane)", "readfirstlane: value must be an int32, uint32 or float32"),),
+    refusals=(Refusal(_V + "amd.readfirstlane(x)", "readfirstlane: value must be an int32, uint32 or float32"),),
 ).intrinsic()
 
 
@@ -944,8 +944,8 @@ row_reduce = AmdOp(
 
     Example: ``s = amd.row_reduce(x, "sum", 16)`` (the sum of each row of 16 lanes)""",
     samples=(Sample(_V + 'amd.row_reduce(x[lane], "sum", 4)',
-                    ("v_add_f32_dpp %v, %v, %v quad_perm:[2,3,0,1] row_mask:0xf bank_mask:0xf",
-                     "v_add_f32_dpp %v, %v, %v quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf"), _REF),),
+                    ("v_add_f32_dpp %v, %v, %v quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf bound_ctrl:1",
+                     "v_add_f32_dpp %v, %v, %v quad_perm:[2,3,0,1] row_mask:0xf bank_mask:0xf bound_ctrl:1"), _REF),),
     refusals=(Refusal(_V + 'amd.row_reduce(x[lane], "sum", 3)', "row_reduce: width must be 2, 4, 8, 16, 32"),
               Refusal(_V + 'amd.row_reduce(x[lane], "prod")', "row_reduce: op must be one of")),
 ).intrinsic()
