@@ -77,7 +77,7 @@ class Operand:
 
     default = REQUIRED
     peers: tuple = ()   # names of other operands whose types this one's checks and lowering read
-    annotation = "Any"
+    annotation: str | None = None   # every operand kind says it (docgen refuses one that does not)
 
     def __init__(self, name: str):
         self.name = name
@@ -206,9 +206,18 @@ class Declaration:
             self.check(**{o.name: tys[o.name] for o in self.operands}, **chosen)
         return chosen
 
-    # -- documentation ---------------------------------------------------------------------------
+    # -- documentation and the catalogue ---------------------------------------------------------
     def code_block(self) -> tuple[str, str]:
         """``(title, text)``: what the op emits, as its docstring shows it (``"PTX"``, ...)."""
+        raise NotImplementedError
+
+    def words(self) -> list[str]:
+        """Everything the op is found by (``numba_tma.catalog.find``): its name, its TLX / anchor
+        names and what it emits (a binding adds its instruction names)."""
+        return [self.name, *self.tlx]
+
+    def result_annotation(self) -> str:
+        """What the op returns, as the type stubs write it."""
         raise NotImplementedError
 
     def docstring(self) -> str:

@@ -280,7 +280,7 @@ class Sample:
 class AmdOp(Declaration):
     """One AMD op, declared once (see the module docstring).  ``name``: ``"amd.op"``.
     ``llvm``: the LLVM intrinsics it calls; ``isa``: the instructions they become (both found by
-    :func:`numba_tma.catalog.find`)."""
+    :func:`numba_tma.catalog.find`); ``result``: what it returns, as the stubs write it."""
 
     name: str
     typing: Callable
@@ -295,12 +295,19 @@ class AmdOp(Declaration):
     qualifiers: tuple = ()
     check: Callable | None = None
     order: tuple = ()
+    result: str = "None"
 
     vendor, twin = "amd", False   # numba-cuda's simulator is CUDA-only
 
     def code_block(self):
         lines = list(self.llvm) or ["(no LLVM intrinsic: integer IR only)"]
         return "LLVM", "\n".join(lines + ([f"-> {', '.join(self.isa)}"] if self.isa else []))
+
+    def words(self):
+        return super().words() + list(self.llvm) + list(self.isa)
+
+    def result_annotation(self):
+        return self.result
 
     def intrinsic(self):
         """The Numba intrinsic (``amdgcn`` target) for this op, registered in ``OPS``."""

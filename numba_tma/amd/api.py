@@ -51,7 +51,7 @@ def _read_id(llvm_name):
 
 
 workitem_id_x = AmdOp(
-    "amd.workitem_id_x", _read_id("llvm.amdgcn.workitem.id.x"), need=Requirement(ALL, 15),
+    "amd.workitem_id_x", _read_id("llvm.amdgcn.workitem.id.x"), result="int", need=Requirement(ALL, 15),
     llvm=("llvm.amdgcn.workitem.id.x",),
     doc="""This lane's x index in its workgroup (``threadIdx.x``): VGPR v0 at kernel entry (gfx9),
     or its low 10 bits (gfx1250, where the ids are packed).  All archs.
@@ -64,7 +64,7 @@ workitem_id_x = AmdOp(
 ).intrinsic()
 
 workgroup_id_x = AmdOp(
-    "amd.workgroup_id_x", _read_id("llvm.amdgcn.workgroup.id.x"), need=Requirement(ALL, 15),
+    "amd.workgroup_id_x", _read_id("llvm.amdgcn.workgroup.id.x"), result="int", need=Requirement(ALL, 15),
     llvm=("llvm.amdgcn.workgroup.id.x",),
     doc="""The workgroup's x index in the grid (``blockIdx.x``), in an SGPR.  All archs.
 
@@ -134,7 +134,7 @@ def _lds_array(shape, dtype):
 
 lds_array = AmdOp(
     "amd.lds_array", _lds_array, (Typed("shape", "int | tuple[int, ...]"), Typed("dtype", "type")),
-    need=Requirement(ALL, 15),
+    result="LDSArray", need=Requirement(ALL, 15),
     doc="""A C-contiguous array in LDS (``addrspace(3)``), like ``cuda.shared.array``.
 
     *shape*: a positive int or a tuple of them, constants.  *dtype*: a scalar dtype.
@@ -560,7 +560,7 @@ make_tensor_descriptor = AmdOp(
     "amd.make_tensor_descriptor", _make_tensor_descriptor,
     (Array("array", "global"), Const("block_shape", annotation="tuple[int, ...]"), Const("pad_interval", 0),
      Const("pad_amount", 0)),
-    need=TDM, tlx=("tlx.make_tensor_descriptor",),
+    result="TensorDescriptor", need=TDM, tlx=("tlx.make_tensor_descriptor",),
     doc="""TDM descriptor (groups 0-3) of a C-contiguous global *array*, copied in blocks of
     *block_shape* (constant tuple).  *pad_interval*/*pad_amount* (elements) pad the LDS
     copy.  Pure SALU integer code, no instruction of its own; gfx1250 only.
@@ -593,7 +593,7 @@ def _update_tensor_descriptor(desc, add_offsets, set_bounds, pred, clamp_bounds)
 update_tensor_descriptor = AmdOp(
     "amd.update_tensor_descriptor", _update_tensor_descriptor,
     (Descriptor("desc"), Ints("add_offsets"), Ints("set_bounds"), Pred("pred"), Flag("clamp_bounds", True)),
-    need=TDM,
+    result="TensorDescriptor", need=TDM,
     doc="""A moved / re-bounded / re-predicated copy of *desc*: integer IR on the descriptor
     groups, no instruction of its own (gfx1250 only).  *add_offsets* and *set_bounds*
     are tuples of ints (row-major); with *clamp_bounds* the bounds shrink by the offsets.

@@ -588,7 +588,7 @@ def _wave_id_codegen(context, builder, sig, args):
 
 
 wave_id = AmdOp(
-    "amd.wave_id", lambda: (types.int32, _wave_id_codegen), need=targets.Requirement(ALL, 22),
+    "amd.wave_id", lambda: (types.int32, _wave_id_codegen), result="int", need=targets.Requirement(ALL, 22),
     llvm=("llvm.amdgcn.workitem.id.x", "llvm.amdgcn.readfirstlane.i32", "llvm.assume"), isa=("v_readfirstlane_b32",),
     doc="""This wave's index in its (1-D) workgroup, wave-uniform: ``workitem_id_x() //
     wave_size`` as LLVM knows to be the same in every lane of the wave.
@@ -613,7 +613,7 @@ def _lane_id_codegen(context, builder, sig, args):
 
 
 lane_id = AmdOp(
-    "amd.lane_id", lambda: (types.int32, _lane_id_codegen), need=targets.Requirement(ALL, 22),
+    "amd.lane_id", lambda: (types.int32, _lane_id_codegen), result="int", need=targets.Requirement(ALL, 22),
     llvm=("llvm.amdgcn.mbcnt.lo", "llvm.amdgcn.mbcnt.hi"), isa=("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"),
     doc="""This lane's index within its wave (0..63 on gfx942/gfx950, 0..31 on gfx1250).
 
@@ -630,7 +630,7 @@ lane_id = AmdOp(
 readfirstlane = AmdOp(
     "amd.readfirstlane",
     _same(lambda context, builder, sig, args: emit_readfirstlane(builder, _arch(context), args[0])),
-    (LaneValue("value", wide=True),), need=targets.Requirement(ALL, 22),
+    (LaneValue("value", wide=True),), result="int | float", need=targets.Requirement(ALL, 22),
     llvm=("llvm.amdgcn.readfirstlane",), isa=("v_readfirstlane_b32",),
     doc="""The value of the wave's lowest active lane, in every lane: wave-uniform.
 
@@ -659,7 +659,7 @@ def _readlane(value, lane):
 
 
 readlane = AmdOp(
-    "amd.readlane", _readlane, (LaneValue("value", wide=True), Int("lane")), need=targets.Requirement(ALL, 22),
+    "amd.readlane", _readlane, (LaneValue("value", wide=True), Int("lane")), result="int | float", need=targets.Requirement(ALL, 22),
     llvm=("llvm.amdgcn.readlane",), isa=("v_readlane_b32",),
     doc="""The value of lane *lane* of the wave, in every lane: wave-uniform.
 
@@ -681,7 +681,7 @@ def _crossbar(emit):
 
 ds_bpermute = AmdOp(
     "amd.ds_bpermute", _crossbar(emit_ds_bpermute), (LaneValue("value"), Int("src_lane")),
-    need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.bpermute",), isa=("ds_bpermute_b32",),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.bpermute",), isa=("ds_bpermute_b32",),
     doc="""Gather: this lane gets *value* of lane *src_lane* (modulo the wave size).
 
     ISA: ``ds_bpermute_b32``, which takes the byte address ``4 * src_lane`` (emitted here) and
@@ -695,7 +695,7 @@ ds_bpermute = AmdOp(
 
 ds_permute = AmdOp(
     "amd.ds_permute", _crossbar(emit_ds_permute), (LaneValue("value"), Int("dst_lane")),
-    need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.permute",), isa=("ds_permute_b32",),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.permute",), isa=("ds_permute_b32",),
     doc="""Scatter: this lane's *value* goes to lane *dst_lane* (modulo the wave size); when
     several lanes send to one lane the highest-numbered sender wins (the ISA's
     pseudocode; its prose leaves it to "standard LDS arbitration rules"), and a lane that
@@ -720,7 +720,7 @@ def _ds_swizzle(value, pattern):
 
 ds_swizzle = AmdOp(
     "amd.ds_swizzle", _ds_swizzle, (LaneValue("value"), Const("pattern", annotation="int | str")),
-    need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.swizzle",), isa=("ds_swizzle_b32",),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.swizzle",), isa=("ds_swizzle_b32",),
     doc="""This lane gets *value* of the lane that the constant *pattern* names.
 
     ISA: ``ds_swizzle_b32 vdst, vsrc offset:pattern``; no LDS memory is touched; waits on
@@ -755,7 +755,7 @@ dpp = AmdOp(
     "amd.dpp", _dpp,
     (LaneValue("value"), Const("ctrl", annotation="str | int"), Const("row_mask", 0xF, lo=0, hi=0xF),
      Const("bank_mask", 0xF, lo=0, hi=0xF), Flag("bound_ctrl", False), Like("old", "value", default=None)),
-    need=targets.Requirement(ALL, 22),  # which controls, per arch: DPP_CONTROLS
+    result="int | float", need=targets.Requirement(ALL, 22),  # which controls, per arch: DPP_CONTROLS
     llvm=("llvm.amdgcn.update.dpp",), isa=("v_mov_b32_dpp",),
     doc="""Move *value* between lanes with a DPP control: this lane gets the value of the
     lane *ctrl* names, within its row of 16 lanes (or the wave, for wave shifts).
@@ -794,7 +794,7 @@ def _dpp8(value, selects):
 
 dpp8 = AmdOp(
     "amd.dpp8", _dpp8, (LaneValue("value"), Const("selects", annotation="tuple[int, ...]")),
-    need=targets.Requirement(GFX1250, 22),  # a GFX10+ encoding: "Cannot select" on gfx9
+    result="int | float", need=targets.Requirement(GFX1250, 22),  # a GFX10+ encoding: "Cannot select" on gfx9
     llvm=("llvm.amdgcn.mov.dpp8",), isa=("v_mov_b32_dpp dpp8",),
     doc="""This lane gets *value* of lane ``(lane & ~7) | selects[lane & 7]``: a permutation
     within each group of 8 lanes.
@@ -833,7 +833,7 @@ _PERMLANE_OPERANDS = (LaneValue("value"), Int("sel_lo"), Int("sel_hi"), Flag("fi
 
 permlane16 = AmdOp(
     "amd.permlane16", _permlane("permlane16", emit_permlane16), _PERMLANE_OPERANDS,
-    need=targets.Requirement(GFX1250, 22), llvm=("llvm.amdgcn.permlane16",), isa=("v_permlane16_b32",),
+    result="int | float", need=targets.Requirement(GFX1250, 22), llvm=("llvm.amdgcn.permlane16",), isa=("v_permlane16_b32",),
     doc="""Lane k of each row of 16 gets *value* of lane ``sel[k]`` of the same row, ``sel[k]``
     being nibble k of the 64-bit ``sel_hi:sel_lo`` (lanes 0-7 from *sel_lo*).
 
@@ -849,7 +849,7 @@ permlane16 = AmdOp(
 
 permlanex16 = AmdOp(
     "amd.permlanex16", _permlane("permlanex16", emit_permlanex16), _PERMLANE_OPERANDS,
-    need=targets.Requirement(GFX1250, 22), llvm=("llvm.amdgcn.permlanex16",), isa=("v_permlanex16_b32",),
+    result="int | float", need=targets.Requirement(GFX1250, 22), llvm=("llvm.amdgcn.permlanex16",), isa=("v_permlanex16_b32",),
     doc="""As :func:`permlane16`, but lane k of each row reads lane ``sel[k]`` of the *other* row of
     its pair (row 0 reads row 1, row 1 reads row 0).
 
@@ -875,7 +875,7 @@ def _swap(emit):
 
 permlane16_swap = AmdOp(
     "amd.permlane16_swap", _swap(emit_permlane16_swap), (LaneValue("a"), Like("b", "a")),
-    need=targets.Requirement((targets.CDNA4, targets.GFX1250), 22), llvm=("llvm.amdgcn.permlane16.swap",),
+    result="tuple[int | float, int | float]", need=targets.Requirement((targets.CDNA4, targets.GFX1250), 22), llvm=("llvm.amdgcn.permlane16.swap",),
     isa=("v_permlane16_swap_b32",),
     doc="""Swap rows between two values: the odd rows (lanes 16-31, 48-63) of *a* trade places with
     the even rows (lanes 0-15, 32-47) of *b*; returns the new ``(a, b)``.
@@ -890,7 +890,7 @@ permlane16_swap = AmdOp(
 
 permlane32_swap = AmdOp(
     "amd.permlane32_swap", _swap(emit_permlane32_swap), (LaneValue("a"), Like("b", "a")),
-    need=targets.Requirement((targets.CDNA4,), 22), llvm=("llvm.amdgcn.permlane32.swap",),
+    result="tuple[int | float, int | float]", need=targets.Requirement((targets.CDNA4,), 22), llvm=("llvm.amdgcn.permlane32.swap",),
     isa=("v_permlane32_swap_b32",),
     doc="""Swap half waves between two values: lanes 32-63 of *a* trade places with lanes 0-31 of
     *b*; returns the new ``(a, b)``.
@@ -924,7 +924,7 @@ def _row_reduce(value, op, width):
 
 row_reduce = AmdOp(
     "amd.row_reduce", _row_reduce, (LaneValue("value"), Const("op", annotation="str"), Const("width", 16)),
-    need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.update.dpp",), isa=("v_add_f32_dpp", "v_max_f32_dpp"),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.update.dpp",), isa=("v_add_f32_dpp", "v_max_f32_dpp"),
     doc="""Reduce *value* over each aligned group of *width* lanes (lanes ``g*width`` to
     ``g*width + width - 1``); every lane of the group gets the group's result.
 
@@ -961,7 +961,7 @@ def _wave_reduce(value, op):
 
 wave_reduce = AmdOp(
     "amd.wave_reduce", _wave_reduce, (LaneValue("value"), Const("op", annotation="str")),
-    need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.update.dpp", "llvm.amdgcn.readlane"),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.update.dpp", "llvm.amdgcn.readlane"),
     isa=("v_max_f32_dpp", "v_readlane_b32"),
     doc="""Reduce *value* over the whole wave (64 lanes on gfx942/gfx950, 32 on gfx1250);
     the result is wave-uniform (an SGPR) and the same in every lane.

@@ -193,6 +193,8 @@ class Int(Operand):
     so in the op's own terms.
     """
 
+    annotation = "int"
+
     def __init__(self, name: str, bits: int = 32, signed: bool = False, lo: int | None = None,
                  hi: int | None = None, rule: str | None = None):
         super().__init__(name)
@@ -212,6 +214,8 @@ class Int(Operand):
 
 class Float(Operand):
     """A float32 operand (``f``) in ``(lo, hi]``, checked when constant; optional with ``default``."""
+
+    annotation = "float"
 
     def __init__(self, name: str, lo: float, hi: float, default=REQUIRED):
         super().__init__(name)
@@ -235,6 +239,8 @@ class Float(Operand):
 
 class Const(Operand):
     """A compile-time integer in ``[lo, hi]`` written into the PTX text (an immediate)."""
+
+    annotation = "int"
 
     def __init__(self, name: str, lo: int, hi: int, rule: str | None = None):
         super().__init__(name)
@@ -269,6 +275,8 @@ class GlobalArray(Operand):
     """A device array in global memory (or a slice of one, e.g. a row of a pitched 2-D array);
     the op uses element 0's 64-bit address (``l``).  Whether the array really lives in global
     memory is not visible in its Numba type and is not checked."""
+
+    annotation = "DeviceArray"
 
     def __init__(self, name: str, what: str = "a device array in global memory", dtypes: Sequence = ()):
         super().__init__(name)
@@ -313,6 +321,8 @@ class SharedArray(Operand):
     array really lives in shared memory is not visible in its Numba type and is not checked.
     """
 
+    annotation = "SharedArray"
+
     def __init__(self, name: str, dtypes: Sequence = (), what: str = "a shared array",
                  contiguous: bool = False, align: int = 1, why: str = ""):
         super().__init__(name)
@@ -349,6 +359,8 @@ class IntTuple(Operand):
     """A tuple of integers, each cast to a ``bits``-bit int (``r`` for 32, ``h`` for 16);
     ``lengths`` lists the tuple lengths allowed."""
 
+    annotation = "tuple[int, ...]"
+
     def __init__(self, name: str, lengths: Sequence[int], bits: int = 32, range: tuple | None = None):
         super().__init__(name)
         self.lengths, self.bits = tuple(lengths), bits
@@ -384,6 +396,8 @@ class Value(Operand):
     (32 or 64 bits, integer or float; floats travel as their bits), at most ``max_bits`` in all.
     Adds the template keys ``{vec}`` (``""``, ``.v2``, ``.v4``) and ``{bits}`` (``.b32``, ``.b64``).
     """
+
+    annotation = "int | float | tuple[int | float, ...]"
 
     def __init__(self, name: str, like: str, lengths: Sequence[int] = (1, 2, 4), max_bits: int = 128):
         super().__init__(name)
@@ -435,6 +449,8 @@ class CacheHint(Operand):
     ``.L2::cache_hint`` to the instruction (template key ``{cache_hint}``) and the policy operand
     (``{policy}``, with its leading comma)."""
 
+    annotation = "int | None"
+
     default = None
 
     def __init__(self, name: str = "cache_hint"):
@@ -462,6 +478,8 @@ class Multicast(Operand):
     """``multicast=None``: a 16-bit mask of the cluster's CTAs (bit ``r`` for rank ``r``) that also
     receive the data; given, it adds ``.multicast::cluster`` (template key ``{multicast}``) and the
     mask operand (``{mask}``, with its leading comma)."""
+
+    annotation = "int | None"
 
     default = None
 
@@ -497,6 +515,7 @@ class Optional(Operand):
     def __init__(self, inner: Operand, default, need: "Requirement | None" = None):
         super().__init__(inner.name)
         self.inner, self.default, self.need = inner, default, need
+        self.annotation = inner.annotation if inner.annotation.endswith("| None") else f"{inner.annotation} | None"
 
     def check(self, op_name, ty):
         if not _omitted(ty):
@@ -710,6 +729,15 @@ class PtxOp(Declaration):
 
     def code_block(self):
         return "PTX", self.ptx_text()
+
+    def words(self):
+        texts = super().words() + [self.ptx_text(chosen) for chosen in self.instances()]
+        for sample in self.samples:
+            texts += [sample.sass] if isinstance(sample.sass, str) else list(sample.sass.values())
+        return texts
+
+    def result_annotation(self):
+        return "None" if self.returns == types.void else "bool" if self.returns == types.boolean else "int"
 
     def intrinsic(self):
         """The Numba intrinsic for this op, registered in :data:`OPS` (the public ops)."""
