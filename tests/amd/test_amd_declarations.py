@@ -5,7 +5,7 @@ compiled path only: AMD ops declare no simulator twin (numba-cuda's simulator is
 import numba
 import pytest
 
-from numba_tma import OpArgumentError, amd
+from numba_tma import ArchError, OpArgumentError, amd
 from numba_tma.amd._core import Sample, isa_missing
 from numba_tma.declarations import OPS
 
@@ -28,6 +28,8 @@ def _kernel(call):
 
 SAMPLES = [pytest.param(op, sample, arch, id=f"{name}-{i}-{arch}") for name, op in AMD_OPS
            for i, sample in enumerate(op.samples) for arch in sample.archs or op.need.archs]
+UNCLAIMED = [pytest.param(op, arch, id=f"{name}-{arch}") for name, op in AMD_OPS
+             for arch in amd.ARCHS if arch not in op.need.archs]
 REFUSALS = [pytest.param(op, r, id=f"{name}-{i}") for name, op in AMD_OPS for i, r in enumerate(op.refusals)]
 
 
@@ -40,6 +42,15 @@ def test_every_amd_op_has_samples_refusals_and_no_twin():
 def test_op_assembles_to_its_isa_lines(op, sample, arch):
     asm = amd.compile(_kernel(sample.call), SIG, arch).asm
     assert not isa_missing(sample.lines(arch), asm), f"not in the {arch} assembly (written from {sample.ref})"
+
+
+@pytest.mark.parametrize("op,arch", UNCLAIMED)
+def test_an_arch_the_op_does_not_claim_is_refused(op, arch):
+    """Before LLVM runs (which would abort the process), naming the archs that have it (a TDM
+    sample's descriptor is refused first, by make_tensor_descriptor, which has the same archs)."""
+    with pytest.raises(ArchError) as info:
+        amd.compile(_kernel(op.samples[0].call), SIG, arch)
+    assert f"available on {', '.join(op.need.archs)} only; requested arch is {arch}" in str(info.value)
 
 
 @pytest.mark.parametrize("op,refusal", REFUSALS)

@@ -79,12 +79,13 @@ CALLS = {
     "wave_reduce": lambda k: lanes.emit_wave_reduce(k.builder, k.arch, k.tid(), "max", "u"),
 }
 
-FORBIDDEN = [(op, arch) for op, f in FEATURES.items() for arch in ARCHS if arch not in f.archs]
-ALLOWED = [(op, arch) for op, f in FEATURES.items() for arch in f.archs]
+# the emitters, called directly (each op's own claims: tests/amd/test_amd_declarations.py)
+FORBIDDEN = [(op, arch) for op in CALLS for arch in ARCHS if arch not in FEATURES[op].archs]
+ALLOWED = [(op, arch) for op in CALLS for arch in FEATURES[op].archs]
 
 
-def test_every_feature_has_a_call():
-    assert set(CALLS) == set(FEATURES)
+def test_every_call_is_of_a_declared_requirement():
+    assert set(CALLS) <= set(FEATURES)
 
 
 @pytest.mark.parametrize("op,arch", FORBIDDEN)
