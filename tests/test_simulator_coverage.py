@@ -11,7 +11,8 @@ from numba_tma.simulator import FAMILIES, tensor
 
 
 def test_every_public_op_has_a_twin():
-    public = set(_core.OPS) | {f"cluster.{h}" for h in cluster_ops.HELPERS} | {f"tma.{a}" for a in tma_ops.ALIASES}
+    """Every op whose declaration says it has a twin (the NVIDIA ones; AMD ops declare none)."""
+    public = {name for name, op in _core.OPS.items() if op.twin} | {f"cluster.{h}" for h in cluster_ops.HELPERS} | {f"tma.{a}" for a in tma_ops.ALIASES}
     missing = sorted(n for n in public if not hasattr(FAMILIES[n.split(".")[0]], n.split(".", 1)[1]))
     assert not missing, f"ops without a simulator twin: {missing}"
 
@@ -21,6 +22,8 @@ def test_every_twin_takes_its_declarations_parameters():
     holds only semantics: its signature, defaults and argument rules are the declaration's)."""
     wrong = []
     for name, op in sorted(_core.OPS.items()):
+        if not op.twin:
+            continue
         family, short = name.split(".", 1)
         call = getattr(FAMILIES[family], short)
         declared = list(op.signature.parameters)

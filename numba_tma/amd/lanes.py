@@ -25,8 +25,9 @@ import re
 from llvmlite import ir
 from numba.core import types
 
+from ..declarations import Refusal
 from . import targets
-from .api import _const, _const_bool, _intrinsic, _shown, _ty
+from ._core import LANE_KINDS, AmdOp, Const, Flag, Int, LaneValue, Like, Sample, const, is_given
 from .errors import AMDArgumentError
 from .llvm_ir import I1, I32, call_intrinsic, i32
 from .llvm_ir import lane_id as _lane_index_ir
@@ -224,32 +225,6 @@ def swizzle_pattern(op, pattern):
 
 
 # -- value types -----------------------------------------------------------------------
-
-_KINDS = {types.float32: "f", types.int32: "i", types.uint32: "u"}
-_64 = {types.float64, types.int64, types.uint64}
-
-
-def _require_lane_value(op, name, value, wide=False):
-    """*value* must be a 32-bit int32 / uint32 / float32 (or, with *wide*, also a
-    64-bit one); returns the Numba type."""
-    ok = value in _KINDS or (wide and value in _64)
-    if not ok:
-        allowed = "an int32, uint32 or float32" + (" (or int64, uint64, float64)" if wide else "")
-        hint = ""
-        if isinstance(value, types.Integer) and value.bitwidth == 64:
-            hint = ("; Numba computes integer arithmetic in 64 bits: convert with "
-                    "numba.int32(...) or numba.uint32(...)")
-        elif value == types.float64:
-            hint = "; convert with numba.float32(...)"
-        raise AMDArgumentError(f"{op}: {name} must be {allowed} value, got "
-                               f"{_shown(value)}{hint}")
-    return value
-
-
-def _require_int(op, name, value):
-    if not isinstance(value, types.Integer) or isinstance(value, types.Boolean):
-        raise AMDArgumentError(f"{op}: {name} must be an integer, got {_shown(value)}")
-
 
 def _as_i32(builder, value):
     """A 32-bit float or int IR value as i32 (the LDS crossbar and permlanes move i32)."""
@@ -586,7 +561,12 @@ def emit_wave_reduce(builder, arch, value, op, kind):
     return _run_plan(builder, arch, wave_plan(arch), value, op, kind)
 
 
-# -- Numba ops -------------------------------------------------------------------------
+# -- the ops ---------------------------------------------------------------------------
+
+ALL, GFX1250 = targets.ALL, (targets.GFX1250,)
+_REF = "AMD CDNA3 ISA (VOP1 / DS / DPP); LLVM AMDGPUModifierSyntax"
+_V = "y[lane] = "   # a sample stores the op's result, so LLVM keeps it
+
 
 def _arch(context):
     return context.arch
@@ -596,154 +576,192 @@ def _lane_index(context, builder, ty, value):
     return context.cast(builder, value, ty, types.int32)
 
 
-@_intrinsic
-def wave_id(typingctx):
-    """This wave's index in its (1-D) workgroup, wave-uniform: ``workitem_id_x() //
+def _same(emit):
+    """The typing of an op whose result has the type of its ``value``."""
+    def typing(value, **_):
+        return value, emit
+    return typing
+
+
+def _wave_id_codegen(context, builder, sig, args):
+    return emit_wave_id(builder, _arch(context), context.max_workgroup_size)
+
+
+wave_id = AmdOp(
+    "amd.wave_id", lambda: (types.int32, _wave_id_codegen), result="int", need=targets.Requirement(ALL, 22),
+    llvm=("llvm.amdgcn.workitem.id.x", "llvm.amdgcn.readfirstlane.i32", "llvm.assume"), isa=("v_readfirstlane_b32",),
+    doc="""This wave's index in its (1-D) workgroup, wave-uniform: ``workitem_id_x() //
     wave_size`` as LLVM knows to be the same in every lane of the wave.
 
-    ISA: ``v_readfirstlane_b32`` of the quotient (``llvm.amdgcn.readfirstlane``), once
-    per kernel (LLVM hoists it), with an ``llvm.assume`` of its range (below
-    ``ceil(max_workgroup_size / wave_size)`` of :func:`numba_tma.amd.compile`, or 1024
-    lanes).  All archs.  Use it for each wave's LDS region: an LDS-DMA destination
-    computed from it (with constants and loop counters) is an SGPR, so ``M0`` is set on
-    the scalar unit, and a slice of it is bounded, so Numba's slice clamp folds away.
-    ``workitem_id_x() // 64`` gives the same number, but LLVM sees it as lane-varying and
-    moves every DMA's LDS address to ``M0`` with a ``v_readfirstlane_b32`` of its own.
+    ISA: ``v_readfirstlane_b32`` of the quotient, once per kernel (LLVM hoists it), with an
+    ``llvm.assume`` of its range (below ``ceil(max_workgroup_size / wave_size)`` of
+    :func:`numba_tma.amd.compile`, or 1024 lanes).  All archs.  Use it for each wave's LDS
+    region: an LDS-DMA destination computed from it (with constants and loop counters) is an
+    SGPR, so ``M0`` is set on the scalar unit, and a slice of it is bounded, so Numba's slice
+    clamp folds away.  ``workitem_id_x() // 64`` gives the same number, but LLVM sees it as
+    lane-varying and moves every DMA's LDS address to ``M0`` with a ``v_readfirstlane_b32`` of
+    its own.
 
-    Example: ``mine = ring[amd.wave_id() * 2048:]``
-    """
-    def codegen(context, builder, sig, args):
-        return emit_wave_id(builder, _arch(context), context.max_workgroup_size)
-    return types.int32(), codegen
-
-
-@_intrinsic
-def lane_id(typingctx):
-    """This lane's index within its wave (0..63 on gfx942/gfx950, 0..31 on gfx1250).
-
-    ISA: ``v_mbcnt_lo_u32_b32`` / ``v_mbcnt_hi_u32_b32`` (``llvm.amdgcn.mbcnt.lo/hi``; lo
-    only on wave32).  All archs.
-
-    Example: ``partner = amd.ds_bpermute(x, amd.lane_id() ^ 1)``
-    """
-    def codegen(context, builder, sig, args):
-        return emit_lane_id(builder, _arch(context))
-    return types.int32(), codegen
+    Example: ``mine = ring[amd.wave_id() * 2048:]``""",
+    samples=(Sample(_V + "amd.wave_id()", "v_readfirstlane_b32 %s, %v", _REF),),
+    refusals=(Refusal("amd.wave_id(1)", "wave_id takes ()"),),
+).intrinsic()
 
 
-@_intrinsic
-def readfirstlane(typingctx, value):
-    """The value of the wave's lowest active lane, in every lane: wave-uniform.
-
-    ISA: ``v_readfirstlane_b32`` (``llvm.amdgcn.readfirstlane``; two for a 64-bit
-    value).  All archs.  *value*: int32, uint32, float32 or their 64-bit types.  The
-    result is in an SGPR, so LLVM treats what is computed from it as uniform: an LDS
-    address passed through it sets ``M0`` with a plain ``s_mov`` instead of a
-    ``v_readfirstlane`` before each LDS DMA (docs/amd.md, M0 once per wave).
-
-    Example: ``base = amd.readfirstlane(numba.int32(slot * 256))``
-    """
-    _require_lane_value("readfirstlane", "value", value, wide=True)
-
-    def codegen(context, builder, sig, args):
-        return emit_readfirstlane(builder, _arch(context), args[0])
-    return value(value), codegen
+def _lane_id_codegen(context, builder, sig, args):
+    return emit_lane_id(builder, _arch(context))
 
 
-@_intrinsic
-def readlane(typingctx, value, lane):
-    """The value of lane *lane* of the wave, in every lane: wave-uniform.
+lane_id = AmdOp(
+    "amd.lane_id", lambda: (types.int32, _lane_id_codegen), result="int", need=targets.Requirement(ALL, 22),
+    llvm=("llvm.amdgcn.mbcnt.lo", "llvm.amdgcn.mbcnt.hi"), isa=("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"),
+    doc="""This lane's index within its wave (0..63 on gfx942/gfx950, 0..31 on gfx1250).
 
-    ISA: ``v_readlane_b32`` (``llvm.amdgcn.readlane``).  All archs.  *lane*: a constant
-    below the wave size (64 on gfx942/gfx950, 32 on gfx1250; checked), or a wave-uniform
-    integer (a lane-varying one is taken from the first active lane).
+    ISA: ``v_mbcnt_lo_u32_b32`` / ``v_mbcnt_hi_u32_b32`` (lo only on wave32).  All archs.
 
-    Example: ``total = amd.readlane(partial, 63)``
-    """
-    _require_lane_value("readlane", "value", value, wide=True)
-    _require_int("readlane", "lane", lane)
+    Example: ``partner = amd.ds_bpermute(x, amd.lane_id() ^ 1)``""",
+    samples=(Sample(_V + "numba.float32(amd.lane_id())",
+                    {"gfx1250": "v_mbcnt_lo_u32_b32 %v, -1, 0",
+                     "": ("v_mbcnt_lo_u32_b32 %v, -1, 0", "v_mbcnt_hi_u32_b32 %v, -1, %v")}, _REF),),
+    refusals=(Refusal("amd.lane_id(1)", "lane_id takes ()"),),
+).intrinsic()
+
+
+readfirstlane = AmdOp(
+    "amd.readfirstlane",
+    _same(lambda context, builder, sig, args: emit_readfirstlane(builder, _arch(context), args[0])),
+    (LaneValue("value", wide=True),), result="int | float", need=targets.Requirement(ALL, 22),
+    llvm=("llvm.amdgcn.readfirstlane",), isa=("v_readfirstlane_b32",),
+    doc="""The value of the wave's lowest active lane, in every lane: wave-uniform.
+
+    ISA: ``v_readfirstlane_b32`` (two for a 64-bit value).  All archs.  *value*: int32,
+    uint32, float32 or their 64-bit types.  The result is in an SGPR, so LLVM treats what is
+    computed from it as uniform: an LDS address passed through it sets ``M0`` with a plain
+    ``s_mov`` instead of a ``v_readfirstlane`` before each LDS DMA (docs/amd.md, M0 once per
+    wave).
+
+    Example: ``base = amd.readfirstlane(numba.int32(slot * 256))``""",
+    samples=(Sample(_V + "amd.readfirstlane(x[lane])", "v_readfirstlane_b32 %s, %v", _REF),),
+    refusals=(Refusal(_V + "amd.readfirstlane(x)", "readfirstlane: value must be an int32, uint32 or float32"),),
+).intrinsic()
+
+
+def _readlane(value, lane):
     if isinstance(lane, types.IntegerLiteral) and not 0 <= lane.literal_value < 64:
         raise AMDArgumentError(f"readlane: lane must be a lane of the wave, 0..63 (0..31 on "
                                f"gfx1250), got {lane.literal_value}")
     constant = lane.literal_value if isinstance(lane, types.IntegerLiteral) else None
 
     def codegen(context, builder, sig, args):
-        index = constant if constant is not None else _lane_index(context, builder,
-                                                                 sig.args[1], args[1])
+        index = constant if constant is not None else _lane_index(context, builder, sig.args[1], args[1])
         return emit_readlane(builder, _arch(context), args[0], index)
-    return value(value, lane), codegen
+    return value, codegen
 
 
-@_intrinsic
-def ds_bpermute(typingctx, value, src_lane):
-    """Gather: this lane gets *value* of lane *src_lane* (modulo the wave size).
+readlane = AmdOp(
+    "amd.readlane", _readlane, (LaneValue("value", wide=True), Int("lane")), result="int | float", need=targets.Requirement(ALL, 22),
+    llvm=("llvm.amdgcn.readlane",), isa=("v_readlane_b32",),
+    doc="""The value of lane *lane* of the wave, in every lane: wave-uniform.
 
-    ISA: ``ds_bpermute_b32`` (``llvm.amdgcn.ds.bpermute``), which takes the byte address
-    ``4 * src_lane`` (emitted here) and reads no LDS memory; it waits on ``lgkmcnt``.
-    All archs.  *value*: int32, uint32 or float32; *src_lane*: an integer, per lane.
+    ISA: ``v_readlane_b32``.  All archs.  *lane*: a constant below the wave size (64 on
+    gfx942/gfx950, 32 on gfx1250; checked), or a wave-uniform integer (a lane-varying one is
+    taken from the first active lane).
 
-    Example: ``right = amd.ds_bpermute(x, lane + 1)`` (lane 63 reads lane 0)
-    """
-    _require_lane_value("ds_bpermute", "value", value)
-    _require_int("ds_bpermute", "src_lane", src_lane)
+    Example: ``total = amd.readlane(partial, 63)``""",
+    samples=(Sample(_V + "amd.readlane(x[lane], 5)", "v_readlane_b32 %s, %v, 5", _REF),),
+    refusals=(Refusal(_V + "amd.readlane(x[lane], 64)", "readlane: lane must be a lane of the wave"),),
+).intrinsic()
 
+
+def _crossbar(emit):
     def codegen(context, builder, sig, args):
-        return emit_ds_bpermute(builder, _arch(context), args[0],
-                                _lane_index(context, builder, sig.args[1], args[1]))
-    return value(value, src_lane), codegen
+        return emit(builder, _arch(context), args[0], _lane_index(context, builder, sig.args[1], args[1]))
+    return _same(codegen)
 
 
-@_intrinsic
-def ds_permute(typingctx, value, dst_lane):
-    """Scatter: this lane's *value* goes to lane *dst_lane* (modulo the wave size); when
+ds_bpermute = AmdOp(
+    "amd.ds_bpermute", _crossbar(emit_ds_bpermute), (LaneValue("value"), Int("src_lane")),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.bpermute",), isa=("ds_bpermute_b32",),
+    doc="""Gather: this lane gets *value* of lane *src_lane* (modulo the wave size).
+
+    ISA: ``ds_bpermute_b32``, which takes the byte address ``4 * src_lane`` (emitted here) and
+    reads no LDS memory; it waits on ``lgkmcnt``.  All archs.  *value*: int32, uint32 or
+    float32; *src_lane*: an integer, per lane.
+
+    Example: ``right = amd.ds_bpermute(x, lane + 1)`` (lane 63 reads lane 0)""",
+    samples=(Sample(_V + "amd.ds_bpermute(x[lane], lane * 3)", "ds_bpermute_b32 %v, %v, %v", _REF),),
+    refusals=(Refusal(_V + "amd.ds_bpermute(x[lane], 1.5)", "ds_bpermute: src_lane must be an integer"),),
+).intrinsic()
+
+ds_permute = AmdOp(
+    "amd.ds_permute", _crossbar(emit_ds_permute), (LaneValue("value"), Int("dst_lane")),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.permute",), isa=("ds_permute_b32",),
+    doc="""Scatter: this lane's *value* goes to lane *dst_lane* (modulo the wave size); when
     several lanes send to one lane the highest-numbered sender wins (the ISA's
     pseudocode; its prose leaves it to "standard LDS arbitration rules"), and a lane that
     receives nothing gets 0.
 
-    ISA: ``ds_permute_b32`` (``llvm.amdgcn.ds.permute``), byte address ``4 * dst_lane``;
-    no LDS memory is touched.  All archs.
+    ISA: ``ds_permute_b32``, byte address ``4 * dst_lane``; no LDS memory is touched.  All
+    archs.
 
-    Example: ``y = amd.ds_permute(x, 63 - lane)`` (reverse the wave)
-    """
-    _require_lane_value("ds_permute", "value", value)
-    _require_int("ds_permute", "dst_lane", dst_lane)
-
-    def codegen(context, builder, sig, args):
-        return emit_ds_permute(builder, _arch(context), args[0],
-                               _lane_index(context, builder, sig.args[1], args[1]))
-    return value(value, dst_lane), codegen
+    Example: ``y = amd.ds_permute(x, 63 - lane)`` (reverse the wave)""",
+    samples=(Sample(_V + "amd.ds_permute(x[lane], lane * 5)", "ds_permute_b32 %v, %v, %v", _REF),),
+    refusals=(Refusal(_V + "amd.ds_permute(x[lane], 1.5)", "ds_permute: dst_lane must be an integer"),),
+).intrinsic()
 
 
-@_intrinsic
-def ds_swizzle(typingctx, value, pattern):
-    """This lane gets *value* of the lane that the constant *pattern* names.
-
-    ISA: ``ds_swizzle_b32 vdst, vsrc offset:pattern`` (``llvm.amdgcn.ds.swizzle``); no
-    LDS memory is touched; waits on ``lgkmcnt``.  All archs.  *pattern*: a 16-bit offset
-    in quad-perm mode (``swizzle_quad_perm(l0, l1, l2, l3)``: lane k of each 4 reads lane
-    lk) or bitmask mode (``swizzle_bitmask(and_mask, or_mask, xor_mask)``: in each 32
-    lanes, lane i reads ``((i & and) | or) ^ xor``), or LLVM's text for one, e.g.
-    ``"swizzle(SWAP,16)"``, ``"swizzle(BROADCAST,8,0)"``, ``"swizzle(REVERSE,4)"``,
-    ``'swizzle(BITMASK_PERM,"01pi0")'``.  The FFT and rotate modes are refused.
-
-    Example: ``other_half = amd.ds_swizzle(x, "swizzle(SWAP,16)")``
-    """
-    _require_lane_value("ds_swizzle", "value", value)
-    code = swizzle_pattern("ds_swizzle", _const(pattern, "ds_swizzle: pattern"))
+def _ds_swizzle(value, pattern):
+    code = swizzle_pattern("ds_swizzle", const(pattern, "ds_swizzle: pattern"))
 
     def codegen(context, builder, sig, args):
         return emit_ds_swizzle(builder, _arch(context), args[0], code)
-    return value(value, pattern), codegen
+    return value, codegen
 
 
-@_intrinsic
-def dpp(typingctx, value, ctrl, row_mask=0xF, bank_mask=0xF, bound_ctrl=False, old=None):
-    """Move *value* between lanes with a DPP control: this lane gets the value of the
+ds_swizzle = AmdOp(
+    "amd.ds_swizzle", _ds_swizzle, (LaneValue("value"), Const("pattern", annotation="int | str")),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.ds.swizzle",), isa=("ds_swizzle_b32",),
+    doc="""This lane gets *value* of the lane that the constant *pattern* names.
+
+    ISA: ``ds_swizzle_b32 vdst, vsrc offset:pattern``; no LDS memory is touched; waits on
+    ``lgkmcnt``.  All archs.  *pattern*: a 16-bit offset in quad-perm mode
+    (``swizzle_quad_perm(l0, l1, l2, l3)``: lane k of each 4 reads lane lk) or bitmask mode
+    (``swizzle_bitmask(and_mask, or_mask, xor_mask)``: in each 32 lanes, lane i reads
+    ``((i & and) | or) ^ xor``), or LLVM's text for one, e.g. ``"swizzle(SWAP,16)"``,
+    ``"swizzle(BROADCAST,8,0)"``, ``"swizzle(REVERSE,4)"``, ``'swizzle(BITMASK_PERM,"01pi0")'``.
+    The FFT and rotate modes are refused.
+
+    Example: ``other_half = amd.ds_swizzle(x, "swizzle(SWAP,16)")``""",
+    samples=(Sample(_V + 'amd.ds_swizzle(x[lane], "swizzle(SWAP,16)")',
+                    "ds_swizzle_b32 %v, %v offset:swizzle(SWAP,16)", _REF),),
+    refusals=(Refusal(_V + "amd.ds_swizzle(x[lane], 0xE000)", "ds_swizzle: pattern 0xe000 is neither"),),
+).intrinsic()
+
+
+def _dpp(value, ctrl, row_mask, bank_mask, bound_ctrl, old):
+    ctrl_value = const(ctrl, "dpp: ctrl")
+    _dpp_syntax("dpp", ctrl_value)  # the syntax now, the arch when lowered
+    masks = [const(row_mask, "row_mask"), const(bank_mask, "bank_mask")]
+    bound = const(bound_ctrl, "bound_ctrl")
+    given_old = is_given(old)
+
+    def codegen(context, builder, sig, args):
+        return emit_dpp(builder, _arch(context), args[0], ctrl_value, *masks, bound,
+                        old=args[5] if given_old else None)
+    return value, codegen
+
+
+dpp = AmdOp(
+    "amd.dpp", _dpp,
+    (LaneValue("value"), Const("ctrl", annotation="str | int"), Const("row_mask", 0xF, lo=0, hi=0xF),
+     Const("bank_mask", 0xF, lo=0, hi=0xF), Flag("bound_ctrl", False), Like("old", "value", default=None)),
+    result="int | float", need=targets.Requirement(ALL, 22),  # which controls, per arch: DPP_CONTROLS
+    llvm=("llvm.amdgcn.update.dpp",), isa=("v_mov_b32_dpp",),
+    doc="""Move *value* between lanes with a DPP control: this lane gets the value of the
     lane *ctrl* names, within its row of 16 lanes (or the wave, for wave shifts).
 
-    ISA: ``v_mov_b32_dpp`` (``llvm.amdgcn.update.dpp``); LLVM folds it into the VALU op
-    that uses the result where it can (``v_add_f32_dpp``).  *ctrl*: constant, in the ISA's
-    syntax or as its encoding:
+    ISA: ``v_mov_b32_dpp``; LLVM folds it into the VALU op that uses the result where it can
+    (``v_add_f32_dpp``).  *ctrl*: constant, in the ISA's syntax or as its encoding:
 
     * all archs: ``quad_perm:[a,b,c,d]``, ``row_shl:n``, ``row_shr:n``, ``row_ror:n``
       (n 1..15), ``row_mirror``, ``row_half_mirror``;
@@ -757,134 +775,157 @@ def dpp(typingctx, value, ctrl, row_mask=0xF, bank_mask=0xF, bound_ctrl=False, o
     ``row_bcast:31``), unless *bound_ctrl*, which gives it 0.  *value*: int32, uint32 or
     float32.  :mod:`numba_tma.amd.lanes_model` models it lane by lane.
 
-    Example: ``left = amd.dpp(x, "row_shr:1", bound_ctrl=True)`` (lane 0 of a row gets 0)
-    """
-    op = "dpp"
-    _require_lane_value(op, "value", value)
-    ctrl_value = _const(ctrl, "dpp: ctrl")
-    _dpp_syntax(op, ctrl_value)  # the syntax now, the arch when lowered
-    masks = [_const(m, f"dpp: {n}") for m, n in ((row_mask, "row_mask"), (bank_mask, "bank_mask"))]
-    _check_masks(op, *masks)
-    bound = _const_bool(bound_ctrl, "dpp: bound_ctrl")
-    given_old = not isinstance(old, (types.NoneType, types.Omitted)) and old is not None
-    if given_old and old != value:
-        raise AMDArgumentError(f"dpp: old must have the type of value ({value}), got "
-                               f"{_shown(old)}")
-
-    def codegen(context, builder, sig, args):
-        return emit_dpp(builder, _arch(context), args[0], ctrl_value, *masks, bound,
-                        old=args[5] if given_old else None)
-    return value(value, ctrl, _ty(row_mask), _ty(bank_mask), _ty(bound_ctrl), _ty(old)), codegen
+    Example: ``left = amd.dpp(x, "row_shr:1", bound_ctrl=True)`` (lane 0 of a row gets 0)""",
+    samples=(Sample(_V + 'amd.dpp(x[lane], "row_shr:1", bound_ctrl=True)',
+                    "v_mov_b32_dpp %v, %v row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1", _REF),),
+    refusals=(Refusal(_V + 'amd.dpp(x[lane], "row_shr:16")', "dpp: ctrl 'row_shr:16': row_shr takes 1..15"),
+              Refusal(_V + 'amd.dpp(x[lane], "row_shr:1", row_mask=16)', "dpp: row_mask must be an int in [0, 15]")),
+).intrinsic()
 
 
-@_intrinsic
-def dpp8(typingctx, value, selects):
-    """This lane gets *value* of lane ``(lane & ~7) | selects[lane & 7]``: a permutation
-    within each group of 8 lanes.
-
-    ISA: ``v_mov_b32_dpp vdst, vsrc dpp8:[s0,...,s7]`` (``llvm.amdgcn.mov.dpp8``).
-    gfx1250 only (DPP8 is a GFX10+ encoding).  *selects*: a constant tuple of 8 lanes
-    0..7.  *value*: int32, uint32 or float32.
-
-    Example: ``r = amd.dpp8(x, (7, 6, 5, 4, 3, 2, 1, 0))`` (reverse each 8 lanes)
-    """
-    _require_lane_value("dpp8", "value", value)
-    code_selects = _const(selects, "dpp8: selects")
+def _dpp8(value, selects):
+    code_selects = const(selects, "dpp8: selects")
     dpp8_selects("dpp8", code_selects)
 
     def codegen(context, builder, sig, args):
         return emit_dpp8(builder, _arch(context), args[0], code_selects)
-    return value(value, selects), codegen
+    return value, codegen
 
 
-def _permlane_intrinsic(name, emit, doc):
-    @_intrinsic
-    def permlane(typingctx, value, sel_lo, sel_hi, fi=False, bound_ctrl=False):
-        _require_lane_value(name, "value", value)
+dpp8 = AmdOp(
+    "amd.dpp8", _dpp8, (LaneValue("value"), Const("selects", annotation="tuple[int, ...]")),
+    result="int | float", need=targets.Requirement(GFX1250, 22),  # a GFX10+ encoding: "Cannot select" on gfx9
+    llvm=("llvm.amdgcn.mov.dpp8",), isa=("v_mov_b32_dpp dpp8",),
+    doc="""This lane gets *value* of lane ``(lane & ~7) | selects[lane & 7]``: a permutation
+    within each group of 8 lanes.
+
+    ISA: ``v_mov_b32_dpp vdst, vsrc dpp8:[s0,...,s7]``.  gfx1250 only (DPP8 is a GFX10+
+    encoding).  *selects*: a constant tuple of 8 lanes 0..7.  *value*: int32, uint32 or
+    float32.
+
+    Example: ``r = amd.dpp8(x, (7, 6, 5, 4, 3, 2, 1, 0))`` (reverse each 8 lanes)""",
+    samples=(Sample(_V + "amd.dpp8(x[lane], (7, 6, 5, 4, 3, 2, 1, 0))",
+                    "v_mov_b32_dpp %v, %v dpp8:[7,6,5,4,3,2,1,0]", _REF),),
+    refusals=(Refusal(_V + "amd.dpp8(x[lane], (1, 2))", "dpp8: selects must be a tuple of 8 lane numbers"),),
+).intrinsic()
+
+
+def _permlane(name, emit):
+    def typing(value, sel_lo, sel_hi, fi, bound_ctrl):
         consts = []
         for sel, arg in ((sel_lo, "sel_lo"), (sel_hi, "sel_hi")):
-            _require_int(name, arg, sel)
             if isinstance(sel, types.IntegerLiteral):
                 targets.check_int_range(name, arg, sel.literal_value, 0, 0xFFFFFFFF)
                 consts.append(sel.literal_value)
             else:
                 consts.append(None)
-        flags = [_const_bool(f, f"{name}: {n}")
-                 for f, n in ((fi, "fi"), (bound_ctrl, "bound_ctrl"))]
+        flags = [const(fi, "fi"), const(bound_ctrl, "bound_ctrl")]
 
         def codegen(context, builder, sig, args):
-            sels = [c if c is not None else _lane_index(context, builder, sig.args[k + 1],
-                                                        args[k + 1])
+            sels = [c if c is not None else _lane_index(context, builder, sig.args[k + 1], args[k + 1])
                     for k, c in enumerate(consts)]
             return emit(builder, _arch(context), args[0], *sels, None, *flags)
-        return value(value, sel_lo, sel_hi, _ty(fi), _ty(bound_ctrl)), codegen
-    permlane.__doc__ = doc
-    return permlane
+        return value, codegen
+    return typing
 
 
-permlane16 = _permlane_intrinsic("permlane16", emit_permlane16, """\
-Lane k of each row of 16 gets *value* of lane ``sel[k]`` of the same row, ``sel[k]``
-being nibble k of the 64-bit ``sel_hi:sel_lo`` (lanes 0-7 from *sel_lo*).
+_PERMLANE_OPERANDS = (LaneValue("value"), Int("sel_lo"), Int("sel_hi"), Flag("fi", False), Flag("bound_ctrl", False))
 
-ISA: ``v_permlane16_b32 vdst, vsrc, sel_lo, sel_hi`` (``llvm.amdgcn.permlane16``).
-gfx1250 only.  *sel_lo*, *sel_hi*: wave-uniform 32-bit integers (constants are
-checked).  *fi* (fetch inactive) and *bound_ctrl*: constant bools, as the ISA's.
+permlane16 = AmdOp(
+    "amd.permlane16", _permlane("permlane16", emit_permlane16), _PERMLANE_OPERANDS,
+    result="int | float", need=targets.Requirement(GFX1250, 22), llvm=("llvm.amdgcn.permlane16",), isa=("v_permlane16_b32",),
+    doc="""Lane k of each row of 16 gets *value* of lane ``sel[k]`` of the same row, ``sel[k]``
+    being nibble k of the 64-bit ``sel_hi:sel_lo`` (lanes 0-7 from *sel_lo*).
 
-Example: ``r = amd.permlane16(x, 0x89ABCDEF, 0x01234567)`` (reverse each row: lane 0 reads 15)
-""")
+    ISA: ``v_permlane16_b32 vdst, vsrc, sel_lo, sel_hi``.  gfx1250 only.  *sel_lo*, *sel_hi*:
+    wave-uniform 32-bit integers (constants are checked).  *fi* (fetch inactive) and
+    *bound_ctrl*: constant bools, as the ISA's.
 
-permlanex16 = _permlane_intrinsic("permlanex16", emit_permlanex16, """\
-As :func:`permlane16`, but lane k of each row reads lane ``sel[k]`` of the *other* row of
-its pair (row 0 reads row 1, row 1 reads row 0).
+    Example: ``r = amd.permlane16(x, 0x89ABCDEF, 0x01234567)`` (reverse each row: lane 0 reads 15)""",
+    samples=(Sample(_V + "amd.permlane16(x[lane], 0x76543210, 0xFEDCBA98)",
+                    "v_permlane16_b32 %v, %v, %s, 0xfedcba98", _REF),),
+    refusals=(Refusal(_V + "amd.permlane16(x[lane], 1 << 32, 0)", "permlane16: sel_lo must be an int in"),),
+).intrinsic()
 
-ISA: ``v_permlanex16_b32`` (``llvm.amdgcn.permlanex16``).  gfx1250 only.
+permlanex16 = AmdOp(
+    "amd.permlanex16", _permlane("permlanex16", emit_permlanex16), _PERMLANE_OPERANDS,
+    result="int | float", need=targets.Requirement(GFX1250, 22), llvm=("llvm.amdgcn.permlanex16",), isa=("v_permlanex16_b32",),
+    doc="""As :func:`permlane16`, but lane k of each row reads lane ``sel[k]`` of the *other* row of
+    its pair (row 0 reads row 1, row 1 reads row 0).
 
-Example: ``other = amd.permlanex16(x, 0x76543210, 0xFEDCBA98)`` (lane i gets lane i ^ 16)
-""")
+    ISA: ``v_permlanex16_b32``.  gfx1250 only.
+
+    Example: ``other = amd.permlanex16(x, 0x76543210, 0xFEDCBA98)`` (lane i gets lane i ^ 16)""",
+    samples=(Sample(_V + "amd.permlanex16(x[lane], 0x76543210, 0xFEDCBA98)",
+                    "v_permlanex16_b32 %v, %v, %s, 0xfedcba98", _REF),),
+    refusals=(Refusal(_V + "amd.permlanex16(x[lane], 0, 0, fi=1)", "permlanex16: fi must be True or False"),),
+).intrinsic()
 
 
-def _swap_intrinsic(name, emit, doc):
-    @_intrinsic
-    def swap(typingctx, a, b):
-        _require_lane_value(name, "a", a)
-        if b != a:
-            raise AMDArgumentError(f"{name}: b must have the type of a ({a}), got {_shown(b)}")
+def _swap(emit):
+    def typing(a, b):
         pair = types.UniTuple(a, 2)
 
         def codegen(context, builder, sig, args):
             new_a, new_b = emit(builder, _arch(context), args[0], args[1])
             return context.make_tuple(builder, pair, (new_a, new_b))
-        return pair(a, b), codegen
-    swap.__doc__ = doc
-    return swap
+        return pair, codegen
+    return typing
 
 
-permlane16_swap = _swap_intrinsic("permlane16_swap", emit_permlane16_swap, """\
-Swap rows between two values: the odd rows (lanes 16-31, 48-63) of *a* trade places with
-the even rows (lanes 0-15, 32-47) of *b*; returns the new ``(a, b)``.
+permlane16_swap = AmdOp(
+    "amd.permlane16_swap", _swap(emit_permlane16_swap), (LaneValue("a"), Like("b", "a")),
+    result="tuple[int | float, int | float]", need=targets.Requirement((targets.CDNA4, targets.GFX1250), 22), llvm=("llvm.amdgcn.permlane16.swap",),
+    isa=("v_permlane16_swap_b32",),
+    doc="""Swap rows between two values: the odd rows (lanes 16-31, 48-63) of *a* trade places with
+    the even rows (lanes 0-15, 32-47) of *b*; returns the new ``(a, b)``.
 
-ISA: ``v_permlane16_swap_b32`` (``llvm.amdgcn.permlane16.swap``).  gfx950, gfx1250.
+    ISA: ``v_permlane16_swap_b32``.  gfx950, gfx1250.
 
-Example: ``lo, hi = amd.permlane16_swap(x, x)`` (lo: rows 0,0,2,2 of x; hi: rows 1,1,3,3)
-""")
+    Example: ``lo, hi = amd.permlane16_swap(x, x)`` (lo: rows 0,0,2,2 of x; hi: rows 1,1,3,3)""",
+    samples=(Sample("a, b = amd.permlane16_swap(x[lane], x[lane])\n" + _V + "a + b",
+                    "v_permlane16_swap_b32_e32 %v, %v", _REF),),
+    refusals=(Refusal("a, b = amd.permlane16_swap(x[lane], lane)", "permlane16_swap: b must have the type of a"),),
+).intrinsic()
 
-permlane32_swap = _swap_intrinsic("permlane32_swap", emit_permlane32_swap, """\
-Swap half waves between two values: lanes 32-63 of *a* trade places with lanes 0-31 of
-*b*; returns the new ``(a, b)``.
+permlane32_swap = AmdOp(
+    "amd.permlane32_swap", _swap(emit_permlane32_swap), (LaneValue("a"), Like("b", "a")),
+    result="tuple[int | float, int | float]", need=targets.Requirement((targets.CDNA4,), 22), llvm=("llvm.amdgcn.permlane32.swap",),
+    isa=("v_permlane32_swap_b32",),
+    doc="""Swap half waves between two values: lanes 32-63 of *a* trade places with lanes 0-31 of
+    *b*; returns the new ``(a, b)``.
 
-ISA: ``v_permlane32_swap_b32`` (``llvm.amdgcn.permlane32.swap``).  gfx950 only (wave64).
+    ISA: ``v_permlane32_swap_b32``.  gfx950 only (wave64).
 
-Example: ``lo, hi = amd.permlane32_swap(x, x)`` (lo: lanes 0-31 twice; hi: 32-63 twice)
-""")
+    Example: ``lo, hi = amd.permlane32_swap(x, x)`` (lo: lanes 0-31 twice; hi: 32-63 twice)""",
+    samples=(Sample("a, b = amd.permlane32_swap(x[lane], x[lane])\n" + _V + "a + b",
+                    "v_permlane32_swap_b32_e32 %v, %v", _REF),),
+    refusals=(Refusal("a, b = amd.permlane32_swap(x[lane], lane)", "permlane32_swap: b must have the type of a"),),
+).intrinsic()
 
 
-def _reduction_kind(op_name, value):
-    return _KINDS[_require_lane_value(op_name, "value", value)]
+def _reduction_op(op_name, op):
+    name = const(op, f"{op_name}: op")
+    if name not in REDUCTIONS:
+        raise AMDArgumentError(f"{op_name}: op must be one of {REDUCTIONS}, got {name!r}")
+    return name
 
 
-@_intrinsic
-def row_reduce(typingctx, value, op, width=16):
-    """Reduce *value* over each aligned group of *width* lanes (lanes ``g*width`` to
+def _row_reduce(value, op, width):
+    name = _reduction_op("row_reduce", op)
+    size = const(width, "row_reduce: width")
+    if isinstance(size, bool) or size not in (2, 4, 8, 16, 32, 64):
+        raise AMDArgumentError(f"row_reduce: width must be 2, 4, 8, 16, 32 or (gfx942, gfx950) 64, got {size!r}")
+
+    def codegen(context, builder, sig, args):
+        return emit_row_reduce(builder, _arch(context), args[0], name, size, LANE_KINDS[value])
+    return value, codegen
+
+
+row_reduce = AmdOp(
+    "amd.row_reduce", _row_reduce, (LaneValue("value"), Const("op", annotation="str"), Const("width", 16)),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.update.dpp",), isa=("v_add_f32_dpp", "v_max_f32_dpp"),
+    doc="""Reduce *value* over each aligned group of *width* lanes (lanes ``g*width`` to
     ``g*width + width - 1``); every lane of the group gets the group's result.
 
     *op*: ``"sum"``, ``"max"`` or ``"min"`` (constant); *value*: int32, uint32 (unsigned
@@ -901,25 +942,28 @@ def row_reduce(typingctx, value, op, width=16):
     width 64 adds ``row_bcast:15``, ``row_bcast:31`` and ``v_readlane_b32`` 63.  All
     archs.  The plan is :func:`numba_tma.amd.lanes.reduction_plan`.
 
-    Example: ``s = amd.row_reduce(x, "sum", 16)`` (the sum of each row of 16 lanes)
-    """
-    kind = _reduction_kind("row_reduce", value)
-    name = _const(op, "row_reduce: op")
-    if name not in REDUCTIONS:
-        raise AMDArgumentError(f"row_reduce: op must be one of {REDUCTIONS}, got {_shown(op)}")
-    size = _const(width, "row_reduce: width")
-    if isinstance(size, bool) or size not in (2, 4, 8, 16, 32, 64):
-        raise AMDArgumentError(f"row_reduce: width must be 2, 4, 8, 16, 32 or (gfx942, "
-                               f"gfx950) 64, got {_shown(width)}")
+    Example: ``s = amd.row_reduce(x, "sum", 16)`` (the sum of each row of 16 lanes)""",
+    samples=(Sample(_V + 'amd.row_reduce(x[lane], "sum", 4)',
+                    ("v_add_f32_dpp %v, %v, %v quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf bound_ctrl:1",
+                     "v_add_f32_dpp %v, %v, %v quad_perm:[2,3,0,1] row_mask:0xf bank_mask:0xf bound_ctrl:1"), _REF),),
+    refusals=(Refusal(_V + 'amd.row_reduce(x[lane], "sum", 3)', "row_reduce: width must be 2, 4, 8, 16, 32"),
+              Refusal(_V + 'amd.row_reduce(x[lane], "prod")', "row_reduce: op must be one of")),
+).intrinsic()
+
+
+def _wave_reduce(value, op):
+    name = _reduction_op("wave_reduce", op)
 
     def codegen(context, builder, sig, args):
-        return emit_row_reduce(builder, _arch(context), args[0], name, size, kind)
-    return value(value, op, _ty(width)), codegen
+        return emit_wave_reduce(builder, _arch(context), args[0], name, LANE_KINDS[value])
+    return value, codegen
 
 
-@_intrinsic
-def wave_reduce(typingctx, value, op):
-    """Reduce *value* over the whole wave (64 lanes on gfx942/gfx950, 32 on gfx1250);
+wave_reduce = AmdOp(
+    "amd.wave_reduce", _wave_reduce, (LaneValue("value"), Const("op", annotation="str")),
+    result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.update.dpp", "llvm.amdgcn.readlane"),
+    isa=("v_max_f32_dpp", "v_readlane_b32"),
+    doc="""Reduce *value* over the whole wave (64 lanes on gfx942/gfx950, 32 on gfx1250);
     the result is wave-uniform (an SGPR) and the same in every lane.
 
     *op*: ``"sum"``, ``"max"`` or ``"min"``; *value*: int32, uint32 or float32, as
@@ -928,13 +972,8 @@ def wave_reduce(typingctx, value, op):
     ``v_readlane_b32 s, v, 63`` (Triton's full-wave lowering), on gfx1250
     ``v_permlanex16_b32`` and ``v_readlane_b32 s, v, 31``.  All archs.
 
-    Example: ``total = amd.wave_reduce(partial, "max")``
-    """
-    kind = _reduction_kind("wave_reduce", value)
-    name = _const(op, "wave_reduce: op")
-    if name not in REDUCTIONS:
-        raise AMDArgumentError(f"wave_reduce: op must be one of {REDUCTIONS}, got {_shown(op)}")
-
-    def codegen(context, builder, sig, args):
-        return emit_wave_reduce(builder, _arch(context), args[0], name, kind)
-    return value(value, op), codegen
+    Example: ``total = amd.wave_reduce(partial, "max")``""",
+    samples=(Sample(_V + 'amd.wave_reduce(x[lane], "max")',
+                    {"gfx1250": "v_readlane_b32 %s, %v, 31", "": "v_readlane_b32 %s, %v, 63"}, _REF),),
+    refusals=(Refusal(_V + 'amd.wave_reduce(x[lane], "prod")', "wave_reduce: op must be one of"),),
+).intrinsic()

@@ -3,7 +3,7 @@
 Numba ships no AMD target and numba-hip needs ROCm, so this is the smallest piece
 that lets a kernel be written in Python: Numba's own typing and lowering, with
 :class:`AMDTargetContext` supplying the AMDGPU module layout, the minimal (GPU)
-calling convention and the intrinsics of :mod:`.api`.  Nothing here runs code: the
+calling convention and the ops declared on :mod:`._core`.  Nothing here runs code: the
 library only collects LLVM IR for :func:`numba_tma.amd.compile`.
 """
 from functools import cached_property
@@ -123,8 +123,6 @@ class AMDTargetContext(BaseContext):
 
         from numba.cpython import mathimpl
         self.install_registry(mathimpl.registry)  # fabs, sqrt, ... (abs of floats)
-
-        from . import api, lanes  # noqa: F401  (register the AMD intrinsics)
 
     def refresh(self):
         super().refresh()

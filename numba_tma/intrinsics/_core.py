@@ -41,6 +41,11 @@ from numba.cuda.models import register_model
 from .. import numba_cuda_hooks
 from . import debug
 from ..errors import ArchError, OpArgumentError  # noqa: F401  (re-exported)
+from ..declarations import (IMMEDIATE, OPS, REQUIRED, Choice, Declaration, Qualifier, Refusal,  # noqa: F401
+                            exported, literal, reject)
+from ..declarations import Operand as _Operand
+from ..declarations import check_range as _check_literal
+from ..declarations import omitted as _omitted
 
 numba_cuda_hooks.install()
 
@@ -156,46 +161,18 @@ def toolkit_ptx_isa() -> tuple:
 # --------------------------------------------------------------------------------------------
 
 
-def reject(op_name: str, arg: str, rule: str, got) -> OpArgumentError:
-    """The error for argument ``arg`` of ``op_name`` breaking ``rule``."""
-    return OpArgumentError(f"numba_tma: {op_name}: argument '{arg}' {rule}; got {got}")
-
-
-def literal(ty):
-    """The compile-time value of a literal (or omitted) argument type, else ``None``."""
-    if isinstance(ty, types.Omitted):
-        return ty.value
-    return getattr(ty, "literal_value", None)
-
-
-REQUIRED = inspect.Parameter.empty
-
-
 class LateReject(Exception):
     """Raised by :meth:`Operand.lower` for a constant only visible while lowering: ``(argument,
     rule, value)``; the op turns it into its :class:`OpArgumentError`."""
 
 
-class Operand:
-    """One Python argument of an op and how it lowers to inline-asm operands.  An operand with a
-    ``default`` is optional (it follows the required ones)."""
-
-    default = REQUIRED
-    peers: tuple = ()   # names of other operands whose types this one's checks and lowering read
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def check(self, op_name: str, ty) -> None:
-        """Raise :class:`OpArgumentError` naming the argument if ``ty`` is not acceptable."""
+class Operand(_Operand):
+    """One Python argument of an op and how it lowers to inline-asm operands (the NVIDIA binding's
+    operand kinds; checks and docs come from :class:`numba_tma.declarations.Operand`)."""
 
     def lower(self, context, builder, ty, val) -> list[tuple[ir.Value, str]]:
         """Return ``[(llvm value, constraint letter), ...]``."""
         raise NotImplementedError
-
-    def placeholder(self, ty) -> str:
-        """How the operand is named in a docstring's PTX (tuple operands override)."""
-        return self.name
 
     def keys(self, slot: str, ty) -> dict:
         """The template keys this operand fills: ``{name: "$n"}`` (``slot``); operands that also
@@ -204,14 +181,6 @@ class Operand:
 
     def debug_check(self, context, builder, op_name: str, ty, val) -> None:
         """Debug mode only: run-time checks of the argument (see :mod:`.debug`)."""
-
-
-def _check_literal(op_name, name, ty, lo, hi, rule=None):
-    """A compile-time constant outside [lo, hi] is refused, never truncated (``rule``: the message
-    where the range alone does not say it)."""
-    value = literal(ty)
-    if isinstance(value, int) and not lo <= value <= hi:
-        raise reject(op_name, name, rule or f"must be in [{lo}, {hi}]", value)
 
 
 _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
@@ -223,6 +192,8 @@ class Int(Operand):
     A constant argument must lie in ``[lo, hi]`` (default: what ``bits`` can hold); ``rule`` says
     so in the op's own terms.
     """
+
+    annotation = "int"
 
     def __init__(self, name: str, bits: int = 32, signed: bool = False, lo: int | None = None,
                  hi: int | None = None, rule: str | None = None):
@@ -243,6 +214,8 @@ class Int(Operand):
 
 class Float(Operand):
     """A float32 operand (``f``) in ``(lo, hi]``, checked when constant; optional with ``default``."""
+
+    annotation = "float"
 
     def __init__(self, name: str, lo: float, hi: float, default=REQUIRED):
         super().__init__(name)
@@ -266,6 +239,8 @@ class Float(Operand):
 
 class Const(Operand):
     """A compile-time integer in ``[lo, hi]`` written into the PTX text (an immediate)."""
+
+    annotation = "int"
 
     def __init__(self, name: str, lo: int, hi: int, rule: str | None = None):
         super().__init__(name)
@@ -300,6 +275,8 @@ class GlobalArray(Operand):
     """A device array in global memory (or a slice of one, e.g. a row of a pitched 2-D array);
     the op uses element 0's 64-bit address (``l``).  Whether the array really lives in global
     memory is not visible in its Numba type and is not checked."""
+
+    annotation = "DeviceArray"
 
     def __init__(self, name: str, what: str = "a device array in global memory", dtypes: Sequence = ()):
         super().__init__(name)
@@ -344,6 +321,8 @@ class SharedArray(Operand):
     array really lives in shared memory is not visible in its Numba type and is not checked.
     """
 
+    annotation = "SharedArray"
+
     def __init__(self, name: str, dtypes: Sequence = (), what: str = "a shared array",
                  contiguous: bool = False, align: int = 1, why: str = ""):
         super().__init__(name)
@@ -380,6 +359,8 @@ class IntTuple(Operand):
     """A tuple of integers, each cast to a ``bits``-bit int (``r`` for 32, ``h`` for 16);
     ``lengths`` lists the tuple lengths allowed."""
 
+    annotation = "tuple[int, ...]"
+
     def __init__(self, name: str, lengths: Sequence[int], bits: int = 32, range: tuple | None = None):
         super().__init__(name)
         self.lengths, self.bits = tuple(lengths), bits
@@ -415,6 +396,8 @@ class Value(Operand):
     (32 or 64 bits, integer or float; floats travel as their bits), at most ``max_bits`` in all.
     Adds the template keys ``{vec}`` (``""``, ``.v2``, ``.v4``) and ``{bits}`` (``.b32``, ``.b64``).
     """
+
+    annotation = "int | float | tuple[int | float, ...]"
 
     def __init__(self, name: str, like: str, lengths: Sequence[int] = (1, 2, 4), max_bits: int = 128):
         super().__init__(name)
@@ -466,6 +449,8 @@ class CacheHint(Operand):
     ``.L2::cache_hint`` to the instruction (template key ``{cache_hint}``) and the policy operand
     (``{policy}``, with its leading comma)."""
 
+    annotation = "int | None"
+
     default = None
 
     def __init__(self, name: str = "cache_hint"):
@@ -494,6 +479,8 @@ class Multicast(Operand):
     receive the data; given, it adds ``.multicast::cluster`` (template key ``{multicast}``) and the
     mask operand (``{mask}``, with its leading comma)."""
 
+    annotation = "int | None"
+
     default = None
 
     def __init__(self, name: str = "multicast"):
@@ -520,10 +507,6 @@ class Multicast(Operand):
         return {self.name: "[.multicast::cluster]", "mask": "[, cta_mask]"}
 
 
-def _omitted(ty) -> bool:
-    return isinstance(ty, (types.Omitted, types.NoneType))
-
-
 class Optional(Operand):
     """An operand the PTX form may leave out: omitted (its ``default``), nothing is emitted; given,
     it is ``inner`` with a leading comma (template key ``{name}``) and needs ``need`` beyond the op
@@ -532,6 +515,7 @@ class Optional(Operand):
     def __init__(self, inner: Operand, default, need: "Requirement | None" = None):
         super().__init__(inner.name)
         self.inner, self.default, self.need = inner, default, need
+        self.annotation = inner.annotation if inner.annotation.endswith("| None") else f"{inner.annotation} | None"
 
     def check(self, op_name, ty):
         if not _omitted(ty):
@@ -545,47 +529,6 @@ class Optional(Operand):
 
     def doc_keys(self):
         return {self.name: f"[, {self.name}]"}
-
-
-# --------------------------------------------------------------------------------------------
-# Qualifier sets
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One value of a qualifier: the PTX text it adds and what it needs beyond the op."""
-
-    ptx: str
-    need: Requirement | None = None
-
-
-@dataclass(frozen=True)
-class Qualifier:
-    """A keyword option chosen at compile time (``sem="relaxed"``, ``op="add"``...); each value
-    selects a PTX fragment and may raise the requirement."""
-
-    name: str
-    choices: Mapping
-    default: object
-
-    def choice(self, op_name, ty) -> object:
-        value = None if isinstance(ty, types.NoneType) else literal(ty)
-        given = value is not None or None in self.choices and isinstance(ty, (types.NoneType, types.Omitted))
-        flags = all(isinstance(c, bool) for c in self.choices)
-        if not given or isinstance(value, bool) != flags or value not in self.choices:
-            allowed = ", ".join(repr(v) for v in self.choices)
-            raise reject(op_name, self.name, f"must be a constant, one of {allowed}", value if value is not None else ty)
-        return value
-
-    @property
-    def example(self):
-        """The value docs show: the default, else the first choice."""
-        return next(iter(self.choices)) if self.default is REQUIRED else self.default
-
-    def fragment(self, value) -> Choice:
-        c = self.choices[value]
-        return c if isinstance(c, Choice) else Choice(c)
 
 
 # --------------------------------------------------------------------------------------------
@@ -628,9 +571,6 @@ def mark_constant_multicast(builder, where: str, mask: int) -> None:
     asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), f"// {MULTICAST_MARK} {where} {mask:#x}", "",
                        side_effect=False)
     builder.call(asm, [], attrs=("readnone", "nounwind"))
-
-
-OPS: dict[str, "PtxOp"] = {}   # every declared op, by its Python name ("tma.load")
 
 
 # The placeholders of a sample's hand-written PTX (``Sample.ptx``): each stands for what NVVM wrote
@@ -724,26 +664,8 @@ class Sample:
         return any(o == want or o.startswith(want + ".") for o in opcodes)
 
 
-IMMEDIATE = "the PTX takes an immediate: any value the simulator is given is a constant"   # Refusal.constant_only
-
-
 @dataclass(frozen=True)
-class Refusal:
-    """A call the op refuses: ``call`` (as in :class:`Sample`, in the same test kernel; ``desc`` as
-    there) raises :class:`OpArgumentError` whose text contains ``message``, on the compiled path and
-    under the simulator alike (``tests/test_refusals.py`` runs both).  ``constant_only``: the rule
-    is about the value being a compile-time constant (the PTX takes an immediate), which the
-    simulator, running with the values themselves, cannot break — the reason, shown in the docs;
-    there the call must run."""
-
-    call: str
-    message: str
-    desc: tuple = ()
-    constant_only: str = ""
-
-
-@dataclass(frozen=True)
-class PtxOp:
+class PtxOp(Declaration):
     """One device op, declared once.
 
     ``name``: ``"family.op"`` (the family is the public module, ``numba_tma.<family>``).
@@ -779,14 +701,6 @@ class PtxOp:
     memory: bool = True
     debug: Callable | None = None       # debug mode: debug(context, builder, tys, args) adds run-time checks
     debug_wait: str | None = None       # debug mode: a bounded form of the template; {out} = 1 on time-out
-
-    @property
-    def family(self) -> str:
-        return self.name.split(".", 1)[0]
-
-    @property
-    def short_name(self) -> str:
-        return self.name.split(".", 1)[1]
 
     # -- what a given call needs and emits ---------------------------------------------------
     def requirement(self, chosen: Mapping = {}, given: tuple = ()) -> Requirement:
@@ -825,59 +739,24 @@ class PtxOp:
         return self.render(values, chosen, self.doc_fields, uid="N")
 
     # -- the Numba intrinsic -------------------------------------------------------------------
-    def docstring(self) -> str:
-        lines = [inspect.cleandoc(self.doc), "", "PTX::", ""]
-        lines += ["    " + line.strip() for line in self.ptx_text().splitlines()]
-        lines += ["", f"Requires {self.need}."]
-        for q in self.qualifiers:
-            for value, c in q.choices.items():
-                if isinstance(c, Choice) and c.need is not None:
-                    lines.append(f"With ``{q.name}={value!r}``: {self.need | c.need}.")
-        for o in self.operands:
-            if getattr(o, "need", None) is not None:
-                lines.append(f"With ``{o.name}``: {self.need | o.need}.")
-        if self.tlx:
-            lines += ["", "Also known as: " + ", ".join(f"``{t}``" for t in self.tlx) + "."]
-        return "\n".join(lines)
+    vendor, twin = "nvidia", True   # every NVIDIA op has a simulator twin (numba_tma.simulator)
+
+    def code_block(self):
+        return "PTX", self.ptx_text()
+
+    def words(self):
+        texts = super().words() + [self.ptx_text(chosen) for chosen in self.instances()]
+        for sample in self.samples:
+            texts += [sample.sass] if isinstance(sample.sass, str) else list(sample.sass.values())
+        return texts
+
+    def result_annotation(self):
+        return "None" if self.returns == types.void else "bool" if self.returns == types.boolean else "int"
 
     def intrinsic(self):
         """The Numba intrinsic for this op, registered in :data:`OPS` (the public ops)."""
-        OPS[self.name] = self
+        self.register()
         return build_intrinsic(self)
-
-    # -- the Python signature and the argument rules, shared with the simulator's twin ---------
-    @functools.cached_property
-    def signature(self) -> inspect.Signature:
-        """The op's Python parameters: operands, then qualifiers (or ``order``)."""
-        positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        # qualifiers are documented as keywords; numba's argument folding mishandles keyword-only
-        # parameters, so they are ordinary parameters with defaults after the operands
-        params = [inspect.Parameter(o.name, positional, default=o.default) for o in self.operands]
-        params += [inspect.Parameter(q.name, positional, default=q.default) for q in self.qualifiers]
-        if self.order:
-            params.sort(key=lambda p: self.order.index(p.name))
-        return inspect.Signature(params)
-
-    def bind(self, args, kwargs) -> dict:
-        """``{parameter: the value given}`` for a call ``op(*args, **kwargs)`` (values are Numba
-        types when typing, Python values under the simulator); a call the signature does not take
-        raises :class:`OpArgumentError`."""
-        try:
-            return dict(self.signature.bind(*args, **kwargs).arguments)
-        except TypeError as exc:
-            raise OpArgumentError(f"numba_tma: {self.name} takes ({', '.join(self.signature.parameters)}): "
-                                  f"{exc}") from None
-
-    def check_types(self, tys: Mapping) -> dict:
-        """Check every argument (``tys``: a type per parameter; ``types.Omitted`` for defaults) by
-        the op's rules, and return the qualifier values chosen.  Raises :class:`OpArgumentError`
-        naming the argument and the rule.  The architecture is checked apart (:func:`check_arch`)."""
-        for o in self.operands:
-            o.check(self.name, tys[o.name], *(tys[p] for p in o.peers))
-        chosen = {q.name: q.choice(self.name, tys[q.name]) for q in self.qualifiers}
-        if self.check is not None:
-            self.check(**{o.name: tys[o.name] for o in self.operands}, **chosen)
-        return chosen
 
 
 def build_intrinsic(op: PtxOp):
@@ -950,11 +829,8 @@ def build_intrinsic(op: PtxOp):
     typer.__name__ = typer.__qualname__ = op.short_name
     typer.__doc__ = op.docstring()
     typer.__module__ = f"numba_tma.{op.family}"
-    public = _intrinsic(target="cuda", prefer_literal=True)(typer)
     # what help() and IDEs show: the Python parameters, without the typing context numba passes
-    public.__signature__ = signature.replace(parameters=params)
-    public.__doc__ = f"{op.short_name}{public.__signature__}\n\n{typer.__doc__}"
-    return public
+    return op.public(_intrinsic(target="cuda", prefer_literal=True)(typer), typer.__module__)
 
 
 def _report_time_out(op, builder, flag, lowered):
@@ -964,8 +840,3 @@ def _report_time_out(op, builder, flag, lowered):
     debug.fail_if(builder, builder.icmp_unsigned("!=", flag, ir.Constant(I32, 0)), op.name,
                   f"timed out after {debug.STATE.timeout_ms:g} ms waiting for phase parity %lld of the mbarrier at "
                   "shared address 0x%llx (are the expected bytes and the arrival count right?)", [phase, bar])
-
-
-def exported(family: str) -> list[str]:
-    """The public names of a family's ops (its module's ``__all__``)."""
-    return sorted(op.short_name for op in OPS.values() if op.family == family)

@@ -40,6 +40,8 @@ from .tensor_map_type import TensorMapType
 class Descriptor(Operand):
     """A TensorMap kernel argument (its parameter address) or a uint8 device array (``l``)."""
 
+    annotation = "TensorMap | DeviceArray"
+
     def check(self, op_name, ty):
         ok = isinstance(ty, TensorMapType) or (isinstance(ty, types.Array) and ty.dtype == types.uint8)
         if not ok:
