@@ -102,11 +102,18 @@ class Array(Operand):
 
 
 class Int(Operand):
-    """An integer, constant or not (per lane, or wave-uniform where the op says so)."""
+    """An integer, constant or not (per lane, or wave-uniform where the op says so); with a
+    ``default``, an optional one."""
 
     annotation = "int"
 
+    def __init__(self, name, default=REQUIRED):
+        super().__init__(name)
+        self.default = default
+
     def check(self, op_name, ty):
+        if isinstance(ty, types.Omitted) and self.default is not REQUIRED:
+            return
         if not isinstance(ty, types.Integer) or isinstance(ty, types.Boolean):
             raise AMDArgumentError(f"{_short(op_name)}: {self.name} must be an integer, got {shown(ty)}")
 

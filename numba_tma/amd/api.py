@@ -237,35 +237,42 @@ buffer_load_to_local = AmdOp(
 ).intrinsic()
 
 
-def _async_load(src, offsets, result, mask, other, cache_modifier, width):
+def _async_load(src, result, mask, other, cache_modifier, offsets, width):
     opts = _dma_options(cache_modifier, width)
     # masked lanes write nothing, unless they store other
     whole_wave = not is_given(mask) or is_given(other)
 
     def codegen(context, builder, sig, args):
+        if isinstance(sig.args[5], types.Omitted):
+            index = context.get_constant(types.intp, sig.args[5].value)
+        else:
+            index = context.cast(builder, args[5], sig.args[5], types.intp)
         src_ptr = cgutils.get_item_pointer2(
             context, builder, data(context, builder, sig.args[0], args[0]),
-            [context.get_constant(types.intp, 1)], [context.get_constant(types.intp, 1)],
-            "C", [context.cast(builder, args[1], sig.args[1], types.intp)])
-        mask, other = _mask_other(context, builder, sig, args, 3, 0)
+            [context.get_constant(types.intp, 1)], [context.get_constant(types.intp, 1)], "C", [index])
+        mask, other = _mask_other(context, builder, sig, args, 2, 0)
         global_load.emit_async_load(
-            builder, _arch(context), src_ptr, data(context, builder, sig.args[2], args[2]),
+            builder, _arch(context), src_ptr, data(context, builder, sig.args[1], args[1]),
             context.async_groups(builder.function), mask=mask, other=other, **opts)
         if whole_wave:
-            _require_wave_write("async_load", _arch(context), "result", sig.args[2], opts["width"])
+            _require_wave_write("async_load", _arch(context), "result", sig.args[1], opts["width"])
 
     return _none(codegen)
 
 
 async_load = AmdOp(
     "amd.async_load", _async_load,
-    (Array("src", "global"), Int("offsets"), Array("result", "lds"), Pred("mask"), Number("other"), _CACHE,
-     Const("width", 4)),
+    (Array("src", "global"), Array("result", "lds"), Pred("mask"), Number("other"), _CACHE,
+     Int("offsets", default=0), Const("width", 4)),
     need=Requirement(ALL, 22),
     llvm=("llvm.amdgcn.global.load.lds", "llvm.amdgcn.global.load.async.to.lds.b32"),
     isa=("global_load_lds_dword", "global_load_lds_dwordx4", "global_load_async_to_lds_b32"),
     tlx=("tlx.async_load",),
     doc="""Per-lane global -> LDS copy of ``src[offsets]`` (*width* bytes) into *result*.
+
+    TLX's ``async_load(src, result, mask, other, cache_modifier)``, with AMD's two trailing
+    keywords: *offsets*, this lane's element offset into *src* (an integer, default 0: pass it
+    rather than slicing *src* per lane, which costs a bounds clamp), and *width*.
 
     gfx942/gfx950: ``global_load_lds_dword`` (``_dwordx4`` for width 16, gfx950 only); gfx1250:
     ``llvm.amdgcn.global.load.async.to.lds.b{8,32,64,128}`` -> ``global_load_async_to_lds_bN``
@@ -276,13 +283,13 @@ async_load = AmdOp(
     masked wave skips, so the waits of the kernel become ``vmcnt(0)`` /
     ``s_wait_asynccnt 0``; to keep a pipeline's waits, clamp the offsets instead.
 
-    Example: ``async_load(x, base + lane, tile[w * 64:]); async_load_commit_group()``""",
-    samples=(Sample("amd.async_load(x, lane, tile)",
+    Example: ``async_load(x, tile[w * 64:], offsets=base + lane); async_load_commit_group()``""",
+    samples=(Sample("amd.async_load(x, tile, offsets=lane)",
                     {"gfx1250": "global_load_async_to_lds_b32 %v, %v, %s scale_offset",
                      "": "global_load_lds_dword %v, %s"},
                     "CDNA3 ISA 9.1.x global_load_lds_dword; LLVM AMDGPUUsage (global_load_async_to_lds)"),),
-    refusals=(Refusal("amd.async_load(x, lane, y)", "async_load: result must be an LDS array"),
-              Refusal("amd.async_load(x, lane, tile, mask=1)", "async_load: mask must be a boolean")),
+    refusals=(Refusal("amd.async_load(x, y, offsets=lane)", "async_load: result must be an LDS array"),
+              Refusal("amd.async_load(x, tile, offsets=lane, mask=1)", "async_load: mask must be a boolean")),
 ).intrinsic()
 
 
@@ -302,7 +309,7 @@ async_load_commit_group = AmdOp(
     own), or the group counts as empty.  All archs.
 
     Example: ``async_load_commit_group()``""",
-    samples=(Sample("amd.async_load(x, lane, tile)\namd.async_load_commit_group()\namd.async_load_wait_group(0)",
+    samples=(Sample("amd.async_load(x, tile, offsets=lane)\namd.async_load_commit_group()\namd.async_load_wait_group(0)",
                     {"gfx1250": "s_wait_asynccnt 0x0", "": "s_waitcnt vmcnt(0)"},
                     "CDNA3 ISA 4.4 s_waitcnt; LLVM AMDGPUUsage (s_wait_asynccnt)"),),
     refusals=(Refusal("amd.async_load_commit_group(1)", "async_load_commit_group takes ()"),),
@@ -332,7 +339,7 @@ async_load_wait_group = AmdOp(
 
     Example (3 stages, one DMA per group): ``async_load_wait_group(2)`` ->
     ``s_waitcnt vmcnt(2)``""",
-    samples=(Sample("for t in range(2):\n    amd.async_load(x, t * 64 + lane, tile[t * 64:])\n"
+    samples=(Sample("for t in range(2):\n    amd.async_load(x, tile[t * 64:], offsets=t * 64 + lane)\n"
                     "    amd.async_load_commit_group()\namd.async_load_wait_group(1)",
                     {"gfx1250": "s_wait_asynccnt 0x1", "": "s_waitcnt vmcnt(1)"},
                     "CDNA3 ISA 4.4 s_waitcnt; LLVM AMDGPUUsage (s_wait_asynccnt)"),),

@@ -95,14 +95,14 @@ OP_ARGUMENTS = {
     ("amd_sched_barrier", "mask"): ("gfx942", "amd.amd_sched_barrier({v})", (0,)),
     ("s_setprio", "priority"): ("gfx942", "amd.s_setprio({v})", (0, 1)),
     ("sched_group_barrier", "size"): ("gfx942", "amd.sched_group_barrier(8, {v}, 0)", (0,)),
-    ("async_load", "offsets"): ("gfx942", _LDS + "amd.async_load(x, {v}, t)", (-1, 0)),
-    ("async_load", "mask"): ("gfx942", _LDS + "amd.async_load(x, 0, t, mask={v})",
+    ("async_load", "offsets"): ("gfx942", _LDS + "amd.async_load(x, t, offsets={v})", (-1, 0)),
+    ("async_load", "mask"): ("gfx942", _LDS + "amd.async_load(x, t, mask={v})",
                              (None, True)),
-    ("async_load", "other"): ("gfx942", _LDS + "amd.async_load(x, 0, t, mask=x[0] > 0, "
+    ("async_load", "other"): ("gfx942", _LDS + "amd.async_load(x, t, mask=x[0] > 0, "
                               "other={v})", (None, -1, 0, 1.5, True)),
-    ("async_load", "width"): ("gfx942", _LDS + "amd.async_load(x, 0, t, width={v})", ()),
+    ("async_load", "width"): ("gfx942", _LDS + "amd.async_load(x, t, width={v})", ()),
     ("async_load", "cache_modifier"): (
-        "gfx942", _LDS + "amd.async_load(x, 0, t, cache_modifier={v})", ("",)),
+        "gfx942", _LDS + "amd.async_load(x, t, cache_modifier={v})", ("",)),
     ("buffer_load_to_local", "offsets"): (
         "gfx942", _LDS + "amd.buffer_load_to_local(t, x, {v})", (0,)),
     ("buffer_load_to_local", "width"): (

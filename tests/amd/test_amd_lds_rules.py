@@ -35,10 +35,10 @@ _TILE = "t = amd.lds_array(256, numba.float32)\n"
     (_TILE + "amd.buffer_load_to_local(t, t, lane)", "gfx942",
      r"buffer_load_to_local: ptr must be a global array \(a kernel argument\), got lds "
      r"array\(float32, 1d, C\) of 1024 bytes"),
-    (_TILE + "amd.async_load(t[64:], lane, t)", "gfx1250",
+    (_TILE + "amd.async_load(t[64:], t, offsets=lane)", "gfx1250",
      r"async_load: src must be a global array \(a kernel argument\), got lds array\(float32, "
      r"1d, \w\) of 1024 bytes"),
-    (_TILE + "amd.async_load(x, lane, y)", "gfx950", r"async_load: result must be an LDS array"),
+    (_TILE + "amd.async_load(x, y, offsets=lane)", "gfx950", r"async_load: result must be an LDS array"),
 ], ids=["buffer-dest-global", "buffer-ptr-lds", "async-src-lds", "async-result-global"])
 def test_dma_writes_lds_and_reads_global_memory(source, arch, rule):
     with pytest.raises(AMDArgumentError, match=rule):
@@ -47,7 +47,7 @@ def test_dma_writes_lds_and_reads_global_memory(source, arch, rule):
 
 @pytest.mark.parametrize("source,arch,rule", [
     # 64 lanes x 4 bytes = 256 bytes; 32 floats are 128
-    ("t = amd.lds_array(32, numba.float32)\namd.async_load(x, lane, t)", "gfx942",
+    ("t = amd.lds_array(32, numba.float32)\namd.async_load(x, t, offsets=lane)", "gfx942",
      r"async_load: result must hold one wave's write, 64 lanes x 4 bytes \(256 bytes\), got "
      r"lds array\(float32, 1d, C\) of 128 bytes"),
     # 64 lanes x 16 bytes = 1024 bytes; 255 floats are 1020
@@ -59,7 +59,7 @@ def test_dma_writes_lds_and_reads_global_memory(source, arch, rule):
      "gfx942", r"dest must hold one wave's write, 64 lanes x 4 bytes \(256 bytes\)"),
     # the masked lanes store other
     ("t = amd.lds_array(16, numba.float32)\n"
-     "amd.async_load(x, lane, t, mask=lane < 16, other=1.0)", "gfx1250",
+     "amd.async_load(x, t, offsets=lane, mask=lane < 16, other=1.0)", "gfx1250",
      r"result must hold one wave's write, 32 lanes x 4 bytes \(128 bytes\), got lds "
      r"array\(float32, 1d, C\) of 64 bytes"),
 ], ids=["async-gfx942", "buffer-x4-gfx950", "buffer-zero-fill", "async-other-gfx1250"])
@@ -69,12 +69,12 @@ def test_an_lds_array_smaller_than_one_wave_s_write_is_refused(source, arch, rul
 
 
 @pytest.mark.parametrize("source,arch", [
-    ("t = amd.lds_array(32, numba.float32)\namd.async_load(x, lane, t)", "gfx1250"),  # wave32
-    ("t = amd.lds_array(32, numba.float32)\namd.async_load(x, lane, t, mask=lane < 32)",
+    ("t = amd.lds_array(32, numba.float32)\namd.async_load(x, t, offsets=lane)", "gfx1250"),  # wave32
+    ("t = amd.lds_array(32, numba.float32)\namd.async_load(x, t, offsets=lane, mask=lane < 32)",
      "gfx942"),  # the masked lanes write nothing
-    ("t = amd.lds_array((4, 64), numba.float32)\namd.async_load(x, lane, t[1])\n"
-     "amd.async_load(x, lane, t.reshape(256)[64:])\n"
-     "u = amd.lds_array(64, numba.float32)\namd.async_load(x, lane, t[2] if n > 0 else u)\n"
+    ("t = amd.lds_array((4, 64), numba.float32)\namd.async_load(x, t[1], offsets=lane)\n"
+     "amd.async_load(x, t.reshape(256)[64:], offsets=lane)\n"
+     "u = amd.lds_array(64, numba.float32)\namd.async_load(x, t[2] if n > 0 else u, offsets=lane)\n"
      "v = y if n > 0 else t[0]\nv[lane] = 1.0", "gfx942"),  # rows, views, unified arrays
     ("amd.barrier_arrive(amd.lds_array(4, numba.float32).view(numba.int64))", "gfx1250"),
 ], ids=["wave32", "masked", "views", "barrier-view"])

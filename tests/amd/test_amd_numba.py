@@ -121,7 +121,7 @@ def test_tdm_ops_from_python():
 def _async_ops(x, y, n):
     lane = amd.workitem_id_x()
     tile = amd.lds_array(1024, numba.float32)
-    amd.async_load(x, lane, tile, mask=lane < n, other=-2.0)
+    amd.async_load(x, tile, offsets=lane, mask=lane < n, other=-2.0)
     amd.async_load_commit_group()
     amd.async_load_wait_group(0)
     amd.s_barrier()
@@ -254,7 +254,7 @@ def _underwait(x, y, ntiles):
     lane = amd.workitem_id_x()
     ring = amd.lds_array(192, numba.float32)
     for t in range(2):  # prologue, unmasked
-        amd.async_load(x, t * 64 + lane, ring[t * 64:])
+        amd.async_load(x, ring[t * 64:], offsets=t * 64 + lane)
         amd.async_load_commit_group()
     for t in range(ntiles):
         amd.async_load_wait_group(1)
@@ -262,7 +262,7 @@ def _underwait(x, y, ntiles):
         y[t * 64 + lane] = ring[(t % 3) * 64 + lane]
         amd.s_barrier()
         ahead = t + 2
-        amd.async_load(x, ahead * 64 + lane, ring[(ahead % 3) * 64:], mask=ahead < ntiles)
+        amd.async_load(x, ring[(ahead % 3) * 64:], offsets=ahead * 64 + lane, mask=ahead < ntiles)
         amd.async_load_commit_group()
 
 
@@ -313,15 +313,15 @@ def _refill_after_read(x, y, n):
     in flight across the barrier."""
     lane = amd.workitem_id_x()
     ring = amd.lds_array(128, numba.float32)
-    amd.async_load(x, lane, ring)  # tile 0 -> slot 0
+    amd.async_load(x, ring, offsets=lane)  # tile 0 -> slot 0
     amd.async_load_commit_group()
-    amd.async_load(x, 64 + lane, ring[64:])  # tile 1 -> slot 1
+    amd.async_load(x, ring[64:], offsets=64 + lane)  # tile 1 -> slot 1
     amd.async_load_commit_group()
     amd.async_load_wait_group(1)  # tile 0 has landed
     amd.s_barrier()
     value = ring[lane]  # read slot 0 ...
     amd.s_barrier()  # ... in every wave before
-    amd.async_load(x, 128 + lane, ring)  # tile 2 refills slot 0
+    amd.async_load(x, ring, offsets=128 + lane)  # tile 2 refills slot 0
     amd.async_load_commit_group()
     y[lane] = value + n
 
