@@ -232,6 +232,11 @@ _PLACEHOLDER = re.compile("(" + "|".join(ISA_PLACEHOLDERS) + r")(?![\w%])")
 
 
 def _squash(line):
+    """An instruction line without its trailing comment, or (a line that starts with ``;``) an
+    assembler comment, in one spacing."""
+    line = line.strip()
+    if line.startswith(";"):   # an assembler comment: what LLVM prints for an op with no encoding
+        return "; " + _squash(line[1:].replace(";", " "))
     line = re.sub(r"\s+", " ", line.split(";")[0].strip())
     return re.sub(r"\s*,\s*", ", ", line)
 
@@ -243,9 +248,11 @@ def isa_line_pattern(line):
     return re.compile("".join(ISA_PLACEHOLDERS[p] if i % 2 else re.escape(p) for i, p in enumerate(parts)))
 
 
-def isa_missing(lines, asm):
-    """The hand-written ``lines`` not found, in that order, as whole instruction lines of ``asm``."""
-    kernel = [_squash(line) for line in asm.splitlines() if not line.strip().startswith((".", ";"))]
+def isa_missing(lines, asm, comments=False):
+    """The hand-written ``lines`` not found, in that order, as whole instruction lines of ``asm``
+    (``comments``: its assembler comment lines too, for the ops LLVM prints only as a comment)."""
+    skip = (".",) if comments else (".", ";")
+    kernel = [_squash(line) for line in asm.splitlines() if line.strip() and not line.strip().startswith(skip)]
     at, missing = 0, []
     for line in lines:
         pattern = isa_line_pattern(line)
@@ -266,12 +273,15 @@ class Sample:
     ``""`` for every other arch).  Registers are placeholders (:data:`ISA_PLACEHOLDERS`), the rest
     literal.  ``ref``: the documents the lines were written from (the arch's ISA guide, LLVM's
     AMDGPUUsage / AMDGPUModifierSyntax); ``archs``: the claimed archs the row is for (default:
-    all of them)."""
+    all of them); ``comments``: the row's lines may be assembler comments (``; sched_barrier
+    ...``: what LLVM prints for a scheduling barrier, which has no encoding), which other rows
+    never match."""
 
     call: str
     isa: object
     ref: str
     archs: tuple = ()
+    comments: bool = False
 
     def lines(self, arch):
         isa = self.isa if not isinstance(self.isa, Mapping) else self.isa.get(arch, self.isa.get(""))

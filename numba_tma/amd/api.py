@@ -57,8 +57,7 @@ workitem_id_x = AmdOp(
     or its low 10 bits (gfx1250, where the ids are packed).  All archs.
 
     Example: ``lane = amd.workitem_id_x()``""",
-    samples=(Sample("y[amd.workitem_id_x()] = 1.0", {"gfx1250": "global_store_b32 %v, %v, %s scale_offset",
-                                                      "": "global_store_dword %v, %v, %s"},
+    samples=(Sample("y[0] = amd.workitem_id_x()", "v_cvt_f32_u32_e32 %v, v0",   # read from v0, where the hardware puts it
                     "AMDGPUUsage: Initial Kernel Execution State (work-item id in v0)"),),
     refusals=(Refusal("amd.workitem_id_x(0)", "workitem_id_x takes ()"),),
 ).intrinsic()
@@ -69,9 +68,15 @@ workgroup_id_x = AmdOp(
     doc="""The workgroup's x index in the grid (``blockIdx.x``), in an SGPR.  All archs.
 
     Example: ``block = amd.workgroup_id_x()``""",
-    samples=(Sample("y[amd.workgroup_id_x()] = 1.0", {"gfx1250": "global_store_b32 %v, %v, %s scale_offset",
-                                                       "": "global_store_dword %v, %v, %s"},
-                    "AMDGPUUsage: Initial Kernel Execution State (work-group id in an SGPR)"),),
+    samples=(Sample("y[0] = amd.workgroup_id_x()",
+                    # gfx9: converted straight from s2, the system SGPR after the kernarg pointer
+                    # s[0:1] (never loaded); gfx1250: ttmp9, or in a cluster the cluster fields of
+                    # ttmp6 (IB_STS2 says whether there is one)
+                    {"gfx1250": ("s_bfe_u32 %s, ttmp6, 0x4000c", "s_getreg_b32 %s, hwreg(HW_REG_IB_STS2, 6, 4)",
+                                 "s_cselect_b32 %s, ttmp9, %s", "s_cvt_f32_i32 %s, %s"),
+                     "": "v_cvt_f32_i32_e32 %v, s2"},
+                    "AMDGPUUsage: Initial Kernel Execution State (work-group id in an SGPR; GFX12.5 "
+                    "architected SGPRs ttmp9 / ttmp6)"),),
     refusals=(Refusal("amd.workgroup_id_x(0)", "workgroup_id_x takes ()"),),
 ).intrinsic()
 
@@ -364,7 +369,11 @@ amd_sched_barrier = AmdOp(
     assembly shows ``; sched_barrier mask(0x...)``.  All archs.
 
     Example: ``amd_sched_barrier(0)`` (nothing crosses)""",
-    samples=(Sample("amd.amd_sched_barrier(0)", "s_endpgm", "LLVM AMDGPUUsage (sched_barrier: no encoding)"),),
+    samples=(Sample("amd.amd_sched_barrier(0)", "; sched_barrier mask(0x00000000)",
+                    "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (sched_barrier: no encoding, an assembler comment)",
+                    comments=True),
+             Sample("amd.amd_sched_barrier(0x8)", "; sched_barrier mask(0x00000008)",
+                    "LLVM IntrinsicsAMDGPU.td (sched_barrier mask bits: 0x8 = MFMA/WMMA)", comments=True)),
     refusals=(Refusal("amd.amd_sched_barrier(n)", "amd.amd_sched_barrier: argument 'mask' must be a compile-time constant; got int32"),),
 ).intrinsic()
 
@@ -388,8 +397,12 @@ sched_group_barrier = AmdOp(
     ``; sched_group_barrier mask(...) size(...) SyncID(...)``.  All archs.
 
     Example: ``sched_group_barrier(0x8, 1, 0)`` (one MFMA)""",
-    samples=(Sample("amd.sched_group_barrier(0x8, 1, 0)", "s_endpgm",
-                    "LLVM AMDGPUUsage (sched_group_barrier: no encoding)"),),
+    samples=(Sample("amd.sched_group_barrier(0x8, 1, 0)", "; sched_group_barrier mask(0x00000008) size(1) SyncID(0)",
+                    "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (sched_group_barrier: no encoding, an assembler "
+                    "comment)", comments=True),
+             Sample("amd.sched_group_barrier(0x100, 4, 2)",
+                    "; sched_group_barrier mask(0x00000100) size(4) SyncID(2)",
+                    "LLVM IntrinsicsAMDGPU.td (mask 0x100: DS read)", comments=True)),
     refusals=(Refusal("amd.sched_group_barrier(0x8, n, 0)", "amd.sched_group_barrier: argument 'size' must be a compile-time constant; got int32"),),
 ).intrinsic()
 
