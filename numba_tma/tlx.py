@@ -28,6 +28,7 @@ the CUDA simulator the same Python body runs on the simulator's ops.  AMD's TLX 
 import inspect
 
 from numba import cuda
+from numba.core import types as _numba_types
 
 from .ops import SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, mbarrier, sync, tma
 from .ops import fence as _fence   # the family; ``fence`` here is TLX's function
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 _WRAPPERS = []
+_NONE = (_numba_types.NoneType, _numba_types.Omitted)
 
 
 def _device(fn=None, *, variants=None):
@@ -222,11 +224,77 @@ def async_remote_shmem_copy(dst, src, remote_cta_rank, barrier):
     dsmem.copy_async(dst, src, src.size * src.itemsize, barrier, remote_cta_rank)
 
 
-@_device
-def async_load(src, result, size=16):
-    """``cp_async.load(result, src, size)``: one thread copies ``size`` (4, 8 or 16) bytes from
-    global ``src`` to shared ``result`` (TLX's per-thread ``cp.async``)."""
-    cp_async.load(result, src, size)
+# TLX's cache_modifier strings (Triton's load cache modifiers) that cp.async has: ".ca" caches in
+# L1 and L2, ".cg" in L2 only (16-byte copies); "" is Triton's default, ".ca" for cp.async.
+_CP_ASYNC_CACHE = {"": "ca", ".ca": "ca", ".cg": "cg"}
+
+
+def _value(arg):
+    """An argument's Python value: itself under the simulator; when compiling, the value of its
+    literal (or omitted, or None) type, else the type (not a constant)."""
+    if isinstance(arg, _numba_types.Omitted):
+        return arg.value
+    if isinstance(arg, _numba_types.NoneType):
+        return None
+    return getattr(arg, "literal_value", arg)
+
+
+def _async_load_rules(other, cache_modifier, size):
+    """cp_async.load's ``cache`` for TLX's options; refuses what cp.async cannot express."""
+    from .errors import OpArgumentError
+
+    def reject(arg, rule, got):
+        return OpArgumentError(f"numba_tma: tlx.async_load: argument '{arg}' {rule}; got {got}")
+
+    other, cache_modifier, size = _value(other), _value(cache_modifier), _value(size)
+    if other is not None and (type(other) is not int or other != 0):   # 0.0 has no literal type in Numba
+        raise reject("other", "must be None or the integer constant 0 (cp.async zero-fills the bytes of "
+                     "masked lanes, its src-size operand, and can store no other value)", other)
+    if not isinstance(cache_modifier, str) or cache_modifier not in _CP_ASYNC_CACHE:
+        raise reject("cache_modifier", "must be a constant, one of '', '.ca', '.cg' (cp.async.ca caches in "
+                     "L1 and L2, cp.async.cg in L2 only)", repr(cache_modifier))
+    cache = _CP_ASYNC_CACHE[cache_modifier]
+    if cache == "cg" and size != 16:
+        raise reject("size", "must be 16 with cache_modifier='.cg' (cp.async.cg copies 16 bytes)", size)
+    return cache
+
+
+def _load_ca(src, result, mask=None, other=None, cache_modifier="", size=16):
+    cp_async.load(result, src, size, cache="ca")
+
+
+def _load_cg(src, result, mask=None, other=None, cache_modifier="", size=16):
+    cp_async.load(result, src, size, cache="cg")
+
+
+def _load_ca_masked(src, result, mask=None, other=None, cache_modifier="", size=16):
+    cp_async.load(result, src, size, src_nbytes=size if mask else 0, cache="ca")
+
+
+def _load_cg_masked(src, result, mask=None, other=None, cache_modifier="", size=16):
+    cp_async.load(result, src, size, src_nbytes=size if mask else 0, cache="cg")
+
+
+def _pick_async_load(src=None, result=None, mask=None, other=None, cache_modifier="", size=16):
+    cache = _async_load_rules(other, cache_modifier, size)
+    masked = mask is not None and not isinstance(mask, _NONE)
+    return {("ca", False): _load_ca, ("cg", False): _load_cg,
+            ("ca", True): _load_ca_masked, ("cg", True): _load_cg_masked}[cache, masked]
+
+
+@_device(variants=_pick_async_load)
+def async_load(src, result, mask=None, other=None, cache_modifier="", size=16):
+    """``cp_async.load(result, src, size, cache=...)``: one thread copies ``size`` (4, 8 or 16)
+    bytes from global ``src`` to shared ``result`` (TLX's per-thread ``cp.async``; TLX's argument
+    order, with NVIDIA's ``size`` last).  ``mask`` (a boolean) False copies no byte and zero-fills
+    ``result`` (``src_nbytes=0``; ``src`` must still be an element of the array); ``other`` must be
+    None or 0 (the zero fill is all cp.async can store); ``cache_modifier`` ``""`` / ``".ca"``
+    (``cache="ca"``) or ``".cg"`` (``cache="cg"``, 16-byte copies only)."""
+    cache = _async_load_rules(other, cache_modifier, size)
+    if mask is None:
+        cp_async.load(result, src, size, cache=cache)
+    else:
+        cp_async.load(result, src, size, src_nbytes=size if mask else 0, cache=cache)
 
 
 @_device

@@ -40,7 +40,7 @@ def _ptx(body):
     ("out[0] = tlx.cluster_cta_rank() + tlx.cluster_size_1d()", r"%cluster_nctarank"),
     ("tlx.async_remote_shmem_store(tile, (1.0, 2.0), 1, bars)", r"st\.async\.shared::cluster.*\.v2\.b32"),
     ("tlx.async_remote_shmem_copy(tile, tile, 1, bars)", r"cp\.async\.bulk\.shared::cluster\.shared::cta"),
-    ("tlx.async_load(g, tile, 16)\n    tlx.async_load_commit_group()\n    tlx.async_load_wait_group(0)",
+    ("tlx.async_load(g, tile, size=16)\n    tlx.async_load_commit_group()\n    tlx.async_load_wait_group(0)",
      r"cp\.async\.ca\.shared\.global|cp\.async\.cg\.shared\.global"),
 ])
 def test_each_name_emits_its_op(body, expected):
@@ -73,3 +73,58 @@ def test_every_wrapper_is_in_the_docs_table():
     page = Path(__file__).parents[1].joinpath("docs", "tlx.md").read_text()
     for name in tlx.__all__:
         assert re.search(rf"`(tlx\.)?{name}[(`]", page), name
+
+
+@pytest.mark.parametrize("call,expected", [
+    ("tlx.async_load(g, tile, size=16)", r"cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 16;"),
+    ("tlx.async_load(g, tile, cache_modifier='.cg')", r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16;"),
+    ("tlx.async_load(g, tile, cache_modifier='.ca', size=8)", r"cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 8;"),
+    # mask: the src-size operand (size, or 0: no byte read, the destination zero-filled)
+    ("tlx.async_load(g[out[0]:], tile, mask=out[0] < 30, other=0)",
+     r"cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 16, %r\d+;"),
+    ("tlx.async_load(g, tile, out[0] < 30, None, '.cg')", r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16, %r\d+;"),
+])
+def test_async_load_takes_tlx_options(call, expected):
+    """TLX's order (src, result, mask, other, cache_modifier), NVIDIA's size last."""
+    assert re.search(expected, _ptx(call)), expected
+
+
+@pytest.mark.parametrize("call,match", [
+    ("tlx.async_load(g, tile, mask=out[0] < 30, other=1)",
+     r"tlx.async_load: argument 'other' must be None or the integer constant 0 \(cp.async zero-fills .*; got 1$"),
+    ("tlx.async_load(g, tile, mask=out[0] < 30, other=g[0])",
+     r"argument 'other' must be None or the integer constant 0 .*; got float32$"),
+    ("tlx.async_load(g, tile, cache_modifier='.cv')",
+     r"tlx.async_load: argument 'cache_modifier' must be a constant, one of '', '.ca', '.cg' .*; got '.cv'$"),
+    ("tlx.async_load(g, tile, cache_modifier='.cg', size=8)",
+     r"tlx.async_load: argument 'size' must be 16 with cache_modifier='.cg' .*; got 8$"),
+])
+def test_async_load_refuses_what_cp_async_cannot_do(call, match):
+    with pytest.raises(OpArgumentError, match=match):
+        _ptx(call)
+
+
+def test_async_load_mask_zero_fills_under_the_simulator():
+    from test_simulator import simulate
+
+    out = simulate("""
+        from numba_tma import tlx
+
+        @cuda.jit
+        def k(g, out):
+            tile = cuda.shared.array(64, numba.float32, alignment=16)
+            i = cuda.threadIdx.x
+            tlx.async_load(g[i * 4:], tile[i * 4:], mask=i < 8, other=0, cache_modifier=".cg")
+            tlx.async_load_commit_group()
+            tlx.async_load_wait_group(0)
+            cuda.syncthreads()
+            for j in range(4):
+                out[i * 4 + j] = tile[i * 4 + j]
+
+        g = np.arange(1, 65, dtype=np.float32)
+        out = np.full(64, -1, np.float32)
+        k[1, 16](g, out)
+        assert np.array_equal(out[:32], g[:32]) and not out[32:].any(), out
+        print("masked ok")
+    """)
+    assert "masked ok" in out

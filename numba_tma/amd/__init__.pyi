@@ -176,8 +176,12 @@ def async_amd_descriptor_wait(pendings: int = 0) -> None:
     """
 
 
-def async_load(src: DeviceArray, offsets: int, result: LDSArray, mask: bool | None = None, other: int | float | None = None, cache_modifier: str = '', width: int = 4) -> None:
+def async_load(src: DeviceArray, result: LDSArray, mask: bool | None = None, other: int | float | None = None, cache_modifier: str = '', offsets: int = 0, width: int = 4) -> None:
     """Per-lane global -> LDS copy of ``src[offsets]`` (*width* bytes) into *result*.
+
+    TLX's ``async_load(src, result, mask, other, cache_modifier)``, with AMD's two trailing
+    keywords: *offsets*, this lane's element offset into *src* (an integer, default 0: pass it
+    rather than slicing *src* per lane, which costs a bounds clamp), and *width*.
 
     gfx942/gfx950: ``global_load_lds_dword`` (``_dwordx4`` for width 16, gfx950 only); gfx1250:
     ``llvm.amdgcn.global.load.async.to.lds.b{8,32,64,128}`` -> ``global_load_async_to_lds_bN``
@@ -188,7 +192,7 @@ def async_load(src: DeviceArray, offsets: int, result: LDSArray, mask: bool | No
     masked wave skips, so the waits of the kernel become ``vmcnt(0)`` /
     ``s_wait_asynccnt 0``; to keep a pipeline's waits, clamp the offsets instead.
 
-    Example: ``async_load(x, base + lane, tile[w * 64:]); async_load_commit_group()``
+    Example: ``async_load(x, tile[w * 64:], offsets=base + lane); async_load_commit_group()``
 
     LLVM::
 

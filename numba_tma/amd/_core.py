@@ -26,7 +26,7 @@ from numba.core.extending import intrinsic as _numba_intrinsic
 
 from ..declarations import REQUIRED, Declaration, Operand
 from . import lds
-from .errors import AMDArgumentError
+from .errors import reject
 from .numba_target import TARGET_NAME
 from .targets import Requirement
 
@@ -47,9 +47,9 @@ def shown(value):
     return str(value)
 
 
-def const(value, name):
-    """The compile-time value of an argument (a literal, or a default left out); ``name``
-    (``"op: argument"``) names it in the error when it is not a constant."""
+def const(value, op, arg):
+    """The compile-time value of argument ``arg`` of ``op`` (a literal, or a default left out);
+    refused when it is not a constant."""
     if isinstance(value, types.Omitted):
         return value.value
     if isinstance(value, types.Literal):
@@ -59,7 +59,7 @@ def const(value, name):
     if isinstance(value, types.BaseTuple) and all(isinstance(t, types.Literal) for t in value):
         return tuple(t.literal_value for t in value)
     if isinstance(value, types.Type):
-        raise AMDArgumentError(f"{name} must be a compile-time constant, got {value}")
+        raise reject(op, arg, "must be a compile-time constant", shown(value))
     return value
 
 
@@ -71,10 +71,6 @@ def is_given(value):
 def data(context, builder, aryty, value):
     """The data pointer of an array argument."""
     return context.make_array(aryty)(context, builder, value=value).data
-
-
-def _short(op_name):
-    return op_name.split(".", 1)[1]
 
 
 # -- operand kinds -----------------------------------------------------------------------
@@ -90,11 +86,11 @@ class Array(Operand):
         self.annotation = {"lds": "LDSArray", "global": "DeviceArray"}.get(space, "DeviceArray | LDSArray")
 
     def check(self, op_name, ty):
-        op = _short(op_name)
+        op = op_name
         if not isinstance(ty, types.Array):
-            raise AMDArgumentError(f"{op}: {self.name} must be an array, got {shown(ty)}")
+            raise reject(op, self.name, "must be an array", shown(ty))
         if self.dtype is not None and ty.dtype != self.dtype:
-            raise AMDArgumentError(f"{op}: {self.name} must be an {self.dtype} LDS array, got {ty}")
+            raise reject(op, self.name, f"must be an {self.dtype} LDS array", ty)
         if self.space == "lds":
             lds.require_lds(op, self.name, ty)
         elif self.space == "global":
@@ -102,13 +98,20 @@ class Array(Operand):
 
 
 class Int(Operand):
-    """An integer, constant or not (per lane, or wave-uniform where the op says so)."""
+    """An integer, constant or not (per lane, or wave-uniform where the op says so); with a
+    ``default``, an optional one."""
 
     annotation = "int"
 
+    def __init__(self, name, default=REQUIRED):
+        super().__init__(name)
+        self.default = default
+
     def check(self, op_name, ty):
+        if isinstance(ty, types.Omitted) and self.default is not REQUIRED:
+            return
         if not isinstance(ty, types.Integer) or isinstance(ty, types.Boolean):
-            raise AMDArgumentError(f"{_short(op_name)}: {self.name} must be an integer, got {shown(ty)}")
+            raise reject(op_name, self.name, "must be an integer", shown(ty))
 
 
 class Const(Operand):
@@ -120,11 +123,10 @@ class Const(Operand):
         self.default, self.lo, self.hi, self.annotation = default, lo, hi, annotation
 
     def check(self, op_name, ty):
-        value = const(ty, f"{_short(op_name)}: {self.name}")
+        value = const(ty, op_name, self.name)
         if self.lo is not None and (isinstance(value, bool) or not isinstance(value, int)
                                     or not self.lo <= value <= self.hi):
-            raise AMDArgumentError(f"{_short(op_name)}: {self.name} must be an int in "
-                                   f"[{self.lo}, {self.hi}], got {value!r}")
+            raise reject(op_name, self.name, f"must be an int in [{self.lo}, {self.hi}]", repr(value))
 
 
 class Flag(Operand):
@@ -137,8 +139,8 @@ class Flag(Operand):
         self.default = default
 
     def check(self, op_name, ty):
-        if not isinstance(const(ty, f"{_short(op_name)}: {self.name}"), bool):
-            raise AMDArgumentError(f"{_short(op_name)}: {self.name} must be True or False, got {shown(ty)}")
+        if not isinstance(const(ty, op_name, self.name), bool):
+            raise reject(op_name, self.name, "must be True or False", shown(ty))
 
 
 class Pred(Operand):
@@ -148,7 +150,7 @@ class Pred(Operand):
 
     def check(self, op_name, ty):
         if is_given(ty) and not isinstance(ty, types.Boolean):
-            raise AMDArgumentError(f"{_short(op_name)}: {self.name} must be a boolean, got {shown(ty)}")
+            raise reject(op_name, self.name, "must be a boolean", shown(ty))
 
 
 class Number(Operand):
@@ -158,7 +160,7 @@ class Number(Operand):
 
     def check(self, op_name, ty):
         if is_given(ty) and not isinstance(ty, (types.Number, types.Boolean)):
-            raise AMDArgumentError(f"{_short(op_name)}: {self.name} must be a number, got {shown(ty)}")
+            raise reject(op_name, self.name, "must be a number", shown(ty))
 
 
 class Ints(Operand):
@@ -168,7 +170,7 @@ class Ints(Operand):
 
     def check(self, op_name, ty):
         if is_given(ty) and not (isinstance(ty, types.BaseTuple) and all(isinstance(t, types.Integer) for t in ty)):
-            raise AMDArgumentError(f"{_short(op_name)}: {self.name} must be a tuple of integers, got {shown(ty)}")
+            raise reject(op_name, self.name, "must be a tuple of integers", shown(ty))
 
 
 LANE_KINDS = {types.float32: "f", types.int32: "i", types.uint32: "u"}
@@ -190,10 +192,11 @@ class LaneValue(Operand):
         allowed = "an int32, uint32 or float32" + (" (or int64, uint64, float64)" if self.wide else "")
         hint = ""
         if isinstance(ty, types.Integer) and ty.bitwidth == 64:
-            hint = "; Numba computes integer arithmetic in 64 bits: convert with numba.int32(...) or numba.uint32(...)"
+            hint = (" (Numba computes integer arithmetic in 64 bits: convert with numba.int32(...) or "
+                    "numba.uint32(...))")
         elif ty == types.float64:
-            hint = "; convert with numba.float32(...)"
-        raise AMDArgumentError(f"{_short(op_name)}: {self.name} must be {allowed} value, got {shown(ty)}{hint}")
+            hint = " (convert with numba.float32(...))"
+        raise reject(op_name, self.name, f"must be {allowed} value{hint}", shown(ty))
 
 
 class Like(Operand):
@@ -206,8 +209,7 @@ class Like(Operand):
 
     def check(self, op_name, ty, like):
         if is_given(ty) and ty != like:
-            raise AMDArgumentError(f"{_short(op_name)}: {self.name} must have the type of {self.peers[0]} "
-                                   f"({like}), got {shown(ty)}")
+            raise reject(op_name, self.name, f"must have the type of {self.peers[0]} ({like})", shown(ty))
 
 
 class Typed(Operand):
@@ -230,6 +232,11 @@ _PLACEHOLDER = re.compile("(" + "|".join(ISA_PLACEHOLDERS) + r")(?![\w%])")
 
 
 def _squash(line):
+    """An instruction line without its trailing comment, or (a line that starts with ``;``) an
+    assembler comment, in one spacing."""
+    line = line.strip()
+    if line.startswith(";"):   # an assembler comment: what LLVM prints for an op with no encoding
+        return "; " + _squash(line[1:].replace(";", " "))
     line = re.sub(r"\s+", " ", line.split(";")[0].strip())
     return re.sub(r"\s*,\s*", ", ", line)
 
@@ -241,9 +248,11 @@ def isa_line_pattern(line):
     return re.compile("".join(ISA_PLACEHOLDERS[p] if i % 2 else re.escape(p) for i, p in enumerate(parts)))
 
 
-def isa_missing(lines, asm):
-    """The hand-written ``lines`` not found, in that order, as whole instruction lines of ``asm``."""
-    kernel = [_squash(line) for line in asm.splitlines() if not line.strip().startswith((".", ";"))]
+def isa_missing(lines, asm, comments=False):
+    """The hand-written ``lines`` not found, in that order, as whole instruction lines of ``asm``
+    (``comments``: its assembler comment lines too, for the ops LLVM prints only as a comment)."""
+    skip = (".",) if comments else (".", ";")
+    kernel = [_squash(line) for line in asm.splitlines() if line.strip() and not line.strip().startswith(skip)]
     at, missing = 0, []
     for line in lines:
         pattern = isa_line_pattern(line)
@@ -264,12 +273,15 @@ class Sample:
     ``""`` for every other arch).  Registers are placeholders (:data:`ISA_PLACEHOLDERS`), the rest
     literal.  ``ref``: the documents the lines were written from (the arch's ISA guide, LLVM's
     AMDGPUUsage / AMDGPUModifierSyntax); ``archs``: the claimed archs the row is for (default:
-    all of them)."""
+    all of them); ``comments``: the row's lines may be assembler comments (``; sched_barrier
+    ...``: what LLVM prints for a scheduling barrier, which has no encoding), which other rows
+    never match."""
 
     call: str
     isa: object
     ref: str
     archs: tuple = ()
+    comments: bool = False
 
     def lines(self, arch):
         isa = self.isa if not isinstance(self.isa, Mapping) else self.isa.get(arch, self.isa.get(""))

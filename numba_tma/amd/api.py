@@ -15,7 +15,7 @@ from ..declarations import Refusal
 from . import buffer, dma, global_load, lds, sync, targets, tdm
 from ._core import (AmdOp, Array, Const, Flag, Int, Ints, Number, Pred, Sample, Typed, const, data,
                     is_given, shown)
-from .errors import AMDArgumentError
+from .errors import reject
 from .llvm_ir import I32, call_intrinsic
 from .targets import ALL, GFX9, GFX1250, Requirement
 
@@ -57,8 +57,7 @@ workitem_id_x = AmdOp(
     or its low 10 bits (gfx1250, where the ids are packed).  All archs.
 
     Example: ``lane = amd.workitem_id_x()``""",
-    samples=(Sample("y[amd.workitem_id_x()] = 1.0", {"gfx1250": "global_store_b32 %v, %v, %s scale_offset",
-                                                      "": "global_store_dword %v, %v, %s"},
+    samples=(Sample("y[0] = amd.workitem_id_x()", "v_cvt_f32_u32_e32 %v, v0",   # read from v0, where the hardware puts it
                     "AMDGPUUsage: Initial Kernel Execution State (work-item id in v0)"),),
     refusals=(Refusal("amd.workitem_id_x(0)", "workitem_id_x takes ()"),),
 ).intrinsic()
@@ -69,9 +68,15 @@ workgroup_id_x = AmdOp(
     doc="""The workgroup's x index in the grid (``blockIdx.x``), in an SGPR.  All archs.
 
     Example: ``block = amd.workgroup_id_x()``""",
-    samples=(Sample("y[amd.workgroup_id_x()] = 1.0", {"gfx1250": "global_store_b32 %v, %v, %s scale_offset",
-                                                       "": "global_store_dword %v, %v, %s"},
-                    "AMDGPUUsage: Initial Kernel Execution State (work-group id in an SGPR)"),),
+    samples=(Sample("y[0] = amd.workgroup_id_x()",
+                    # gfx9: converted straight from s2, the system SGPR after the kernarg pointer
+                    # s[0:1] (never loaded); gfx1250: ttmp9, or in a cluster the cluster fields of
+                    # ttmp6 (IB_STS2 says whether there is one)
+                    {"gfx1250": ("s_bfe_u32 %s, ttmp6, 0x4000c", "s_getreg_b32 %s, hwreg(HW_REG_IB_STS2, 6, 4)",
+                                 "s_cselect_b32 %s, ttmp9, %s", "s_cvt_f32_i32 %s, %s"),
+                     "": "v_cvt_f32_i32_e32 %v, s2"},
+                    "AMDGPUUsage: Initial Kernel Execution State (work-group id in an SGPR; GFX12.5 "
+                    "architected SGPRs ttmp9 / ttmp6)"),),
     refusals=(Refusal("amd.workgroup_id_x(0)", "workgroup_id_x takes ()"),),
 ).intrinsic()
 
@@ -85,9 +90,8 @@ def _lds_shape(shape):
     items = tuple(shape) if isinstance(shape, types.BaseTuple) else (shape,)
     dims = tuple(t.literal_value for t in items if isinstance(t, types.IntegerLiteral))
     if not items or len(dims) != len(items) or min(dims) < 1:
-        raise AMDArgumentError(
-            "lds_array: shape must be a positive int or a non-empty tuple of positive ints, "
-            f"known at compile time; got {shown(shape)}")
+        raise reject("lds_array", "shape", "must be a positive int or a non-empty tuple of positive ints, "
+                     "known at compile time", shown(shape))
     return dims
 
 
@@ -95,8 +99,8 @@ def _lds_dtype(dtype):
     """``lds_array``'s element type: a scalar dtype such as ``numba.float32``."""
     if not (isinstance(dtype, (types.DType, types.NumberClass))
             and isinstance(dtype.dtype, (types.Number, types.Boolean))):
-        raise AMDArgumentError("lds_array: dtype must be a scalar Numba or NumPy dtype such as "
-                               f"numba.float32, got {shown(dtype)}")
+        raise reject("lds_array", "dtype", "must be a scalar Numba or NumPy dtype such as numba.float32",
+                     shown(dtype))
     return dtype.dtype
 
 
@@ -104,9 +108,8 @@ def _lds_array(shape, dtype):
     dims, elem = _lds_shape(shape), _lds_dtype(dtype)
     itemsize = 1 if isinstance(elem, types.Boolean) else elem.bitwidth // 8
     if math.prod(dims) * itemsize > _MAX_LDS_BYTES:
-        raise AMDArgumentError(
-            f"lds_array: shape {dims} of {elem} takes {math.prod(dims) * itemsize} bytes; "
-            f"it must fit in {_MAX_LDS_BYTES} bytes, the largest LDS of any arch")
+        raise reject("lds_array", "shape", f"must fit in {_MAX_LDS_BYTES} bytes of {elem}, the largest LDS "
+                     "of any arch", f"{dims}, {math.prod(dims) * itemsize} bytes")
     aryty = lds.LDSArray(elem, len(dims), "C", math.prod(dims) * itemsize)
 
     def codegen(context, builder, sig, args):
@@ -149,8 +152,8 @@ lds_array = AmdOp(
                     {"gfx1250": ("ds_store_b32 %v, %v", "ds_load_b32 %v, %v"),
                      "": ("ds_write_b32 %v, %v", "ds_read_b32 %v, %v")},
                     "CDNA3 ISA 12.x DS instructions; GFX12 renames them ds_store / ds_load"),),
-    refusals=(Refusal("amd.lds_array(0, numba.float32)", "lds_array: shape must be a positive int"),
-              Refusal("amd.lds_array(4, 4)", "lds_array: dtype must be a scalar Numba or NumPy dtype")),
+    refusals=(Refusal("amd.lds_array(0, numba.float32)", "amd.lds_array: argument 'shape' must be a positive int"),
+              Refusal("amd.lds_array(4, 4)", "amd.lds_array: argument 'dtype' must be a scalar Numba or NumPy dtype")),
 ).intrinsic()
 
 
@@ -178,16 +181,16 @@ def _mask_other(context, builder, sig, args, mask_at, src_index):
     return mask, other
 
 
-def _dma_options(cache_modifier, width):
-    return dict(cache_modifier=const(cache_modifier, "cache_modifier"), width=const(width, "width"))
+def _dma_options(op, cache_modifier, width):
+    return dict(cache_modifier=const(cache_modifier, op, "cache_modifier"), width=const(width, op, "width"))
 
 
 def _buffer_load_to_local(dest, ptr, offsets, mask, other, cache_modifier, width):
-    opts = _dma_options(cache_modifier, width)
+    opts = _dma_options("buffer_load_to_local", cache_modifier, width)
     if isinstance(offsets, types.IntegerLiteral):
         itemsize = ptr.dtype.bitwidth // 8
-        targets.check_int_range("buffer_load_to_local", "offsets (a constant)",
-                                offsets.literal_value, 0, (2**31 - 1) // itemsize)
+        targets.check_int_range("buffer_load_to_local", "offsets", offsets.literal_value, 0,
+                                (2**31 - 1) // itemsize, " when a constant (a 32-bit byte offset)")
 
     def codegen(context, builder, sig, args):
         arch = _arch(context)
@@ -232,40 +235,47 @@ buffer_load_to_local = AmdOp(
              Sample("amd.buffer_load_to_local(tile, x, lane, width=16)",
                     "buffer_load_dwordx4 %v, %s, 0 offen lds", "CDNA4 ISA MUBUF (buffer_load_dwordx4 to LDS)",
                     archs=("gfx950",))),
-    refusals=(Refusal("amd.buffer_load_to_local(x, x, lane)", "buffer_load_to_local: dest must be an LDS array"),
-              Refusal("amd.buffer_load_to_local(tile, x, 1.5)", "buffer_load_to_local: offsets must be an integer")),
+    refusals=(Refusal("amd.buffer_load_to_local(x, x, lane)", "amd.buffer_load_to_local: argument 'dest' must be an LDS array"),
+              Refusal("amd.buffer_load_to_local(tile, x, 1.5)", "amd.buffer_load_to_local: argument 'offsets' must be an integer")),
 ).intrinsic()
 
 
-def _async_load(src, offsets, result, mask, other, cache_modifier, width):
-    opts = _dma_options(cache_modifier, width)
+def _async_load(src, result, mask, other, cache_modifier, offsets, width):
+    opts = _dma_options("async_load", cache_modifier, width)
     # masked lanes write nothing, unless they store other
     whole_wave = not is_given(mask) or is_given(other)
 
     def codegen(context, builder, sig, args):
+        if isinstance(sig.args[5], types.Omitted):
+            index = context.get_constant(types.intp, sig.args[5].value)
+        else:
+            index = context.cast(builder, args[5], sig.args[5], types.intp)
         src_ptr = cgutils.get_item_pointer2(
             context, builder, data(context, builder, sig.args[0], args[0]),
-            [context.get_constant(types.intp, 1)], [context.get_constant(types.intp, 1)],
-            "C", [context.cast(builder, args[1], sig.args[1], types.intp)])
-        mask, other = _mask_other(context, builder, sig, args, 3, 0)
+            [context.get_constant(types.intp, 1)], [context.get_constant(types.intp, 1)], "C", [index])
+        mask, other = _mask_other(context, builder, sig, args, 2, 0)
         global_load.emit_async_load(
-            builder, _arch(context), src_ptr, data(context, builder, sig.args[2], args[2]),
+            builder, _arch(context), src_ptr, data(context, builder, sig.args[1], args[1]),
             context.async_groups(builder.function), mask=mask, other=other, **opts)
         if whole_wave:
-            _require_wave_write("async_load", _arch(context), "result", sig.args[2], opts["width"])
+            _require_wave_write("async_load", _arch(context), "result", sig.args[1], opts["width"])
 
     return _none(codegen)
 
 
 async_load = AmdOp(
     "amd.async_load", _async_load,
-    (Array("src", "global"), Int("offsets"), Array("result", "lds"), Pred("mask"), Number("other"), _CACHE,
-     Const("width", 4)),
+    (Array("src", "global"), Array("result", "lds"), Pred("mask"), Number("other"), _CACHE,
+     Int("offsets", default=0), Const("width", 4)),
     need=Requirement(ALL, 22),
     llvm=("llvm.amdgcn.global.load.lds", "llvm.amdgcn.global.load.async.to.lds.b32"),
     isa=("global_load_lds_dword", "global_load_lds_dwordx4", "global_load_async_to_lds_b32"),
     tlx=("tlx.async_load",),
     doc="""Per-lane global -> LDS copy of ``src[offsets]`` (*width* bytes) into *result*.
+
+    TLX's ``async_load(src, result, mask, other, cache_modifier)``, with AMD's two trailing
+    keywords: *offsets*, this lane's element offset into *src* (an integer, default 0: pass it
+    rather than slicing *src* per lane, which costs a bounds clamp), and *width*.
 
     gfx942/gfx950: ``global_load_lds_dword`` (``_dwordx4`` for width 16, gfx950 only); gfx1250:
     ``llvm.amdgcn.global.load.async.to.lds.b{8,32,64,128}`` -> ``global_load_async_to_lds_bN``
@@ -276,13 +286,13 @@ async_load = AmdOp(
     masked wave skips, so the waits of the kernel become ``vmcnt(0)`` /
     ``s_wait_asynccnt 0``; to keep a pipeline's waits, clamp the offsets instead.
 
-    Example: ``async_load(x, base + lane, tile[w * 64:]); async_load_commit_group()``""",
-    samples=(Sample("amd.async_load(x, lane, tile)",
+    Example: ``async_load(x, tile[w * 64:], offsets=base + lane); async_load_commit_group()``""",
+    samples=(Sample("amd.async_load(x, tile, offsets=lane)",
                     {"gfx1250": "global_load_async_to_lds_b32 %v, %v, %s scale_offset",
                      "": "global_load_lds_dword %v, %s"},
                     "CDNA3 ISA 9.1.x global_load_lds_dword; LLVM AMDGPUUsage (global_load_async_to_lds)"),),
-    refusals=(Refusal("amd.async_load(x, lane, y)", "async_load: result must be an LDS array"),
-              Refusal("amd.async_load(x, lane, tile, mask=1)", "async_load: mask must be a boolean")),
+    refusals=(Refusal("amd.async_load(x, y, offsets=lane)", "amd.async_load: argument 'result' must be an LDS array"),
+              Refusal("amd.async_load(x, tile, offsets=lane, mask=1)", "amd.async_load: argument 'mask' must be a boolean")),
 ).intrinsic()
 
 
@@ -302,7 +312,7 @@ async_load_commit_group = AmdOp(
     own), or the group counts as empty.  All archs.
 
     Example: ``async_load_commit_group()``""",
-    samples=(Sample("amd.async_load(x, lane, tile)\namd.async_load_commit_group()\namd.async_load_wait_group(0)",
+    samples=(Sample("amd.async_load(x, tile, offsets=lane)\namd.async_load_commit_group()\namd.async_load_wait_group(0)",
                     {"gfx1250": "s_wait_asynccnt 0x0", "": "s_waitcnt vmcnt(0)"},
                     "CDNA3 ISA 4.4 s_waitcnt; LLVM AMDGPUUsage (s_wait_asynccnt)"),),
     refusals=(Refusal("amd.async_load_commit_group(1)", "async_load_commit_group takes ()"),),
@@ -310,7 +320,7 @@ async_load_commit_group = AmdOp(
 
 
 def _wait_group(pendings):
-    count = const(pendings, "pendings")
+    count = const(pendings, "async_load_wait_group", "pendings")
 
     def codegen(context, builder, sig, args):
         dma.emit_async_load_wait_group(builder, _arch(context), context.async_groups(builder.function), count)
@@ -332,19 +342,19 @@ async_load_wait_group = AmdOp(
 
     Example (3 stages, one DMA per group): ``async_load_wait_group(2)`` ->
     ``s_waitcnt vmcnt(2)``""",
-    samples=(Sample("for t in range(2):\n    amd.async_load(x, t * 64 + lane, tile[t * 64:])\n"
+    samples=(Sample("for t in range(2):\n    amd.async_load(x, tile[t * 64:], offsets=t * 64 + lane)\n"
                     "    amd.async_load_commit_group()\namd.async_load_wait_group(1)",
                     {"gfx1250": "s_wait_asynccnt 0x1", "": "s_waitcnt vmcnt(1)"},
                     "CDNA3 ISA 4.4 s_waitcnt; LLVM AMDGPUUsage (s_wait_asynccnt)"),),
-    refusals=(Refusal("amd.async_load_wait_group(n)", "pendings must be a compile-time constant"),
-              Refusal("amd.async_load_wait_group(64)", "async_load_wait_group: pendings must be an int in [0, 63]")),
+    refusals=(Refusal("amd.async_load_wait_group(n)", "amd.async_load_wait_group: argument 'pendings' must be a compile-time constant; got int32"),
+              Refusal("amd.async_load_wait_group(64)", "amd.async_load_wait_group: argument 'pendings' must be an int in [0, 63]")),
 ).intrinsic()
 
 
 # -- scheduling and barriers ----------------------------------------------------------
 
 def _sched_barrier(mask):
-    value = const(mask, "mask")
+    value = const(mask, "amd_sched_barrier", "mask")
 
     def codegen(context, builder, sig, args):
         sync.emit_sched_barrier(builder, _arch(context), value)
@@ -359,13 +369,18 @@ amd_sched_barrier = AmdOp(
     assembly shows ``; sched_barrier mask(0x...)``.  All archs.
 
     Example: ``amd_sched_barrier(0)`` (nothing crosses)""",
-    samples=(Sample("amd.amd_sched_barrier(0)", "s_endpgm", "LLVM AMDGPUUsage (sched_barrier: no encoding)"),),
-    refusals=(Refusal("amd.amd_sched_barrier(n)", "mask must be a compile-time constant"),),
+    samples=(Sample("amd.amd_sched_barrier(0)", "; sched_barrier mask(0x00000000)",
+                    "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (sched_barrier: no encoding, an assembler comment)",
+                    comments=True),
+             Sample("amd.amd_sched_barrier(0x8)", "; sched_barrier mask(0x00000008)",
+                    "LLVM IntrinsicsAMDGPU.td (sched_barrier mask bits: 0x8 = MFMA/WMMA)", comments=True)),
+    refusals=(Refusal("amd.amd_sched_barrier(n)", "amd.amd_sched_barrier: argument 'mask' must be a compile-time constant; got int32"),),
 ).intrinsic()
 
 
 def _sched_group_barrier(mask, size, sync_id):
-    values = [const(v, n) for v, n in ((mask, "mask"), (size, "size"), (sync_id, "sync_id"))]
+    values = [const(v, "sched_group_barrier", n)
+              for v, n in ((mask, "mask"), (size, "size"), (sync_id, "sync_id"))]
 
     def codegen(context, builder, sig, args):
         sync.emit_sched_group_barrier(builder, _arch(context), *values)
@@ -382,14 +397,18 @@ sched_group_barrier = AmdOp(
     ``; sched_group_barrier mask(...) size(...) SyncID(...)``.  All archs.
 
     Example: ``sched_group_barrier(0x8, 1, 0)`` (one MFMA)""",
-    samples=(Sample("amd.sched_group_barrier(0x8, 1, 0)", "s_endpgm",
-                    "LLVM AMDGPUUsage (sched_group_barrier: no encoding)"),),
-    refusals=(Refusal("amd.sched_group_barrier(0x8, n, 0)", "size must be a compile-time constant"),),
+    samples=(Sample("amd.sched_group_barrier(0x8, 1, 0)", "; sched_group_barrier mask(0x00000008) size(1) SyncID(0)",
+                    "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (sched_group_barrier: no encoding, an assembler "
+                    "comment)", comments=True),
+             Sample("amd.sched_group_barrier(0x100, 4, 2)",
+                    "; sched_group_barrier mask(0x00000100) size(4) SyncID(2)",
+                    "LLVM IntrinsicsAMDGPU.td (mask 0x100: DS read)", comments=True)),
+    refusals=(Refusal("amd.sched_group_barrier(0x8, n, 0)", "amd.sched_group_barrier: argument 'size' must be a compile-time constant; got int32"),),
 ).intrinsic()
 
 
 def _s_setprio(priority):
-    value = const(priority, "priority")
+    value = const(priority, "s_setprio", "priority")
 
     def codegen(context, builder, sig, args):
         sync.emit_s_setprio(builder, _arch(context), value)
@@ -405,7 +424,7 @@ s_setprio = AmdOp(
 
     Example: ``s_setprio(1); ...mfma...; s_setprio(0)``""",
     samples=(Sample("amd.s_setprio(3)", "s_setprio 3", "CDNA3 ISA 4.x SOPP s_setprio"),),
-    refusals=(Refusal("amd.s_setprio(4)", "s_setprio: priority must be an int in [0, 3]"),),
+    refusals=(Refusal("amd.s_setprio(4)", "amd.s_setprio: argument 'priority' must be an int in [0, 3]"),),
 ).intrinsic()
 
 
@@ -446,7 +465,7 @@ s_barrier = AmdOp(
 
 
 def _barrier_arrive(bar, arrive_count):
-    count = const(arrive_count, "arrive_count")
+    count = const(arrive_count, "barrier_arrive", "arrive_count")
 
     def codegen(context, builder, sig, args):
         sync.emit_barrier_arrive(builder, _arch(context), data(context, builder, sig.args[0], args[0]), count)
@@ -463,7 +482,7 @@ barrier_arrive = AmdOp(
     Example: ``barrier_arrive(bar)``""",
     samples=(Sample("amd.barrier_arrive(bar)", "ds_atomic_barrier_arrive_rtn_b64 %v, %v, %v",
                     "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (ds_atomic_barrier_arrive_rtn_b64, GFX1250)"),),
-    refusals=(Refusal("amd.barrier_arrive(tile)", "barrier_arrive: bar must be an int64 LDS array"),),
+    refusals=(Refusal("amd.barrier_arrive(tile)", "amd.barrier_arrive: argument 'bar' must be an int64 LDS array"),),
 ).intrinsic()
 
 
@@ -491,8 +510,7 @@ class Descriptor(Typed):
 
     def check(self, op_name, ty):
         if not isinstance(ty, TensorDescriptorType):
-            raise AMDArgumentError(f"{op_name.split('.', 1)[1]}: {self.name} must be a tensor descriptor, "
-                                   f"got {shown(ty)}")
+            raise reject(op_name, self.name, "must be a tensor descriptor (make_tensor_descriptor)", shown(ty))
 
 
 def _unpack_desc(builder, ty, value):
@@ -537,12 +555,13 @@ _DESC = "d = amd.make_tensor_descriptor(x, (64,))\n"
 
 def _make_tensor_descriptor(array, block_shape, pad_interval, pad_amount):
     if array.layout != "C":
-        raise AMDArgumentError(f"make_tensor_descriptor: array must be C-contiguous, got {array}")
-    block = const(block_shape, "block_shape")
-    spec = tdm.TileSpec(array.dtype.bitwidth // 8, block, const(pad_interval, "pad_interval"),
-                        const(pad_amount, "pad_amount"))
+        raise reject("make_tensor_descriptor", "array", "must be C-contiguous", array)
+    op = "make_tensor_descriptor"
+    block = const(block_shape, op, "block_shape")
+    spec = tdm.TileSpec(array.dtype.bitwidth // 8, block, const(pad_interval, op, "pad_interval"),
+                        const(pad_amount, op, "pad_amount"))
     if len(block) != array.ndim:
-        raise AMDArgumentError(f"make_tensor_descriptor: block_shape needs {array.ndim} dims")
+        raise reject(op, "block_shape", f"must have {array.ndim} dims (one per dim of array)", block)
 
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, value=args[0])
@@ -567,8 +586,8 @@ make_tensor_descriptor = AmdOp(
 
     Example: ``desc = make_tensor_descriptor(x, (64, 64))``""",
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load(d, tile)", "tensor_load_to_lds %s, %s", _TDM_REF),),
-    refusals=(Refusal("d = amd.make_tensor_descriptor(x, (64, 64))", "make_tensor_descriptor: block_shape needs 1 dims"),
-              Refusal("d = amd.make_tensor_descriptor(tile, (64,))", "make_tensor_descriptor: array must be a global array")),
+    refusals=(Refusal("d = amd.make_tensor_descriptor(x, (64, 64))", "amd.make_tensor_descriptor: argument 'block_shape' must have 1 dims (one per dim of array); got (64, 64)"),
+              Refusal("d = amd.make_tensor_descriptor(tile, (64,))", "amd.make_tensor_descriptor: argument 'array' must be a global array")),
 ).intrinsic()
 
 
@@ -577,7 +596,7 @@ def _update_tensor_descriptor(desc, add_offsets, set_bounds, pred, clamp_bounds)
     for i, bound in enumerate(set_bounds if is_given(set_bounds) else ()):
         if isinstance(bound, types.IntegerLiteral):  # a runtime bound is truncated
             targets.check_int_range(op, f"set_bounds[{i}]", bound.literal_value, 0, tdm.MAX_TENSOR_DIM)
-    clamp = const(clamp_bounds, "clamp_bounds")
+    clamp = const(clamp_bounds, "update_tensor_descriptor", "clamp_bounds")
 
     def codegen(context, builder, sig, args):
         new = tdm.emit_update_tensor_descriptor(
@@ -604,14 +623,14 @@ update_tensor_descriptor = AmdOp(
     samples=(Sample(_DESC + "d = amd.update_tensor_descriptor(d, add_offsets=(64,))\n"
                     "amd.async_amd_descriptor_load(d, tile)", "tensor_load_to_lds %s, %s", _TDM_REF),),
     refusals=(Refusal(_DESC + "d = amd.update_tensor_descriptor(d, set_bounds=(-1,))",
-                      "update_tensor_descriptor: set_bounds[0] must be an int in"),
-              Refusal("d = amd.update_tensor_descriptor(x)", "update_tensor_descriptor: desc must be a tensor descriptor")),
+                      "amd.update_tensor_descriptor: argument 'set_bounds[0]' must be an int in"),
+              Refusal("d = amd.update_tensor_descriptor(x)", "amd.update_tensor_descriptor: argument 'desc' must be a tensor descriptor")),
 ).intrinsic()
 
 
 def _descriptor_load(desc, result, offsets, pred, clamp_bounds):
     _require_block_room("async_amd_descriptor_load", "result", desc, result)
-    clamp = const(clamp_bounds, "clamp_bounds")
+    clamp = const(clamp_bounds, "async_amd_descriptor_load", "clamp_bounds")
 
     def codegen(context, builder, sig, args):
         tdm.emit_tensor_load(builder, _arch(context), _unpack_desc(builder, sig.args[0], args[0]),
@@ -635,13 +654,13 @@ async_amd_descriptor_load = AmdOp(
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load(d, tile, offsets=(64,))",
                     "tensor_load_to_lds %s, %s", _TDM_REF),),
     refusals=(Refusal(_DESC + "amd.async_amd_descriptor_load(d, y)",
-                      "async_amd_descriptor_load: result must be an LDS array"),),
+                      "amd.async_amd_descriptor_load: argument 'result' must be an LDS array"),),
 ).intrinsic()
 
 
 def _descriptor_store(desc, source, offsets, clamp_bounds):
     _require_block_room("async_amd_descriptor_store", "source", desc, source)
-    clamp = const(clamp_bounds, "clamp_bounds")
+    clamp = const(clamp_bounds, "async_amd_descriptor_store", "clamp_bounds")
 
     def codegen(context, builder, sig, args):
         tdm.emit_tensor_store(builder, _arch(context), _unpack_desc(builder, sig.args[0], args[0]),
@@ -661,7 +680,7 @@ async_amd_descriptor_store = AmdOp(
     Example: ``async_amd_descriptor_store(out_desc, tile, offsets=(row, 0))``""",
     samples=(Sample(_DESC + "amd.async_amd_descriptor_store(d, tile)", "tensor_store_from_lds %s, %s", _TDM_REF),),
     refusals=(Refusal(_DESC + "amd.async_amd_descriptor_store(d, tile, clamp_bounds=1)",
-                      "async_amd_descriptor_store: clamp_bounds must be True or False"),),
+                      "amd.async_amd_descriptor_store: argument 'clamp_bounds' must be True or False"),),
 ).intrinsic()
 
 
@@ -669,13 +688,13 @@ def _descriptor_load_fused(members, cache_modifier):
     op = "async_amd_descriptor_load_fused"
     if not isinstance(members, types.BaseTuple) or not all(
             isinstance(m, types.BaseTuple) and len(m) == 3 for m in members):
-        raise AMDArgumentError(f"{op}: members must be a tuple of (desc, dst, warp_used_hint), got {members}")
+        raise reject(op, "members", "must be a tuple of (desc, dst, warp_used_hint)", members)
     for m in members:
         Descriptor("desc").check(f"amd.{op}", m[0])
         Array("dst").check(f"amd.{op}", m[1])
         _require_block_room(op, "dst", m[0], m[1])
-    hints = [const(m[2], "warp_used_hint") for m in members]
-    cache = const(cache_modifier, "cache_modifier")
+    hints = [const(m[2], op, "warp_used_hint") for m in members]
+    cache = const(cache_modifier, op, "cache_modifier")
 
     def codegen(context, builder, sig, args):
         resolved = []
@@ -701,12 +720,12 @@ async_amd_descriptor_load_fused = AmdOp(
     Example: ``async_amd_descriptor_load_fused(((da, ta, 0x0F), (db, tb, 0xF0)))``""",
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load_fused(((d, tile, 0x1), (d, tile[64:], 0x2)))",
                     "tensor_load_to_lds %s, %s", _TDM_REF),),
-    refusals=(Refusal("amd.async_amd_descriptor_load_fused(tile)", "async_amd_descriptor_load_fused: members must be"),),
+    refusals=(Refusal("amd.async_amd_descriptor_load_fused(tile)", "amd.async_amd_descriptor_load_fused: argument 'members' must be"),),
 ).intrinsic()
 
 
 def _descriptor_wait(pendings):
-    count = const(pendings, "pendings")
+    count = const(pendings, "async_amd_descriptor_wait", "pendings")
 
     def codegen(context, builder, sig, args):
         tdm.emit_tensor_wait(builder, _arch(context), count)
@@ -724,5 +743,5 @@ async_amd_descriptor_wait = AmdOp(
     Example: ``async_amd_descriptor_wait(0)``""",
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load(d, tile)\namd.async_amd_descriptor_wait(0)",
                     ("tensor_load_to_lds %s, %s", "s_wait_tensorcnt 0x0"), _TDM_REF),),
-    refusals=(Refusal("amd.async_amd_descriptor_wait(64)", "async_amd_descriptor_wait: pendings must be an int in [0, 63]"),),
+    refusals=(Refusal("amd.async_amd_descriptor_wait(64)", "amd.async_amd_descriptor_wait: argument 'pendings' must be an int in [0, 63]"),),
 ).intrinsic()

@@ -5,7 +5,7 @@ from llvmlite import ir
 
 from . import targets
 from .dma import issue_masked
-from .errors import AMDArgumentError
+from .errors import reject
 from .llvm_ir import GLOBAL, I16, I32, I64, LDS, RSRC, VOID, as_addrspace, call_intrinsic, i32, ptr
 
 #: num_records Triton uses, so that voffset 0x80000000 is always out of range
@@ -35,11 +35,10 @@ def emit_make_buffer_rsrc(builder, arch, base, num_records=NUM_RECORDS, stride=0
     known = None
     if isinstance(num_records, int):
         known = targets.check_int_range(
-            "make_buffer_rsrc", f"num_records on {arch}", num_records, 0, row.max_num_records)
+            "make_buffer_rsrc", "num_records", num_records, 0, row.max_num_records, f" on {arch}")
         num_records = ir.Constant(I64, known)
     elif num_records.type != I64:
-        raise AMDArgumentError(f"make_buffer_rsrc: num_records must be i64, got "
-                               f"{num_records.type}")
+        raise reject("make_buffer_rsrc", "num_records", "must be i64", num_records.type)
     base = as_addrspace(builder, "make_buffer_rsrc", "base", base, GLOBAL)
     flags = i32(flags - (1 << 32) if flags & 0x80000000 else flags)
     rsrc = call_intrinsic(builder, "llvm.amdgcn.make.buffer.rsrc.p8.p1", ptr(RSRC),
@@ -55,10 +54,9 @@ def _check_masking_range(op, rsrc):
     known = rsrc.amd_num_records
     if known is None or known > MAX_MASKED_NUM_RECORDS:
         got = "a runtime value" if known is None else hex(known)
-        raise AMDArgumentError(
-            f"{op}: with mask, the buffer's num_records must be a compile-time int <= "
-            f"{MAX_MASKED_NUM_RECORDS:#x} (masked lanes use voffset 0x80000000, which must "
-            f"be out of range), got {got}")
+        raise reject(op, "mask", f"needs a buffer whose num_records is a compile-time int <= "
+                     f"{MAX_MASKED_NUM_RECORDS:#x} (masked lanes use voffset 0x80000000, which must be out "
+                     f"of range)", f"num_records = {got}")
 
 
 def emit_buffer_load_to_local(builder, arch, rsrc, lds_base, voffset, groups, *,
@@ -80,7 +78,7 @@ def emit_buffer_load_to_local(builder, arch, rsrc, lds_base, voffset, groups, *,
     targets.check_lds_dma_bytes(op, arch, width)
     aux = targets.cache_bits(op, arch, cache_modifier)
     if voffset.type != I32:
-        raise AMDArgumentError(f"{op}: voffset must be i32, got {voffset.type}")
+        raise reject(op, "voffset", "must be i32", voffset.type)
     lds_base = as_addrspace(builder, op, "lds_base", lds_base, LDS)
     if mask is not None:
         _check_masking_range(op, rsrc)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from .errors import AMDArgumentError
+from .errors import reject
 from .targets import get_arch
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -60,12 +60,12 @@ class CompiledModule:
 def _parse(module):
     """*module* (an ``llvmlite.ir.Module`` or LLVM IR text) parsed by LLVM."""
     if not isinstance(module, (ir.Module, str)):
-        raise AMDArgumentError("compile_ir: module must be an llvmlite.ir.Module or LLVM IR "
-                               f"text, got {reprlib.repr(module)}")
+        raise reject("compile_ir", "module", "must be an llvmlite.ir.Module or LLVM IR text",
+                     reprlib.repr(module))
     try:
         return llvm.parse_assembly(str(module))
     except RuntimeError as err:
-        raise AMDArgumentError(f"compile_ir: module is not valid LLVM IR: {err}") from None
+        raise reject("compile_ir", "module", "must be valid LLVM IR", f"{err}") from None
 
 
 def compile_ir(module, arch, keep=()):
@@ -93,11 +93,10 @@ def assembly_of(optimized, arch):
 
 def optimize(module, arch, keep=()):
     """Verify and optimize (O3) *module*; the optimized IR text (see :func:`compile_ir`)."""
-    get_arch(arch)  # before target_machine's cache would hash an unhashable arch
+    get_arch(arch, "compile_ir")  # before target_machine's cache would hash an unhashable arch
     if not isinstance(keep, (tuple, list, set, frozenset)) or not all(
             isinstance(name, str) for name in keep):
-        raise AMDArgumentError(
-            f"compile_ir: keep must be a tuple of function names, got {reprlib.repr(keep)}")
+        raise reject("compile_ir", "keep", "must be a tuple of function names", reprlib.repr(keep))
     tm = target_machine(arch)
     mod = _parse(module)
     mod.triple = TRIPLE
@@ -131,16 +130,15 @@ def lds_bytes(mod, arch):
     return total, parts
 
 
-def check_lds_size(mod, arch):
+def check_lds_size(mod, arch, op="compile_ir", arg="module"):
     """Raise unless the module's LDS fits *arch*; LLVM would otherwise report
     "local memory exceeds limit" and end the process."""
     limit = get_arch(arch).lds_bytes
     total, parts = lds_bytes(mod, arch)
     if total > limit:
         listed = ", ".join(f"@{name} {size}" for name, size in parts)
-        raise AMDArgumentError(
-            f"LDS use of {total} bytes ({listed}) exceeds {arch}'s limit of {limit} bytes "
-            f"per workgroup")
+        raise reject(op, arg, f"must use at most {arch}'s {limit} bytes of LDS per workgroup",
+                     f"{total} bytes ({listed})")
 
 
 def find_ld_lld():
@@ -163,8 +161,8 @@ def _is_amdgpu_elf(obj):
 def link_hsaco(obj):
     """``ld.lld -shared`` the relocatable *obj* into an HSA code object (bytes)."""
     if not _is_amdgpu_elf(obj):
-        raise AMDArgumentError("link_hsaco: obj must be the bytes of an AMDGPU ELF object "
-                               f"(CompiledModule.object), got {reprlib.repr(obj)}")
+        raise reject("link_hsaco", "obj", "must be the bytes of an AMDGPU ELF object (CompiledModule.object)",
+                     reprlib.repr(obj))
     lld = find_ld_lld()
     if lld is None:
         raise FileNotFoundError(

@@ -23,7 +23,7 @@ commits and waits are placeholder calls, and the wait counts are read off the as
 from llvmlite import ir
 
 from . import targets
-from .errors import AMDArgumentError
+from .errors import reject
 from .llvm_ir import (I1, I8, I16, I32, LDS, VOID, call_intrinsic, compiler_barrier, i32,
                       lane_id)
 from .vmcnt import COMMIT_PLACEHOLDER, WAIT_PLACEHOLDER, vmcnt_immediate
@@ -303,10 +303,8 @@ def _slot_value(builder, op, other, width):
         for k in range(width // 4):
             vec = builder.insert_element(vec, word, i32(k))
         return vec
-    raise AMDArgumentError(
-        f"{op}: other must have {8 * width} bits, or 32 bits to fill each dword of a "
-        f"{width}-byte slot; got {other.type}"
-    )
+    raise reject(op, "other", f"must have {8 * width} bits, or 32 bits to fill each dword of a "
+                 f"{width}-byte slot", other.type)
 
 
 def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width, *,
@@ -325,7 +323,7 @@ def issue_masked(builder, row, op, groups, issue, mask, other, lds_base, width, 
     writes).
     """
     if mask is not None and mask.type != I1:
-        raise AMDArgumentError(f"{op}: mask must be an i1 value, got {mask.type}")
+        raise reject(op, "mask", "must be an i1 value", mask.type)
     value = None if other is None else _slot_value(builder, op, other, width)
     if mask is None or masks_lanes:
         mark_async_copy(issue(mask))

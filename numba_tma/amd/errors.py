@@ -17,3 +17,11 @@ from ..errors import ArchError, OpArgumentError
 AMDArgumentError = OpArgumentError
 UnsupportedArchError = ArchError
 LLVMVersionError = ArchError
+
+
+def reject(op: str, arg: str, rule: str, got) -> OpArgumentError:
+    """The error for argument ``arg`` of ``op`` (``"amd.op"``, or an emitter's name, which gets
+    the ``amd.`` prefix) breaking ``rule``, in the wording of both vendors:
+    ``numba_tma: amd.op: argument 'arg' rule; got value``."""
+    op = op if op.startswith("amd.") else f"amd.{op}"
+    return OpArgumentError(f"numba_tma: {op}: argument '{arg}' {rule}; got {got}")

@@ -10,7 +10,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
 from . import codegen, dma, vmcnt
-from .errors import AMDArgumentError
+from .errors import reject
 from .numba_target import TARGET_NAME, WAIT_COUNTERS, amd_target, set_device_flags
 from .targets import get_arch
 
@@ -76,17 +76,14 @@ def _argument_types(pyfunc, signature):
     try:
         args, return_type = sigutils.normalize_signature(signature)
     except Exception as err:  # a str signature is evaluated, so any error can come out
-        raise AMDArgumentError(
-            "compile: signature must be a Numba signature such as "
-            f"'void(float32[::1], int32)' or a tuple of Numba types; got {signature!r} ({err})"
-        ) from None
+        raise reject("compile", "signature", "must be a Numba signature such as 'void(float32[::1], int32)' "
+                     "or a tuple of Numba types", f"{signature!r} ({err})") from None
     if return_type not in (None, types.none):
-        raise AMDArgumentError(
-            f"compile: signature must return void (kernels return nothing); got {return_type}")
+        raise reject("compile", "signature", "must return void (kernels return nothing)", return_type)
     params = len(inspect.signature(pyfunc).parameters)
     if len(args) != params:
-        raise AMDArgumentError(f"compile: signature must give one type per parameter of "
-                               f"{pyfunc.__name__} ({params}); got {len(args)}")
+        raise reject("compile", "signature", f"must give one type per parameter of {pyfunc.__name__} "
+                     f"({params})", len(args))
     return args
 
 
@@ -97,9 +94,8 @@ MAX_WORKGROUP_SIZE = 1024
 def _check_max_workgroup_size(value):
     if isinstance(value, bool) or not isinstance(value, int) or not (
             1 <= value <= MAX_WORKGROUP_SIZE):
-        raise AMDArgumentError(
-            f"compile: max_workgroup_size must be None or an int in [1, {MAX_WORKGROUP_SIZE}], "
-            f"got {reprlib.repr(value)}")
+        raise reject("compile", "max_workgroup_size", f"must be None or an int in [1, {MAX_WORKGROUP_SIZE}]",
+                     reprlib.repr(value))
     return value
 
 
@@ -140,12 +136,10 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
     """
     get_arch(arch)
     if not inspect.isfunction(pyfunc):
-        raise AMDArgumentError(
-            f"compile: pyfunc must be a Python function, got {reprlib.repr(pyfunc)}")
+        raise reject("compile", "pyfunc", "must be a Python function", reprlib.repr(pyfunc))
     args = _argument_types(pyfunc, signature)
     if name is not None and not (isinstance(name, str) and name):
-        raise AMDArgumentError(
-            f"compile: name must be a non-empty str or None, got {reprlib.repr(name)}")
+        raise reject("compile", "name", "must be a non-empty str or None", reprlib.repr(name))
     if max_workgroup_size is not None:
         _check_max_workgroup_size(max_workgroup_size)
     name = name or pyfunc.__name__

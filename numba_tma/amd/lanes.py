@@ -28,7 +28,7 @@ from numba.core import types
 from ..declarations import Refusal
 from . import targets
 from ._core import LANE_KINDS, AmdOp, Const, Flag, Int, LaneValue, Like, Sample, const, is_given
-from .errors import AMDArgumentError
+from .errors import reject
 from .llvm_ir import I1, I32, call_intrinsic, i32
 from .llvm_ir import lane_id as _lane_index_ir
 
@@ -80,7 +80,7 @@ def quad_perm(l0, l1, l2, l3):
 def _dpp_syntax(op, ctrl):
     """*ctrl* (an ISA string such as ``"row_shr:4"``, or an encoding) -> (encoding,
     archs that have it, its ISA name)."""
-    rule = ("ctrl must be a DPP control in the ISA's syntax, e.g. 'row_shr:1', "
+    rule = ("must be a DPP control in the ISA's syntax, e.g. 'row_shr:1', "
             "'quad_perm:[1,0,3,2]', 'row_mirror', 'row_bcast:15', 'row_xmask:8' "
             "(docs/amd.md, Cross-lane ops), or its 9-bit encoding")
     if isinstance(ctrl, str):
@@ -95,11 +95,11 @@ def _dpp_syntax(op, ctrl):
             base, lo, hi, archs = DPP_CONTROLS[m[1]]
             n = int(m[2])
             if not lo <= n <= hi:
-                raise AMDArgumentError(f"{op}: ctrl {ctrl!r}: {m[1]} takes {lo}..{hi}, got {n}")
+                raise reject(op, "ctrl", f"must be a DPP control: {m[1]} takes {lo}..{hi}", repr(ctrl))
             return base + n, archs, text
-        raise AMDArgumentError(f"{op}: {rule}; got {ctrl!r}")
+        raise reject(op, "ctrl", rule, repr(ctrl))
     if isinstance(ctrl, bool) or not isinstance(ctrl, int):
-        raise AMDArgumentError(f"{op}: {rule}; got {ctrl!r}")
+        raise reject(op, "ctrl", rule, repr(ctrl))
     return _dpp_encoding(op, ctrl, rule)
 
 
@@ -116,7 +116,7 @@ def _dpp_encoding(op, code, rule):
             if name == "row_share" and code != ROW_SHARE:  # 0x151..0x15F: both spellings
                 return code, _ALL, f"row_share:{code - base} (row_newbcast:{code - base})"
             return code, archs, f"{name}:{code - base}"
-    raise AMDArgumentError(f"{op}: {rule}; {code!r} is no DPP control")
+    raise reject(op, "ctrl", rule, f"{code!r}, which is no DPP control")
 
 
 def dpp_ctrl(op, ctrl, arch):
@@ -126,15 +126,15 @@ def dpp_ctrl(op, ctrl, arch):
     code, archs, name = _dpp_syntax(op, ctrl)
     if arch not in archs:
         if name.startswith("row_newbcast"):
-            hint = f"; on gfx1250 the same broadcast is row_share:{code - ROW_SHARE}"
+            hint = f" (on gfx1250 the same broadcast is row_share:{code - ROW_SHARE})"
         elif name.startswith("row_share") and code != ROW_SHARE:
-            hint = f"; on gfx942/gfx950 the same broadcast is row_newbcast:{code - ROW_SHARE}"
+            hint = f" (on gfx942/gfx950 the same broadcast is row_newbcast:{code - ROW_SHARE})"
         elif arch == targets.GFX1250:
             hint = " (the GFX10+ DPP16 controls have no wave shifts or row broadcasts)"
         else:
             hint = " (row_share and row_xmask are GFX10+ DPP16 controls)"
-        raise AMDArgumentError(f"{op}: ctrl {name} is available on {', '.join(archs)} only; "
-                               f"requested arch is {arch}{hint}")
+        raise reject(op, "ctrl", f"must be a DPP control that the requested arch, {arch}, has: {name} is "
+                     f"available on {', '.join(archs)} only{hint}", name)
     return code
 
 
@@ -173,16 +173,15 @@ def _swizzle_from_text(op, text):
 
     def ints(count):
         if len(args) != count or not all(re.fullmatch(r"\d+", a) for a in args):
-            raise AMDArgumentError(f"{op}: pattern {text!r}: swizzle({mode}, ...) takes "
-                                   f"{count} integer(s)")
+            raise reject(op, "pattern", f"must be a swizzle({mode}, ...) of {count} integer(s)", repr(text))
         return [int(a) for a in args]
 
     if mode == "QUAD_PERM":
         return swizzle_quad_perm(*ints(4))
     if mode == "BITMASK_PERM":
         if len(args) != 1 or not re.fullmatch(r'"[01pi]{5}"', args[0]):
-            raise AMDArgumentError(f'{op}: pattern {text!r}: BITMASK_PERM takes a quoted '
-                                   f'5-character mask of 0, 1, p, i (bit 4 first)')
+            raise reject(op, "pattern", "must be a BITMASK_PERM of a quoted 5-character mask of 0, 1, p, i "
+                         "(bit 4 first)", repr(text))
         and_mask, or_mask, xor_mask = 0x1F, 0, 0
         for k, c in enumerate(args[0][1:-1]):
             bit = 1 << (4 - k)
@@ -197,17 +196,16 @@ def _swizzle_from_text(op, text):
         (n,) = ints(1)
         sizes = (1, 2, 4, 8, 16) if mode == "SWAP" else (2, 4, 8, 16, 32)
         if n not in sizes:
-            raise AMDArgumentError(f"{op}: pattern {text!r}: {mode} takes one of {sizes}")
+            raise reject(op, "pattern", f"must be a {mode} of one of {sizes}", repr(text))
         return swizzle_bitmask(0x1F, 0, n if mode == "SWAP" else n - 1)
     if mode == "BROADCAST":
         group, lane = ints(2)
         if group not in (2, 4, 8, 16, 32) or not 0 <= lane < group:
-            raise AMDArgumentError(f"{op}: pattern {text!r}: BROADCAST takes a group size of "
-                                   f"2, 4, 8, 16 or 32 and a lane below it")
+            raise reject(op, "pattern", "must be a BROADCAST of a group size of 2, 4, 8, 16 or 32 and a "
+                         "lane below it", repr(text))
         return swizzle_bitmask(0x20 - group, lane, 0)
-    raise AMDArgumentError(
-        f"{op}: pattern must be a 16-bit ds_swizzle offset or LLVM's swizzle(QUAD_PERM|"
-        f"BITMASK_PERM|SWAP|REVERSE|BROADCAST, ...) syntax; got {text!r}")
+    raise reject(op, "pattern", "must be a 16-bit ds_swizzle offset or LLVM's swizzle(QUAD_PERM|"
+                 "BITMASK_PERM|SWAP|REVERSE|BROADCAST, ...) syntax", repr(text))
 
 
 def swizzle_pattern(op, pattern):
@@ -217,10 +215,9 @@ def swizzle_pattern(op, pattern):
         return _swizzle_from_text(op, pattern)
     targets.check_int_range(op, "pattern", pattern, 0, 0xFFFF)
     if pattern >= 0x8000 and pattern & 0xFF00 != SWIZZLE_QUAD_PERM:
-        raise AMDArgumentError(
-            f"{op}: pattern {pattern:#06x} is neither quad-perm mode (0x8000 | 4 x 2-bit "
-            f"lane selects) nor bitmask mode (below 0x8000: and | or << 5 | xor << 10); "
-            f"the FFT and rotate modes (0xE000.., 0xC000..) are not supported")
+        raise reject(op, "pattern", "must be quad-perm mode (0x8000 | 4 x 2-bit lane selects) or bitmask "
+                     "mode (below 0x8000: and | or << 5 | xor << 10); the FFT and rotate modes (0xE000.., "
+                     "0xC000..) are not supported", f"{pattern:#06x}")
     return pattern
 
 
@@ -282,8 +279,7 @@ def emit_readlane(builder, arch, value, lane):
     an i32 that must be wave-uniform), in an SGPR.  All archs."""
     row = targets.require("readlane", arch)
     if isinstance(lane, int):
-        lane = i32(targets.check_int_range("readlane", f"lane on {arch}", lane, 0,
-                                           row.wave_size - 1))
+        lane = i32(targets.check_int_range("readlane", "lane", lane, 0, row.wave_size - 1, f" on {arch}"))
     return call_intrinsic(builder, f"llvm.amdgcn.readlane.{_suffix(value.type)}",
                           value.type, [value, lane])
 
@@ -337,8 +333,7 @@ def emit_dpp(builder, arch, value, ctrl, row_mask=0xF, bank_mask=0xF, bound_ctrl
 def dpp8_selects(op, selects):
     """The 24-bit ``dpp8`` immediate of 8 lane selects (each 0..7)."""
     if not (isinstance(selects, tuple) and len(selects) == 8):
-        raise AMDArgumentError(f"{op}: selects must be a tuple of 8 lane numbers 0..7, "
-                               f"got {selects!r}")
+        raise reject(op, "selects", "must be a tuple of 8 lane numbers 0..7", repr(selects))
     for k, lane in enumerate(selects):
         targets.check_int_range(op, f"selects[{k}]", lane, 0, 7)
     return sum(lane << (3 * k) for k, lane in enumerate(selects))
@@ -449,8 +444,7 @@ def reduction_plan(arch, width):
     ``("permlane16_swap",)``, ``("permlanex16", sel_lo, sel_hi)``, ``("readlane", lane)``.
     """
     if width not in row_widths(arch):
-        raise AMDArgumentError(f"row_reduce: width must be one of {row_widths(arch)} on "
-                               f"{arch}, got {width!r}")
+        raise reject("row_reduce", "width", f"must be one of {row_widths(arch)} on {arch}", repr(width))
     row16 = min(width, 16)
     steps = []
     if row16 >= 16:
@@ -540,9 +534,9 @@ def _run_plan(builder, arch, plan, value, op, kind):
 
 def _check_reduction(op_name, op, kind):
     if op not in REDUCTIONS:
-        raise AMDArgumentError(f"{op_name}: op must be one of {REDUCTIONS}, got {op!r}")
+        raise reject(op_name, "op", f"must be one of {REDUCTIONS}", repr(op))
     if kind not in ("f", "i", "u"):
-        raise AMDArgumentError(f"{op_name}: kind must be 'f', 'i' or 'u', got {kind!r}")
+        raise reject(op_name, "kind", "must be 'f', 'i' or 'u'", repr(kind))
 
 
 def emit_row_reduce(builder, arch, value, op, width, kind):
@@ -642,14 +636,14 @@ readfirstlane = AmdOp(
 
     Example: ``base = amd.readfirstlane(numba.int32(slot * 256))``""",
     samples=(Sample(_V + "amd.readfirstlane(x[lane])", "v_readfirstlane_b32 %s, %v", _REF),),
-    refusals=(Refusal(_V + "amd.readfirstlane(x)", "readfirstlane: value must be an int32, uint32 or float32"),),
+    refusals=(Refusal(_V + "amd.readfirstlane(x)", "amd.readfirstlane: argument 'value' must be an int32, uint32 or float32"),),
 ).intrinsic()
 
 
 def _readlane(value, lane):
     if isinstance(lane, types.IntegerLiteral) and not 0 <= lane.literal_value < 64:
-        raise AMDArgumentError(f"readlane: lane must be a lane of the wave, 0..63 (0..31 on "
-                               f"gfx1250), got {lane.literal_value}")
+        raise reject("readlane", "lane", "must be a lane of the wave, 0..63 (0..31 on gfx1250)",
+                     lane.literal_value)
     constant = lane.literal_value if isinstance(lane, types.IntegerLiteral) else None
 
     def codegen(context, builder, sig, args):
@@ -669,7 +663,7 @@ readlane = AmdOp(
 
     Example: ``total = amd.readlane(partial, 63)``""",
     samples=(Sample(_V + "amd.readlane(x[lane], 5)", "v_readlane_b32 %s, %v, 5", _REF),),
-    refusals=(Refusal(_V + "amd.readlane(x[lane], 64)", "readlane: lane must be a lane of the wave"),),
+    refusals=(Refusal(_V + "amd.readlane(x[lane], 64)", "amd.readlane: argument 'lane' must be a lane of the wave"),),
 ).intrinsic()
 
 
@@ -690,7 +684,7 @@ ds_bpermute = AmdOp(
 
     Example: ``right = amd.ds_bpermute(x, lane + 1)`` (lane 63 reads lane 0)""",
     samples=(Sample(_V + "amd.ds_bpermute(x[lane], lane * 3)", "ds_bpermute_b32 %v, %v, %v", _REF),),
-    refusals=(Refusal(_V + "amd.ds_bpermute(x[lane], 1.5)", "ds_bpermute: src_lane must be an integer"),),
+    refusals=(Refusal(_V + "amd.ds_bpermute(x[lane], 1.5)", "amd.ds_bpermute: argument 'src_lane' must be an integer"),),
 ).intrinsic()
 
 ds_permute = AmdOp(
@@ -706,12 +700,12 @@ ds_permute = AmdOp(
 
     Example: ``y = amd.ds_permute(x, 63 - lane)`` (reverse the wave)""",
     samples=(Sample(_V + "amd.ds_permute(x[lane], lane * 5)", "ds_permute_b32 %v, %v, %v", _REF),),
-    refusals=(Refusal(_V + "amd.ds_permute(x[lane], 1.5)", "ds_permute: dst_lane must be an integer"),),
+    refusals=(Refusal(_V + "amd.ds_permute(x[lane], 1.5)", "amd.ds_permute: argument 'dst_lane' must be an integer"),),
 ).intrinsic()
 
 
 def _ds_swizzle(value, pattern):
-    code = swizzle_pattern("ds_swizzle", const(pattern, "ds_swizzle: pattern"))
+    code = swizzle_pattern("ds_swizzle", const(pattern, "ds_swizzle", "pattern"))
 
     def codegen(context, builder, sig, args):
         return emit_ds_swizzle(builder, _arch(context), args[0], code)
@@ -734,15 +728,15 @@ ds_swizzle = AmdOp(
     Example: ``other_half = amd.ds_swizzle(x, "swizzle(SWAP,16)")``""",
     samples=(Sample(_V + 'amd.ds_swizzle(x[lane], "swizzle(SWAP,16)")',
                     "ds_swizzle_b32 %v, %v offset:swizzle(SWAP,16)", _REF),),
-    refusals=(Refusal(_V + "amd.ds_swizzle(x[lane], 0xE000)", "ds_swizzle: pattern 0xe000 is neither"),),
+    refusals=(Refusal(_V + "amd.ds_swizzle(x[lane], 0xE000)", "amd.ds_swizzle: argument 'pattern' must be quad-perm mode"),),
 ).intrinsic()
 
 
 def _dpp(value, ctrl, row_mask, bank_mask, bound_ctrl, old):
-    ctrl_value = const(ctrl, "dpp: ctrl")
+    ctrl_value = const(ctrl, "dpp", "ctrl")
     _dpp_syntax("dpp", ctrl_value)  # the syntax now, the arch when lowered
-    masks = [const(row_mask, "row_mask"), const(bank_mask, "bank_mask")]
-    bound = const(bound_ctrl, "bound_ctrl")
+    masks = [const(row_mask, "dpp", "row_mask"), const(bank_mask, "dpp", "bank_mask")]
+    bound = const(bound_ctrl, "dpp", "bound_ctrl")
     given_old = is_given(old)
 
     def codegen(context, builder, sig, args):
@@ -778,13 +772,13 @@ dpp = AmdOp(
     Example: ``left = amd.dpp(x, "row_shr:1", bound_ctrl=True)`` (lane 0 of a row gets 0)""",
     samples=(Sample(_V + 'amd.dpp(x[lane], "row_shr:1", bound_ctrl=True)',
                     "v_mov_b32_dpp %v, %v row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1", _REF),),
-    refusals=(Refusal(_V + 'amd.dpp(x[lane], "row_shr:16")', "dpp: ctrl 'row_shr:16': row_shr takes 1..15"),
-              Refusal(_V + 'amd.dpp(x[lane], "row_shr:1", row_mask=16)', "dpp: row_mask must be an int in [0, 15]")),
+    refusals=(Refusal(_V + 'amd.dpp(x[lane], "row_shr:16")', "amd.dpp: argument 'ctrl' must be a DPP control: row_shr takes 1..15; got 'row_shr:16'"),
+              Refusal(_V + 'amd.dpp(x[lane], "row_shr:1", row_mask=16)', "amd.dpp: argument 'row_mask' must be an int in [0, 15]")),
 ).intrinsic()
 
 
 def _dpp8(value, selects):
-    code_selects = const(selects, "dpp8: selects")
+    code_selects = const(selects, "dpp8", "selects")
     dpp8_selects("dpp8", code_selects)
 
     def codegen(context, builder, sig, args):
@@ -806,7 +800,7 @@ dpp8 = AmdOp(
     Example: ``r = amd.dpp8(x, (7, 6, 5, 4, 3, 2, 1, 0))`` (reverse each 8 lanes)""",
     samples=(Sample(_V + "amd.dpp8(x[lane], (7, 6, 5, 4, 3, 2, 1, 0))",
                     "v_mov_b32_dpp %v, %v dpp8:[7,6,5,4,3,2,1,0]", _REF),),
-    refusals=(Refusal(_V + "amd.dpp8(x[lane], (1, 2))", "dpp8: selects must be a tuple of 8 lane numbers"),),
+    refusals=(Refusal(_V + "amd.dpp8(x[lane], (1, 2))", "amd.dpp8: argument 'selects' must be a tuple of 8 lane numbers"),),
 ).intrinsic()
 
 
@@ -819,7 +813,7 @@ def _permlane(name, emit):
                 consts.append(sel.literal_value)
             else:
                 consts.append(None)
-        flags = [const(fi, "fi"), const(bound_ctrl, "bound_ctrl")]
+        flags = [const(fi, name, "fi"), const(bound_ctrl, name, "bound_ctrl")]
 
         def codegen(context, builder, sig, args):
             sels = [c if c is not None else _lane_index(context, builder, sig.args[k + 1], args[k + 1])
@@ -844,7 +838,7 @@ permlane16 = AmdOp(
     Example: ``r = amd.permlane16(x, 0x89ABCDEF, 0x01234567)`` (reverse each row: lane 0 reads 15)""",
     samples=(Sample(_V + "amd.permlane16(x[lane], 0x76543210, 0xFEDCBA98)",
                     "v_permlane16_b32 %v, %v, %s, 0xfedcba98", _REF),),
-    refusals=(Refusal(_V + "amd.permlane16(x[lane], 1 << 32, 0)", "permlane16: sel_lo must be an int in"),),
+    refusals=(Refusal(_V + "amd.permlane16(x[lane], 1 << 32, 0)", "amd.permlane16: argument 'sel_lo' must be an int in"),),
 ).intrinsic()
 
 permlanex16 = AmdOp(
@@ -858,7 +852,7 @@ permlanex16 = AmdOp(
     Example: ``other = amd.permlanex16(x, 0x76543210, 0xFEDCBA98)`` (lane i gets lane i ^ 16)""",
     samples=(Sample(_V + "amd.permlanex16(x[lane], 0x76543210, 0xFEDCBA98)",
                     "v_permlanex16_b32 %v, %v, %s, 0xfedcba98", _REF),),
-    refusals=(Refusal(_V + "amd.permlanex16(x[lane], 0, 0, fi=1)", "permlanex16: fi must be True or False"),),
+    refusals=(Refusal(_V + "amd.permlanex16(x[lane], 0, 0, fi=1)", "amd.permlanex16: argument 'fi' must be True or False"),),
 ).intrinsic()
 
 
@@ -885,7 +879,7 @@ permlane16_swap = AmdOp(
     Example: ``lo, hi = amd.permlane16_swap(x, x)`` (lo: rows 0,0,2,2 of x; hi: rows 1,1,3,3)""",
     samples=(Sample("a, b = amd.permlane16_swap(x[lane], x[lane])\n" + _V + "a + b",
                     "v_permlane16_swap_b32_e32 %v, %v", _REF),),
-    refusals=(Refusal("a, b = amd.permlane16_swap(x[lane], lane)", "permlane16_swap: b must have the type of a"),),
+    refusals=(Refusal("a, b = amd.permlane16_swap(x[lane], lane)", "amd.permlane16_swap: argument 'b' must have the type of a"),),
 ).intrinsic()
 
 permlane32_swap = AmdOp(
@@ -900,22 +894,22 @@ permlane32_swap = AmdOp(
     Example: ``lo, hi = amd.permlane32_swap(x, x)`` (lo: lanes 0-31 twice; hi: 32-63 twice)""",
     samples=(Sample("a, b = amd.permlane32_swap(x[lane], x[lane])\n" + _V + "a + b",
                     "v_permlane32_swap_b32_e32 %v, %v", _REF),),
-    refusals=(Refusal("a, b = amd.permlane32_swap(x[lane], lane)", "permlane32_swap: b must have the type of a"),),
+    refusals=(Refusal("a, b = amd.permlane32_swap(x[lane], lane)", "amd.permlane32_swap: argument 'b' must have the type of a"),),
 ).intrinsic()
 
 
 def _reduction_op(op_name, op):
-    name = const(op, f"{op_name}: op")
+    name = const(op, op_name, "op")
     if name not in REDUCTIONS:
-        raise AMDArgumentError(f"{op_name}: op must be one of {REDUCTIONS}, got {name!r}")
+        raise reject(op_name, "op", f"must be one of {REDUCTIONS}", repr(name))
     return name
 
 
 def _row_reduce(value, op, width):
     name = _reduction_op("row_reduce", op)
-    size = const(width, "row_reduce: width")
+    size = const(width, "row_reduce", "width")
     if isinstance(size, bool) or size not in (2, 4, 8, 16, 32, 64):
-        raise AMDArgumentError(f"row_reduce: width must be 2, 4, 8, 16, 32 or (gfx942, gfx950) 64, got {size!r}")
+        raise reject("row_reduce", "width", "must be 2, 4, 8, 16, 32 or (gfx942, gfx950) 64", repr(size))
 
     def codegen(context, builder, sig, args):
         return emit_row_reduce(builder, _arch(context), args[0], name, size, LANE_KINDS[value])
@@ -946,8 +940,8 @@ row_reduce = AmdOp(
     samples=(Sample(_V + 'amd.row_reduce(x[lane], "sum", 4)',
                     ("v_add_f32_dpp %v, %v, %v quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf bound_ctrl:1",
                      "v_add_f32_dpp %v, %v, %v quad_perm:[2,3,0,1] row_mask:0xf bank_mask:0xf bound_ctrl:1"), _REF),),
-    refusals=(Refusal(_V + 'amd.row_reduce(x[lane], "sum", 3)', "row_reduce: width must be 2, 4, 8, 16, 32"),
-              Refusal(_V + 'amd.row_reduce(x[lane], "prod")', "row_reduce: op must be one of")),
+    refusals=(Refusal(_V + 'amd.row_reduce(x[lane], "sum", 3)', "amd.row_reduce: argument 'width' must be 2, 4, 8, 16, 32"),
+              Refusal(_V + 'amd.row_reduce(x[lane], "prod")', "amd.row_reduce: argument 'op' must be one of")),
 ).intrinsic()
 
 
@@ -975,5 +969,5 @@ wave_reduce = AmdOp(
     Example: ``total = amd.wave_reduce(partial, "max")``""",
     samples=(Sample(_V + 'amd.wave_reduce(x[lane], "max")',
                     {"gfx1250": "v_readlane_b32 %s, %v, 31", "": "v_readlane_b32 %s, %v, 63"}, _REF),),
-    refusals=(Refusal(_V + 'amd.wave_reduce(x[lane], "prod")', "wave_reduce: op must be one of"),),
+    refusals=(Refusal(_V + 'amd.wave_reduce(x[lane], "prod")', "amd.wave_reduce: argument 'op' must be one of"),),
 ).intrinsic()

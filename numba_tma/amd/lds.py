@@ -11,7 +11,7 @@ from numba.core import types
 from numba.core.datamodel import models, register_default
 from numba.core.imputils import lower_cast
 
-from .errors import AMDArgumentError
+from .errors import reject
 
 
 class LDSArray(types.Array):
@@ -61,20 +61,18 @@ def _lds_to_array(context, builder, fromty, toty, val):
 def require_lds(op, name, ty):
     """*ty* (an array type) must be an LDS array."""
     if not isinstance(ty, LDSArray):
-        raise AMDArgumentError(
-            f"{op}: {name} must be an LDS array (amd.lds_array, or a slice of one), got "
-            f"{ty}, which is not known to be in LDS (a kernel argument is global memory)")
+        raise reject(op, name, "must be an LDS array (amd.lds_array, or a slice of one; a kernel "
+                     "argument is global memory)", ty)
 
 
 def require_global(op, name, ty):
     """*ty* (an array type) must not be an LDS array."""
     if isinstance(ty, LDSArray):
-        raise AMDArgumentError(f"{op}: {name} must be a global array (a kernel argument), "
-                               f"got {ty}")
+        raise reject(op, name, "must be a global array (a kernel argument)", ty)
 
 
 def require_room(op, name, ty, nbytes, what):
     """The LDS allocation of *ty* must hold *nbytes*, the size of *what* the op writes
     (or reads) there."""
     if ty.nbytes < nbytes:
-        raise AMDArgumentError(f"{op}: {name} must hold {what} ({nbytes} bytes), got {ty}")
+        raise reject(op, name, f"must hold {what} ({nbytes} bytes)", ty)

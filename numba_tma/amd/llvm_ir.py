@@ -1,7 +1,7 @@
 """Small llvmlite helpers shared by the emitters: types, intrinsic calls, lane ids."""
 from llvmlite import ir
 
-from .errors import AMDArgumentError
+from .errors import reject
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
 VOID = ir.VoidType()
@@ -46,10 +46,7 @@ def as_addrspace(builder, op, name, value, addrspace):
     """*value* as a pointer in *addrspace*; a flat pointer is cast, others are rejected."""
     ty = value.type
     if not isinstance(ty, ir.PointerType) or ty.addrspace not in (addrspace, FLAT):
-        raise AMDArgumentError(
-            f"{op}: {name} must be a pointer in address space {addrspace} (or flat), "
-            f"got {ty}"
-        )
+        raise reject(op, name, f"must be a pointer in address space {addrspace} (or flat)", ty)
     if ty.addrspace == addrspace:
         return value
     return builder.addrspacecast(value, ptr(addrspace))

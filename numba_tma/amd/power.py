@@ -11,7 +11,7 @@ base.  The lowerings here replace Numba's for this target:
   ``math.pow(x, n)``, any integer type), or to a constant float with an integral value
   (``x ** 2.0``): repeated squaring, as Numba's own, but without its fallback to
   ``math.pow`` for exponents above 65536 (at most 64 squarings);
-* a float to any other float power: an :class:`AMDArgumentError` naming the exponent.
+* a float to any other float power: an :class:`~numba_tma.errors.OpArgumentError` naming the exponent.
 
 Example: ``y[i] = x[i] ** 3`` compiles to multiplications; ``x[i] ** 2.5`` is refused.
 """
@@ -22,7 +22,7 @@ from numba import uint64
 from numba.core import types
 from numba.core.imputils import Registry, impl_ret_untracked
 
-from .errors import AMDArgumentError
+from .errors import reject
 
 registry = Registry("numba_tma.amd.power")
 lower = registry.lower
@@ -93,11 +93,10 @@ def _float_exponent(context, builder, sig, args):
         int_sig = sig.replace(args=(sig.args[0], types.int64))
         return _repeated_squaring(context, builder, int_sig,
                                   (args[0], context.get_constant(types.int64, int(value))))
-    raise AMDArgumentError(
-        f"a float raised to a float power ({sig.args[0]} ** {sig.args[1]}): the exponent "
-        f"must be an integer, or a constant with an integral value, on the AMD target, "
-        f"which has no pow function (LLVM's AMDGPU back end takes it from ROCm's device "
-        f"libraries); use e.g. x ** 2 or math.sqrt")
+    raise reject("pow", "exponent", "of x ** y, pow or math.pow must be an integer, or a constant with an "
+                 "integral value, on the AMD target, which has no pow function (LLVM's AMDGPU back end takes "
+                 "it from ROCm's device libraries; use e.g. x ** 2 or math.sqrt)",
+                 f"{sig.args[0]} ** {sig.args[1]}")
 
 
 for _op in (operator.pow, operator.ipow, pow):

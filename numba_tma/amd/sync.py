@@ -2,7 +2,7 @@
 from llvmlite import ir
 
 from . import targets
-from .errors import AMDArgumentError
+from .errors import reject
 from .llvm_ir import I64, LDS, VOID, as_addrspace, call_intrinsic, i32, lane_id
 
 #: highest wave priority ``s_setprio`` takes (the hardware keeps 2 bits: 0..3)
@@ -144,7 +144,7 @@ def emit_barrier_arrive(builder, arch, barrier, arrive_count=1):
     op = "barrier_arrive"
     row = targets.require(op, arch)
     if isinstance(arrive_count, bool) or arrive_count != 1:
-        raise AMDArgumentError(f"{op}: arrive_count must be 1 on AMD, got {arrive_count!r}")
+        raise reject(op, "arrive_count", "must be 1 on AMD", repr(arrive_count))
     barrier = as_addrspace(builder, op, "barrier", barrier, LDS)
     with builder.if_then(builder.icmp_unsigned("==", lane_id(builder, row.wave_size), i32(0))):
         call_intrinsic(builder, "llvm.amdgcn.ds.atomic.barrier.arrive.rtn.b64", I64,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from ..declarations import OPS
-from .errors import AMDArgumentError, LLVMVersionError, UnsupportedArchError
+from .errors import LLVMVersionError, UnsupportedArchError, reject
 
 CDNA3, CDNA4, GFX1250 = "gfx942", "gfx950", "gfx1250"
 
@@ -92,10 +92,11 @@ def llvm_major():
     return llvm.llvm_version_info[0]
 
 
-def get_arch(arch):
-    """Return the :class:`Arch` row for *arch*; raise for a non-str or an unknown name."""
+def get_arch(arch, op="compile"):
+    """Return the :class:`Arch` row for *arch* (an argument of *op*); raise for a non-str or an
+    unknown name."""
     if not isinstance(arch, str):
-        raise AMDArgumentError(f"arch must be a str, one of {', '.join(ARCHS)}; got {arch!r}")
+        raise reject(op, "arch", f"must be a str, one of {', '.join(ARCHS)}", repr(arch))
     if arch not in ARCHS:
         raise UnsupportedArchError(
             f"arch {arch!r} is not supported; known archs: {', '.join(ARCHS)}")
@@ -104,7 +105,7 @@ def get_arch(arch):
 
 def require(op, arch):
     """Check that *op* can be emitted for *arch* with this LLVM; return the Arch row."""
-    row = get_arch(arch)
+    row = get_arch(arch, op)
     feature = EMITTERS[op] if op in EMITTERS else OPS[f"amd.{op}"].need
     if arch not in feature.archs:
         raise UnsupportedArchError(
@@ -126,10 +127,8 @@ def cache_bits(op, arch, cache_modifier):
     """The ``aux``/``cpol`` immediate for *cache_modifier* on *arch*."""
     table = get_arch(arch).cache_bits
     if cache_modifier not in table:
-        raise AMDArgumentError(
-            f"{op}: cache_modifier {cache_modifier!r} has no encoding on {arch}; "
-            f"allowed: {sorted(table)}"
-        )
+        raise reject(op, "cache_modifier", f"must be one of {sorted(table)} on {arch} (the others have no "
+                     "encoding)", repr(cache_modifier))
     return table[cache_modifier]
 
 
@@ -137,14 +136,12 @@ def check_lds_dma_bytes(op, arch, nbytes):
     """Validate the bytes-per-lane of an LDS-DMA instruction on *arch*."""
     allowed = get_arch(arch).lds_dma_bytes
     if nbytes not in allowed:
-        raise AMDArgumentError(
-            f"{op}: width must be one of {allowed} bytes per lane on {arch}, "
-            f"got {nbytes!r}"
-        )
+        raise reject(op, "width", f"must be one of {allowed} bytes per lane on {arch}", repr(nbytes))
 
 
-def check_int_range(op, name, value, lo, hi):
-    """Raise unless *value* is an int in [lo, hi]."""
+def check_int_range(op, name, value, lo, hi, where=""):
+    """Raise unless *value* (argument *name* of *op*) is an int in [lo, hi]; *where* follows the
+    rule (`` on gfx942``)."""
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise AMDArgumentError(f"{op}: {name} must be an int in [{lo}, {hi}], got {value!r}")
+        raise reject(op, name, f"must be an int in [{lo}, {hi}]{where}", repr(value))
     return value

@@ -12,7 +12,7 @@ from llvmlite import ir
 from . import targets
 from .llvm_ir import (GLOBAL, I1, I16, I32, I64, LDS, VOID, as_addrspace, call_intrinsic,
                       compiler_barrier, i32, wave_id)
-from .errors import AMDArgumentError
+from .errors import reject
 from .tdm_layout import (FIELDS, GROUP_BITS, TileSpec, groups_for_rank, pack, stride_of_dim,
                          tensor_dim, tile_dim, validate_warp_hints)
 
@@ -72,8 +72,7 @@ def _check_field_ints(op, name, values, field, hi=None):
 
 def _check_rank(op, name, values, rank):
     if values is not None and len(values) != rank:
-        raise AMDArgumentError(f"{op}: {name} must have {rank} values (one per "
-                                       f"dimension), got {len(values)}")
+        raise reject(op, name, f"must have {rank} values (one per dimension)", f"{len(values)} values")
 
 
 def emit_make_tensor_descriptor(builder, arch, spec, global_ptr, shape, strides, *,
@@ -93,8 +92,7 @@ def emit_make_tensor_descriptor(builder, arch, spec, global_ptr, shape, strides,
     _check_field_ints(op, "shape", shape, tensor_dim(0), MAX_TENSOR_DIM)
     _check_field_ints(op, "strides", strides, stride_of_dim(1))
     if isinstance(strides[-1], int) and strides[-1] != 1:
-        raise AMDArgumentError(f"{op}: the innermost stride must be 1 element, "
-                                       f"got {strides[-1]}")
+        raise reject(op, "strides", "must end in 1 (the innermost stride is 1 element)", strides[-1])
     targets.check_int_range(op, "multicast_mask", multicast_mask, 0, 0xFFFF)
     static = dict(spec.static_fields(), multicast_mask=multicast_mask)
     groups = tuple(ir.Constant(t, g) for t, g in zip(GROUP_TYPES, pack(static)))
@@ -116,7 +114,7 @@ def _with_pred(builder, desc, pred):
     elif pred.type == I1:
         value = builder.zext(pred, I32)
     else:
-        raise AMDArgumentError(f"tdm: pred must be 0, 1 or an i1 value, got {pred.type}")
+        raise reject("tdm", "pred", "must be 0, 1 or an i1 value", pred.type)
     return replace(desc, groups=_set(builder, desc.groups, "pred", value))
 
 
@@ -237,9 +235,8 @@ def _member_part(builder, arch, desc, lds_ptr, hint, wid):
     parts = bin(hint).count("1")
     rows = spec.block_shape[0]
     if rows % parts:
-        raise AMDArgumentError(
-            f"{op}: block_shape[0] ({rows}) must be divisible by the {parts} waves of "
-            f"warp_used_hint {hint:#x}")
+        raise reject(op, "members", f"must each have a block_shape[0] divisible by the waves of their "
+                     f"warp_used_hint ({parts} in {hint:#x})", f"block_shape[0] = {rows}")
     part_rows = rows // parts
     below = builder.sub(builder.shl(i32(1), wid), i32(1))
     rank_in_hint = call_intrinsic(builder, "llvm.ctpop.i32", I32,
@@ -283,8 +280,7 @@ def fused_groups(builder, arch, members, wid):
     validate_warp_hints(hints)
     ranks = {desc.spec.rank for desc, _, _ in members}
     if len(ranks) != 1:
-        raise AMDArgumentError(f"{op}: all members must have the same rank, "
-                                       f"got {sorted(ranks)}")
+        raise reject(op, "members", "must all have the same rank", f"ranks {sorted(ranks)}")
 
     def in_hint(mask):
         bit = builder.and_(builder.lshr(_mask32(mask), wid), i32(1))

@@ -7,7 +7,7 @@ in elements, of dimension N+1.  Source: Triton's ``TDMUtility.cpp``.
 """
 from dataclasses import dataclass
 
-from .errors import AMDArgumentError
+from .errors import reject
 from .targets import check_int_range
 
 GROUP_BITS = (128, 256, 128, 128)
@@ -85,26 +85,22 @@ class TileSpec:
     def __post_init__(self):
         op = "make_tensor_descriptor"
         if self.elem_bytes not in (1, 2, 4, 8):
-            raise AMDArgumentError(f"{op}: element size must be 1, 2, 4 or 8 bytes, "
-                                   f"got {self.elem_bytes!r}")
+            raise reject(op, "array", "must have elements of 1, 2, 4 or 8 bytes", f"{self.elem_bytes!r} bytes")
         if not isinstance(self.block_shape, tuple) or not 1 <= len(self.block_shape) <= MAX_RANK:
-            raise AMDArgumentError(f"{op}: block_shape must be a tuple of 1 to {MAX_RANK} dims, "
-                                   f"got {self.block_shape!r}")
+            raise reject(op, "block_shape", f"must be a tuple of 1 to {MAX_RANK} dims", repr(self.block_shape))
         for n in self.block_shape:
             if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 0xFFFF:
-                raise AMDArgumentError(f"{op}: each block_shape dim must be an int in "
-                                       f"[1, 65535], got {self.block_shape!r}")
+                raise reject(op, "block_shape", "must have dims that are ints in [1, 65535]",
+                             repr(self.block_shape))
         for name in ("pad_interval", "pad_amount"):
             check_int_range(op, name, getattr(self, name), 0, 2**31 - 1)
         if (self.pad_interval, self.pad_amount) != (0, 0):
             interval, amount = self.pad_dwords()
             if interval < 2 or interval > 256 or interval & (interval - 1):
-                raise AMDArgumentError(
-                    f"{op}: pad_interval must be a power of two of 2..256 dwords "
-                    f"({self.elem_bytes}-byte elements), got {self.pad_interval} elements")
+                raise reject(op, "pad_interval", f"must be a power of two of 2..256 dwords "
+                             f"({self.elem_bytes}-byte elements)", f"{self.pad_interval} elements")
             if not 1 <= amount <= 128:
-                raise AMDArgumentError(
-                    f"{op}: pad_amount must be 1..128 dwords, got {self.pad_amount} elements")
+                raise reject(op, "pad_amount", "must be 1..128 dwords", f"{self.pad_amount} elements")
 
     @property
     def rank(self):
@@ -114,10 +110,8 @@ class TileSpec:
         """Padding (interval, amount) in whole dwords, or raise if not whole."""
         sizes = (self.pad_interval * self.elem_bytes, self.pad_amount * self.elem_bytes)
         if any(s % 4 for s in sizes):
-            raise AMDArgumentError(
-                "make_tensor_descriptor: pad_interval and pad_amount must be whole "
-                f"dwords, got {self.pad_interval} and {self.pad_amount} elements of "
-                f"{self.elem_bytes} bytes")
+            raise reject("make_tensor_descriptor", "pad_interval", "and pad_amount must be whole dwords",
+                         f"{self.pad_interval} and {self.pad_amount} elements of {self.elem_bytes} bytes")
         return sizes[0] // 4, sizes[1] // 4
 
     def padded_elements(self, elements):
@@ -152,8 +146,7 @@ def pack(values):
     for name, value in values.items():
         field = FIELDS[name]
         if not 0 <= value < 1 << field.width:
-            raise AMDArgumentError(
-                f"TDM descriptor field {name} must fit in {field.width} bits, got {value}")
+            raise reject("tdm", name, f"must fit in {field.width} bits (a TDM descriptor field)", value)
         groups[field.group] |= value << field.lsb
     return groups
 
@@ -169,22 +162,20 @@ def validate_warp_hints(hints, max_waves=32):
     axis-aligned (some wave-id bits pinned, the rest free), pairwise disjoint."""
     op = "async_amd_descriptor_load_fused"
     if not 2 <= len(hints) <= 4:
-        raise AMDArgumentError(f"{op}: needs 2 to 4 members, got {len(hints)}")
+        raise reject(op, "members", "must be 2 to 4 members", f"{len(hints)} members")
     seen = 0
     for i, hint in enumerate(hints):
         if isinstance(hint, bool) or not isinstance(hint, int) or not 0 < hint < 1 << max_waves:
-            raise AMDArgumentError(
-                f"{op}: warp_used_hint of member {i} must be a non-empty wave mask "
-                f"below 1 << {max_waves}, got {hint!r}")
+            raise reject(op, f"members[{i}]", f"must have a warp_used_hint that is a non-empty wave mask "
+                         f"below 1 << {max_waves}", repr(hint))
         waves = [w for w in range(max_waves) if hint >> w & 1]
         free = 0
         for w in waves:
             free |= w ^ waves[0]
         if len(waves) != 1 << bin(free).count("1"):
-            raise AMDArgumentError(
-                f"{op}: warp_used_hint of member {i} ({hint:#x}) is not axis-aligned: "
-                "its wave ids must be all combinations of some free wave-id bits")
+            raise reject(op, f"members[{i}]", "must have an axis-aligned warp_used_hint (its wave ids all "
+                         "combinations of some free wave-id bits)", f"{hint:#x}")
         if hint & seen:
-            raise AMDArgumentError(
-                f"{op}: warp_used_hint of member {i} ({hint:#x}) overlaps an earlier member")
+            raise reject(op, f"members[{i}]", "must have a warp_used_hint disjoint from the earlier members'",
+                         f"{hint:#x}, which overlaps one")
         seen |= hint

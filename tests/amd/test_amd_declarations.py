@@ -41,7 +41,8 @@ def test_every_amd_op_has_samples_refusals_and_no_twin():
 @pytest.mark.parametrize("op,sample,arch", SAMPLES)
 def test_op_assembles_to_its_isa_lines(op, sample, arch):
     asm = amd.compile(_kernel(sample.call), SIG, arch).asm
-    assert not isa_missing(sample.lines(arch), asm), f"not in the {arch} assembly (written from {sample.ref})"
+    assert not isa_missing(sample.lines(arch), asm, sample.comments), \
+        f"not in the {arch} assembly (written from {sample.ref})"
 
 
 @pytest.mark.parametrize("op,arch", UNCLAIMED)
@@ -65,3 +66,14 @@ def test_a_wrong_isa_line_is_not_found(wrong):
     asm = amd.compile(_kernel("amd.s_setprio(3)"), SIG, "gfx942").asm
     assert Sample("", "s_setprio 3", "").lines("gfx942") == ("s_setprio 3",) and not isa_missing(["s_setprio 3"], asm)
     assert isa_missing([wrong], asm) == [wrong]
+
+
+def test_comment_lines_match_only_rows_that_ask_for_them():
+    """A scheduling barrier is an assembler comment: its rows see comments, the others do not."""
+    asm = amd.compile(_kernel("amd.sched_group_barrier(0x8, 1, 0)"), SIG, "gfx942").asm
+    line = "; sched_group_barrier mask(0x00000008) size(1) SyncID(0)"
+    assert not isa_missing([line], asm, comments=True)
+    assert isa_missing([line], asm) == [line]
+    wrong = "; sched_group_barrier mask(0x00000008) size(2) SyncID(0)"
+    assert isa_missing([wrong], asm, comments=True) == [wrong]
+    assert isa_missing(["; sched_barrier mask(0x00000000)"], asm, comments=True)   # another op's comment

@@ -162,7 +162,7 @@ def test_s_setprio(kernel, arch, priority):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("priority", [-1, 4, 1 << 16, True, 1.0, None])
 def test_s_setprio_priority_range(kernel, arch, priority):
-    with pytest.raises(AMDArgumentError, match=r"s_setprio: priority must be an int in \[0, 3\]"):
+    with pytest.raises(AMDArgumentError, match=r"amd.s_setprio: argument 'priority' must be an int in \[0, 3\]"):
         sync.emit_s_setprio(kernel(arch).builder, arch, priority)
 
 

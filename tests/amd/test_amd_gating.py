@@ -164,67 +164,67 @@ def test_unknown_arch():
 @pytest.mark.parametrize("arch,call,rule", [
     ("gfx942", lambda k: global_load.emit_async_load(k.builder, k.arch, k.src, k.lds_at(0),
                                                      dma.AsyncGroups(), width=16),
-     r"width must be one of \(4,\) bytes per lane on gfx942, got 16"),
+     r"numba_tma: amd.async_load: argument 'width' must be one of \(4,\) bytes per lane on gfx942; got 16"),
     ("gfx950", lambda k: global_load.emit_async_load(k.builder, k.arch, k.src, k.lds_at(0),
                                                      dma.AsyncGroups(), width=8),
-     r"width must be one of \(4, 16\)"),
+     r"amd.async_load: argument 'width' must be one of \(4, 16\) bytes per lane on gfx950; got 8"),
     ("gfx942", lambda k: global_load.emit_async_load(k.builder, k.arch, k.src, k.lds_at(0),
                                                      dma.AsyncGroups(), cache_modifier=".wt"),
-     "cache_modifier '.wt' has no encoding on gfx942"),
+     r"amd.async_load: argument 'cache_modifier' must be one of \['', '.ca', '.cg', '.cs', '.cv'\] on gfx942 .*; got '.wt'"),
     ("gfx1250", lambda k: global_load.emit_async_load(k.builder, k.arch, k.src, k.lds_at(0),
                                                       dma.AsyncGroups(), cache_modifier=".cg"),
-     "cache_modifier '.cg' has no encoding on gfx1250"),
+     r"amd.async_load: argument 'cache_modifier' must be one of \[''\] on gfx1250 .*; got '.cg'"),
     ("gfx942", lambda k: global_load.emit_async_load(
         k.builder, k.arch, k.src, k.lds_at(0), dma.AsyncGroups(),
         mask=ir.Constant(ir.IntType(1), 1), other=ir.Constant(ir.HalfType(), 0)),
-     "other must have 32 bits"),
+     r"amd.async_load: argument 'other' must have 32 bits, or 32 bits to fill each dword .*; got half"),
     ("gfx942", lambda k: global_load.emit_async_load(k.builder, k.arch, k.lds_at(0), k.lds_at(0),
                                                      dma.AsyncGroups()),
-     "src must be a pointer in address space 1"),
+     r"amd.async_load: argument 'src' must be a pointer in address space 1 \(or flat\); got i32 addrspace\(3\)\*"),
     ("gfx942", lambda k: sync.emit_sched_barrier(k.builder, k.arch, 0x800),
-     r"mask must be an int in \[0, 2047\]"),
+     r"amd.amd_sched_barrier: argument 'mask' must be an int in \[0, 2047\]; got 2048"),
     ("gfx942", lambda k: dma.emit_async_load_wait_group(k.builder, k.arch, dma.AsyncGroups(), 64),
-     r"pendings must be an int in \[0, 63\]"),
+     r"amd.async_load_wait_group: argument 'pendings' must be an int in \[0, 63\]; got 64"),
     ("gfx1250", lambda k: tdm.emit_tensor_wait(k.builder, k.arch, -1),
-     r"pendings must be an int in \[0, 63\]"),
+     r"amd.async_amd_descriptor_wait: argument 'pendings' must be an int in \[0, 63\]; got -1"),
     ("gfx1250", lambda k: sync.emit_barrier_arrive(k.builder, k.arch, k.lds_at(0), 2),
-     "arrive_count must be 1"),
+     r"amd.barrier_arrive: argument 'arrive_count' must be 1 on AMD; got 2"),
     ("gfx1250", lambda k: tdm.emit_update_tensor_descriptor(k.builder, k.arch, _desc(),
                                                             add_offsets=[i32(1)]),
-     "add_offsets must have 2 values"),
+     r"amd.update_tensor_descriptor: argument 'add_offsets' must have 2 values \(one per dimension\); got 1"),
     ("gfx1250", lambda k: tdm.emit_make_tensor_descriptor(
         k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, 8], [8, 2]),
-     "innermost stride must be 1"),
+     r"amd.make_tensor_descriptor: argument 'strides' must end in 1 \(the innermost stride is 1 element\); got 2"),
     ("gfx942", lambda k: buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src, stride=1 << 14),
-     r"stride must be an int in \[0, 16383\]"),
+     r"amd.make_buffer_rsrc: argument 'stride' must be an int in \[0, 16383\]; got 16384"),
     # num_records: 32 bits on gfx9 (1 << 32 would become 0), 45 on gfx1250
     ("gfx942", lambda k: buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src,
                                                       num_records=1 << 32),
-     r"num_records on gfx942 must be an int in \[0, 4294967295\]"),
+     r"amd.make_buffer_rsrc: argument 'num_records' must be an int in \[0, 4294967295\] on gfx942; got 4294967296"),
     ("gfx1250", lambda k: buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src,
                                                        num_records=1 << 45),
-     r"num_records on gfx1250 must be an int in \[0, 35184372088831\]"),
+     r"amd.make_buffer_rsrc: argument 'num_records' must be an int in \[0, 35184372088831\] on gfx1250; got 35184372088832"),
     # masked lanes' voffset 0x80000000 must stay out of range
     ("gfx950", lambda k: buffer.emit_buffer_load_to_local(
         k.builder, k.arch, buffer.emit_make_buffer_rsrc(k.builder, k.arch, k.src,
                                                         num_records=0x80000001),
         k.lds_at(0), i32(0), dma.AsyncGroups(), mask=ir.Constant(ir.IntType(1), 1)),
-     r"with mask, the buffer's num_records must be a compile-time int <= 0x80000000"),
+     r"amd.buffer_load_to_local: argument 'mask' needs a buffer whose num_records is a compile-time int <= 0x80000000 .*; got num_records = 0x80000001"),
     ("gfx942", lambda k: buffer.emit_buffer_load_to_local(
         k.builder, k.arch, buffer.emit_make_buffer_rsrc(
             k.builder, k.arch, k.src, num_records=k.builder.zext(k.n, ir.IntType(64))),
         k.lds_at(0), i32(0), dma.AsyncGroups(), mask=ir.Constant(ir.IntType(1), 1)),
-     "got a runtime value"),
+     r"argument 'mask' needs a buffer whose num_records is a compile-time int .*; got num_records = a runtime value"),
     # TDM fields from Python ints are range-checked, not truncated
     ("gfx1250", lambda k: tdm.emit_make_tensor_descriptor(
         k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, 1 << 31], [8, 1]),
-     r"shape\[1\] must be an int in \[0, 2147483647\]"),  # the clamp is 32-bit signed
+     r"amd.make_tensor_descriptor: argument 'shape\[1\]' must be an int in \[0, 2147483647\]; got 2147483648"),  # the clamp is 32-bit signed
     ("gfx1250", lambda k: tdm.emit_make_tensor_descriptor(
         k.builder, k.arch, TileSpec(4, (8, 8)), k.src, [8, 8], [-3, 1]),
-     r"strides\[0\] must be an int in \[0, 281474976710655\]"),
+     r"amd.make_tensor_descriptor: argument 'strides\[0\]' must be an int in \[0, 281474976710655\]; got -3"),
     ("gfx1250", lambda k: tdm.emit_update_tensor_descriptor(k.builder, k.arch, _desc(),
                                                             set_bounds=[8, -1]),
-     r"set_bounds\[1\] must be an int"),
+     r"amd.update_tensor_descriptor: argument 'set_bounds\[1\]' must be an int in \[0, 2147483647\]; got -1"),
 ])
 def test_bad_arguments_name_argument_and_rule(kernel, arch, call, rule):
     with pytest.raises(AMDArgumentError, match=rule):

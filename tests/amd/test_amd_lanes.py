@@ -420,28 +420,28 @@ def _raises(body, match, arch="gfx942", kind="f"):
 
 
 @pytest.mark.parametrize("body,match", [
-    ("r = amd.readfirstlane(lane > 3)", r"readfirstlane: value must be an int32, uint32 or "
-                                        r"float32 \(or int64, uint64, float64\) value, got bool"),
+    ("r = amd.readfirstlane(lane > 3)", r"amd.readfirstlane: argument 'value' must be an int32, uint32 or "
+                                        r"float32 \(or int64, uint64, float64\) value; got bool"),
     ('r = amd.dpp(numba.float64(v), "row_shr:1")',
-     r"dpp: value must be an int32, uint32 or float32 value, got float64; convert with "
-     r"numba.float32"),
+     r"amd.dpp: argument 'value' must be an int32, uint32 or float32 value \(convert with "
+     r"numba.float32\(...\)\); got float64"),
     ('r = numba.float32(amd.row_reduce(lane * 2, "sum"))',
-     r"row_reduce: value must be .*got int64; Numba computes integer arithmetic in 64 bits"),
-    ('r = amd.row_reduce(v, "prod")', r"row_reduce: op must be one of \('sum', 'max', 'min'\), "
+     r"amd.row_reduce: argument 'value' must be .* value \(Numba computes integer arithmetic in 64 bits: .*\); got int64"),
+    ('r = amd.row_reduce(v, "prod")', r"amd.row_reduce: argument 'op' must be one of \('sum', 'max', 'min'\); "
                                       r"got 'prod'"),
-    ('r = amd.row_reduce(v, "sum", 12)', r"row_reduce: width must be 2, 4, 8, 16, 32 or"),
-    ('r = amd.wave_reduce(v, "avg")', r"wave_reduce: op must be one of"),
-    ('r = amd.dpp(v, "row_shr:0")', r"dpp: ctrl 'row_shr:0': row_shr takes 1\.\.15, got 0"),
-    ('r = amd.dpp(v, "row_shift:1")', r"dpp: ctrl must be a DPP control in the ISA's syntax"),
-    ("r = amd.dpp(v, 0x144)", r"dpp: ctrl must be .*; 324 is no DPP control"),
-    ('r = amd.dpp(v, "row_mirror", row_mask=16)', r"dpp: row_mask must be an int in \[0, 15\]"),
-    ('r = amd.dpp(v, "row_mirror", old=lane)', r"dpp: old must have the type of value"),
-    ('r = amd.ds_swizzle(v, 0xE001)', r"ds_swizzle: pattern 0xe001 is neither quad-perm mode"),
-    ('r = amd.ds_swizzle(v, 0x10000)', r"ds_swizzle: pattern must be an int in \[0, 65535\]"),
-    ('r = amd.ds_swizzle(v, "swizzle(SWAP,3)")', r"SWAP takes one of \(1, 2, 4, 8, 16\)"),
-    ('r = amd.ds_swizzle(v, "swizzle(ROTATE,0,1)")', r"ds_swizzle: pattern must be a 16-bit"),
-    ("r = amd.ds_bpermute(v, 1.5)", r"ds_bpermute: src_lane must be an integer, got float64"),
-    ("r = amd.readlane(v, 64)", r"readlane: lane must be a lane of the wave, 0\.\.63"),
+    ('r = amd.row_reduce(v, "sum", 12)', r"amd.row_reduce: argument 'width' must be 2, 4, 8, 16, 32 or"),
+    ('r = amd.wave_reduce(v, "avg")', r"amd.wave_reduce: argument 'op' must be one of"),
+    ('r = amd.dpp(v, "row_shr:0")', r"amd.dpp: argument 'ctrl' must be a DPP control: row_shr takes 1\.\.15; got 'row_shr:0'"),
+    ('r = amd.dpp(v, "row_shift:1")', r"amd.dpp: argument 'ctrl' must be a DPP control in the ISA's syntax"),
+    ("r = amd.dpp(v, 0x144)", r"amd.dpp: argument 'ctrl' must be a DPP control .*; got 324, which is no DPP control"),
+    ('r = amd.dpp(v, "row_mirror", row_mask=16)', r"amd.dpp: argument 'row_mask' must be an int in \[0, 15\]"),
+    ('r = amd.dpp(v, "row_mirror", old=lane)', r"amd.dpp: argument 'old' must have the type of value"),
+    ('r = amd.ds_swizzle(v, 0xE001)', r"amd.ds_swizzle: argument 'pattern' must be quad-perm mode .* or bitmask mode .*; got 0xe001"),
+    ('r = amd.ds_swizzle(v, 0x10000)', r"amd.ds_swizzle: argument 'pattern' must be an int in \[0, 65535\]"),
+    ('r = amd.ds_swizzle(v, "swizzle(SWAP,3)")', r"amd.ds_swizzle: argument 'pattern' must be a SWAP of one of \(1, 2, 4, 8, 16\); got 'swizzle\(SWAP,3\)'"),
+    ('r = amd.ds_swizzle(v, "swizzle(ROTATE,0,1)")', r"amd.ds_swizzle: argument 'pattern' must be a 16-bit"),
+    ("r = amd.ds_bpermute(v, 1.5)", r"amd.ds_bpermute: argument 'src_lane' must be an integer; got float64"),
+    ("r = amd.readlane(v, 64)", r"amd.readlane: argument 'lane' must be a lane of the wave, 0\.\.63"),
 ])
 def test_bad_arguments_name_the_argument_and_the_rule(body, match):
     _raises(body, match)
@@ -449,20 +449,22 @@ def test_bad_arguments_name_the_argument_and_the_rule(body, match):
 
 @pytest.mark.parametrize("arch,body,match", [
     ("gfx1250", 'r = amd.dpp(v, "row_bcast:15")',
-     r"dpp: ctrl row_bcast:15 is available on gfx942, gfx950 only; requested arch is gfx1250 "
-     r"\(the GFX10\+ DPP16 controls have no wave shifts or row broadcasts\)"),
-    ("gfx1250", 'r = amd.dpp(v, "wave_shr:1")', r"dpp: ctrl wave_shr:1 is available on gfx942"),
+     r"amd.dpp: argument 'ctrl' must be a DPP control that the requested arch, gfx1250, has: row_bcast:15 is "
+     r"available on gfx942, gfx950 only \(the GFX10\+ DPP16 controls have no wave shifts or row broadcasts\); "
+     r"got row_bcast:15"),
+    ("gfx1250", 'r = amd.dpp(v, "wave_shr:1")', r"amd.dpp: argument 'ctrl' must be a DPP control that the requested arch, gfx1250, has: wave_shr:1 is available on gfx942"),
     ("gfx1250", 'r = amd.dpp(v, "row_newbcast:3")',
      r"on gfx1250 the same broadcast is row_share:3"),
     ("gfx942", 'r = amd.dpp(v, "row_xmask:1")',
-     r"dpp: ctrl row_xmask:1 is available on gfx1250 only; requested arch is gfx942"),
+     r"amd.dpp: argument 'ctrl' must be a DPP control that the requested arch, gfx942, has: row_xmask:1 is "
+     r"available on gfx1250 only"),
     ("gfx950", 'r = amd.dpp(v, "row_share:2")', r"on gfx942/gfx950 the same broadcast is "
                                                 r"row_newbcast:2"),
-    ("gfx942", "r = amd.dpp(v, 0x150)", r"ctrl row_share:0 is available on gfx1250 only"),
+    ("gfx942", "r = amd.dpp(v, 0x150)", r"argument 'ctrl' must be a DPP control that the requested arch, gfx942, has: row_share:0 is available on gfx1250 only"),
     ("gfx1250", 'r = amd.row_reduce(v, "sum", 64)',
-     r"row_reduce: width must be one of \(2, 4, 8, 16, 32\) on gfx1250, got 64"),
+     r"amd.row_reduce: argument 'width' must be one of \(2, 4, 8, 16, 32\) on gfx1250; got 64"),
     ("gfx1250", "r = amd.readlane(v, 40)",
-     r"readlane: lane on gfx1250 must be an int in \[0, 31\]"),
+     r"amd.readlane: argument 'lane' must be an int in \[0, 31\] on gfx1250; got 40"),
 ])
 def test_arch_rules_are_checked_before_llvm(arch, body, match):
     _raises(body, match, arch)
@@ -512,13 +514,13 @@ def test_constant_arguments_fuzz(op_argument, value):
 
 
 def test_a_runtime_constant_argument_is_refused_naming_it():
-    _raises("r = amd.ds_swizzle(v, lane)", r"ds_swizzle: pattern must be a compile-time constant")
-    _raises('r = amd.row_reduce(v, "sum", lane)', r"row_reduce: width must be a compile-time")
+    _raises("r = amd.ds_swizzle(v, lane)", r"amd.ds_swizzle: argument 'pattern' must be a compile-time constant")
+    _raises('r = amd.row_reduce(v, "sum", lane)', r"amd.row_reduce: argument 'width' must be a compile-time")
 
 
 def test_emitters_check_the_arch_first(kernel):
     k = kernel("gfx942")
     with pytest.raises(UnsupportedArchError, match="dpp8 is available on gfx1250 only"):
         lanes.emit_dpp8(k.builder, k.arch, k.tid(), (0, 1, 2, 3, 4, 5, 6, 7))
-    with pytest.raises(AMDArgumentError, match="row_reduce: op must be one of"):
+    with pytest.raises(AMDArgumentError, match="amd.row_reduce: argument 'op' must be one of"):
         lanes.emit_row_reduce(k.builder, k.arch, k.tid(), "avg", 16, "i")

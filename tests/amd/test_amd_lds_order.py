@@ -66,7 +66,7 @@ def _async_loop(x, y, ntiles):
     tile = amd.lds_array(256, numba.float32)
     acc = numba.float32(0)
     for t in range(ntiles):
-        amd.async_load(x, t * 64 + lane, tile)
+        amd.async_load(x, tile, offsets=t * 64 + lane)
         amd.async_load_commit_group()
         amd.async_load_wait_group(0)
         acc += tile[lane]
@@ -76,11 +76,11 @@ def _async_loop(x, y, ntiles):
 def _async_twice(x, y, n):
     lane = amd.workitem_id_x()
     tile = amd.lds_array(256, numba.float32)
-    amd.async_load(x, lane, tile)
+    amd.async_load(x, tile, offsets=lane)
     amd.async_load_commit_group()
     amd.async_load_wait_group(0)
     a = tile[lane]
-    amd.async_load(x, 64 + lane, tile)
+    amd.async_load(x, tile, offsets=64 + lane)
     amd.async_load_commit_group()
     amd.async_load_wait_group(0)
     y[lane] = a + tile[lane]

@@ -121,7 +121,7 @@ def test_tdm_ops_from_python():
 def _async_ops(x, y, n):
     lane = amd.workitem_id_x()
     tile = amd.lds_array(1024, numba.float32)
-    amd.async_load(x, lane, tile, mask=lane < n, other=-2.0)
+    amd.async_load(x, tile, offsets=lane, mask=lane < n, other=-2.0)
     amd.async_load_commit_group()
     amd.async_load_wait_group(0)
     amd.s_barrier()
@@ -150,7 +150,7 @@ def test_constant_arguments_must_be_constants():
     def bad(x, n):
         amd.async_load_wait_group(n)
 
-    with pytest.raises(amd.AMDArgumentError, match="pendings must be a compile-time constant"):
+    with pytest.raises(amd.AMDArgumentError, match="numba_tma: amd.async_load_wait_group: argument 'pendings' must be a compile-time constant; got int"):
         amd.compile(bad, "void(float32[::1], int32)", "gfx942")
 
 
@@ -171,7 +171,7 @@ def test_s_setprio_out_of_range_from_python(priority):
     def kern(x, y):
         amd.s_setprio(priority)
 
-    with pytest.raises(amd.AMDArgumentError, match=r"s_setprio: priority must be an int in \[0, 3\]"):
+    with pytest.raises(amd.AMDArgumentError, match=r"amd.s_setprio: argument 'priority' must be an int in \[0, 3\]"):
         amd.compile(kern, "void(float32[::1], float32[::1])", "gfx942")
 
 
@@ -254,7 +254,7 @@ def _underwait(x, y, ntiles):
     lane = amd.workitem_id_x()
     ring = amd.lds_array(192, numba.float32)
     for t in range(2):  # prologue, unmasked
-        amd.async_load(x, t * 64 + lane, ring[t * 64:])
+        amd.async_load(x, ring[t * 64:], offsets=t * 64 + lane)
         amd.async_load_commit_group()
     for t in range(ntiles):
         amd.async_load_wait_group(1)
@@ -262,7 +262,7 @@ def _underwait(x, y, ntiles):
         y[t * 64 + lane] = ring[(t % 3) * 64 + lane]
         amd.s_barrier()
         ahead = t + 2
-        amd.async_load(x, ahead * 64 + lane, ring[(ahead % 3) * 64:], mask=ahead < ntiles)
+        amd.async_load(x, ring[(ahead % 3) * 64:], offsets=ahead * 64 + lane, mask=ahead < ntiles)
         amd.async_load_commit_group()
 
 
@@ -313,15 +313,15 @@ def _refill_after_read(x, y, n):
     in flight across the barrier."""
     lane = amd.workitem_id_x()
     ring = amd.lds_array(128, numba.float32)
-    amd.async_load(x, lane, ring)  # tile 0 -> slot 0
+    amd.async_load(x, ring, offsets=lane)  # tile 0 -> slot 0
     amd.async_load_commit_group()
-    amd.async_load(x, 64 + lane, ring[64:])  # tile 1 -> slot 1
+    amd.async_load(x, ring[64:], offsets=64 + lane)  # tile 1 -> slot 1
     amd.async_load_commit_group()
     amd.async_load_wait_group(1)  # tile 0 has landed
     amd.s_barrier()
     value = ring[lane]  # read slot 0 ...
     amd.s_barrier()  # ... in every wave before
-    amd.async_load(x, 128 + lane, ring)  # tile 2 refills slot 0
+    amd.async_load(x, ring, offsets=128 + lane)  # tile 2 refills slot 0
     amd.async_load_commit_group()
     y[lane] = value + n
 
@@ -383,8 +383,8 @@ def test_lds_over_the_arch_limit_raises(arch, fits):
         amd.compile(_big_lds, "void(float32[::1], float32[::1])", arch)
         return
     with pytest.raises(amd.AMDArgumentError,
-                       match=r"LDS use of 160000 bytes \(@\S+ 160000\) exceeds gfx942's "
-                             r"limit of 65536 bytes"):
+                       match=r"numba_tma: amd.compile_ir: argument 'module' must use at most gfx942's 65536 "
+                             r"bytes of LDS per workgroup; got 160000 bytes \(@\S+ 160000\)"):
         amd.compile(_big_lds, "void(float32[::1], float32[::1])", arch)
 
 
@@ -392,7 +392,7 @@ def test_barrier_must_be_int64():
     def bad(x, y):
         amd.barrier_arrive(y)
 
-    with pytest.raises(amd.AMDArgumentError, match="bar must be an int64 LDS array"):
+    with pytest.raises(amd.AMDArgumentError, match=r"numba_tma: amd.barrier_arrive: argument 'bar' must be an int64 LDS array; got array\(float32"):
         amd.compile(bad, "void(float32[::1], float32[::1])", "gfx1250")
 
 
@@ -401,7 +401,7 @@ def test_constant_buffer_offset_must_fit_voffset():
         tile = amd.lds_array(64, numba.float32)
         amd.buffer_load_to_local(tile, x, 2**30)
 
-    with pytest.raises(amd.AMDArgumentError, match=r"offsets \(a constant\) must be an int in"):
+    with pytest.raises(amd.AMDArgumentError, match=r"numba_tma: amd.buffer_load_to_local: argument 'offsets' must be an int in \[0, 536870911\] when a constant \(a 32-bit byte offset\); got 1073741824"):
         amd.compile(bad, "void(float32[::1], float32[::1])", "gfx942")
 
 

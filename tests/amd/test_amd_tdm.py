@@ -143,11 +143,11 @@ def test_valid_warp_hints(hints):
 
 
 @pytest.mark.parametrize("hints,rule", [
-    ((0x0F,), "2 to 4 members"),
-    ((1, 2, 4, 8, 16), "2 to 4 members"),
-    ((0x0, 0xF0), "non-empty"),
-    ((0x69, 0x06), "not axis-aligned"),
-    ((0x0F, 0x0C), "overlaps"),
+    ((0x0F,), "argument 'members' must be 2 to 4 members; got 1 members"),
+    ((1, 2, 4, 8, 16), "argument 'members' must be 2 to 4 members; got 5 members"),
+    ((0x0, 0xF0), r"argument 'members\[0\]' must have a warp_used_hint that is a non-empty wave mask below 1 << 32; got 0"),
+    ((0x69, 0x06), r"argument 'members\[0\]' must have an axis-aligned warp_used_hint .*; got 0x69"),
+    ((0x0F, 0x0C), r"argument 'members\[1\]' must have a warp_used_hint disjoint from the earlier members'; got 0xc"),
 ])
 def test_invalid_warp_hints(hints, rule):
     with pytest.raises(AMDArgumentError, match=rule):
@@ -211,16 +211,18 @@ def test_fused_block_must_split_among_hint_waves():
         a = tdm.emit_make_tensor_descriptor(builder, "gfx1250", spec, args[0], [64, 64], [64, 1])
         tdm.emit_tensor_load_fused(builder, "gfx1250", [(a, lds, 0x0F), (a, lds, 0xF0)])
 
-    with pytest.raises(AMDArgumentError, match=r"block_shape\[0\] \(6\) must be divisible"):
+    with pytest.raises(AMDArgumentError, match=r"numba_tma: amd.async_amd_descriptor_load_fused: argument 'members' must each have a block_shape\[0\] divisible by the waves of their warp_used_hint \(4 in 0xf0\); got block_shape\[0\] = 6"):
         _tdm_kernel(body)
 
 
 @pytest.mark.parametrize("kwargs,rule", [
-    (dict(elem_bytes=3, block_shape=(8,)), "element size"),
-    (dict(elem_bytes=2, block_shape=()), "1 to 5 dims"),
-    (dict(elem_bytes=2, block_shape=(70000,)), r"\[1, 65535\]"),
-    (dict(elem_bytes=2, block_shape=(8,), pad_interval=6, pad_amount=2), "power of two"),
-    (dict(elem_bytes=2, block_shape=(8,), pad_interval=64, pad_amount=1), "whole dwords"),
+    (dict(elem_bytes=3, block_shape=(8,)), "argument 'array' must have elements of 1, 2, 4 or 8 bytes; got 3 bytes"),
+    (dict(elem_bytes=2, block_shape=()), r"argument 'block_shape' must be a tuple of 1 to 5 dims; got \(\)"),
+    (dict(elem_bytes=2, block_shape=(70000,)), r"argument 'block_shape' must have dims that are ints in \[1, 65535\]; got \(70000,\)"),
+    (dict(elem_bytes=2, block_shape=(8,), pad_interval=6, pad_amount=2),
+     r"argument 'pad_interval' must be a power of two of 2..256 dwords \(2-byte elements\); got 6 elements"),
+    (dict(elem_bytes=2, block_shape=(8,), pad_interval=64, pad_amount=1),
+     "argument 'pad_interval' and pad_amount must be whole dwords; got 64 and 1 elements of 2 bytes"),
 ])
 def test_tile_spec_rules(kwargs, rule):
     with pytest.raises(AMDArgumentError, match=rule):

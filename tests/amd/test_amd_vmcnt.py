@@ -198,12 +198,12 @@ def _async_rows_in_an_inner_loop(x, y, ntiles, ld):
     ring = amd.lds_array(3 * 512, numba.float32)
     for t in range(2):
         for r in range(8):
-            amd.async_load(x, (t * 8 + r) * ld + lane, ring[t * 512 + r * 64:])
+            amd.async_load(x, ring[t * 512 + r * 64:], offsets=(t * 8 + r) * ld + lane)
         amd.async_load_commit_group()
     for t in range(ntiles):
         ahead = t + 2
         for r in range(8):  # a loop of its own: the IR-level group size is 0
-            amd.async_load(x, (ahead * 8 + r) * ld + lane, ring[(ahead % 3) * 512 + r * 64:])
+            amd.async_load(x, ring[(ahead % 3) * 512 + r * 64:], offsets=(ahead * 8 + r) * ld + lane)
         amd.async_load_commit_group()
         amd.async_load_wait_group(2)
         amd.s_barrier()
