@@ -130,15 +130,13 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
 
     shapes = _shapes(grid, block, cluster, shared_mem)
     if SIMULATOR:   # numba-cuda's CUDA simulator: its own launch; the blocks of a cluster run at once
-        if shapes[3] == 1:
-            kernel[grid, block, stream, shared_mem](*args)
-        else:
-            if shapes[3] > MAX_CLUSTER:
-                raise LaunchError(f"cluster={cluster}: {shapes[3]} blocks per cluster; an H100/H200 allows at most "
-                                  f"{MAX_CLUSTER}")
-            from .simulator import hooks
+        if shapes[3] > MAX_CLUSTER:
+            raise LaunchError(f"cluster={cluster}: {shapes[3]} blocks per cluster; an H100/H200 allows at most "
+                              f"{MAX_CLUSTER}")
+        from .simulator import scheduler
 
-            hooks.run_clusters(kernel, grid, block, shapes[2], shared_mem, args)
+        with scheduler.clusters_of(shapes[2]):
+            kernel[grid, block, stream, shared_mem](*args)
         return
     from cuda.core import launch as core_launch
     from numba import cuda
