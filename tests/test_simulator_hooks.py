@@ -138,3 +138,21 @@ def test_the_simulator_modules_import_only_downwards():
                     assert order.index(other) < order.index(name), f"simulator/{name}.py imports .{other}, above it"
             if isinstance(node, ast.ImportFrom) and node.level >= 2:
                 assert name not in ("numba_sim", "scheduler"), f"simulator/{name}.py imports numba_tma itself"
+
+
+def test_numbas_scalar_types_cast_a_value_as_the_fast_call_does():
+    """numba_sim replaces Integer/Float.__call__ (numba's Type.__call__: a single non-Type argument
+    is cast_python_value(arg)) with a shortcut for plain numbers: the same results, and numba's own
+    call for anything else."""
+    from numba.core import types
+
+    source = inspect.getsource(numba_sim._TYPE_CALL)
+    assert "if len(args) == 1 and not isinstance(args[0], Type):" in source and \
+        "return self.cast_python_value(args[0])" in source, "numba's Type.__call__ changed: re-check numba_sim"
+    for cls in (types.Integer, types.Float):
+        assert cls.__call__ in (numba_sim._TYPE_CALL, numba_sim._number_call), f"{cls.__name__} has its own __call__"
+    for numba_type, value in ((types.uint32, 5), (types.int8, np.int64(-3)), (types.float32, 0.1),
+                              (types.uint64, np.uint32(7)), (types.float64, True)):
+        fast, slow = numba_sim._number_call(numba_type, value), numba_sim._TYPE_CALL(numba_type, value)
+        assert type(fast) is type(slow) and fast == slow, (numba_type, value, fast, slow)
+    assert numba_sim._number_call(types.uint32, types.int32) == numba_sim._TYPE_CALL(types.uint32, types.int32)
