@@ -86,13 +86,15 @@ _simulator = functools.lru_cache(maxsize=None)(_simulating)   # fixed when numba
 
 def _simulated(array):
     """Under numba-cuda's CUDA simulator, the numpy array behind ``array`` (a simulator device
-    array or a numpy array: all memory is host memory there); otherwise ``None``."""
+    array, which forwards numpy's array interface to it, or a numpy array: all memory is host
+    memory there); otherwise ``None``."""
     if not _simulator():
         return None
     import numpy as np
 
-    host = getattr(array, "_ary", array)
-    return host if isinstance(host, np.ndarray) else None
+    if isinstance(array, np.ndarray):
+        return array
+    return np.asarray(array) if hasattr(array, "__array_interface__") else None
 
 
 def _array_view(array):
