@@ -47,7 +47,7 @@ SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SE
 POLL_ROUNDS = 100            # failed probes in a row, with nothing changing, before a poller is stuck
 IN_FLIGHT = 0                # async copies in flight over all blocks: a fast "nothing to check" for reads
 
-NEW, READY, RUNNING, WAITING, POLLING, SYNC, DONE = "new", "ready", "running", "waiting", "polling", "sync", "done"
+READY, RUNNING, WAITING, POLLING, SYNC, DONE = "ready", "running", "waiting", "polling", "sync", "done"
 
 
 class SimulatorError(RuntimeError):
@@ -85,7 +85,7 @@ class SimThread:
     def __init__(self, block, index, thread_id):
         self.index, self.thread_id, self.block = index, thread_id, block
         self.threadIdx, self.blockIdx = Dim3(*index), Dim3(*block.index)
-        self.status, self.wait, self.worker, self.error = NEW, None, None, None
+        self.status, self.wait, self.worker, self.error = READY, None, None, None
         self.polls, self.poll_mark = 0, -1
 
     def __repr__(self):
@@ -166,8 +166,6 @@ class Cluster:
         self.threads = [t for b in self.blocks for t in b.threads]
         self.live = len(self.threads)
         self.ready = collections.deque(self.threads)
-        for t in self.threads:
-            t.status = READY
         self.waiting: dict = {}        # WAITING / POLLING threads, in the order they began to wait
         self.progress = 0              # counts every change that could let a waiting thread go on
         self.error = None              # (exception, traceback) of the first thread that raised
@@ -217,12 +215,19 @@ class Cluster:
         the error ``me`` was woken to raise (a deadlock report)."""
         nxt = self._next(me)
         if nxt is not me:
-            if nxt is None:                # (cannot be: me is waiting, so the cluster is not over)
-                self._finished.release()
-            elif nxt.worker is None:
-                self._start(nxt)
-            else:
-                nxt.worker.lock.release()
+            try:
+                if nxt.worker is None:
+                    self._start(nxt)
+                else:
+                    nxt.worker.lock.release()
+            except BaseException:          # no OS thread to run it on: me runs on, and raises
+                nxt.status = READY
+                self.ready.appendleft(nxt)
+                self.waiting.pop(me, None)
+                if me in me.block.in_sync:
+                    me.block.in_sync.remove(me)
+                me.status = RUNNING
+                raise
             me.worker.lock.acquire()       # parked until run again
         if self.aborting:
             raise Abort
@@ -465,8 +470,8 @@ class Launch:
         if self.idle:
             return self.idle.pop()
         worker = Worker(self, len(self.workers))
-        self.workers.append(worker)
         worker.start()
+        self.workers.append(worker)
         return worker
 
     def end(self):
