@@ -305,6 +305,8 @@ class Cluster:
                 self.ready.append(t)
             return
         waiters = sorted(self.waiting, key=lambda t: (t.block.rank, t.thread_id))
+        if not waiters:
+            raise SimulatorError("numba_tma simulator: no thread can run, none waits (a scheduler bug)")
         reporter = next((t for t in waiters if t.status == WAITING), waiters[0])
         del self.waiting[reporter]
         reporter.status, reporter.error = READY, SimulatorError(self.deadlock_report())

@@ -16,7 +16,7 @@ that error, not as a deadlock.
 from __future__ import annotations
 
 from . import scheduler as _sched
-from .scheduler import SimulatorError, where, wait  # noqa: F401 - the twins' names for them
+from .scheduler import SimulatorError, where  # noqa: F401 - SimulatorError: the twins' name for it
 
 
 class Barrier:
