@@ -25,6 +25,7 @@ import sys
 
 import numpy as np
 
+from . import numba_sim
 from . import scheduler as _sched
 from .scheduler import SimulatorError, where
 
@@ -211,5 +212,5 @@ def byte_view(array) -> np.ndarray:
 
 def host(array) -> np.ndarray:
     """The plain numpy array behind a simulator device array (inside or outside a kernel) or a
-    shared array (the same memory: numba-cuda's device arrays forward numpy's array interface)."""
-    return np.asarray(array)
+    shared array: the same memory."""
+    return np.asarray(numba_sim.host_array(array))

@@ -17,15 +17,14 @@ that and replaces what runs a block, and two methods of the kernel's ``cuda`` mo
 2. **kernelapi.FakeCUDAShared.array** (``cuda.shared.array``), which refuses ``alignment=``:
    replaced by numba_tma's allocator (:func:`.memory.shared_array`), told the allocating frame.
 3. **kernelapi.FakeCUDAModule.syncwarp** (``cuda.syncwarp``), which the simulator lacks.
-
-Device arrays (``FakeCUDAArray``, and ``FakeWithinKernelCUDAArray`` around it inside a kernel)
-are read through the numpy array protocol they forward (:func:`host_array`).
-
 4. **numba's scalar types called on a value** (``numba.uint32(x)`` in a kernel, which the
    simulator runs as Python): ``Type.__call__`` imports and checks against an ABC before
    ``cast_python_value``; for one plain number the replacement calls ``cast_python_value`` at
    once (the same value, about 3x faster; the docs' 32-bit index style calls it dozens of times
    per thread), and anything else goes to numba's own.
+
+Device arrays (``FakeCUDAArray``, and ``FakeWithinKernelCUDAArray`` around it inside a kernel)
+are read through the numpy array protocol they forward (:func:`host_array`).
 """
 
 from __future__ import annotations
@@ -71,7 +70,10 @@ _DTYPES: dict = {}
 
 def as_dtype(dtype) -> np.dtype:
     """A numba type (``numba.uint64``), numpy dtype or its name as a numpy dtype."""
-    found = _DTYPES.get(dtype)
+    try:
+        found = _DTYPES.get(dtype)
+    except TypeError:             # unhashable (a structured dtype's field list)
+        return np.dtype(dtype)
     if found is None:
         found = _DTYPES[dtype] = np.dtype(dtype if isinstance(dtype, (np.dtype, type, str))
                                           else numpy_support.as_dtype(dtype))
@@ -84,7 +86,8 @@ def host_array(array) -> np.ndarray:
     return array if isinstance(array, np.ndarray) else np.asarray(array)
 
 
-_NUMBERS = frozenset({int, float, bool, *(np.dtype(c).type for c in np.typecodes["AllInteger"] + np.typecodes["Float"])})
+_NUMBERS = frozenset({int, float, bool,
+                      *(np.dtype(code).type for code in np.typecodes["AllInteger"] + np.typecodes["Float"])})
 _TYPE_CALL = _types.Type.__call__
 
 
