@@ -37,20 +37,27 @@ def test_the_kernel_call_hands_every_block_to_the_block_manager_it_finds_in_its_
         def run(self, grid_point, *args):
             module = kernel._get_kernel_context()
             seen.append(("run", tuple(grid_point), len(args), module.shared._dynshared_size))
+            calls.append(module)
 
     def fn(a, b):
         pass
 
+    calls = []
     original = kernel.BlockManager
     kernel.BlockManager = Recorder
     try:
-        kernel.FakeCUDAKernel(fn, device=False)[(2, 1), 4, 0, 96](np.zeros(3), 7)
+        launch = kernel.FakeCUDAKernel(fn, device=False)
+        launch[(2, 1), 4, 0, 96](np.zeros(3), 7)
+        launch[(2, 1), 4, 0, 96](np.zeros(3), 7)
     finally:
         kernel.BlockManager = original
     assert seen[0] == ("made", fn, (2, 1, 1), (4, 1, 1), False), seen
     runs = [s[1] for s in seen if s[0] == "run"]
-    assert runs == [(0, 0, 0), (1, 0, 0)], f"FakeCUDAKernel.__call__ no longer runs each block via BlockManager: {seen}"
+    assert runs == [(0, 0, 0), (1, 0, 0)] * 2, \
+        f"FakeCUDAKernel.__call__ no longer runs each block via BlockManager: {seen}"
     assert all(s[2:] == (2, 96) for s in seen if s[0] == "run"), seen
+    assert calls[0] is calls[1] and calls[2] is calls[3] and calls[1] is not calls[2], \
+        "the kernel context is no longer one object per kernel call (numba_sim tells launches apart by it)"
 
 
 def test_the_kernel_cuda_module_asks_the_current_thread_for_indices_and_barriers():

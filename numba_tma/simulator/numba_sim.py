@@ -8,9 +8,9 @@ global for a ``FakeCUDAModule`` and then, for each block of the grid in turn, ca
 that and replaces what runs a block, and two methods of the kernel's ``cuda`` module:
 
 1. **kernel.BlockManager**: :func:`install` puts :class:`_Blocks` in its place, which hands each
-   block to numba_tma's scheduler (:func:`.scheduler.run_block`), with the launch's dynamic
-   shared memory size (``_get_kernel_context()``, the running kernel's ``cuda`` module:
-   ``.shared._dynshared_size``).  The kernel's ``cuda`` module
+   block to numba_tma's scheduler (:func:`.scheduler.run_block`), with the running kernel's
+   ``cuda`` module (``_get_kernel_context()``, one per kernel call) and its dynamic shared
+   memory size (``.shared._dynshared_size``).  The kernel's ``cuda`` module
    asks ``threading.current_thread()`` for ``threadIdx``, ``blockIdx``, ``thread_id`` (``laneid``)
    and ``syncthreads()`` / ``syncthreads_count`` / ``_and`` / ``_or``: the scheduler's threads
    (:class:`.scheduler.Worker`) answer them.
@@ -52,8 +52,9 @@ class _Blocks:
         self.f, self.grid_dim, self.block_dim, self.debug = f, grid_dim, block_dim, debug
 
     def run(self, grid_point, *args):
+        context = _kernel._get_kernel_context()        # one per kernel call: the launch it belongs to
         _RUN_BLOCK(self.f, tuple(self.grid_dim), tuple(self.block_dim), self.debug, tuple(grid_point), args,
-                   _kernel._get_kernel_context().shared._dynshared_size)
+                   context, context.shared._dynshared_size)
 
 
 def _shared_array(self, shape, dtype, alignment=None):

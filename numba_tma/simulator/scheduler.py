@@ -444,6 +444,9 @@ class Launch:
         self.fn, self.grid_dim, self.block_dim, self.debug, self.args = fn, grid_dim, block_dim, debug, args
         self.dynamic_bytes = dynamic_bytes   # the launch's dynamic shared memory (memory.py)
         self.cluster_shape = cluster_shape
+        if any(g % c for g, c in zip(grid_dim, cluster_shape)):
+            raise SimulatorError(f"numba_tma simulator: grid {grid_dim} is not a whole number of clusters "
+                                 f"{cluster_shape}")
         self.blocks_left = grid_dim[0] * grid_dim[1] * grid_dim[2]
         self.arrived: dict = {}          # cluster index -> blocks handed over so far
         self.workers: list = []
@@ -451,6 +454,7 @@ class Launch:
         self.shared_layout: dict = {}    # memory: allocation key -> its first declaration's arguments
         self.dynamic_placed = None       # memory: (the dynamic buffer's alignment, where first declared)
         self.cluster = None              # the cluster running now
+        self.call = None                 # numba-cuda's kernel call this launch serves
 
     def add(self, point):
         """Block ``point`` was handed over: run its cluster once all its blocks are."""
@@ -501,13 +505,17 @@ def clusters_of(shape):
         _CLUSTER_SHAPE = before
 
 
-def run_block(fn, grid_dim, block_dim, debug, point, args, dynamic_bytes):
-    """numba-cuda's kernel call hands over each block of the grid here, one after another; the
-    first begins the simulator's kernel launch.  Blocks run when their cluster is complete."""
+def run_block(fn, grid_dim, block_dim, debug, point, args, call, dynamic_bytes):
+    """numba-cuda's kernel call (``call``: an object of its own) hands over each block of the grid
+    here, one after another; the first begins the simulator's kernel launch.  Blocks run when
+    their cluster is complete."""
     global _LAUNCH
     launch = _LAUNCH
-    if launch is None:   # the simulator's kernel launch
+    if launch is None or launch.call is not call:   # the simulator's kernel launch
+        if launch is not None:                        # one whose call was cut short (Ctrl-C between blocks)
+            launch.end()
         launch = _LAUNCH = Launch(fn, grid_dim, block_dim, debug, args, dynamic_bytes, _CLUSTER_SHAPE)
+        launch.call = call
     try:
         launch.add(point)
     except BaseException:
