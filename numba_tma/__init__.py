@@ -8,31 +8,15 @@ Each op family is importable as ``numba_tma.<family>`` (``import numba_tma.mbarr
 
 import sys
 
-
-def _simulating() -> bool:
-    """Whether numba-cuda's CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``)."""
-    from numba.cuda.core import config
-
-    return bool(config.ENABLE_CUDASIM)
-
-
-from . import descriptors  # noqa: E402
+from . import descriptors
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
 from .launch import ClusterKernel, LaunchError, cluster_kernel, launch
 from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError
 from .debugging import debug
+from .ops import FAMILIES, SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, sync, tensormap, tma
 
-FAMILIES = ("bulk", "cache", "cluster", "cp_async", "dsmem", "fence", "mbarrier", "sync", "tensormap", "tma")
-SIMULATOR = _simulating()
-if SIMULATOR:   # numba-cuda's CUDA simulator runs kernels as Python: the ops' Python twins
-    from . import simulator as _simulator
-
-    globals().update(_simulator.FAMILIES)
-    at = _simulator.at
-else:
-    from .intrinsics import at, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, sync, tensormap, tma
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = globals()[_family]
 

@@ -6,8 +6,6 @@ from typing import Any, Literal, TypeAlias
 
 from numba_tma import TensorMap
 
-SharedArray: TypeAlias = Any   # a cuda.shared.array (or numba_tma.at(array, i)); its element 0 is used
-DeviceArray: TypeAlias = Any   # a device array in global memory (a kernel argument)
 
 def policy(kind: Literal['evict_first', 'evict_last', 'evict_normal', 'evict_unchanged'], fraction: float = 1.0, rest: Literal[None, 'evict_first', 'evict_unchanged'] = None) -> int:
     """An L2 cache policy: ``fraction`` of the accessed lines get eviction priority ``kind``

@@ -1,11 +1,14 @@
-"""Every NVIDIA device op, found by its Python name, PTX mnemonic, SASS opcode or TLX / CuTe DSL /
-``cuda::ptx`` name — all read from the ops' declarations.
+"""Every device op of both vendors, found by its Python name, its instructions (NVIDIA: PTX mnemonic,
+SASS opcode; AMD: LLVM intrinsic, ISA mnemonic) or its TLX / CuTe DSL / ``cuda::ptx`` name — all
+read from the ops' declarations (:data:`numba_tma.declarations.OPS`).
 
     >>> from numba_tma import catalog
     >>> [op.name for op in catalog.find("cp.async.bulk.tensor")]
     ['tma.gather4', 'tma.load', 'tma.load_im2col', 'tma.scatter4', 'tma.store']
     >>> [op.name for op in catalog.find("tlx.barrier_wait")]
     ['mbarrier.wait']
+    >>> [op.name for op in catalog.find("v_readlane_b32")]
+    ['amd.readlane', 'amd.wave_reduce']
 
 ``python -m numba_tma.catalog`` prints the catalogue as Markdown (``docs/ops.md`` is that output;
 a test keeps it current).  ``python -m numba_tma.docgen`` regenerates it together with the
@@ -15,23 +18,15 @@ too (``import numba_tma`` declares the ops there as well).
 
 from __future__ import annotations
 
-import numba_tma  # noqa: F401  (declares every op)
+from . import amd, intrinsics  # noqa: F401  (declare every op of both vendors)
 
-from .intrinsics._core import OPS, PtxOp
-
-
-def _words(op: PtxOp) -> list[str]:
-    """Everything ``op`` can be found by."""
-    texts = [op.name, *op.tlx, *(op.ptx_text(chosen) for chosen in op.instances())]
-    for sample in op.samples:
-        texts += [sample.sass] if isinstance(sample.sass, str) else list(sample.sass.values())
-    return [t.lower() for t in texts]
+from .declarations import OPS, Declaration
 
 
-def find(text: str) -> list[PtxOp]:
-    """The ops whose name, PTX, SASS opcode or anchor-library name contains ``text`` (any case)."""
+def find(text: str) -> list[Declaration]:
+    """The ops whose name, instructions or anchor-library name contains ``text`` (any case)."""
     needle = text.lower()
-    return [op for _, op in sorted(OPS.items()) if any(needle in word for word in _words(op))]
+    return [op for _, op in sorted(OPS.items()) if any(needle in word.lower() for word in op.words())]
 
 
 def _cell(text: str) -> str:
@@ -43,7 +38,7 @@ def markdown() -> str:
     lines = ["# Device ops", "",
              "Generated from the op declarations by `python -m numba_tma.catalog`; do not edit by hand.",
              "Each op's docstring (`help(numba_tma.tma.load)`) has its arguments and an example.", ""]
-    for family in sorted({op.family for op in OPS.values()}):
+    for family in sorted({op.family for op in OPS.values() if op.vendor == "nvidia"}):
         lines += [f"## `numba_tma.{family}`", "", "| op | PTX | requires | options | also known as | SASS |",
                   "|---|---|---|---|---|---|"]
         for _, op in sorted(OPS.items()):
@@ -59,6 +54,14 @@ def markdown() -> str:
                 f"`{op.name}`", f"`{ptx}`" if "\n" not in ptx else f"<pre>{ptx}</pre>", str(op.need), options,
                 ", ".join(f"`{t}`" for t in op.tlx), ", ".join(f"`{s}`" for s in sass))) + " |")
         lines.append("")
+    lines += ["## `numba_tma.amd`", "", "AMD ops (gfx942, gfx950, gfx1250; no simulator twin).", "",
+              "| op | LLVM | ISA | requires | also known as |", "|---|---|---|---|---|"]
+    for _, op in sorted(OPS.items()):
+        if op.vendor == "amd":
+            lines.append("| " + " | ".join(_cell(x) for x in (
+                f"`{op.name}`", "\n".join(f"`{i}`" for i in op.llvm), ", ".join(f"`{i}`" for i in op.isa),
+                str(op.need), ", ".join(f"`{t}`" for t in op.tlx))) + " |")
+    lines.append("")
     return "\n".join(lines)
 
 

@@ -7,7 +7,6 @@ from typing import Any, Literal, TypeAlias
 
 from numba_tma import TensorMap
 
-SharedArray: TypeAlias = Any   # a cuda.shared.array (or numba_tma.at(array, i)); its element 0 is used
 DeviceArray: TypeAlias = Any   # a device array in global memory (a kernel argument)
 
 def arrive(relaxed: Literal[False, True] = False) -> None:

@@ -4,12 +4,14 @@
     python -m numba_tma.docgen --check    # list the stale ones, exit 1 if any (tests/test_docs.py)
 
 * ``docs/ops.md``: the catalogue (:func:`numba_tma.catalog.markdown`);
-* ``docs/ops/<family>.md``: one page per op family, from the family module's docstring and each
-  op's docstring (PTX, requirements and example included), with its Python signature and SASS;
-* ``numba_tma/<family>.pyi`` and ``numba_tma/__init__.pyi``: type stubs, so an IDE completes the
-  device API and shows each op's signature (argument kinds, qualifier values as ``Literal``) and
-  docstring.  Ops and their parameters come from the declarations (:data:`OPS`), the public
-  names from the modules' ``__all__``.
+* ``docs/ops/<family>.md``: one page per op family (the NVIDIA families and ``amd``), from the
+  family module's docstring and each op's docstring (PTX or LLVM intrinsics, requirements and
+  example included), with its Python signature and its assembly (SASS; the ISA lines' sources);
+* ``numba_tma/<family>.pyi``, ``numba_tma/amd/__init__.pyi`` and ``numba_tma/__init__.pyi``: type
+  stubs, so an IDE completes the device API and shows each op's signature (argument kinds from the
+  operands' ``annotation``, qualifier values as ``Literal``) and docstring.  Ops and their
+  parameters come from the declarations (:data:`OPS`, both vendors), the public names from the
+  modules' ``__all__``.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ import sys
 import types
 
 import numba_tma
-from numba.cuda import types as nb_types
 
 from . import catalog
-from .intrinsics import _core
-from .intrinsics._core import OPS, REQUIRED, PtxOp
+from .declarations import OPS, REQUIRED, Declaration
+
+FAMILIES = (*numba_tma.FAMILIES, "amd")   # every public module of ops (numba_tma.amd: the AMD ops)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GENERATED = "Generated from the op declarations by `python -m numba_tma.docgen`; do not edit by hand."
@@ -67,7 +69,8 @@ def markdown_of(doc: str) -> str:
         while block and not block[-1].strip():
             block.pop()
         code = inspect.cleandoc("\n".join(block))
-        out += ["", "```" + ("ptx" if head.strip() == "PTX" else "python"), *code.splitlines(), "```", ""]
+        fence = {"PTX": "ptx", "LLVM": "llvm"}.get(head.strip(), "python")
+        out += ["", "```" + fence, *code.splitlines(), "```", ""]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip() + "\n"
 
 
@@ -78,7 +81,16 @@ def _module(family: str) -> types.ModuleType:
     return getattr(numba_tma, family)
 
 
-def _op(family: str, name: str) -> PtxOp | None:
+def _stub_path(family: str) -> str:
+    return "numba_tma/amd/__init__.pyi" if family == "amd" else f"numba_tma/{family}.pyi"
+
+
+def _documented(module, names) -> list[str]:
+    """The public functions among ``names`` (not the classes, tables and constants)."""
+    return [n for n in names if callable(getattr(module, n)) and not isinstance(getattr(module, n), type)]
+
+
+def _op(family: str, name: str) -> Declaration | None:
     return OPS.get(f"{family}.{name}")
 
 
@@ -100,11 +112,11 @@ def _alias_home(family: str, name: str) -> str | None:
                  and _op(f, name) is not None), None)
 
 
-def _sass(op: PtxOp) -> list[str]:
+def _sass(op) -> list[str]:
     return sorted({s.sass if isinstance(s.sass, str) else "/".join(v for v in s.sass.values() if v) for s in op.samples})
 
 
-def _isa(op: PtxOp) -> list[str]:
+def _isa(op) -> list[str]:
     """The PTX ISA sections the op's assembly rows were written from, in order of first use."""
     sections = []
     for sample in op.samples:
@@ -117,7 +129,7 @@ def family_page(family: str) -> str:
     module = _module(family)
     names = module.__all__
     declared = [op.short_name for op in OPS.values() if op.family == family and op.short_name in names]
-    others = sorted(set(names) - set(declared))
+    others = sorted(_documented(module, set(names) - set(declared)))
     lines = [f"# `numba_tma.{family}`", "", GENERATED, "", markdown_of(inspect.cleandoc(module.__doc__ or "")),
              "| op | requires |", "|---|---|"]
     for name in declared:
@@ -134,49 +146,40 @@ def family_page(family: str) -> str:
         if home:
             lines += [f"The same op as [`{home}.{name}`]({home}.md#{home}{name}).", ""]
             continue
-        doc = (_op(family, name).docstring() if name in declared else inspect.cleandoc(obj.__doc__ or ""))
-        lines.append(markdown_of(doc))
-        if name in declared and _sass(_op(family, name)):
-            lines += [f"SASS: {', '.join(f'`{s}`' for s in _sass(_op(family, name)))}.", ""]
-        if name in declared and _isa(_op(family, name)):
-            lines += [f"PTX ISA 9.1: {'; '.join(_isa(_op(family, name)))}.", ""]
+        op = _op(family, name) if name in declared else None
+        lines.append(markdown_of(op.docstring() if op else inspect.cleandoc(obj.__doc__ or "")))
+        if op is not None and op.vendor == "nvidia" and _sass(op):
+            lines += [f"SASS: {', '.join(f'`{s}`' for s in _sass(op))}.", ""]
+        if op is not None and op.vendor == "nvidia" and _isa(op):
+            lines += [f"PTX ISA 9.1: {'; '.join(_isa(op))}.", ""]
+        if op is not None and op.vendor == "amd":
+            refs = sorted({s.ref for s in op.samples})
+            lines += [f"Assembly rows (`tests/amd/test_amd_declarations.py`, no simulator twin) written from: "
+                      f"{'; '.join(refs)}.", ""]
+        if op is not None and op.refusals:
+            where = "compiled and simulated alike; `tests/test_refusals.py`" if op.twin else \
+                "compiled, no simulator twin; `tests/amd/test_amd_declarations.py`"
+            lines += [f"Refused ({where}):", ""]
+            for r in op.refusals:
+                call = r.call.replace("\n", "; ")
+                only = f" (compiled only: {r.constant_only})" if r.constant_only else ""
+                lines.append(f"* `{call}`: {r.message}{only}")
+            lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
 # -- type stubs -------------------------------------------------------------------------------------
 
-# How each operand kind is annotated (looked up along the operand class's MRO).
-ANNOTATIONS = {
-    "Int": "int", "Float": "float", "Const": "int", "IntTuple": "tuple[int, ...]",
-    "GlobalArray": "DeviceArray", "SharedArray": "SharedArray", "CacheHint": "int | None",
-    "Multicast": "int | None", "Descriptor": "TensorMap | DeviceArray",
-    "Value": "int | float | tuple[int | float, ...]",   # dsmem stores (on main since f97959e)
-}
 ALIASES = {
     "SharedArray": "a cuda.shared.array (or numba_tma.at(array, i)); its element 0 is used",
     "DeviceArray": "a device array in global memory (a kernel argument)",
+    "LDSArray": "an AMD LDS array (numba_tma.amd.lds_array, or a slice of one)",
+    "TensorDescriptor": "an AMD TDM descriptor (numba_tma.amd.make_tensor_descriptor)",
 }
-
-
-def _annotation(operand) -> str:
-    if isinstance(operand, _core.Optional):
-        inner = _annotation(operand.inner)
-        return inner if inner.endswith("| None") else f"{inner} | None"
-    for cls in type(operand).__mro__:
-        if cls.__name__ in ANNOTATIONS:
-            return ANNOTATIONS[cls.__name__]
-    raise TypeError(f"numba_tma.docgen: no stub annotation for operand kind {type(operand).__name__}: add it to "
-                    "numba_tma.docgen.ANNOTATIONS")
 
 
 def _literal(choices) -> str:
     return "Literal[" + ", ".join(repr(c) for c in choices) + "]"
-
-
-def _returns(op: PtxOp) -> str:
-    if op.returns == nb_types.void:
-        return "None"
-    return "bool" if op.returns == nb_types.boolean else "int"
 
 
 def _docstring(doc: str, indent: str = "    ") -> list[str]:
@@ -185,14 +188,21 @@ def _docstring(doc: str, indent: str = "    ") -> list[str]:
     return [f'{indent}"""' + body[0].lstrip(), *body[1:], f'{indent}"""']
 
 
-def _op_stub(op: PtxOp, obj) -> list[str]:
+def _annotation(operand) -> str:
+    if operand.annotation is None:
+        raise TypeError(f"numba_tma.docgen: no stub annotation for operand kind {type(operand).__name__}: give it "
+                        "an `annotation`")
+    return operand.annotation
+
+
+def _op_stub(op: Declaration, obj) -> list[str]:
     kinds = {o.name: _annotation(o) for o in op.operands}
     kinds.update({q.name: _literal(q.choices) for q in op.qualifiers})
     params = []
     for p in python_signature(obj).parameters.values():
         default = "" if p.default is REQUIRED else f" = {p.default!r}"
         params.append(f"{p.name}: {kinds[p.name]}{default}")
-    return [f"def {op.short_name}({', '.join(params)}) -> {_returns(op)}:", *_docstring(op.docstring()), ""]
+    return [f"def {op.short_name}({', '.join(params)}) -> {op.result_annotation()}:", *_docstring(op.docstring()), ""]
 
 
 def _helper_stub(name: str, obj) -> list[str]:
@@ -202,12 +212,12 @@ def _helper_stub(name: str, obj) -> list[str]:
 
 
 def family_stub(family: str) -> str:
-    """``numba_tma/<family>.pyi``."""
+    """``numba_tma/<family>.pyi`` (``numba_tma/amd/__init__.pyi``)."""
     module = _module(family)
     summary = inspect.cleandoc(module.__doc__ or "").split("\n\n")[0]
     head = [*_docstring(summary, indent=""), f"# {GENERATED}", "", "from typing import Any, Literal, TypeAlias", "",
             "from numba_tma import TensorMap", ""]
-    aliases = [f"{alias}: TypeAlias = Any   # {what}" for alias, what in ALIASES.items()]
+
     body, imports = [], []
     for name in module.__all__:
         obj = getattr(module, name)
@@ -216,16 +226,25 @@ def family_stub(family: str) -> str:
             imports.append(f"from numba_tma.{home} import {name} as {name}")
         elif _op(family, name) is not None:
             body += ["", *_op_stub(_op(family, name), obj)]
-        else:
+        elif _documented(module, [name]):
             body += ["", *_helper_stub(name, obj)]
+        elif isinstance(obj, type):
+            imports.append(f"from {obj.__module__} import {obj.__name__} as {name}")
+        else:
+            body += ["", f"{name}: {type(obj).__name__}"]
+    used = "\n".join(body)
+    aliases = [f"{alias}: TypeAlias = Any   # {what}" for alias, what in ALIASES.items() if alias in used]
     return "\n".join(head + imports + ([""] if imports else []) + aliases + body).rstrip() + "\n"
 
 
 def _public_assignments() -> dict[str, object]:
-    """The public module-level constants ``numba_tma/__init__.py`` assigns (``FAMILIES``...)."""
+    """The public module-level constants ``numba_tma/__init__.py`` assigns or imports (``FAMILIES``,
+    ``SIMULATOR``, ``__version__``: upper-case imported names and public assigned ones)."""
     tree = ast.parse(pathlib.Path(numba_tma.__file__).read_text())
     names = [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
              if isinstance(t, ast.Name) and (not t.id.startswith("_") or t.id == "__version__") and t.id != "__all__"]
+    names = [a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) for a in node.names
+             if (a.asname or a.name).isupper()] + names
     return {n: getattr(numba_tma, n) for n in names}
 
 
@@ -253,9 +272,9 @@ def package_stub() -> str:
 def artefacts() -> dict[str, str]:
     """Every generated file: ``{path relative to the repository: content}``."""
     out = {"docs/ops.md": catalog.markdown()}
-    for family in numba_tma.FAMILIES:
+    for family in FAMILIES:
         out[f"docs/ops/{family}.md"] = family_page(family)
-        out[f"numba_tma/{family}.pyi"] = family_stub(family)
+        out[_stub_path(family)] = family_stub(family)
     out["numba_tma/__init__.pyi"] = package_stub()
     return out
 

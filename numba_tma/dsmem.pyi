@@ -8,7 +8,6 @@ from typing import Any, Literal, TypeAlias
 from numba_tma import TensorMap
 
 SharedArray: TypeAlias = Any   # a cuda.shared.array (or numba_tma.at(array, i)); its element 0 is used
-DeviceArray: TypeAlias = Any   # a device array in global memory (a kernel argument)
 
 def copy_async(dst: SharedArray, src: SharedArray, nbytes: int, bar: SharedArray, cta_rank: int) -> None:
     """Copy ``nbytes`` (a multiple of 16; both addresses 16-byte aligned) from this block's

@@ -1,4 +1,5 @@
-"""The compile-time errors of numba_tma's device ops (importable without compiling anything)."""
+"""The errors of numba_tma's device ops (raised at compile time) and of its launches (importable
+without compiling anything)."""
 
 
 class ArchError(TypeError):
@@ -7,6 +8,11 @@ class ArchError(TypeError):
 
 class OpArgumentError(TypeError):
     """An op was called with an argument its instruction cannot take (raised at compile time)."""
+
+
+class LaunchError(ValueError):
+    """A launch the device or the kernel cannot take, named before anything runs (also
+    ``numba_tma.LaunchError``, ``numba_tma.launch.LaunchError``)."""
 
 
 # The rule both paths give when a parity wait is handed a state token (arrive's return value).

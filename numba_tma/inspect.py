@@ -1,8 +1,23 @@
 """See what a kernel becomes — PTX, cubin, SASS — for any architecture, with no GPU.
 
-    >>> from numba_tma import inspect
-    >>> out = inspect.compile(kernel, (numba.uint8[::1], numba.float32[:, ::1]), arch="sm_90a")
-    >>> "cp.async.bulk.tensor.2d" in out.ptx, "UTMALDG" in out.sass
+    >>> import numba
+    >>> from numba import cuda
+    >>> from numba_tma import TensorMap, fence, inspect, mbarrier, tma
+    >>> @cuda.jit
+    ... def kernel(desc, out):
+    ...     bar = cuda.shared.array(1, numba.uint64)
+    ...     tile = cuda.shared.array((32, 32), numba.float32, alignment=128)
+    ...     if cuda.threadIdx.x == 0:
+    ...         mbarrier.init(bar, 1)
+    ...         fence.mbarrier_init()
+    ...         mbarrier.arrive_expect_tx(bar, desc.box_bytes)
+    ...         tma.load(desc, tile, (0, 0), bar)
+    ...     cuda.syncthreads()
+    ...     mbarrier.wait(bar, 0)
+    ...     out[cuda.threadIdx.x] = tile[0, cuda.threadIdx.x]
+    >>> sig = (TensorMap.numba_type("float32", (32, 32)), numba.float32[::1])
+    >>> out = inspect.compile(kernel, sig, "sm_90a")
+    >>> "cp.async.bulk.tensor.2d" in out.ptx, "UTMALDG.2D" in out.opcodes()
     (True, True)
 
 PTX and everything numba links with a kernel (its fp16/bf16 shims and other linked CUDA sources,

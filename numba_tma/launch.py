@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import operator
 
-STATIC_SHARED_LIMIT = 48 * 1024
-PORTABLE_CLUSTER = 8
-MAX_CLUSTER = 16             # blocks per cluster with the non-portable opt-in (sm_90 and newer)
+from . import launch_limits
+from .errors import LaunchError
+from .launch_limits import PORTABLE_CLUSTER
 
-
-class LaunchError(ValueError):
-    """A launch the device or the kernel cannot take, named before anything runs."""
+__all__ = ["ClusterKernel", "LaunchError", "cluster_kernel", "launch"]
 
 
 def _dims(name, value):
@@ -46,19 +44,9 @@ def _check_shapes(grid, block, cluster, shared_mem):
     return tuple(g // c for g, c in zip(grid, cluster)), block, cluster, cluster[0] * cluster[1] * cluster[2]
 
 
-def _check_device(cluster, size, shared_mem, device):
-    limit = MAX_CLUSTER if device.compute_capability >= (9, 0) else 1
-    if size > limit:
-        raise LaunchError(f"cluster={cluster}: {size} blocks per cluster; this device allows at most {limit} "
-                          f"({PORTABLE_CLUSTER} portably)")
-    most = device.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-    if shared_mem > most:
-        raise LaunchError(f"shared_mem={shared_mem}: above this device's limit of {most} bytes of dynamic shared "
-                          "memory per block (less the kernel's static shared arrays)")
-
-
 _SHAPES: dict = {}       # (grid, block, cluster, shared_mem) as given -> _check_shapes' result
-_CONFIGS: dict = {}      # (that result, device id) -> cuda.core LaunchConfig
+_PLANS: dict = {}        # (that result, shared_mem, device id) -> _Plan
+_SIMULATED: set = set()  # under the simulator: the (shapes, shared_mem) checked against the H200's limits
 _OPTED_IN: dict = {}     # (kernel handle, device id) -> (dynamic shared bytes allowed, non-portable set)
 
 
@@ -78,26 +66,62 @@ def _shapes(grid, block, cluster, shared_mem):
     return shapes
 
 
-def _config(shapes, shared_mem, device):
-    """The cuda.core launch configuration, checked against the device once per distinct launch."""
+def _check(shapes, shared_mem, limits, **kernel):
+    """``shapes`` (from :func:`_check_shapes`) against the device's ``limits`` (and the kernel's)."""
+    clusters, block, cluster, _ = shapes
+    grid = tuple(c * s for c, s in zip(clusters, cluster))
+    launch_limits.check(grid, block, shared_mem, limits, cluster=cluster, **kernel)
+
+
+class _Plan:
+    """One distinct launch on one device: its cuda.core configuration, checked against the device,
+    and the compiled kernels checked against it (their static shared memory, threads, constant
+    multicast masks) with their opt-ins set."""
+
+    __slots__ = ("config", "shapes", "shared_mem", "ready")
+
+    def __init__(self, config, shapes, shared_mem):
+        self.config, self.shapes, self.shared_mem, self.ready = config, shapes, shared_mem, set()
+
+
+def _plan(shapes, shared_mem, device):
+    """The launch's :class:`_Plan`, checked against the device once per distinct launch."""
     key = (shapes, shared_mem, device.id)
-    config = _CONFIGS.get(key)
-    if config is None:
+    plan = _PLANS.get(key)
+    if plan is None:
         from cuda.core import LaunchConfig
 
-        clusters, block, cluster, size = shapes
-        _check_device(cluster, size, shared_mem, device)
-        config = _CONFIGS[key] = LaunchConfig(grid=clusters, cluster=cluster, block=block, shmem_size=shared_mem)
-    return config
+        clusters, block, cluster, _ = shapes
+        _check(shapes, shared_mem, launch_limits.of_device(device))
+        config = LaunchConfig(grid=clusters, cluster=cluster, block=block, shmem_size=shared_mem)
+        plan = _PLANS[key] = _Plan(config, shapes, shared_mem)
+    return plan
 
 
-def _opt_in(cufunc, shared_mem, size, device_id):
-    """Raise the kernel's dynamic shared-memory limit and allow non-portable clusters, once each per
-    kernel and device (the driver keeps both)."""
+def _ready(plan, overload, cufunc, device):
+    """Check a compiled kernel against a launch (once per kernel and launch): its static shared
+    memory and the threads its registers allow against the device, its constant multicast masks
+    against the cluster; then set the kernel's opt-ins."""
+    from .numba_cuda_hooks import constant_multicast_masks, kernel_figures
+
+    limits = launch_limits.of_device(device)
+    static, most_threads = kernel_figures(cufunc)
+    _check(plan.shapes, plan.shared_mem, limits, static=static, kernel_threads=most_threads)
+    launch_limits.check_multicast(constant_multicast_masks(overload), plan.shapes[2])
+    default = limits.shared_default - static     # the dynamic shared memory a kernel takes without the opt-in
+    if plan.shared_mem > default or plan.shapes[3] > PORTABLE_CLUSTER:
+        _opt_in(cufunc, plan.shared_mem, default, plan.shapes[3], device.id)
+    plan.ready.add(cufunc)
+
+
+def _opt_in(cufunc, shared_mem, default, size, device_id):
+    """Raise the kernel's dynamic shared-memory limit (``default`` bytes without the opt-in) to
+    ``shared_mem`` and allow non-portable clusters, each when needed, once per kernel and device
+    (the driver keeps both)."""
     from cuda.bindings import driver
 
     key = (int(cufunc.handle), device_id)
-    allowed, non_portable = _OPTED_IN.get(key, (STATIC_SHARED_LIMIT, False))
+    allowed, non_portable = _OPTED_IN.get(key, (default, False))
     attrs = driver.CUfunction_attribute
     if shared_mem > allowed:
         _set_attribute(cufunc, attrs.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem, device_id)
@@ -119,21 +143,27 @@ def _set_attribute(cufunc, attribute, value, device_id):
 def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0):
     """Launch ``kernel`` (a ``@cuda.jit`` dispatcher) on ``args`` with ``grid`` blocks of ``block``
     threads, grouped in clusters of shape ``cluster``, with ``shared_mem`` bytes of dynamic shared
-    memory, on ``stream`` (a numba stream, or 0).  The geometry is checked once per distinct
-    launch shape; the kernel's opt-ins are set once.
+    memory, on ``stream`` (a numba stream, or 0).  The geometry is checked against the device's
+    limits (:mod:`numba_tma.launch_limits`) once per distinct launch shape, and each compiled
+    kernel once per shape (its static shared memory, the threads its registers allow, its
+    constant multicast masks against the cluster); the kernel's opt-ins are set once.
 
     Example::
 
         numba_tma.launch(k, (8, 4), 128, a, out, cluster=(2, 1, 1), shared_mem=150_000)
     """
-    from . import SIMULATOR
+    from .ops import SIMULATOR
 
     shapes = _shapes(grid, block, cluster, shared_mem)
     if SIMULATOR:   # numba-cuda's CUDA simulator: its own launch; the blocks of a cluster run at once
-        if shapes[3] > MAX_CLUSTER:
-            raise LaunchError(f"cluster={cluster}: {shapes[3]} blocks per cluster; an H100/H200 allows at most "
-                              f"{MAX_CLUSTER}")
+        if (shapes, shared_mem) not in _SIMULATED:
+            _check(shapes, shared_mem, launch_limits.H200)
+            _SIMULATED.add((shapes, shared_mem))
         from .simulator import scheduler
+
+        # the kernel is opted in to this much dynamic shared memory, as on the GPU (numba's own launch
+        # of it may then take as much: the simulator's launch check reads this)
+        scheduler.opt_in(kernel.py_func, shared_mem)
 
         with scheduler.clusters_of(shapes[2]):
             kernel[grid, block, stream, shared_mem](*args)
@@ -145,11 +175,11 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
     from .numba_cuda_hooks import prepared_launch
 
     device = cuda.get_current_device()
-    config, size = _config(shapes, shared_mem, device), shapes[3]
-    cufunc, kernelargs, retr = prepared_launch(kernel, args, stream)
-    if shared_mem > STATIC_SHARED_LIMIT or size > PORTABLE_CLUSTER:
-        _opt_in(cufunc, shared_mem, size, device.id)
-    core_launch(numba_driver._to_core_stream(stream), config, cufunc.kernel, *kernelargs)
+    plan = _plan(shapes, shared_mem, device)
+    overload, cufunc, kernelargs, retr = prepared_launch(kernel, args, stream)
+    if cufunc not in plan.ready:
+        _ready(plan, overload, cufunc, device)
+    core_launch(numba_driver._to_core_stream(stream), plan.config, cufunc.kernel, *kernelargs)
     for writeback in retr:
         writeback()
 

@@ -7,7 +7,6 @@ from typing import Any, Literal, TypeAlias
 from numba_tma import TensorMap
 
 SharedArray: TypeAlias = Any   # a cuda.shared.array (or numba_tma.at(array, i)); its element 0 is used
-DeviceArray: TypeAlias = Any   # a device array in global memory (a kernel argument)
 
 def arrive(bar: SharedArray, count: int | None = 1, sem: Literal[None, 'release', 'relaxed'] = None, scope: Literal[None, 'cta', 'cluster'] = None, no_complete: Literal[False, True] = False) -> int:
     """Arrive on the barrier (``count`` arrivals toward :func:`init`'s count, default 1) and

@@ -28,14 +28,25 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    own launch does (``_Kernel._prepare_args``, write-backs), and hands back the ``CUkernel``.
 6. **The op declarations under numba-cuda's CUDA simulator** (``NUMBA_ENABLE_CUDASIM=1``), which
    puts its own ``dispatcher``, ``compiler`` and ``cudadrv`` in place of numba-cuda's: nothing
-   compiles there, so hooks 1-5 are not installed (:data:`SIMULATED`).  The declarations
+   compiles there, so hooks 1-5 and 7 are not installed (:data:`SIMULATED`).  The declarations
    (``numba_tma.intrinsics``: the catalogue, the docstrings) import numba-cuda's typing modules,
    which read device stubs (``cuda.shared``...) the simulator's ``numba.cuda`` lacks;
    :func:`import_declarations` lends them numba-cuda's own stubs for that import.
+7. **A kernel's constant multicast masks, and numba's own launch** (``_Kernel.launch``).  Each
+   multicast op given a constant mask (and each ``cluster.mask_*`` helper with constant
+   arguments) leaves a comment in the LLVM IR it lowers to (``intrinsics._core.
+   mark_constant_multicast``); :func:`constant_multicast_masks` reads them from the code library's
+   IR strings (``CUDACodeLibrary.llvm_strs``: the kernel's module and every device function's it
+   links, kept by numba-cuda's disk cache too), once per compiled kernel.  ``_Kernel.launch``
+   (numba's ``kernel[grid, block, stream, shared_mem]``) is wrapped to refuse a kernel whose masks
+   need a cluster (numba's launch has none: one dictionary lookup per launch) and, when the
+   driver refuses a launch, to say which limit it broke (:mod:`numba_tma.launch_limits`; nothing
+   runs on a launch that works).
 """
 
 from __future__ import annotations
 
+import re
 import weakref
 
 import numba.cuda.dispatcher as _dispatcher
@@ -218,14 +229,20 @@ def kernel_codes(fn, sig, cc, **options) -> list:
 # -- 5. numba-cuda's launch preparation, for launches it cannot express --------------------------------
 
 def prepared_launch(dispatcher, args, stream):
-    """``(cufunc, kernel arguments, write-backs)`` for launching ``dispatcher`` (a ``@cuda.jit``
-    kernel) on ``args``, as numba-cuda's ``_Kernel.launch`` prepares them."""
+    """``(overload, cufunc, kernel arguments, write-backs)`` for launching ``dispatcher`` (a
+    ``@cuda.jit`` kernel) on ``args``, as numba-cuda's ``_Kernel.launch`` prepares them."""
     argtypes = tuple(dispatcher.typeof_pyval(a) for a in args)
     kernel = dispatcher.overloads.get(argtypes) or dispatcher.compile(argtypes)   # compile() takes a lock
     retr, kernelargs = [], []
     for ty, value in zip(kernel.argument_types, args):
         kernel._prepare_args(ty, value, stream, retr, kernelargs)
-    return kernel._codelibrary.get_cufunc(), kernelargs, retr
+    return kernel, kernel._codelibrary.get_cufunc(), kernelargs, retr
+
+
+def kernel_figures(cufunc) -> tuple:
+    """``(static shared bytes, most threads per block)`` of a loaded kernel (the driver's function
+    attributes, as numba-cuda's ``CudaPythonFunction.attrs`` reads them once per loaded function)."""
+    return cufunc.attrs.shared, cufunc.attrs.maxthreads
 
 
 # -- 6. the op declarations under the simulator ----------------------------------------------------
@@ -258,10 +275,102 @@ def import_declarations():
             delattr(cuda_module, name)
 
 
+# -- 7. a kernel's constant multicast masks; numba's own launch -------------------------------------
+
+_MARK = re.compile(r'// numba_tma\.multicast (.+?) (0x[0-9a-f]+)"')   # in an LLVM IR asm string
+_MASKS = "_numba_tma_multicast_masks"   # on a compiled kernel (numba-cuda's _Kernel): its masks
+_SOLO = "_numba_tma_solo"               # on it too: None, or why numba's own launch (no cluster) is refused
+
+
+def constant_multicast_masks(overload) -> tuple:
+    """``((op or helper, mask), ...)``: the constant multicast masks of a compiled kernel
+    (``dispatcher.overloads[...]``) and of every device function it calls, read once per kernel."""
+    masks = overload.__dict__.get(_MASKS)
+    if masks is None:
+        found = {(where, int(mask, 16)) for text in overload._codelibrary.llvm_strs for where, mask in
+                 _MARK.findall(text)}
+        # the widest first, an op before a helper (a refusal names the op where it can)
+        masks = overload.__dict__[_MASKS] = tuple(sorted(found, key=lambda m: (-m[1].bit_length(),
+                                                                               m[0].startswith("cluster."), m)))
+    return masks
+
+
+_kernel_launch = None if SIMULATED else _dispatcher._Kernel.launch
+_UNSEEN = object()
+
+
+def _solo_refusal(overload):
+    """Why numba's own launch (clusters of one block) cannot run ``overload``, or ``None``."""
+    from . import launch_limits
+
+    try:
+        launch_limits.check_multicast(constant_multicast_masks(overload), (1, 1, 1),
+                                      launch="numba's own launch (no clusters)")
+    except launch_limits.LaunchError as refusal:
+        return f"{refusal} (numba_tma.launch(..., cluster=...) or a numba_tma.cluster_kernel)"
+    return None
+
+
+def _limit_refusal(overload, griddim, blockdim, sharedmem):
+    """Which limit a launch the driver refused broke (a ``LaunchError``), or ``None``."""
+    from numba.cuda.cudadrv.devices import get_context
+
+    from . import launch_limits
+
+    try:
+        device = get_context().device
+        cufunc = overload._codelibrary.get_cufunc()
+        static, most_threads = kernel_figures(cufunc)
+        limits = launch_limits.of_device(device)
+    except Exception:   # noqa: BLE001 - then the driver's own error is the one to see
+        return None
+    allowed = _dynamic_allowed(cufunc, device.id)
+    try:
+        launch_limits.check(tuple(griddim), tuple(blockdim), sharedmem, limits, static=static,
+                            kernel_threads=most_threads, opted_in=allowed < 0 or sharedmem <= allowed)
+    except launch_limits.LaunchError as refusal:
+        return refusal
+    return None
+
+
+def _dynamic_allowed(cufunc, device_id) -> int:
+    """The kernel's dynamic shared-memory limit on the device (raised by ``numba_tma.launch``'s
+    opt-in, else the default), -1 where the driver does not say (then no refusal blames it)."""
+    try:
+        from cuda.bindings import driver
+
+        err, allowed = driver.cuKernelGetAttribute(
+            driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, cufunc.handle, device_id)
+    except Exception:   # noqa: BLE001
+        return -1
+    return allowed if err == driver.CUresult.CUDA_SUCCESS else -1
+
+
+def _launch_checked(self, args, griddim, blockdim, stream=0, sharedmem=0):
+    """numba-cuda's ``_Kernel.launch``, refusing a kernel whose constant multicast masks need a
+    cluster, and naming the limit a launch the driver refuses broke."""
+    refusal = self.__dict__.get(_SOLO, _UNSEEN)
+    if refusal is not None:
+        if refusal is _UNSEEN:
+            refusal = self.__dict__[_SOLO] = _solo_refusal(self)
+        if refusal is not None:
+            from .errors import LaunchError
+
+            raise LaunchError(refusal)
+    try:
+        return _kernel_launch(self, args, griddim, blockdim, stream, sharedmem)
+    except Exception as error:
+        limit = _limit_refusal(self, griddim, blockdim, sharedmem)
+        if limit is None:
+            raise
+        raise limit from error
+
+
 def install() -> None:
-    """Install hooks 1, 2 and 3 (idempotent); none under the simulator, where nothing compiles."""
+    """Install hooks 1, 2, 3 and 7 (idempotent); none under the simulator, where nothing compiles."""
     if SIMULATED:
         return
     _nvvm.set_cuda_kernel = _set_cuda_kernel_with_grid_constants
     _dispatcher._Kernel._prepare_args = _prepare_args_by_value
     _dispatcher.get_current_device = current_target_device
+    _dispatcher._Kernel.launch = _launch_checked

@@ -135,7 +135,7 @@ class SharedMemoryPlan:
         pieces = tuple(self._pieces)
         align = self._align
         fields = namedtuple("SharedPieces", [p[0] for p in pieces])
-        from . import SIMULATOR
+        from .ops import SIMULATOR
 
         if SIMULATOR:
             return _simulated_carver(pieces, align, fields, self.nbytes)

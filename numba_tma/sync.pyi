@@ -7,8 +7,6 @@ from typing import Any, Literal, TypeAlias
 
 from numba_tma import TensorMap
 
-SharedArray: TypeAlias = Any   # a cuda.shared.array (or numba_tma.at(array, i)); its element 0 is used
-DeviceArray: TypeAlias = Any   # a device array in global memory (a kernel argument)
 
 def elect_one() -> bool:
     """``True`` in exactly one active lane of the warp (the lowest, as the hardware elects it),

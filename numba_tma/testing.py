@@ -128,7 +128,7 @@ def skip_unless_cluster(test):
 def _bounded_wait():
     from numba import cuda
 
-    from . import mbarrier
+    from .ops import mbarrier
 
     @cuda.jit(device=True)
     def bounded_wait(bars, phase, status):

@@ -29,8 +29,8 @@ import inspect
 
 from numba import cuda
 
-from . import SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, mbarrier, sync, tma
-from . import fence as _fence   # the family; ``fence`` here is TLX's function
+from .ops import SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, mbarrier, sync, tma
+from .ops import fence as _fence   # the family; ``fence`` here is TLX's function
 
 __all__ = [
     "alloc_barriers", "async_descriptor_load", "async_descriptor_prefetch_tensor", "async_descriptor_store",

@@ -58,8 +58,24 @@ def test_generated_pages_and_stubs_are_current():
 
 
 def test_every_family_has_a_page_and_a_stub():
-    for family in numba_tma.FAMILIES:
-        assert (ROOT / "docs" / "ops" / f"{family}.md").is_file() and (ROOT / "numba_tma" / f"{family}.pyi").is_file()
+    for family in docgen.FAMILIES:   # the NVIDIA families and amd
+        assert (ROOT / "docs" / "ops" / f"{family}.md").is_file() and (ROOT / docgen._stub_path(family)).is_file()
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("amd.dpp", {"amd.dpp", "amd.dpp8"}),                                           # Python name
+    ("v_readfirstlane_b32", {"amd.readfirstlane", "amd.wave_id"}),                 # ISA mnemonic
+    ("llvm.amdgcn.raw.ptr.buffer.load.lds", {"amd.buffer_load_to_local"}),        # LLVM intrinsic
+    ("tlx.async_amd_descriptor_load", {"amd.async_amd_descriptor_load", "amd.async_amd_descriptor_load_fused"}),
+])
+def test_an_amd_op_is_found_by_any_of_its_names(text, expected):
+    assert {op.name for op in catalog.find(text)} == expected
+
+
+def test_every_op_of_both_vendors_is_in_the_catalogue_and_the_pages():
+    text = catalog.markdown()
+    assert {op.vendor for op in OPS.values()} == {"nvidia", "amd"}
+    assert [n for n in OPS if f"`{n}`" not in text] == []
 
 
 DECLARED = sorted(OPS.items())
@@ -74,7 +90,7 @@ def test_help_shows_the_signature_from_the_declaration(name, op):
 
 
 def _stub_functions(family):
-    tree = ast.parse((ROOT / "numba_tma" / f"{family}.pyi").read_text())
+    tree = ast.parse((ROOT / docgen._stub_path(family)).read_text())
     return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 

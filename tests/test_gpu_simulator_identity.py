@@ -81,7 +81,7 @@ def _simulate(script, cases, hosts, gpu, name):
         np.savez(folder / "hosts.npz", **hosts)
         (folder / "cases.json").write_text(json.dumps(cases))
         (folder / "sim.py").write_text(script)
-        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         run = subprocess.run([sys.executable, str(folder / "sim.py"), str(folder / "hosts.npz"),
                               str(folder / "cases.json"), str(folder / "sim.npy")], env=env, capture_output=True,
                              text=True, timeout=1200)

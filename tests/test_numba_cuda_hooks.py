@@ -34,7 +34,7 @@ def test_launcher_prepares_arguments_one_by_one():
     """Hook 2 wraps ``_Kernel._prepare_args(ty, val, stream, retr, kernelargs)``."""
     params = list(pyinspect.signature(numba_cuda_hooks._prepare_args).parameters)
     assert params == ["self", "ty", "val", "stream", "retr", "kernelargs"], CHANGED
-    assert "self._prepare_args(" in pyinspect.getsource(dispatcher._Kernel.launch), CHANGED
+    assert "self._prepare_args(" in pyinspect.getsource(numba_cuda_hooks._kernel_launch), CHANGED
     assert dispatcher._Kernel._prepare_args is numba_cuda_hooks._prepare_args_by_value, "hook 2 not installed"
 
 
@@ -94,3 +94,23 @@ def test_kernel_links_numbas_reshape_helpers():
         out[0] = tile[0]
 
     assert inspect.compile(k, (numba.float32[::1],), "sm_90a").cubin[:4] == b"\x7fELF"
+
+
+def test_numbas_launch_is_wrapped_and_the_ir_strings_hold_every_linked_module():
+    """Hook 7 wraps ``_Kernel.launch(args, griddim, blockdim, stream, sharedmem)`` (numba's own
+    launch syntax calls it) and reads a kernel's constant multicast masks from its code library's
+    ``llvm_strs``: the kernel's module and those of the device functions it links (``modules``),
+    kept by the disk cache (``_reduce_states``); a loaded function's ``attrs`` give its static
+    shared memory and most threads per block."""
+    from numba.cuda.cudadrv.driver import CudaPythonFunction
+
+    params = list(pyinspect.signature(numba_cuda_hooks._kernel_launch).parameters)
+    assert params == ["self", "args", "griddim", "blockdim", "stream", "sharedmem"], CHANGED
+    assert "kernel.launch(args, griddim, blockdim, stream, sharedmem)" in pyinspect.getsource(
+        dispatcher.CUDADispatcher.call), CHANGED
+    assert dispatcher._Kernel.launch is numba_cuda_hooks._launch_checked, "hook 7 not installed"
+    assert "str(mod) for mod in self.modules" in pyinspect.getsource(CUDACodeLibrary.llvm_strs.fget), CHANGED
+    assert "for mod in lib.modules" in pyinspect.getsource(CUDACodeLibrary.modules.fget), CHANGED
+    assert "llvm_strs=self.llvm_strs" in pyinspect.getsource(CUDACodeLibrary._reduce_states), CHANGED
+    init = pyinspect.getsource(CudaPythonFunction.__init__)
+    assert "shared=attrs.shared_size_bytes" in init and "maxthreads=attrs.max_threads_per_block" in init, CHANGED

@@ -6,7 +6,6 @@ import numba
 import numpy as np
 import pytest
 from numba import cuda
-from numba.cuda import types
 
 from numba_tma import (OpArgumentError, SharedMemoryPlan, SharedMemoryPlanError, TensorMap, debug, inspect, mbarrier,
                        tensormap, tma)
@@ -70,8 +69,9 @@ def test_swizzled_index_outside_the_box_is_refused():
     sig = (TensorMap.numba_type("uint16", (64, 64), swizzle="128B"), numba.int64)
     with pytest.raises(OpArgumentError, match=r"'c' must be 0 to 63 \(the box's innermost extent"):
         _compile("x = tma.swizzled_index(buf, 3, 64)", sig)
-    with pytest.raises(OpArgumentError, match=r"'r' must be 0 to 63 \(the box's outer indices flattened"):
-        _compile("x = tma.swizzled_index(buf, 64, 0)", sig)
+    with pytest.raises(OpArgumentError, match=r"'r' must be in \[0, 4294967295\]; got -1"):
+        _compile("x = tma.swizzled_index(buf, -1, 0)", sig)
+    _compile("x = tma.swizzled_index(buf, 64, 0)", sig)     # the first row of a second box stacked after it
 
 
 def test_a_transaction_count_beyond_one_phase_is_refused():

@@ -1,5 +1,7 @@
 """Every public device op has a simulator twin, and the twins reproduce what the H200 measured."""
 
+import inspect
+
 from test_simulator import simulate
 
 from numba_tma.intrinsics import _core
@@ -9,9 +11,26 @@ from numba_tma.simulator import FAMILIES, tensor
 
 
 def test_every_public_op_has_a_twin():
-    public = set(_core.OPS) | {f"cluster.{h}" for h in cluster_ops.HELPERS} | {f"tma.{a}" for a in tma_ops.ALIASES}
+    """Every op whose declaration says it has a twin (the NVIDIA ones; AMD ops declare none)."""
+    public = {name for name, op in _core.OPS.items() if op.twin} | {f"cluster.{h}" for h in cluster_ops.HELPERS} | {f"tma.{a}" for a in tma_ops.ALIASES}
     missing = sorted(n for n in public if not hasattr(FAMILIES[n.split(".")[0]], n.split(".", 1)[1]))
     assert not missing, f"ops without a simulator twin: {missing}"
+
+
+def test_every_twin_takes_its_declarations_parameters():
+    """A declared op's twin is called with the declaration's parameters, in order (so a twin
+    holds only semantics: its signature, defaults and argument rules are the declaration's)."""
+    wrong = []
+    for name, op in sorted(_core.OPS.items()):
+        if not op.twin:
+            continue
+        family, short = name.split(".", 1)
+        call = getattr(FAMILIES[family], short)
+        declared = list(op.signature.parameters)
+        semantics = list(inspect.signature(call.__wrapped__).parameters)
+        if semantics != declared or list(inspect.signature(call).parameters) != declared:
+            wrong.append(f"{name}: twin {semantics}, declaration {declared}")
+    assert wrong == []
 
 
 def test_dsmem_in_a_cluster_of_one_block():

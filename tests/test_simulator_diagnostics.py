@@ -92,7 +92,7 @@ def test_barrier_misuse():
     ("unaligned", "tma.load: dst tile[0] (allocated at kernel.py:{line}) is only 4-byte aligned; TMA needs 128-byte"),
     ("swizzle", "is only 128-byte aligned; TMA needs 1024-byte alignment for SWIZZLE_128B"),
     ("small", "holds 512 bytes, smaller than the box (1024 bytes of shared memory)"),
-    ("coords", "tma.load: coords[0]=2 times the element size is not a multiple of 16 bytes"),
+    ("coords", "tma.load: argument 'coords[0]' times the element size (4 bytes) must be a multiple of 16 bytes"),
     ("store", "tma.store: coords (0, -1) start before the tensor"),
 ])
 def test_bad_tma_operands(case, message):

@@ -18,7 +18,7 @@ def test_every_example_is_listed():
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_example_runs_simulated(example):
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     run = subprocess.run([sys.executable, str(ROOT / "examples" / example)], capture_output=True, text=True, env=env,
                          timeout=300, cwd=ROOT)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]

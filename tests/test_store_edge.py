@@ -189,7 +189,8 @@ def test_the_simulator_refuses_and_writes_as_the_gpu():
     """)
     assert "refused: OpArgumentError: tid=[0, 0, 0] ctaid=[0, 0, 0]: " in out      # the simulator names the thread
     assert ("numba_tma: tma.store: argument 'desc' would write outside the tensor: "
-            "TensorMap[float32, rank=2, box=(2, 16), tiled] has rows (dimension 1 of the array, columns) 4 bytes "
+            "TensorMap[float32, rank=2, box=(2, 16), tiled, store_overrun=4] has rows (dimension 1 of the array, "
+            "columns) 4 bytes "
             "short of a multiple of 16") in out
     assert "numba_tma: tma.reduce: argument 'desc' would write outside" in out
     # the box covers columns 48..63; 59 is past the 59-wide edge, 60 the next 16-byte boundary

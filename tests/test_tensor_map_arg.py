@@ -213,7 +213,7 @@ def test_load_needs_a_tiled_map_and_load_im2col_an_im2col_map():
         tile = cuda.shared.array((32, 64), numba.float32)
         tma.load_im2col(desc, tile, (0, 0, 0), (0,), bars)
 
-    with pytest.raises(OpArgumentError, match=r"tma.load_im2col: argument 'desc' must be a im2col map"):
+    with pytest.raises(OpArgumentError, match=r"tma.load_im2col: argument 'desc' must be an im2col map"):
         inspect.ptx(im2col_on_tiled, SIG)
 
 

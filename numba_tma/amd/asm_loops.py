@@ -1,9 +1,15 @@
 """The loops of an AMDGPU assembly listing: what a kernel's steady state costs.
 
-A loop here is the code from a label to a branch back to it, in layout order (LLVM
-lays a loop out contiguously).  Its *tiles* are its DMA instructions (LDS DMA or TDM
-tensor loads), one per tile in the kernels of ``examples/amd_pipelined_copy.py``, so
-``per_tile`` is the instructions one tile costs, whether or not LLVM unrolled the loop.
+A loop here is the blocks LLVM's verbose assembly marks as one: its header
+(``; =>This Inner Loop Header``) and every block annotated ``; in Loop: Header=<it>``,
+with the blocks of loops nested in it (``; Parent Loop``), in layout order.  A listing
+without these annotations falls back to the code from a label to the last branch back to
+it.  Reading the annotations counts a block placed after the back branch (an exec-masked
+store LLVM moved out of line) and does not take a forward branch's return jump (a slice
+clamp's out-of-line block jumping back) for a loop.  Its *tiles* are its DMA
+instructions (LDS DMA or TDM tensor loads), one per tile in the kernels of
+``examples/amd_pipelined_copy.py``, so ``per_tile`` is the instructions one tile costs,
+whether or not LLVM unrolled the loop.
 
     loop = steady_state(kernel.asm)
     print(loop.tiles, loop.per_tile, loop.waits)
@@ -51,17 +57,71 @@ def _lines(asm):
     return out
 
 
-def loops(asm):
-    """Every loop of *asm*, in layout order."""
-    lines = _lines(asm)
+_BLOCK = re.compile(r"^(?:\.L(BB\d+_\d+):|; %bb\.\d+:)")
+_HEADER = re.compile(r"=>\s*This (?:Inner )?Loop Header")
+_IN_LOOP = re.compile(r"in Loop: Header=(BB\d+_\d+)")
+_PARENT = re.compile(r"Parent Loop (BB\d+_\d+)")
+
+
+def _blocks(asm):
+    """The listing's blocks in layout order: (label or None, header it is of or None,
+    innermost loop it is in or None, parent loop of the loop it heads, instructions)."""
+    blocks = [[None, None, None, None, []]]
+    for raw in asm.splitlines():
+        text = raw.strip()
+        m = _BLOCK.match(text)
+        if m:
+            blocks.append([m[1], None, None, None, []])
+        comment = raw.split(";", 1)[1] if ";" in raw else ""
+        block = blocks[-1]
+        if not block[4]:  # annotations come with the label, before the first instruction
+            if _HEADER.search(comment):
+                block[1] = block[0]
+            if _IN_LOOP.search(comment):
+                block[2] = _IN_LOOP.search(comment)[1]
+            if _PARENT.search(comment):
+                block[3] = _PARENT.search(comment)[1]
+        line = raw.split(";")[0].strip()
+        if line and not m and not line.startswith(".") and not line.endswith(":"):
+            block[4].append(line)
+    return blocks
+
+
+def _annotated_loops(asm):
+    blocks = _blocks(asm)
+    parent = {b[1]: b[3] for b in blocks if b[1]}
     found = []
+    for header in (b[1] for b in blocks if b[1]):
+        body = []
+        for label, heads, inner, _, instructions in blocks:
+            loop = heads or inner
+            while loop is not None and loop != header:
+                loop = parent.get(loop)
+            if loop == header:
+                body += instructions
+        found.append(Loop(f".L{header}", tuple(body)))
+    return found
+
+
+def _layout_loops(asm):
+    """Loops as the code from a label to the last branch back to it."""
+    lines = _lines(asm)
+    last = {}
     for end, line in enumerate(lines):
         m = _BACK_BRANCH.match(line)
         if m and m[1] + ":" in lines[:end]:
-            start = lines.index(m[1] + ":")
-            body = tuple(x for x in lines[start + 1:end + 1] if not x.endswith(":"))
-            found.append(Loop(m[1], body))
-    return found
+            last[m[1]] = end
+    found = []
+    for label, end in last.items():
+        start = lines.index(label + ":")
+        body = tuple(x for x in lines[start + 1:end + 1] if not x.endswith(":"))
+        found.append((start, Loop(label, body)))
+    return [loop for _, loop in sorted(found, key=lambda item: item[0])]
+
+
+def loops(asm):
+    """Every loop of *asm*, in layout order of their headers (see the module's text)."""
+    return _annotated_loops(asm) or _layout_loops(asm)
 
 
 def steady_state(asm):

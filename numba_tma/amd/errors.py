@@ -1,25 +1,19 @@
-"""Exceptions raised by the AMD path.
+"""The errors of the AMD path: numba_tma's one hierarchy (:mod:`numba_tma.errors`).
 
 Every check happens in Python *before* LLVM sees the IR: LLVM's AMDGPU back end
 aborts the whole process (SIGABRT, no exception) when asked to select an
 intrinsic that the target lacks, so nothing here is left for LLVM to reject.
+
+* a wrong argument, of an op or of ``compile``: :class:`~numba_tma.errors.OpArgumentError`
+  (the message names the argument and the rule);
+* an op the architecture lacks, an unknown arch, or an LLVM inside llvmlite outside the
+  versions an op is known to work with: :class:`~numba_tma.errors.ArchError`.
+
+``AMDArgumentError``, ``UnsupportedArchError`` and ``LLVMVersionError`` are the names these
+had before the two vendors shared one hierarchy, kept as aliases for existing code.
 """
+from ..errors import ArchError, OpArgumentError
 
-
-class AMDError(Exception):
-    """Base class of every error raised by ``numba_tma.amd``."""
-
-
-class UnsupportedArchError(AMDError):
-    """An op was requested for an architecture that does not have it.
-
-    The message names the op, the architectures that have it and the one requested.
-    """
-
-
-class LLVMVersionError(AMDError):
-    """The LLVM inside llvmlite is outside the range an op is known to work with."""
-
-
-class AMDArgumentError(AMDError, ValueError):
-    """An argument broke a rule of the op; the message names the argument and the rule."""
+AMDArgumentError = OpArgumentError
+UnsupportedArchError = ArchError
+LLVMVersionError = ArchError

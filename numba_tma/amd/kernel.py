@@ -11,7 +11,7 @@ from numba.core.target_extension import target_override
 
 from . import codegen, dma, vmcnt
 from .errors import AMDArgumentError
-from .numba_target import TARGET_NAME, amd_target, set_device_flags
+from .numba_target import TARGET_NAME, WAIT_COUNTERS, amd_target, set_device_flags
 from .targets import get_arch
 
 
@@ -152,7 +152,8 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
     with global_compiler_lock, target_override(TARGET_NAME):
         context = amd_target.target_context_for(arch)
         context.reset_async_groups(one_wave=max_workgroup_size is not None and
-                                   max_workgroup_size <= get_arch(arch).wave_size)
+                                   max_workgroup_size <= get_arch(arch).wave_size,
+                                   max_workgroup_size=max_workgroup_size)
         record = context.async_record
         cres = compiler.compile_extra(amd_target.typing_context, context, pyfunc, args,
                                       types.none, _flags(), {})
@@ -172,25 +173,26 @@ def compile(pyfunc, signature, arch, *, name=None, max_workgroup_size=None):
 
 
 def _with_counted_waits(optimized, record, arch, name):
-    """Code generation with the vmcnt of every wait counted in the assembly (see
-    :mod:`.vmcnt`), or with the IR-level counts when that assembly cannot be read or
-    the final code issues its memory instructions in another order."""
+    """Code generation with the count of every wait (vmcnt; asynccnt on gfx1250) counted in
+    the assembly (see :mod:`.vmcnt`), or with the IR-level counts when that assembly cannot
+    be read or the final code issues its memory instructions in another order."""
+    counter = WAIT_COUNTERS[arch]
     instances = vmcnt.wait_instances(optimized)
     ir_counts = [count for _site, count in instances]
 
     def with_ir_counts():
-        return codegen.compile_optimized(vmcnt.with_markers(optimized, ir_counts, False), arch)
+        return codegen.compile_optimized(vmcnt.with_markers(optimized, ir_counts, False, counter), arch)
 
     if not instances:
         return with_ir_counts()
-    marked = codegen.assembly_of(vmcnt.with_markers(optimized, ir_counts), arch)
-    counts = vmcnt.wait_counts(marked, name, [record.wait_pendings[s] for s, _ in instances])
+    marked = codegen.assembly_of(vmcnt.with_markers(optimized, ir_counts, counter=counter), arch)
+    counts = vmcnt.wait_counts(marked, name, [record.wait_pendings[s] for s, _ in instances], counter)
     if counts is None:
         return with_ir_counts()
     counted = codegen.compile_optimized(vmcnt.with_markers(  # unseen instances: IR count
-        optimized, [k if c is None else max(c, k) for c, k in zip(counts, ir_counts)], False),
+        optimized, [k if c is None else max(c, k) for c, k in zip(counts, ir_counts)], False, counter),
         arch)
-    if vmcnt.same_memory_order(marked, counted.asm, name):
+    if vmcnt.same_memory_order(marked, counted.asm, name, counter):
         return counted
     return with_ir_counts()
 

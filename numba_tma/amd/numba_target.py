@@ -3,7 +3,7 @@
 Numba ships no AMD target and numba-hip needs ROCm, so this is the smallest piece
 that lets a kernel be written in Python: Numba's own typing and lowering, with
 :class:`AMDTargetContext` supplying the AMDGPU module layout, the minimal (GPU)
-calling convention and the intrinsics of :mod:`.api`.  Nothing here runs code: the
+calling convention and the ops declared on :mod:`._core`.  Nothing here runs code: the
 library only collects LLVM IR for :func:`numba_tma.amd.compile`.
 """
 from functools import cached_property
@@ -18,14 +18,14 @@ from numba.core.options import TargetOptions
 from numba.core.target_extension import (GPU, dispatcher_registry, jit_registry,
                                          target_registry)
 
-from . import codegen, power, targets
+from . import codegen, power, targets, vmcnt
 from .dma import AsyncGroups
 from .errors import UnsupportedArchError
 
 TARGET_NAME = "amdgcn"
-#: archs whose DMA waits count every vector-memory instruction (vmcnt), so that
-#: compile() counts them in the assembly (see vmcnt.py)
-VMCNT_ARCHS = (targets.CDNA3, targets.CDNA4)
+#: each arch's DMA wait counter, which compile() counts in the assembly (see vmcnt.py):
+#: every vector-memory instruction on gfx9 (vmcnt), the async LDS copies on gfx1250
+WAIT_COUNTERS = {targets.CDNA3: vmcnt.VMCNT, targets.CDNA4: vmcnt.VMCNT, targets.GFX1250: vmcnt.ASYNCCNT}
 
 
 class AMDGCN(GPU):
@@ -105,11 +105,13 @@ class AMDTargetContext(BaseContext):
         self._internal_codegen = AMDCodegen(self.arch)
         self.reset_async_groups()
 
-    def reset_async_groups(self, one_wave=False):
+    def reset_async_groups(self, one_wave=False, max_workgroup_size=None):
         """Start a new compile: one commit-group record shared by all its functions;
-        *one_wave*: its workgroups are one wave (see ``api.s_barrier``)."""
+        *one_wave*: its workgroups are one wave (see ``api.s_barrier``);
+        *max_workgroup_size*: the compile's promise, or None (see ``lanes.wave_id``)."""
         self.one_wave = one_wave
-        self.async_record = AsyncGroups(marked=self.arch in VMCNT_ARCHS)
+        self.max_workgroup_size = max_workgroup_size
+        self.async_record = AsyncGroups(marked=self.arch in WAIT_COUNTERS)
         self.async_groups_by_function = {}
 
     def load_additional_registries(self):
@@ -121,8 +123,6 @@ class AMDTargetContext(BaseContext):
 
         from numba.cpython import mathimpl
         self.install_registry(mathimpl.registry)  # fabs, sqrt, ... (abs of floats)
-
-        from . import api  # noqa: F401  (registers the AMD intrinsics)
 
     def refresh(self):
         super().refresh()

@@ -1,4 +1,4 @@
-"""The one table of AMD architectures and of what each op needs.
+"""The AMD architectures, and the AMD requirement type (each op declares its own).
 
 Every emitter calls :func:`require` before it writes a single instruction, so an op
 that an architecture (or the LLVM inside llvmlite) lacks raises a Python error
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from ..declarations import OPS
 from .errors import AMDArgumentError, LLVMVersionError, UnsupportedArchError
 
 CDNA3, CDNA4, GFX1250 = "gfx942", "gfx950", "gfx1250"
@@ -47,37 +48,43 @@ ARCHS = {
 
 
 @dataclass(frozen=True)
-class Feature:
+class Requirement:
+    """What an AMD op needs (the AMD requirement of :mod:`numba_tma.declarations`): one of
+    ``archs``, and an LLVM inside llvmlite from ``min_llvm`` up to ``max_llvm`` (None: no known
+    change) with the intrinsic(s) in the form used here."""
+
     archs: tuple
-    #: first LLVM major version with the intrinsic(s) in the form used here
     min_llvm: int
-    #: last LLVM major version whose signature matches (None: no known change)
     max_llvm: int = None
 
+    def __str__(self):
+        llvm_ = f"LLVM {self.min_llvm}" + (f"..{self.max_llvm}" if self.max_llvm else "+")
+        return f"{', '.join(self.archs)}; {llvm_}"
 
-_ALL = tuple(ARCHS)
-_GFX9 = (CDNA3, CDNA4)
+    def __or__(self, other):
+        """The requirement of using both."""
+        if other is None:
+            return self
+        maxes = [m for m in (self.max_llvm, other.max_llvm) if m]
+        return Requirement(tuple(a for a in self.archs if a in other.archs),
+                           max(self.min_llvm, other.min_llvm), min(maxes) if maxes else None)
 
-# op name -> what it needs.  The op names are the public names users see.
-FEATURES = {
-    "make_buffer_rsrc": Feature(_ALL, 22),  # num_records became i64 in LLVM 22
-    "buffer_load_to_local": Feature(_GFX9, 22),
-    "async_load": Feature(_ALL, 22),
-    "async_load_commit_group": Feature(_ALL, 22),
-    "async_load_wait_group": Feature(_ALL, 22),
-    "amd_sched_barrier": Feature(_ALL, 15),
-    "sched_group_barrier": Feature(_ALL, 15),
-    "s_barrier": Feature(_ALL, 15),
-    "s_setprio": Feature(_ALL, 15),
-    # LLVM 23 adds a fifth descriptor group operand to the tensor intrinsics.
-    "make_tensor_descriptor": Feature((GFX1250,), 22, 22),
-    "update_tensor_descriptor": Feature((GFX1250,), 22, 22),
-    "async_amd_descriptor_load": Feature((GFX1250,), 22, 22),
-    "async_amd_descriptor_load_fused": Feature((GFX1250,), 22, 22),
-    "async_amd_descriptor_store": Feature((GFX1250,), 22, 22),
-    "async_amd_descriptor_wait": Feature((GFX1250,), 22),
-    "barrier_arrive": Feature((GFX1250,), 22),
+    def supported_on(self, arch):
+        return arch in self.archs
+
+
+ALL = tuple(ARCHS)
+GFX9 = (CDNA3, CDNA4)
+
+#: what the emitters that are no op of their own need (each op's is in its declaration)
+EMITTERS = {
+    "make_buffer_rsrc": Requirement(ALL, 22),  # num_records became i64 in LLVM 22
 }
+
+
+def features():
+    """Every AMD op's requirement (from its declaration) and the emitters': ``{name: Requirement}``."""
+    return {op.short_name: op.need for op in OPS.values() if op.vendor == "amd"} | EMITTERS
 
 
 def llvm_major():
@@ -98,7 +105,7 @@ def get_arch(arch):
 def require(op, arch):
     """Check that *op* can be emitted for *arch* with this LLVM; return the Arch row."""
     row = get_arch(arch)
-    feature = FEATURES[op]
+    feature = EMITTERS[op] if op in EMITTERS else OPS[f"amd.{op}"].need
     if arch not in feature.archs:
         raise UnsupportedArchError(
             f"{op} is available on {', '.join(feature.archs)} only; "

@@ -1,4 +1,5 @@
-"""Exact ``vmcnt`` for ``async_load_wait_group`` on gfx942/gfx950, read off the assembly.
+"""Exact ``vmcnt`` (gfx942/gfx950) and ``asynccnt`` (gfx1250) for ``async_load_wait_group``,
+read off the assembly.
 
 On gfx9 ``vmcnt`` counts every vector-memory instruction (loads, stores, LDS DMA), and
 they complete in issue order (LLVM's SIInsertWaitcnts models gfx9 the same way: one
@@ -29,7 +30,13 @@ How :func:`numba_tma.amd.compile` gets the count:
    :func:`same_memory_order` checks that it issues the vector-memory instructions and
    waits of step 3 in the same order along the same branches (mnemonics, not operands:
    registers differ between the two); otherwise ``compile`` uses the IR-level counts.
+
+On gfx1250 the wait is ``s_wait_asynccnt``, which counts the async global -> LDS copies only
+(``global_load_async_to_lds_*``, in issue order as LLVM models them), not plain loads and stores:
+the same machinery with that counter (:data:`ASYNCCNT`), so a pipeline whose DMAs sit in an inner
+loop keeps its count there too (the IR-level count of such a group is 0).
 """
+import dataclasses
 import heapq
 import re
 
@@ -52,6 +59,20 @@ COMMIT_MARK = ";numba_tma.commit"
 WAIT_MARK = ";numba_tma.wait "
 
 
+@dataclasses.dataclass(frozen=True)
+class Counter:
+    """One arch's DMA wait counter: ``counts`` matches the instructions certain to increment it
+    (leaving one out is safe: a count that is too small only makes a wait wait longer);
+    ``wait_mnemonic`` starts its wait in the assembly; ``wait_ir(K)`` is the wait in LLVM IR,
+    with ``declaration`` its intrinsic's."""
+
+    name: str
+    counts: re.Pattern
+    wait_mnemonic: str
+    wait_ir: object
+    declaration: str
+
+
 _CALL_OF = r"(?:(?:no|must)?tail )?call void @\"?{}\"?"
 _COMMIT_CALL = re.compile(_CALL_OF.format(re.escape(COMMIT_PLACEHOLDER)) + r"\(\)")
 _WAIT_CALL = re.compile(_CALL_OF.format(re.escape(WAIT_PLACEHOLDER)) +
@@ -69,12 +90,13 @@ def wait_instances(optimized_ir):
 COMMIT_BARRIER = 'fence syncscope("singlethread") seq_cst'
 
 
-def with_markers(optimized_ir, counts, markers=True):
-    """*optimized_ir* with its placeholders replaced: ``s_waitcnt vmcnt(counts[i])``
-    for wait instance *i* and, with *markers*, an inline-asm comment before it and at
-    every commit (assembly only: LLVM cannot put inline asm in an object without the
-    AMDGPU asm parser, which llvmlite does not initialize); without, each commit is
-    :data:`COMMIT_BARRIER`."""
+def with_markers(optimized_ir, counts, markers=True, counter=None):
+    """*optimized_ir* with its placeholders replaced: the *counter*'s wait (default
+    :data:`VMCNT`: ``s_waitcnt vmcnt(counts[i])``) for wait instance *i* and, with *markers*,
+    an inline-asm comment before it and at every commit (assembly only: LLVM cannot put
+    inline asm in an object without the AMDGPU asm parser, which llvmlite does not
+    initialize); without, each commit is :data:`COMMIT_BARRIER`."""
+    counter = counter or VMCNT
     def marker(text):
         return f'call void asm sideeffect "{text}", ""()\n  ' if markers else ""
 
@@ -83,14 +105,14 @@ def with_markers(optimized_ir, counts, markers=True):
 
     def wait(_match):
         i = next(instance)
-        return (f"{marker(WAIT_MARK + str(i))}call void @llvm.amdgcn.s.waitcnt(i32 "
-                f"{vmcnt_immediate(counts[i])})")
+        return f"{marker(WAIT_MARK + str(i))}{counter.wait_ir(counts[i])}"
 
     text = _WAIT_CALL.sub(wait, text)
-    text = re.sub(r"^declare [^\n]*@\"?(llvm\.amdgcn\.s\.waitcnt|"
+    intrinsic = re.escape(counter.declaration.split("@")[1].split("(")[0])
+    text = re.sub(rf"^declare [^\n]*@\"?({intrinsic}|"
                   rf"{re.escape(COMMIT_PLACEHOLDER)}|{re.escape(WAIT_PLACEHOLDER)})\"?\([^\n]*\n",
                   "", text, flags=re.MULTILINE)
-    return text + "\ndeclare void @llvm.amdgcn.s.waitcnt(i32 immarg)\n"
+    return text + f"\n{counter.declaration}\n"
 
 
 # -- the assembly ----------------------------------------------------------------------
@@ -98,6 +120,14 @@ def with_markers(optimized_ir, counts, markers=True):
 # that is too small only makes the wait wait longer.  Cache-control buffer ops are left
 # out.
 _VMEM = re.compile(r"^(buffer|global|flat|scratch|tbuffer)_(load|store|atomic)")
+VMCNT = Counter("vmcnt", _VMEM, "s_waitcnt",
+                lambda k: f"call void @llvm.amdgcn.s.waitcnt(i32 {vmcnt_immediate(k)})",
+                "declare void @llvm.amdgcn.s.waitcnt(i32 immarg)")
+# gfx1250: the async copies into LDS; ``s.wait.asynccnt`` touches only inaccessible memory, so
+# the compiler barrier that follows it in lowering (dma.py) follows it here too
+ASYNCCNT = Counter("asynccnt", re.compile(r"^global_load_async_to_lds_"), "s_wait_asynccnt",
+                   lambda k: f"call void @llvm.amdgcn.s.wait.asynccnt(i16 {k})\n  {COMMIT_BARRIER}",
+                   "declare void @llvm.amdgcn.s.wait.asynccnt(i16 immarg)")
 _BRANCH = re.compile(r"^s_(c?branch)\w* (\.LBB\d+_\d+)$")
 _LABEL = re.compile(r"^(\.LBB\d+_\d+):")
 _CALL = re.compile(r"^s_(swappc|setpc|call)_")
@@ -117,7 +147,7 @@ def _function_lines(asm, name):
     return lines[start + 1:end]
 
 
-def _blocks(lines):
+def _blocks(lines, counter):
     """Basic blocks: ``[(label or None, items, successor labels, falls through)]``.
     Items are ``"commit"``, ``"vmem"`` or ``("wait", instance)``.  None for a function
     that calls (a callee's commits and waits would be invisible)."""
@@ -142,7 +172,7 @@ def _blocks(lines):
             continue
         if _CALL.match(line):
             return None
-        if _VMEM.match(line):
+        if counter.counts.match(line):
             items.append(_VMEM_OP)
         elif (m := _BRANCH.match(line)):
             close([m[2]], m[1] == "cbranch")
@@ -204,15 +234,15 @@ def _count_before(blocks, preds, block, position, pendings):
     return MAX_VMCNT
 
 
-def wait_counts(asm, name, pendings):
+def wait_counts(asm, name, pendings, counter=None):
     """``[K]`` per wait instance of function *name* in *asm* (made from
     :func:`with_markers` IR), where ``pendings[i]`` is instance *i*'s N.  An instance
     that appears more than once (code generation duplicated its block) gets the
     smallest K; one that is not in the function (deleted, or in another function)
     None.  None instead of the list when *asm* has no function *name* or it makes
-    calls (see :func:`_blocks`)."""
+    calls (see :func:`_blocks`).  *counter*: :data:`VMCNT` by default."""
     lines = _function_lines(asm, name)
-    blocks = _blocks(lines) if lines else None
+    blocks = _blocks(lines, counter or VMCNT) if lines else None
     if blocks is None:
         return None
     preds = _predecessors(blocks)
@@ -226,7 +256,7 @@ def wait_counts(asm, name, pendings):
     return counts
 
 
-def _memory_order(asm, name):
+def _memory_order(asm, name, counter):
     """The function's labels, branches, vector-memory instructions (their mnemonics) and
     vmcnt waits (without their counts), in order: what the counts of :func:`wait_counts`
     depend on.  Operands are left out: register allocation and address offsets differ
@@ -235,21 +265,22 @@ def _memory_order(asm, name):
     out = []
     for raw in _function_lines(asm, name):
         line = raw.split(";")[0].strip()
-        if _VMEM.match(line):
+        if counter.counts.match(line):
             out.append(line.split()[0])
         elif _LABEL.match(line) or _BRANCH.match(line):
             out.append(line)
         elif line.startswith("s_endpgm"):
             out.append(line)
-        elif line.startswith("s_waitcnt") and "vmcnt" in line:
-            out.append("s_waitcnt vmcnt")
+        elif line.startswith(counter.wait_mnemonic) and counter.name in line:
+            out.append(counter.wait_mnemonic)
     return out
 
 
-def same_memory_order(marked_asm, asm, name):
+def same_memory_order(marked_asm, asm, name, counter=None):
     """Do the two assemblies of function *name* issue the same vector-memory
     instructions and vmcnt waits in the same order along the same branches?  The
     markers constrain the scheduler, so other instructions may be placed differently;
     those do not change any count."""
-    order = _memory_order(marked_asm, name)
-    return bool(order) and order == _memory_order(asm, name)
+    counter = counter or VMCNT
+    order = _memory_order(marked_asm, name, counter)
+    return bool(order) and order == _memory_order(asm, name, counter)

@@ -20,59 +20,17 @@ import html
 import re
 import sys
 
-from .. import _simulating
+from .. import numba_cuda_hooks
 from . import by_value
 from .decode import decode
 from .edge import array_dimension, store_overrun
 from .encode import encode_im2col, encode_tiled, replace_address
 from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
-from .validate import INNER_ALIGN, MAX_BOX_BYTES, RANGES, RANK, _in_range, _int, check_global_address, swizzle_span
+from .tile_layout import DTYPES as _DTYPES
+from .tile_layout import TileLayout, kernel_type
+from .validate import INNER_ALIGN, RANK, _int, check_global_address, swizzle_span
 from .validate import _ints as _int_list
-
-# numpy / array-library dtype names -> driver data type
-_DTYPES = {
-    "uint8": DataType.UINT8, "uint16": DataType.UINT16, "uint32": DataType.UINT32,
-    "int32": DataType.INT32, "uint64": DataType.UINT64, "int64": DataType.INT64,
-    "float16": DataType.FLOAT16, "float32": DataType.FLOAT32, "float64": DataType.FLOAT64,
-    "bfloat16": DataType.BFLOAT16,
-    # TMA moves bits: signed 8/16-bit data travels as the unsigned type of the same width
-    "int8": DataType.UINT8, "int16": DataType.UINT16,
-    # 8-bit floats (PyTorch, ml_dtypes) have no TMA data type of their own: they travel as bytes
-    **dict.fromkeys(("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"),
-                    DataType.UINT8),
-}
-
-
-@functools.lru_cache(maxsize=1024)
-def _kernel_type(layout, dtype, rank, box, mode, store_overrun):
-    """The Numba type of every map with this ``layout`` (descriptor bytes 8..127) and the store
-    overrun its kernels must refuse (0 when there is none or the map opted in)."""
-    from ..intrinsics.tensor_map_type import TensorMapType
-
-    fields = decode(bytes(8) + layout)
-    try:
-        box_bytes = fields.transfer_bytes
-    except TensorMapError:  # interleaved: not established, so the kernel cannot read it
-        box_bytes = None
-    return TensorMapType(dtype, fields.data_type.name, TYPE_INFO[fields.data_type].bits, rank, box, mode,
-                         fields.swizzle.name, box_bytes, fields.element_strides, store_overrun)
-
-
-def _dtype_name(dtype):
-    """``"float32"`` / ``np.float32`` / a numba type -> the name TensorMap uses, checked."""
-    name = str(dtype)
-    if name not in _DTYPES and dtype is not None:  # numpy would read None as float64
-        import numpy as np
-
-        try:
-            name = np.dtype(dtype).name
-        except (TypeError, ValueError):
-            pass
-    if name not in _DTYPES:
-        raise TensorMapError("dtype", dtype, f"must be one of {sorted(_DTYPES)}")
-    return name
-
 
 @functools.lru_cache(maxsize=None)
 def _typestr(typestr):
@@ -81,14 +39,11 @@ def _typestr(typestr):
     return np.dtype(typestr).name, np.dtype(typestr).itemsize
 
 
-_simulator = functools.lru_cache(maxsize=None)(_simulating)   # fixed when numba is imported
-
-
 def _simulated(array):
     """Under numba-cuda's CUDA simulator, the numpy array behind ``array`` (a simulator device
     array, which forwards numpy's array interface to it, or a numpy array: all memory is host
     memory there); otherwise ``None``."""
-    if not _simulator():
+    if not numba_cuda_hooks.SIMULATED:
         return None
     import numpy as np
 
@@ -268,30 +223,6 @@ def _inner_hint(params):
     return hint if span is None else f"{hint} up to {span // size}, or another swizzle"
 
 
-def _type_geometry(box, mode, rank):
-    """``numba_type``'s ``box`` (array order; ``(pixels_per_column, channels_per_pixel)`` for an
-    im2col map) and ``rank``, checked as a map's would be."""
-    box = _ints("box", box)
-    rank = None if rank is None else _int("rank", rank)
-    lo, hi = RANK[Mode[mode.upper()]]
-    if mode == "im2col":
-        if len(box) != 2:
-            raise TensorMapError("box", box, "must be (pixels_per_column, channels_per_pixel) for an im2col map")
-        limits = (RANGES["pixels_per_column"], RANGES["channels_per_pixel"])
-        if rank is None or not lo <= rank <= hi:
-            raise TensorMapError("rank", rank, f"an im2col map needs the tensor's rank, {lo} to {hi}")
-    else:
-        if not lo <= len(box) <= hi:
-            raise TensorMapError("box", box, f"must have {lo} to {hi} entries, one per array dimension")
-        limits = (RANGES["box_dim"],) * len(box)
-        rank = len(box) if rank is None else rank
-        if rank != len(box):
-            raise TensorMapError("rank", rank, f"a tiled map's rank is len(box) = {len(box)}")
-    for i, (b, limit) in enumerate(zip(box, limits)):
-        _in_range("box", b, i, limit)
-    return box, rank
-
-
 def _ints(name, values, optional=False):
     """``values`` as a tuple of exact integers (``None`` stays ``None`` where ``optional``)."""
     return None if optional and values is None else tuple(_int_list(name, values))
@@ -418,7 +349,7 @@ class TensorMap:
     def smem_bytes(self) -> int:
         """Shared memory one full box spans: ``box_bytes``, or more when a swizzle is wider than
         the box's rows (they lie the swizzle span apart; measured on the H200).  Size tiles with it."""
-        return self._numba_type_.smem_bytes
+        return self.layout.smem_bytes
 
     @property
     def store_overrun(self) -> int:
@@ -484,32 +415,19 @@ class TensorMap:
         gives its tensor ``rank``; ``box_bytes`` defaults to the full box (unit element strides);
         ``store_overrun`` (bytes, 0-15) is that of a map whose rows are not a multiple of 16 bytes,
         through which stores are refused (``desc.store_overrun``)."""
-        from ..intrinsics.tensor_map_type import TensorMapType
+        return kernel_type(TileLayout.describe(dtype, box, mode, rank, box_bytes, swizzle, store_overrun))
 
-        name = _dtype_name(dtype)
-        swizzle = coerce(Swizzle, swizzle, "swizzle").name
-        if not isinstance(mode, str) or mode not in ("tiled", "im2col"):
-            raise TensorMapError("mode", mode, "must be 'tiled' or 'im2col'")
-        box, rank = _type_geometry(box, mode, rank)
-        if box_bytes is None:
-            box_bytes = TYPE_INFO[_DTYPES[name]].bits // 8
-            for b in box:
-                box_bytes *= b
-        else:
-            box_bytes = _int("box_bytes", box_bytes)
-            _in_range("box_bytes", box_bytes, limits=(1, MAX_BOX_BYTES))
-        data_type = _DTYPES[name]
-        store_overrun = _int("store_overrun", store_overrun)
-        _in_range("store_overrun", store_overrun, limits=(0, 15))
-        rank = rank or len(box)
-        return TensorMapType(name, data_type.name, TYPE_INFO[data_type].bits, rank, box, mode, swizzle,
-                             box_bytes, None, store_overrun)
+    @property
+    def layout(self) -> TileLayout:
+        """What a kernel knows about this map at compile time (one value per layout; the key of its
+        Numba type)."""
+        return TileLayout.of_descriptor(self.bytes[8:], self.dtype, self.rank, self.box, self.mode,
+                                        0 if self.allow_store_overrun else self.store_overrun)
 
     @property
     def _numba_type_(self):
         """The Numba type numba-cuda gives this map as a kernel argument (one per layout)."""
-        return _kernel_type(self.bytes[8:], self.dtype, self.rank, self.box, self.mode,
-                            0 if self.allow_store_overrun else self.store_overrun)
+        return kernel_type(self.layout)
 
     @property
     def value(self):

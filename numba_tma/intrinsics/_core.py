@@ -41,6 +41,11 @@ from numba.cuda.models import register_model
 from .. import numba_cuda_hooks
 from . import debug
 from ..errors import ArchError, OpArgumentError  # noqa: F401  (re-exported)
+from ..declarations import (IMMEDIATE, OPS, REQUIRED, Choice, Declaration, Qualifier, Refusal,  # noqa: F401
+                            exported, literal, reject)
+from ..declarations import Operand as _Operand
+from ..declarations import check_range as _check_literal
+from ..declarations import omitted as _omitted
 
 numba_cuda_hooks.install()
 
@@ -122,7 +127,10 @@ def current_cc():
 
 
 def check_arch(name: str, need: Requirement) -> None:
-    """Raise :class:`ArchError` if the current compilation target or toolkit lacks ``need``."""
+    """Raise :class:`ArchError` if the current compilation target or toolkit lacks ``need``
+    (never under the CUDA simulator, which has neither: its twins run an op's other rules)."""
+    if numba_cuda_hooks.SIMULATED:
+        return
     cc = current_cc()
     if cc is not None and not need.supported_on(cc):
         raise ArchError(f"numba_tma: {name} needs {need}, but the kernel is being compiled for {arch_name(cc)}")
@@ -153,46 +161,18 @@ def toolkit_ptx_isa() -> tuple:
 # --------------------------------------------------------------------------------------------
 
 
-def reject(op_name: str, arg: str, rule: str, got) -> OpArgumentError:
-    """The error for argument ``arg`` of ``op_name`` breaking ``rule``."""
-    return OpArgumentError(f"numba_tma: {op_name}: argument '{arg}' {rule}; got {got}")
-
-
-def literal(ty):
-    """The compile-time value of a literal (or omitted) argument type, else ``None``."""
-    if isinstance(ty, types.Omitted):
-        return ty.value
-    return getattr(ty, "literal_value", None)
-
-
-REQUIRED = inspect.Parameter.empty
-
-
 class LateReject(Exception):
     """Raised by :meth:`Operand.lower` for a constant only visible while lowering: ``(argument,
     rule, value)``; the op turns it into its :class:`OpArgumentError`."""
 
 
-class Operand:
-    """One Python argument of an op and how it lowers to inline-asm operands.  An operand with a
-    ``default`` is optional (it follows the required ones)."""
-
-    default = REQUIRED
-    peers: tuple = ()   # names of other operands whose types this one's checks and lowering read
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def check(self, op_name: str, ty) -> None:
-        """Raise :class:`OpArgumentError` naming the argument if ``ty`` is not acceptable."""
+class Operand(_Operand):
+    """One Python argument of an op and how it lowers to inline-asm operands (the NVIDIA binding's
+    operand kinds; checks and docs come from :class:`numba_tma.declarations.Operand`)."""
 
     def lower(self, context, builder, ty, val) -> list[tuple[ir.Value, str]]:
         """Return ``[(llvm value, constraint letter), ...]``."""
         raise NotImplementedError
-
-    def placeholder(self, ty) -> str:
-        """How the operand is named in a docstring's PTX (tuple operands override)."""
-        return self.name
 
     def keys(self, slot: str, ty) -> dict:
         """The template keys this operand fills: ``{name: "$n"}`` (``slot``); operands that also
@@ -201,14 +181,6 @@ class Operand:
 
     def debug_check(self, context, builder, op_name: str, ty, val) -> None:
         """Debug mode only: run-time checks of the argument (see :mod:`.debug`)."""
-
-
-def _check_literal(op_name, name, ty, lo, hi, rule=None):
-    """A compile-time constant outside [lo, hi] is refused, never truncated (``rule``: the message
-    where the range alone does not say it)."""
-    value = literal(ty)
-    if isinstance(value, int) and not lo <= value <= hi:
-        raise reject(op_name, name, rule or f"must be in [{lo}, {hi}]", value)
 
 
 _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
@@ -220,6 +192,8 @@ class Int(Operand):
     A constant argument must lie in ``[lo, hi]`` (default: what ``bits`` can hold); ``rule`` says
     so in the op's own terms.
     """
+
+    annotation = "int"
 
     def __init__(self, name: str, bits: int = 32, signed: bool = False, lo: int | None = None,
                  hi: int | None = None, rule: str | None = None):
@@ -240,6 +214,8 @@ class Int(Operand):
 
 class Float(Operand):
     """A float32 operand (``f``) in ``(lo, hi]``, checked when constant; optional with ``default``."""
+
+    annotation = "float"
 
     def __init__(self, name: str, lo: float, hi: float, default=REQUIRED):
         super().__init__(name)
@@ -263,6 +239,8 @@ class Float(Operand):
 
 class Const(Operand):
     """A compile-time integer in ``[lo, hi]`` written into the PTX text (an immediate)."""
+
+    annotation = "int"
 
     def __init__(self, name: str, lo: int, hi: int, rule: str | None = None):
         super().__init__(name)
@@ -297,6 +275,8 @@ class GlobalArray(Operand):
     """A device array in global memory (or a slice of one, e.g. a row of a pitched 2-D array);
     the op uses element 0's 64-bit address (``l``).  Whether the array really lives in global
     memory is not visible in its Numba type and is not checked."""
+
+    annotation = "DeviceArray"
 
     def __init__(self, name: str, what: str = "a device array in global memory", dtypes: Sequence = ()):
         super().__init__(name)
@@ -341,6 +321,8 @@ class SharedArray(Operand):
     array really lives in shared memory is not visible in its Numba type and is not checked.
     """
 
+    annotation = "SharedArray"
+
     def __init__(self, name: str, dtypes: Sequence = (), what: str = "a shared array",
                  contiguous: bool = False, align: int = 1, why: str = ""):
         super().__init__(name)
@@ -377,6 +359,8 @@ class IntTuple(Operand):
     """A tuple of integers, each cast to a ``bits``-bit int (``r`` for 32, ``h`` for 16);
     ``lengths`` lists the tuple lengths allowed."""
 
+    annotation = "tuple[int, ...]"
+
     def __init__(self, name: str, lengths: Sequence[int], bits: int = 32, range: tuple | None = None):
         super().__init__(name)
         self.lengths, self.bits = tuple(lengths), bits
@@ -412,6 +396,8 @@ class Value(Operand):
     (32 or 64 bits, integer or float; floats travel as their bits), at most ``max_bits`` in all.
     Adds the template keys ``{vec}`` (``""``, ``.v2``, ``.v4``) and ``{bits}`` (``.b32``, ``.b64``).
     """
+
+    annotation = "int | float | tuple[int | float, ...]"
 
     def __init__(self, name: str, like: str, lengths: Sequence[int] = (1, 2, 4), max_bits: int = 128):
         super().__init__(name)
@@ -463,6 +449,8 @@ class CacheHint(Operand):
     ``.L2::cache_hint`` to the instruction (template key ``{cache_hint}``) and the policy operand
     (``{policy}``, with its leading comma)."""
 
+    annotation = "int | None"
+
     default = None
 
     def __init__(self, name: str = "cache_hint"):
@@ -491,6 +479,8 @@ class Multicast(Operand):
     receive the data; given, it adds ``.multicast::cluster`` (template key ``{multicast}``) and the
     mask operand (``{mask}``, with its leading comma)."""
 
+    annotation = "int | None"
+
     default = None
 
     def __init__(self, name: str = "multicast"):
@@ -517,10 +507,6 @@ class Multicast(Operand):
         return {self.name: "[.multicast::cluster]", "mask": "[, cta_mask]"}
 
 
-def _omitted(ty) -> bool:
-    return isinstance(ty, (types.Omitted, types.NoneType))
-
-
 class Optional(Operand):
     """An operand the PTX form may leave out: omitted (its ``default``), nothing is emitted; given,
     it is ``inner`` with a leading comma (template key ``{name}``) and needs ``need`` beyond the op
@@ -529,6 +515,7 @@ class Optional(Operand):
     def __init__(self, inner: Operand, default, need: "Requirement | None" = None):
         super().__init__(inner.name)
         self.inner, self.default, self.need = inner, default, need
+        self.annotation = inner.annotation if inner.annotation.endswith("| None") else f"{inner.annotation} | None"
 
     def check(self, op_name, ty):
         if not _omitted(ty):
@@ -542,47 +529,6 @@ class Optional(Operand):
 
     def doc_keys(self):
         return {self.name: f"[, {self.name}]"}
-
-
-# --------------------------------------------------------------------------------------------
-# Qualifier sets
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One value of a qualifier: the PTX text it adds and what it needs beyond the op."""
-
-    ptx: str
-    need: Requirement | None = None
-
-
-@dataclass(frozen=True)
-class Qualifier:
-    """A keyword option chosen at compile time (``sem="relaxed"``, ``op="add"``...); each value
-    selects a PTX fragment and may raise the requirement."""
-
-    name: str
-    choices: Mapping
-    default: object
-
-    def choice(self, op_name, ty) -> object:
-        value = None if isinstance(ty, types.NoneType) else literal(ty)
-        given = value is not None or None in self.choices and isinstance(ty, (types.NoneType, types.Omitted))
-        flags = all(isinstance(c, bool) for c in self.choices)
-        if not given or isinstance(value, bool) != flags or value not in self.choices:
-            allowed = ", ".join(repr(v) for v in self.choices)
-            raise reject(op_name, self.name, f"must be a constant, one of {allowed}", value if value is not None else ty)
-        return value
-
-    @property
-    def example(self):
-        """The value docs show: the default, else the first choice."""
-        return next(iter(self.choices)) if self.default is REQUIRED else self.default
-
-    def fragment(self, value) -> Choice:
-        c = self.choices[value]
-        return c if isinstance(c, Choice) else Choice(c)
 
 
 # --------------------------------------------------------------------------------------------
@@ -613,7 +559,18 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
     return builder.call(asm, [v for v, _ in operands], attrs=() if memory else ("readnone", "nounwind"))
 
 
-OPS: dict[str, "PtxOp"] = {}   # every declared op, by its Python name ("tma.load")
+MULTICAST_MARK = "numba_tma.multicast"   # see mark_constant_multicast
+
+
+def mark_constant_multicast(builder, where: str, mask: int) -> None:
+    """Record in the kernel's code that ``where`` (an op, or a mask helper with constant
+    arguments) multicasts with the constant ``mask``: a comment ``// numba_tma.multicast <where>
+    <mask>`` in an inline asm without effects, which the LLVM IR keeps (the launch reads it there:
+    ``numba_cuda_hooks.constant_multicast_masks``, for the kernel and every device function it
+    links) and NVVM drops (the PTX does not change)."""
+    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), f"// {MULTICAST_MARK} {where} {mask:#x}", "",
+                       side_effect=False)
+    builder.call(asm, [], attrs=("readnone", "nounwind"))
 
 
 # The placeholders of a sample's hand-written PTX (``Sample.ptx``): each stands for what NVVM wrote
@@ -708,7 +665,7 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class PtxOp:
+class PtxOp(Declaration):
     """One device op, declared once.
 
     ``name``: ``"family.op"`` (the family is the public module, ``numba_tma.<family>``).
@@ -719,7 +676,8 @@ class PtxOp:
     rules; ``fields(cc=..., **types_and_qualifier_values)`` adds template keys computed at lowering.
     ``doc``: summary, details and an example (the PTX block and requirement lines are generated).
     ``tlx``: the TLX / CuTe DSL / ``cuda::ptx`` names it answers to; ``samples``: its rows in the
-    assembly test (:class:`Sample`; each is compiled with every qualifier combination it admits).
+    assembly test (:class:`Sample`; each is compiled with every qualifier combination it admits);
+    ``refusals``: calls it refuses, with the message (:class:`Refusal`; checked compiled and simulated).
     ``memory``: async and barrier ops clobber memory; pure reads do not.  ``order``: the Python
     parameter order when it is not operands then qualifiers.  ``spell(**qualifier_values)`` adds
     template keys that depend on several qualifiers at once.
@@ -739,17 +697,10 @@ class PtxOp:
     spell: Callable | None = None
     tlx: tuple = ()
     samples: tuple = ()
+    refusals: tuple = ()
     memory: bool = True
     debug: Callable | None = None       # debug mode: debug(context, builder, tys, args) adds run-time checks
     debug_wait: str | None = None       # debug mode: a bounded form of the template; {out} = 1 on time-out
-
-    @property
-    def family(self) -> str:
-        return self.name.split(".", 1)[0]
-
-    @property
-    def short_name(self) -> str:
-        return self.name.split(".", 1)[1]
 
     # -- what a given call needs and emits ---------------------------------------------------
     def requirement(self, chosen: Mapping = {}, given: tuple = ()) -> Requirement:
@@ -788,53 +739,38 @@ class PtxOp:
         return self.render(values, chosen, self.doc_fields, uid="N")
 
     # -- the Numba intrinsic -------------------------------------------------------------------
-    def docstring(self) -> str:
-        lines = [inspect.cleandoc(self.doc), "", "PTX::", ""]
-        lines += ["    " + line.strip() for line in self.ptx_text().splitlines()]
-        lines += ["", f"Requires {self.need}."]
-        for q in self.qualifiers:
-            for value, c in q.choices.items():
-                if isinstance(c, Choice) and c.need is not None:
-                    lines.append(f"With ``{q.name}={value!r}``: {self.need | c.need}.")
-        for o in self.operands:
-            if getattr(o, "need", None) is not None:
-                lines.append(f"With ``{o.name}``: {self.need | o.need}.")
-        if self.tlx:
-            lines += ["", "Also known as: " + ", ".join(f"``{t}``" for t in self.tlx) + "."]
-        return "\n".join(lines)
+    vendor, twin = "nvidia", True   # every NVIDIA op has a simulator twin (numba_tma.simulator)
+
+    def code_block(self):
+        return "PTX", self.ptx_text()
+
+    def words(self):
+        texts = super().words() + [self.ptx_text(chosen) for chosen in self.instances()]
+        for sample in self.samples:
+            texts += [sample.sass] if isinstance(sample.sass, str) else list(sample.sass.values())
+        return texts
+
+    def result_annotation(self):
+        return "None" if self.returns == types.void else "bool" if self.returns == types.boolean else "int"
 
     def intrinsic(self):
         """The Numba intrinsic for this op, registered in :data:`OPS` (the public ops)."""
-        OPS[self.name] = self
+        self.register()
         return build_intrinsic(self)
 
 
 def build_intrinsic(op: PtxOp):
     """The Numba intrinsic for ``op`` without registering it (test-only ops)."""
-    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    # qualifiers are documented as keywords; numba's argument folding mishandles keyword-only
-    # parameters, so they are ordinary parameters with defaults after the operands (or in
-    # ``op.order``)
-    params = [inspect.Parameter(o.name, positional, default=o.default) for o in op.operands]
-    params += [inspect.Parameter(q.name, positional, default=q.default) for q in op.qualifiers]
-    if op.order:
-        params.sort(key=lambda p: op.order.index(p.name))
-    signature = inspect.Signature([inspect.Parameter("typingctx", positional)] + params)
+    params = list(op.signature.parameters.values())
+    signature = inspect.Signature([inspect.Parameter("typingctx", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params)
     names = [p.name for p in params]
 
     def typer(typingctx, *args, **kwargs):
-        try:
-            bound = signature.bind(typingctx, *args, **kwargs)
-        except TypeError as exc:
-            raise OpArgumentError(f"numba_tma: {op.name} takes ({', '.join(names)}): {exc}") from None
-        given = dict(list(bound.arguments.items())[1:])
-        argtys = [given.get(n, types.Omitted(signature.parameters[n].default)) for n in names]
+        given = op.bind(args, kwargs)
+        argtys = [given.get(n, types.Omitted(op.signature.parameters[n].default)) for n in names]
         tys = dict(zip(names, argtys))
-        for o in op.operands:
-            o.check(op.name, tys[o.name], *(tys[p] for p in o.peers))
-        chosen = {q.name: q.choice(op.name, tys[q.name]) for q in op.qualifiers}
         operand_tys = {o.name: tys[o.name] for o in op.operands}
-
+        chosen = op.check_types(tys)
         given = tuple(o.name for o in op.operands if o.default is not REQUIRED and not _omitted(tys[o.name]))
 
         def validate():
@@ -843,13 +779,13 @@ def build_intrinsic(op: PtxOp):
             named += "".join(f" with {q.name}={chosen[q.name]!r}" for q in op.qualifiers   # what raised the need
                              if op.need | q.fragment(chosen[q.name]).need != op.need)
             check_arch(named, op.requirement(chosen, given))
-            if op.check is not None:
-                op.check(**operand_tys, **chosen)
 
         validate()
 
         def codegen(context, builder, sig, llargs):
             validate()   # typing is cached across targets and toolkits; lowering is not
+            if op.check is not None:
+                op.check(**operand_tys, **chosen)
             cc = current_cc()
             bounded = debug.STATE.on and op.debug_wait is not None   # a wait that reports a time-out
             result = "=r" if bounded or op.returns == types.boolean else \
@@ -864,6 +800,8 @@ def build_intrinsic(op: PtxOp):
             for o in op.operands:
                 ty, val = tys[o.name], by_name[o.name]
                 peers = [tys[p] for p in o.peers]
+                if isinstance(o, Multicast) and isinstance(literal(ty), int):
+                    mark_constant_multicast(builder, op.name, literal(ty))
                 try:
                     lowered = o.lower(context, builder, ty, val, *peers)
                 except LateReject as late:
@@ -891,11 +829,8 @@ def build_intrinsic(op: PtxOp):
     typer.__name__ = typer.__qualname__ = op.short_name
     typer.__doc__ = op.docstring()
     typer.__module__ = f"numba_tma.{op.family}"
-    public = _intrinsic(target="cuda", prefer_literal=True)(typer)
     # what help() and IDEs show: the Python parameters, without the typing context numba passes
-    public.__signature__ = signature.replace(parameters=params)
-    public.__doc__ = f"{op.short_name}{public.__signature__}\n\n{typer.__doc__}"
-    return public
+    return op.public(_intrinsic(target="cuda", prefer_literal=True)(typer), typer.__module__)
 
 
 def _report_time_out(op, builder, flag, lowered):
@@ -905,8 +840,3 @@ def _report_time_out(op, builder, flag, lowered):
     debug.fail_if(builder, builder.icmp_unsigned("!=", flag, ir.Constant(I32, 0)), op.name,
                   f"timed out after {debug.STATE.timeout_ms:g} ms waiting for phase parity %lld of the mbarrier at "
                   "shared address 0x%llx (are the expected bytes and the arrival count right?)", [phase, bar])
-
-
-def exported(family: str) -> list[str]:
-    """The public names of a family's ops (its module's ``__all__``)."""
-    return sorted(op.short_name for op in OPS.values() if op.family == family)

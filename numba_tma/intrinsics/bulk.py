@@ -11,7 +11,7 @@ reused).  The same three are ``numba_tma.tma.commit_group`` etc.
 from numba.cuda import types
 
 from . import debug
-from ._core import (REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample,
+from ._core import (IMMEDIATE, Refusal, REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample,
                     SharedArray, SharedRef, exported, global_address, literal, reject)
 from ..reductions import BULK_REDUCE_TYPES
 from .mbarrier import barrier
@@ -68,6 +68,8 @@ commit_group = PtxOp(
         bulk.commit_group()
         bulk.wait_group_read(0)
     """,
+    refusals=(Refusal('bulk.commit_group(1)',
+                      'numba_tma: bulk.commit_group takes (): too many positional arguments'),),
 ).intrinsic()
 
 wait_group = PtxOp(
@@ -82,6 +84,10 @@ wait_group = PtxOp(
 
         bulk.wait_group(0)
     """,
+    refusals=(Refusal('bulk.wait_group(64)',
+                      "bulk.wait_group: argument 'n' must be in [0, 63]"),
+              Refusal('bulk.wait_group(out[0])',
+                      "bulk.wait_group: argument 'n' must be a compile-time integer constant", constant_only=IMMEDIATE),),
 ).intrinsic()
 
 wait_group_read = PtxOp(
@@ -96,6 +102,8 @@ wait_group_read = PtxOp(
 
         bulk.wait_group_read(0)      # the tile may be refilled now
     """,
+    refusals=(Refusal('bulk.wait_group_read(-1)',
+                      "bulk.wait_group_read: argument 'n' must be in [0, 63]"),),
 ).intrinsic()
 
 load = PtxOp(
@@ -125,6 +133,10 @@ load = PtxOp(
             bulk.load(buf, a[row], 4096, bars)        # one row of a pitched 2-D array
         mbarrier.wait(bars, 0)
     """,
+    refusals=(Refusal('bulk.load(smem, desc, 20, bar)',
+                      "bulk.load: argument 'nbytes' must be a multiple of 16 bytes"),
+              Refusal('bulk.load(smem, desc, 64, bar, multicast=0)',
+                      "bulk.load: argument 'multicast' must be in [1, 65535]"),),
 ).intrinsic()
 
 store = PtxOp(
@@ -149,6 +161,8 @@ store = PtxOp(
             bulk.commit_group()
             bulk.wait_group(0)
     """,
+    refusals=(Refusal('bulk.store(desc, 1, 64)',
+                      "bulk.store: argument 'src' must be a shared array"),),
 ).intrinsic()
 
 store_bytemask = PtxOp(
@@ -168,6 +182,8 @@ store_bytemask = PtxOp(
 
         bulk.store_bytemask(out[row], buf, 4096, 0x0F0F)
     """,
+    refusals=(Refusal('bulk.store_bytemask(desc, smem, 64, 0x10000)',
+                      "bulk.store_bytemask: argument 'mask' must be in [0, 65535]"),),
 ).intrinsic()
 
 # The reductions a shared -> global bulk reduce has, by the source's element type (PTX ISA,
@@ -237,6 +253,8 @@ reduce = PtxOp(
         bulk.reduce(totals, partial, 4096, "add")
         bulk.commit_group()
     """,
+    refusals=(Refusal("bulk.reduce(desc, cuda.shared.array(64, types.uint32), 64, op='mul')",
+                      "bulk.reduce: argument 'op' must be a constant, one of 'add'"),),
 ).intrinsic()
 
 prefetch = PtxOp(
@@ -252,6 +270,8 @@ prefetch = PtxOp(
 
         bulk.prefetch(a[row + 1], 4096)
     """,
+    refusals=(Refusal('bulk.prefetch(desc, 8)',
+                      "bulk.prefetch: argument 'nbytes' must be a multiple of 16 bytes"),),
 ).intrinsic()
 
 __all__ = exported("bulk")

@@ -2,7 +2,7 @@
 
 from numba.cuda import types
 
-from ._core import REQUIRED, Float, PtxOp, Qualifier, Requirement, Sample, exported
+from ._core import Refusal, REQUIRED, Float, PtxOp, Qualifier, Requirement, Sample, exported
 
 _KINDS = ("evict_first", "evict_last", "evict_normal", "evict_unchanged")
 
@@ -28,6 +28,10 @@ policy = PtxOp(
         keep = cache.policy("evict_last")              # data reused by later blocks
         tma.load(desc, tile, (x, y), bars, cache_hint=keep)
     """,
+    refusals=(Refusal("out[0] = cache.policy('evict_sometimes')",
+                      "cache.policy: argument 'kind' must be a constant, one of 'evict_first'"),
+              Refusal("out[0] = cache.policy('evict_first', fraction=2)",
+                      "cache.policy: argument 'fraction' must be in (0.0, 1.0]"),),
 ).intrinsic()
 
 __all__ = exported("cache")

@@ -12,15 +12,15 @@ from numba.cuda.extending import _intrinsic
 
 from .. import cluster_masks
 from . import debug
-from ._core import (I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
-                    emit_asm, exported)
+from ._core import (Refusal, I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
+                    emit_asm, exported, mark_constant_multicast)
 
 SM90 = Requirement((9, 0), (7, 8))
 _BARRIER = "9.7.13.3 barrier.cluster"   # PTX ISA 9.1 (the assembly rows' hand-written PTX)
 _AXES = Qualifier("axis", {"x": ".x", "y": ".y", "z": ".z"}, "x")
 
 
-def _register(name, register, doc, line, section, axis=True, sass="S2UR"):
+def _register(name, register, doc, line, section, axis=True, sass="S2UR", refusals=()):
     """A pure special-register read; ``sass``: per-block registers are ``S2UR`` reads, launch-wide
     ones constant-bank loads (``ULDC``; ``LDCU`` on sm_100a); ``line``: its assembly row's PTX, by
     hand, from PTX ISA 9.1's ``mov`` and the register's ``section``."""
@@ -29,6 +29,7 @@ def _register(name, register, doc, line, section, axis=True, sass="S2UR"):
         qualifiers=(_AXES,) if axis else (), need=SM90, returns=types.uint32, memory=False,
         tlx=(f"cute.arch.{name}",),
         samples=(Sample(f"out[0] = cluster.{name}()", sass, ptx=line, isa=f"9.7.9.3 mov; {section}"),),
+        refusals=refusals,
         doc=doc + f"""
 
     Example::
@@ -39,19 +40,30 @@ def _register(name, register, doc, line, section, axis=True, sass="S2UR"):
 
 
 ctarank = _register("ctarank", "cluster_ctarank", "This block's rank in its cluster (0 to ``nctarank() - 1``).",
-                    "mov.u32 %r, %cluster_ctarank;", "10.16 %cluster_ctarank", axis=False)
+                    "mov.u32 %r, %cluster_ctarank;", "10.16 %cluster_ctarank", axis=False,
+                    refusals=(Refusal('out[0] = cluster.ctarank(0)',
+                      'numba_tma: cluster.ctarank takes (): too many positional arguments'),))
 nctarank = _register("nctarank", "cluster_nctarank", "The number of blocks in this block's cluster.",
                      "mov.u32 %r, %cluster_nctarank;", "10.17 %cluster_nctarank", axis=False,
-                     sass={"sm_100a": "LDCU", "": "ULDC"})   # a launch constant
+                     sass={"sm_100a": "LDCU", "": "ULDC"}, refusals=(Refusal('out[0] = cluster.nctarank(1)',
+                      'numba_tma: cluster.nctarank takes (): too many positional arguments'),))   # a launch constant
 ctaid = _register("ctaid", "cluster_ctaid", "This block's position in its cluster along ``axis``.",
-                  "mov.u32 %r, %cluster_ctaid.x;", "10.14 %cluster_ctaid")
+                  "mov.u32 %r, %cluster_ctaid.x;", "10.14 %cluster_ctaid",
+                  refusals=(Refusal('out[0] = cluster.ctaid(0)',
+                      "cluster.ctaid: argument 'axis' must be a constant, one of 'x', 'y', 'z'"),))
 _CONSTANT = {"sm_100a": "LDCU", "": "ULDC"}
 nctaid = _register("nctaid", "cluster_nctaid", "The cluster's shape along ``axis``, in blocks.",
-                   "mov.u32 %r, %cluster_nctaid.x;", "10.15 %cluster_nctaid", sass=_CONSTANT)
+                   "mov.u32 %r, %cluster_nctaid.x;", "10.15 %cluster_nctaid", sass=_CONSTANT,
+                   refusals=(Refusal('out[0] = cluster.nctaid(None)',
+                      "cluster.nctaid: argument 'axis' must be a constant, one of 'x', 'y', 'z'"),))
 clusterid = _register("clusterid", "clusterid", "This cluster's position in the grid along ``axis``, in clusters.",
-                      "mov.u32 %r, %clusterid.x;", "10.12 %clusterid")
+                      "mov.u32 %r, %clusterid.x;", "10.12 %clusterid",
+                      refusals=(Refusal("out[0] = cluster.clusterid('w')",
+                      "cluster.clusterid: argument 'axis' must be a constant, one of 'x', 'y', 'z'"),))
 nclusterid = _register("nclusterid", "nclusterid", "The grid's shape along ``axis``, in clusters.",
-                       "mov.u32 %r, %nclusterid.x;", "10.13 %nclusterid", sass=_CONSTANT)
+                       "mov.u32 %r, %nclusterid.x;", "10.13 %nclusterid", sass=_CONSTANT,
+                       refusals=(Refusal("out[0] = cluster.nclusterid(axis='xy')",
+                      "cluster.nclusterid: argument 'axis' must be a constant, one of 'x', 'y', 'z'"),))
 
 is_first_cta = PtxOp(
     "cluster.is_first_cta",
@@ -68,6 +80,8 @@ is_first_cta = PtxOp(
         if cluster.is_first_cta():
             mbarrier.init(bars, cluster.nctarank())
     """,
+    refusals=(Refusal('out[0] = cluster.is_first_cta(rank=0)',
+                      "numba_tma: cluster.is_first_cta takes (): got an unexpected keyword argument 'rank'"),),
 ).intrinsic()
 
 arrive = PtxOp(
@@ -84,6 +98,8 @@ arrive = PtxOp(
         ...                                 # independent work
         cluster.wait()
     """,
+    refusals=(Refusal('cluster.arrive(relaxed=1)',
+                      "cluster.arrive: argument 'relaxed' must be a constant, one of False, True"),),
 ).intrinsic()
 
 wait = PtxOp(
@@ -96,6 +112,8 @@ wait = PtxOp(
 
         cluster.wait()
     """,
+    refusals=(Refusal('cluster.wait(acquire=True)',
+                      "numba_tma: cluster.wait takes (): got an unexpected keyword argument 'acquire'"),),
 ).intrinsic()
 
 sync = PtxOp(
@@ -110,6 +128,8 @@ sync = PtxOp(
 
         cluster.sync()
     """,
+    refusals=(Refusal('cluster.sync(True)',
+                      'numba_tma: cluster.sync takes (): too many positional arguments'),),
 ).intrinsic()
 
 cta_rank_of = PtxOp(
@@ -125,6 +145,8 @@ cta_rank_of = PtxOp(
 
         assert cluster.cta_rank_of(cluster.map_shared(tile, 1)) == 1
     """,
+    refusals=(Refusal('out[0] = cluster.cta_rank_of(1)',
+                      "cluster.cta_rank_of: argument 'array' must be"),),
 ).intrinsic()
 
 
@@ -192,7 +214,11 @@ def _mask_helper(name, compute, doc):
                 raise OpArgumentError(f"numba_tma: cluster.{name}: argument '{arg}' must be an integer; got {ty}")
         cluster_masks.check(name, **{arg: _known(ty) for arg, ty in zip(params, args)})
 
+        known = [_known(ty) for ty in args]
+
         def codegen(context, builder, sig, llargs):
+            if None not in known:   # a constant mask: the launch checks the cluster holds its blocks
+                mark_constant_multicast(builder, f"cluster.{name}({', '.join(map(str, known))})", compute(*known))
             wide = types.int64(*(types.int64 for _ in sig.args))
             values = [context.cast(builder, v, t, types.int64) for v, t in zip(llargs, sig.args)]
             mask = context.compile_internal(builder, compute, wide, values)

@@ -2,7 +2,7 @@
 memory, completing through cp.async groups or an mbarrier — the pre-TMA way to stream tiles, and
 what numba/numba#6673 asks for."""
 
-from ._core import Const, GlobalArray, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, \
+from ._core import IMMEDIATE, Refusal, Const, GlobalArray, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, \
     literal, reject
 from .mbarrier import barrier
 
@@ -42,6 +42,10 @@ load = PtxOp(
         cp_async.wait_all()
         cuda.syncthreads()
     """,
+    refusals=(Refusal('cp_async.load(smem, desc, 12)',
+                      "cp_async.load: argument 'nbytes' must be 4, 8 or 16"),
+              Refusal("cp_async.load(smem, desc, 8, cache='cg')",
+                      "cp_async.load: argument 'nbytes' must be 16 with cache='cg'"),),
 ).intrinsic()
 
 
@@ -56,6 +60,8 @@ commit_group = PtxOp(
 
         cp_async.commit_group()
     """,
+    refusals=(Refusal('cp_async.commit_group(0)',
+                      'numba_tma: cp_async.commit_group takes (): too many positional arguments'),),
 ).intrinsic()
 
 wait_group = PtxOp(
@@ -70,6 +76,10 @@ wait_group = PtxOp(
 
         cp_async.wait_group(1)        # all but the newest group have landed
     """,
+    refusals=(Refusal('cp_async.wait_group(8)',
+                      "cp_async.wait_group: argument 'n' must be in [0, 7]"),
+              Refusal('cp_async.wait_group(out[0])',
+                      "cp_async.wait_group: argument 'n' must be a compile-time integer constant", constant_only=IMMEDIATE),),
 ).intrinsic()
 
 wait_all = PtxOp(
@@ -84,6 +94,8 @@ wait_all = PtxOp(
         cp_async.wait_all()
         cuda.syncthreads()
     """,
+    refusals=(Refusal('cp_async.wait_all(0)',
+                      'numba_tma: cp_async.wait_all takes (): too many positional arguments'),),
 ).intrinsic()
 
 mbarrier_arrive = PtxOp(
@@ -104,6 +116,8 @@ mbarrier_arrive = PtxOp(
         cp_async.mbarrier_arrive(bars, noinc=True)
         mbarrier.wait(bars, 0)
     """,
+    refusals=(Refusal('cp_async.mbarrier_arrive(bar, noinc=2)',
+                      "cp_async.mbarrier_arrive: argument 'noinc' must be a constant, one of False, True"),),
 ).intrinsic()
 
 __all__ = exported("cp_async")

@@ -17,7 +17,7 @@ remote load or store use :func:`numba_tma.cluster.map_shared`.
 from numba.cuda import types
 
 from ..reductions import CLUSTER_REDUCE_TYPES
-from ._core import REQUIRED, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, Value, exported, reject
+from ._core import Refusal, REQUIRED, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, Value, exported, reject
 from .bulk import check_nbytes, debug_bytes, nbytes_operand
 from .mbarrier import barrier
 
@@ -113,6 +113,8 @@ store_async = PtxOp(
         # every block sends its partial sums to block 0's inbox, slot = its rank
         dsmem.store_async(at(inbox, 4 * rank), (s0, s1, s2, s3), at(bars, 0), 0)
     """,
+    refusals=(Refusal('dsmem.store_async(smem, (1.0, 2.0, 3.0), bar, 1)',
+                      "dsmem.store_async: argument 'value' must be one number or a tuple of 2 or 4"),),
 ).intrinsic()
 
 reduce_async = PtxOp(
@@ -142,6 +144,8 @@ reduce_async = PtxOp(
 
         dsmem.reduce_async(at(counts, bucket), 1, bars, owner, op="add")
     """,
+    refusals=(Refusal("dsmem.reduce_async(cuda.shared.array(8, types.uint32), 3, bar, 1, op='mul')",
+                      "dsmem.reduce_async: argument 'op' must be a constant, one of 'add'"),),
 ).intrinsic()
 
 copy_async = PtxOp(
@@ -166,6 +170,8 @@ copy_async = PtxOp(
         fence.proxy_async()
         dsmem.copy_async(at(ring, slot), tile, 8192, at(full, slot), (rank + 1) % n)
     """,
+    refusals=(Refusal('dsmem.copy_async(smem, smem[1024:], 256, bar, 16)',
+                      "dsmem.copy_async: argument 'cta_rank' must be in [0, 15]"),),
 ).intrinsic()
 
 reduce_copy_async = PtxOp(
@@ -198,6 +204,8 @@ reduce_copy_async = PtxOp(
 
         dsmem.reduce_copy_async(totals, partial, 4096, bars, 0, op="add")   # into block 0
     """,
+    refusals=(Refusal("dsmem.reduce_copy_async(cuda.shared.array(64, types.uint32), cuda.shared.array(64, types.uint32), 40, bar, 1, op='add')",
+                      "dsmem.reduce_copy_async: argument 'nbytes' must be a multiple of 16 bytes"),),
 ).intrinsic()
 
 __all__ = exported("dsmem")

@@ -1,7 +1,7 @@
 """Memory fences: between proxies (generic <-> async, generic <-> tensormap), for barrier
 initialisation, and the acq_rel / sc fences of the memory model."""
 
-from ._core import Choice, PtxOp, Qualifier, Requirement, Sample, exported
+from ._core import Refusal, Choice, PtxOp, Qualifier, Requirement, Sample, exported
 from .tma import Descriptor
 
 CLUSTER = Requirement((9, 0), (7, 8))
@@ -25,6 +25,8 @@ mbarrier_init = PtxOp(
             fence.mbarrier_init()
         cuda.syncthreads()
     """,
+    refusals=(Refusal('fence.mbarrier_init(bar)',
+                      'numba_tma: fence.mbarrier_init takes (): too many positional arguments'),),
 ).intrinsic()
 
 proxy_async = PtxOp(
@@ -47,6 +49,8 @@ proxy_async = PtxOp(
         fence.proxy_async()
         cuda.syncthreads()
     """,
+    refusals=(Refusal("fence.proxy_async('shared')",
+                      "fence.proxy_async: argument 'space' must be a constant, one of None, 'shared::cta'"),),
 ).intrinsic()
 
 acq_rel = PtxOp(
@@ -65,6 +69,8 @@ acq_rel = PtxOp(
         fence.acq_rel("gpu")
         flag[0] = 1
     """,
+    refusals=(Refusal("fence.acq_rel('block')",
+                      "fence.acq_rel: argument 'scope' must be a constant, one of 'cta', 'cluster', 'gpu', 'sys'"),),
 ).intrinsic()
 
 sc = PtxOp(
@@ -79,6 +85,8 @@ sc = PtxOp(
 
         fence.sc("sys")
     """,
+    refusals=(Refusal("fence.sc(scope='cluster', sem='acq_rel')",
+                      "numba_tma: fence.sc takes (scope): got an unexpected keyword argument 'sem'"),),
 ).intrinsic()
 
 proxy_tensormap_acquire = PtxOp(
@@ -97,6 +105,8 @@ proxy_tensormap_acquire = PtxOp(
 
         fence.proxy_tensormap_acquire(edited, "gpu")
     """,
+    refusals=(Refusal("fence.proxy_tensormap_acquire(desc, 'block')",
+                      "fence.proxy_tensormap_acquire: argument 'scope' must be a constant, one of 'cta'"),),
 ).intrinsic()
 
 proxy_tensormap_release = PtxOp(
@@ -112,6 +122,8 @@ proxy_tensormap_release = PtxOp(
 
         fence.proxy_tensormap_release("gpu")
     """,
+    refusals=(Refusal('fence.proxy_tensormap_release(desc)',
+                      "fence.proxy_tensormap_release: argument 'scope' must be a constant, one of 'cta'"),),
 ).intrinsic()
 
 __all__ = exported("fence")

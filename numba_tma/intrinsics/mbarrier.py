@@ -20,7 +20,7 @@ from numba.cuda.models import register_model
 from numba.cuda.typeconv import Conversion
 
 from ..errors import PHASE_NOT_TOKEN
-from ._core import Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, reject
+from ._core import Refusal, Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, reject
 
 SM80 = Requirement((8, 0), (7, 8))
 _MBARRIER = "9.7.13.15"   # PTX ISA 9.1: mbarrier (the assembly rows' hand-written PTX)
@@ -113,6 +113,10 @@ init = PtxOp(
             fence.mbarrier_init()
         cuda.syncthreads()
     """,
+    refusals=(Refusal('mbarrier.init(bar, 0)',
+                      "mbarrier.init: argument 'count' must be in [1, 1048575]"),
+              Refusal('mbarrier.init(smem, 1)',
+                      "mbarrier.init: argument 'bar' must be"),),
 ).intrinsic()
 
 SM90 = Requirement((9, 0), (8, 0))
@@ -177,6 +181,10 @@ arrive = PtxOp(
         mbarrier.arrive(bars)
         token = mbarrier.arrive(bars, count=2, sem="relaxed", scope="cluster")
     """,
+    refusals=(Refusal("mbarrier.arrive(bar, sem='acquire')",
+                      "mbarrier.arrive: argument 'sem' must be a constant, one of None, 'release', 'relaxed'"),
+              Refusal("mbarrier.arrive(bar, scope='gpu')",
+                      "mbarrier.arrive: argument 'scope' must be a constant, one of None, 'cta', 'cluster'"),),
 ).intrinsic()
 
 arrive_expect_tx = PtxOp(
@@ -196,6 +204,8 @@ arrive_expect_tx = PtxOp(
             mbarrier.arrive_expect_tx(bars, desc.box_bytes)
             tma.load(desc, tile, (x, y), bars)
     """,
+    refusals=(Refusal('mbarrier.arrive_expect_tx(bar, -1)',
+                      "mbarrier.arrive_expect_tx: argument 'nbytes' must be 0 to 2**20 - 1"),),
 ).intrinsic()
 
 _TX_SCOPE = Qualifier("scope", {"cta": ".cta", "cluster": ".cluster"}, "cta")
@@ -215,6 +225,8 @@ expect_tx = PtxOp(
         mbarrier.expect_tx(bars, desc.box_bytes)
         tma.load(desc, tile, (x, y), bars)
     """,
+    refusals=(Refusal('mbarrier.expect_tx(smem, 4096)',
+                      "mbarrier.expect_tx: argument 'bar' must be"),),
 ).intrinsic()
 
 complete_tx = PtxOp(
@@ -233,6 +245,8 @@ complete_tx = PtxOp(
         ...                                  # 256 bytes written by this thread
         mbarrier.complete_tx(bars, 256)
     """,
+    refusals=(Refusal("mbarrier.complete_tx(bar, 4096, scope='gpu')",
+                      "mbarrier.complete_tx: argument 'scope' must be a constant, one of 'cta', 'cluster'"),),
 ).intrinsic()
 
 arrive_drop = PtxOp(
@@ -248,6 +262,8 @@ arrive_drop = PtxOp(
 
         mbarrier.arrive_drop(bars)          # this warp is done with the ring
     """,
+    refusals=(Refusal('mbarrier.arrive_drop(bar, count=0)',
+                      "mbarrier.arrive_drop: argument 'count' must be in [1, "),),
 ).intrinsic()
 
 arrive_drop_expect_tx = PtxOp(
@@ -264,6 +280,8 @@ arrive_drop_expect_tx = PtxOp(
 
         mbarrier.arrive_drop_expect_tx(bars, desc.box_bytes)
     """,
+    refusals=(Refusal('mbarrier.arrive_drop_expect_tx(bar, 1 << 20)',
+                      "mbarrier.arrive_drop_expect_tx: argument 'nbytes' must be 0 to 2**20 - 1"),),
 ).intrinsic()
 
 arrive_remote = PtxOp(
@@ -286,6 +304,8 @@ arrive_remote = PtxOp(
 
         mbarrier.arrive_remote(empty, producer_rank)      # tell the producer CTA the slot is free
     """,
+    refusals=(Refusal('mbarrier.arrive_remote(bar, 16)',
+                      "mbarrier.arrive_remote: argument 'cta_rank' must be in [0, 15]"),),
 ).intrinsic()
 
 inval = PtxOp(
@@ -302,6 +322,8 @@ inval = PtxOp(
         mbarrier.inval(bars)
         mbarrier.init(bars, 2)
     """,
+    refusals=(Refusal('mbarrier.inval(bar, 1)',
+                      'numba_tma: mbarrier.inval takes (bar): too many positional arguments'),),
 ).intrinsic()
 
 pending_count = PtxOp(
@@ -318,6 +340,8 @@ pending_count = PtxOp(
         token = mbarrier.arrive(bars, count=1, no_complete=True)
         left = mbarrier.pending_count(token)
     """,
+    refusals=(Refusal('out[0] = mbarrier.pending_count(1.5)',
+                      "mbarrier.pending_count: argument 'token'"),),
 ).intrinsic()
 
 
@@ -353,6 +377,8 @@ test_wait = PtxOp(
 
         done = mbarrier.test_wait(bars, 0)
     """,
+    refusals=(Refusal('mbarrier.init(bar, 1)\nout[0] = mbarrier.test_wait(bar, mbarrier.arrive(bar))',
+                      "mbarrier.test_wait: argument 'phase' must be a phase parity"),),
 ).intrinsic()
 
 test_wait_token = PtxOp(
@@ -370,6 +396,8 @@ test_wait_token = PtxOp(
         token = mbarrier.arrive(bars)
         done = mbarrier.test_wait_token(bars, token)
     """,
+    refusals=(Refusal("mbarrier.init(bar, 1)\nout[0] = mbarrier.test_wait_token(bar, mbarrier.arrive(bar), sem='release')",
+                      "mbarrier.test_wait_token: argument 'sem' must be a constant, one of None, 'acquire', 'relaxed'"),),
 ).intrinsic()
 
 try_wait = PtxOp(
@@ -396,6 +424,8 @@ try_wait = PtxOp(
         while not mbarrier.try_wait(bars, phase):
             pass
     """,
+    refusals=(Refusal("out[0] = mbarrier.try_wait(bar, 0, scope='gpu')",
+                      "mbarrier.try_wait: argument 'scope' must be a constant, one of None, 'cta', 'cluster'"),),
 ).intrinsic()
 
 try_wait_token = PtxOp(
@@ -413,6 +443,8 @@ try_wait_token = PtxOp(
         while not mbarrier.try_wait_token(bars, token):
             pass
     """,
+    refusals=(Refusal('out[0] = mbarrier.try_wait_token(bar)',
+                      "numba_tma: mbarrier.try_wait_token takes (bar, token, suspend_ns, sem, scope): missing a required argument: 'token'"),),
 ).intrinsic()
 
 wait = PtxOp(
@@ -436,6 +468,8 @@ wait = PtxOp(
 
         mbarrier.wait(bars, 0)
     """,
+    refusals=(Refusal('mbarrier.init(bar, 1)\nmbarrier.wait(bar, mbarrier.arrive(bar))',
+                      "mbarrier.wait: argument 'phase' must be a phase parity"),),
 ).intrinsic()
 
 __all__ = exported("mbarrier")

@@ -3,7 +3,7 @@ consumer warp groups meet without stopping the whole block) and electing one lan
 
 from numba.cuda import types
 
-from ._core import Int, PtxOp, Requirement, Sample, exported, literal, reject
+from ._core import Refusal, Int, PtxOp, Requirement, Sample, exported, literal, reject
 
 SM70 = Requirement((7, 0), (6, 0))
 
@@ -34,6 +34,8 @@ named_barrier_sync = PtxOp(
 
         sync.named_barrier_sync(1, 256)       # the two consumer warp groups meet
     """,
+    refusals=(Refusal('sync.named_barrier_sync(1, 48)',
+                      "sync.named_barrier_sync: argument 'nthreads' must be a positive multiple of 32"),),
 ).intrinsic()
 
 named_barrier_arrive = PtxOp(
@@ -50,6 +52,8 @@ named_barrier_arrive = PtxOp(
 
         sync.named_barrier_arrive(1, 256)
     """,
+    refusals=(Refusal('sync.named_barrier_arrive(16, 64)',
+                      "sync.named_barrier_arrive: argument 'barrier_id' must be in [0, 15]"),),
 ).intrinsic()
 
 elect_one = PtxOp(
@@ -70,6 +74,8 @@ elect_one = PtxOp(
         if sync.elect_one():
             tma.load(desc, tile, coords, bars)
     """,
+    refusals=(Refusal('out[0] = sync.elect_one(0xFFFFFFFF)',
+                      'numba_tma: sync.elect_one takes (): too many positional arguments'),),
 ).intrinsic()
 
 __all__ = exported("sync")

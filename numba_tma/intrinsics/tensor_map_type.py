@@ -25,7 +25,8 @@ from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.models import register_model
 from numba.cuda.typing.templates import AttributeTemplate
 
-from ..descriptors.enums import SWIZZLE_BYTES, smem_row_bytes
+from ..descriptors.enums import SWIZZLE_BYTES
+from ..descriptors.tile_layout import TileLayout, register_kernel_type
 from ..numba_cuda_hooks import register_by_value, request_grid_constant
 
 TENSORMAP_LL = ir.LiteralStructType([ir.ArrayType(ir.IntType(64), 16)])
@@ -34,42 +35,35 @@ TENSORMAP_LL = ir.LiteralStructType([ir.ArrayType(ir.IntType(64), 16)])
 class TensorMapType(types.Type):
     """``TensorMap[bfloat16, rank=2, box=(64, 64), tiled]`` — box in the array's own order.
 
-    ``dtype`` is the source array's dtype name; ``data_type`` the TMA data type's name
-    (``"BFLOAT16"``); ``element_bits`` the width TMA moves per element (a destination of any dtype of
-    that width is accepted); ``swizzle`` the swizzle's name; ``element_strides`` (innermost first,
-    ``None`` for all ones) — so a kernel compiled for one map is not reused for a map that lays out
-    shared memory differently; ``store_overrun``, the bytes a store crossing the end of a row would
-    write past it (0 when none, or when the map opted in: stores through the map are refused
-    otherwise, :mod:`numba_tma.descriptors.edge`).
+    The type of every map with one :class:`~numba_tma.descriptors.tile_layout.TileLayout`
+    (``layout``, its key), whose facts it shows as attributes: ``dtype``, ``data_type``,
+    ``element_bits``, ``rank``, ``box``, ``mode``, ``swizzle``, ``box_bytes``, ``element_strides``,
+    ``store_overrun``, ``smem_bytes`` — so a kernel compiled for one map is not reused for a map that
+    lays out shared memory differently, and a map with a store overrun refuses stores.
     """
 
-    def __init__(self, dtype, data_type, element_bits, rank, box, mode, swizzle="NONE", box_bytes=None,
-                 element_strides=None, store_overrun=0):
-        self.dtype, self.data_type, self.element_bits = dtype, data_type, element_bits
-        self.rank, self.box, self.mode, self.swizzle, self.box_bytes = rank, tuple(box), mode, swizzle, box_bytes
-        self.store_overrun = store_overrun
-        self.element_strides = None if element_strides is None or set(element_strides) == {1} else \
-            tuple(element_strides)
-        extra = "" if swizzle == "NONE" else f", swizzle={swizzle}"
-        extra += "" if self.element_strides is None else f", element_strides={self.element_strides}"
-        extra += f", store_overrun={store_overrun}" if store_overrun else ""
-        super().__init__(name=f"TensorMap[{dtype}, rank={rank}, box={self.box}, {mode}{extra}]")
+    def __init__(self, layout: TileLayout):
+        self.layout = layout
+        super().__init__(name=f"TensorMap[{layout}]")
 
     @property
     def key(self):
-        return (self.dtype, self.data_type, self.element_bits, self.rank, self.box, self.mode, self.swizzle,
-                self.box_bytes, self.element_strides, self.store_overrun)
+        return self.layout
 
-    @property
-    def smem_bytes(self):
-        """The shared memory one full box spans (``box_bytes``, or more with a swizzle wider than the
-        box's rows: rows lie the span apart); ``None`` when ``box_bytes`` is unknown."""
-        span = SWIZZLE_BYTES.get(self.swizzle, 0)
-        if self.box_bytes is None or not span or self.mode != "tiled":
-            return self.box_bytes
-        inner = self.box[-1] * (max(self.element_bits, 8) // 8)    # dimension 0's element stride is ignored
-        return self.box_bytes // inner * smem_row_bytes(inner, span)
+    dtype = property(lambda self: self.layout.dtype)
+    data_type = property(lambda self: self.layout.data_type)
+    element_bits = property(lambda self: self.layout.element_bits)
+    rank = property(lambda self: self.layout.rank)
+    box = property(lambda self: self.layout.box)
+    mode = property(lambda self: self.layout.mode)
+    swizzle = property(lambda self: self.layout.swizzle)
+    box_bytes = property(lambda self: self.layout.box_bytes)
+    element_strides = property(lambda self: self.layout.element_strides)
+    store_overrun = property(lambda self: self.layout.store_overrun)
+    smem_bytes = property(lambda self: self.layout.smem_bytes)
 
+
+register_kernel_type(functools.lru_cache(maxsize=None)(TensorMapType))
 
 
 @register_attr

@@ -14,7 +14,7 @@ driver's ``globalStrides`` (``i = 0`` is the stride of dimension 1).
 from numba.cuda import types
 
 from . import debug
-from ._core import (Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, literal,
+from ._core import (IMMEDIATE, Refusal, Const, GlobalArray, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, literal,
                     reject)
 from .tma import Descriptor
 
@@ -46,6 +46,8 @@ copy = PtxOp(
         buf = cuda.shared.array(128, numba.uint8, alignment=128)
         tensormap.copy(buf, desc)
     """,
+    refusals=(Refusal('tensormap.copy(smem, desc)',
+                      "tensormap.copy: argument 'buf' must be"),),
 ).intrinsic()
 
 
@@ -68,7 +70,8 @@ def _check_value(name, lo, hi, multiple, what):
     return rule, check, run_time
 
 
-def _field(name, field, value_bits, indexed, doc, line, immediate=None, limits=None, multiple=None, what="", last=4):
+def _field(name, field, value_bits, indexed, doc, line, immediate=None, limits=None, multiple=None, what="", last=4,
+           refusals=()):
     """``tensormap.replace`` of one field; ``immediate=(lo, hi)``: the PTX takes the value only as
     a constant (the enumerated fields); ``limits`` / ``multiple``: the values the tensormap can
     hold (``what`` says why); ``last``: the highest dimension index ``i``; ``line``: the PTX of its
@@ -89,6 +92,7 @@ def _field(name, field, value_bits, indexed, doc, line, immediate=None, limits=N
         tuple(operands), need=SM90A, check=check, debug=run_time,
         tlx=(f"cuda::ptx::tensormap_replace_{field}", "cute tensormap_replace"),
         samples=(Sample(call, "ST.E", ptx=line, isa="9.7.9.28 tensormap.replace"),),   # a read-modify-write of the bits
+        refusals=refusals,
         doc=doc + ("" if immediate else f"""  ``value`` {value.rule}: a constant outside is
     refused at compile time, a run-time one traps in debug mode.""") + """
 
@@ -102,37 +106,57 @@ def _field(name, field, value_bits, indexed, doc, line, immediate=None, limits=N
 replace_global_address = _field("replace_global_address", "global_address", 64, False,
                                 """Set the descriptor's global address (16-byte aligned; 32 for interleaved maps).""",
                                 "tensormap.replace.tile.global_address.b1024.b64 [%rd], %rd;",
-                                limits=(0, (1 << 64) - 16), multiple=16, what="TMA addresses are 16-byte aligned")
+                                limits=(0, (1 << 64) - 16), multiple=16, what="TMA addresses are 16-byte aligned",
+                                refusals=(Refusal('tensormap.replace_global_address(desc, 8)',
+                      "tensormap.replace_global_address: argument 'value'"),))
 replace_rank = _field("replace_rank", "rank", 32, False, """Set the descriptor's rank: ``value`` is the
     rank minus one, as the PTX ISA's ``.rank`` field takes it (measured: ``tests/test_gpu_sync_tensormap.py``).""",
                       "tensormap.replace.tile.rank.b1024.b32 [%rd], %r;",
-                      limits=(0, 4), what="rank - 1, for ranks 1 to 5")
+                      limits=(0, 4), what="rank - 1, for ranks 1 to 5",
+                      refusals=(Refusal('tensormap.replace_rank(desc, 5)',
+                      "tensormap.replace_rank: argument 'value'"),))
 replace_box_dim = _field("replace_box_dim", "box_dim", 32, True, """Set box dimension ``i`` (innermost
     first) to ``value`` elements.""", "tensormap.replace.tile.box_dim.b1024.b32 [%rd], 1, %r;",
-                         limits=(1, 256), what="elements per box dimension")
+                         limits=(1, 256), what="elements per box dimension",
+                         refusals=(Refusal('tensormap.replace_box_dim(desc, 1, 257)',
+                      "tensormap.replace_box_dim: argument 'value' must be 1 to 256 (elements per box dimension)"),
+              Refusal('tensormap.replace_box_dim(desc, out[0], 8)',
+                      "tensormap.replace_box_dim: argument 'i' must be a compile-time integer constant", constant_only=IMMEDIATE),))
 replace_global_dim = _field("replace_global_dim", "global_dim", 32, True, """Set tensor dimension ``i``
     (innermost first) to ``value`` elements.  A store through the edited map may write past a
     dimension 0 that is not whole 16-byte chunks: debug mode traps it (``tma.store``).""",
                             "tensormap.replace.tile.global_dim.b1024.b32 [%rd], 1, %r;",
-                            limits=(1, (1 << 32) - 1), what="elements; a 32-bit field")
+                            limits=(1, (1 << 32) - 1), what="elements; a 32-bit field",
+                            refusals=(Refusal('tensormap.replace_global_dim(desc, 5, 64)',
+                      "tensormap.replace_global_dim: argument 'i' must be in [0, 4]"),))
 replace_global_stride = _field("replace_global_stride", "global_stride", 64, True, """Set global stride
     ``i`` (0 to 3: the driver's ``globalStrides[i]``, the byte stride of dimension ``i + 1``) to
     ``value`` bytes.""", "tensormap.replace.tile.global_stride.b1024.b64 [%rd], 1, %rd;",
-                               limits=(16, (1 << 40) - 16), multiple=16, what="bytes, below 2**40", last=3)
+                               limits=(16, (1 << 40) - 16), multiple=16, what="bytes, below 2**40", last=3,
+                               refusals=(Refusal('tensormap.replace_global_stride(desc, 0, 24)',
+                      "tensormap.replace_global_stride: argument 'value'"),))
 replace_element_stride = _field("replace_element_stride", "element_stride", 32, True, """Set element
     stride ``i`` (innermost first) to ``value``.""", "tensormap.replace.tile.element_stride.b1024.b32 [%rd], 1, %r;",
-                                limits=(1, 8), what="elements")
+                                limits=(1, 8), what="elements",
+                                refusals=(Refusal('tensormap.replace_element_stride(desc, 1, 9)',
+                      "tensormap.replace_element_stride: argument 'value' must be 1 to 8 (elements)"),))
 replace_elemtype = _field("replace_elemtype", "elemtype", 32, False, """Set the element type (the PTX
     ISA's ``.elemtype`` code: the descriptor's type field, see ``numba_tma.descriptors.enums.TYPE_INFO``).""",
-                          "tensormap.replace.tile.elemtype.b1024.b32 [%rd], 0;", immediate=(0, 15))
+                          "tensormap.replace.tile.elemtype.b1024.b32 [%rd], 0;", immediate=(0, 15),
+                          refusals=(Refusal('tensormap.replace_elemtype(desc, 16)',
+                      "tensormap.replace_elemtype: argument 'value' must be in [0, 15]"),))
 replace_interleave = _field("replace_interleave", "interleave_layout", 32, False, """Set the interleave
     layout (0 none, 1 16 bytes, 2 32 bytes).""", "tensormap.replace.tile.interleave_layout.b1024.b32 [%rd], 0;",
-                            immediate=(0, 2))
+                            immediate=(0, 2), refusals=(Refusal('tensormap.replace_interleave(desc, 3)',
+                      "tensormap.replace_interleave: argument 'value' must be in [0, 2]"),))
 replace_swizzle = _field("replace_swizzle", "swizzle_mode", 32, False, """Set the swizzle mode (PTX ISA
     encoding: 0 none, 1 32B, 2 64B, 3 128B).""", "tensormap.replace.tile.swizzle_mode.b1024.b32 [%rd], 0;",
-                         immediate=(0, 3))
+                         immediate=(0, 3), refusals=(Refusal('tensormap.replace_swizzle(desc, 4)',
+                      "tensormap.replace_swizzle: argument 'value' must be in [0, 3]"),))
 replace_fill_mode = _field("replace_fill_mode", "fill_mode", 32, False, """Set the out-of-bounds fill
-    mode (0 zeros, 1 NaN).""", "tensormap.replace.tile.fill_mode.b1024.b32 [%rd], 0;", immediate=(0, 1))
+    mode (0 zeros, 1 NaN).""", "tensormap.replace.tile.fill_mode.b1024.b32 [%rd], 0;", immediate=(0, 1),
+    refusals=(Refusal('tensormap.replace_fill_mode(desc, 2)',
+                      "tensormap.replace_fill_mode: argument 'value' must be in [0, 1]"),))
 
 cp_fenceproxy = PtxOp(
     "tensormap.cp_fenceproxy",
@@ -153,6 +177,8 @@ cp_fenceproxy = PtxOp(
 
         tensormap.cp_fenceproxy(global_desc, buf)
     """,
+    refusals=(Refusal("tensormap.cp_fenceproxy(desc, cuda.shared.array(128, types.uint8, alignment=128), scope='block')",
+                      "tensormap.cp_fenceproxy: argument 'scope' must be a constant, one of 'cta'"),),
 ).intrinsic()
 
 __all__ = exported("tensormap")

@@ -25,7 +25,7 @@ from llvmlite import ir
 from numba.cuda import types
 
 from . import debug
-from ._core import (I32, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
+from ._core import (Refusal, I32, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
                     Sample, SharedArray, SharedRef, check_arch, exported, global_address, literal, reject,
                     shared_address)
 from .bulk import commit_group, wait_group, wait_group_read
@@ -39,6 +39,8 @@ from .tensor_map_type import TensorMapType
 
 class Descriptor(Operand):
     """A TensorMap kernel argument (its parameter address) or a uint8 device array (``l``)."""
+
+    annotation = "TensorMap | DeviceArray"
 
     def check(self, op_name, ty):
         ok = isinstance(ty, TensorMapType) or (isinstance(ty, types.Array) and ty.dtype == types.uint8)
@@ -70,7 +72,7 @@ def _check_desc(op, desc, coords, mode) -> bool:
         check_arch(f"{op} (descriptor in global memory)", GLOBAL_DESCRIPTOR)
         return False
     if desc.mode != mode:
-        raise reject(op, "desc", f"must be a {mode} map ({desc})", desc.mode)
+        raise reject(op, "desc", f"must be {'an' if mode == 'im2col' else 'a'} {mode} map ({desc})", desc.mode)
     if len(coords) != desc.rank:
         raise reject(op, "coords", f"must have {desc.rank} entries (the rank of {desc})", len(coords))
     return True
@@ -203,6 +205,12 @@ load = PtxOp(
             tma.load(desc, tile, (x0, y0), bars)
         mbarrier.wait(bars, 0)
     """,
+    refusals=(Refusal('tma.load(desc, smem, (0, 0, 0), bar)',
+                      "tma.load: argument 'coords' must have 2 entries", desc=('float32', (8, 32), 'none')),
+              Refusal('tma.load(desc, smem, (2, 0), bar)',
+                      "tma.load: argument 'coords[0]' times the element size (4 bytes) must be a multiple of 16 bytes", desc=('float32', (8, 32), 'none')),
+              Refusal("tma.load(desc, smem, (0, 0), bar, multicast=3, dst_space='cta')",
+                      "tma.load: argument 'dst_space' must be 'cluster' with multicast", desc=('float32', (8, 32), 'none')),),
 ).intrinsic()
 
 
@@ -260,6 +268,8 @@ load_im2col = PtxOp(
 
         tma.load_im2col(desc, block, (c0, w0, h0, n0), (dw, dh), bars)
     """,
+    refusals=(Refusal('tma.load_im2col(desc, smem, (0, 1, 2), (1,), bar)',
+                      "tma.load_im2col: argument 'desc' must be an im2col map", desc=('float32', (8, 32), 'none')),),
 ).intrinsic()
 
 
@@ -400,6 +410,10 @@ store = PtxOp(
             tma.commit_group()
             tma.wait_group(0)
     """,
+    refusals=(Refusal('tma.store(desc, smem, (0, 0), allow_overrun=1)',
+                      "tma.store: argument 'allow_overrun' must be a constant, one of False, True", desc=('float32', (8, 32), 'none')),
+              Refusal('tma.store(desc, bar, (0, 0))',
+                      "tma.store: argument 'src' must have 32-bit elements like the map", desc=('float32', (8, 32), 'none')),),
 ).intrinsic()
 
 def _check_reduce(desc, src, coords, op, allow_overrun, **_):
@@ -440,6 +454,8 @@ reduce = PtxOp(
         tma.reduce(desc, partial, (x0, y0), "add")
         tma.commit_group()
     """,
+    refusals=(Refusal("tma.reduce(desc, smem, (0, 0), op='mul')",
+                      "tma.reduce: argument 'op' must be a constant, one of 'add'", desc=('float32', (8, 32), 'none')),),
 ).intrinsic()
 
 
@@ -463,6 +479,8 @@ prefetch = PtxOp(
 
         tma.prefetch(desc, (x0 + 64, y0))       # the next tile
     """,
+    refusals=(Refusal('tma.prefetch(desc, (0,))',
+                      "tma.prefetch: argument 'coords' must have 2 entries", desc=('float32', (8, 32), 'none')),),
 ).intrinsic()
 
 
@@ -491,6 +509,8 @@ prefetch_im2col = PtxOp(
 
         tma.prefetch_im2col(desc, (c0, w0, h0, n0), (dw, dh))
     """,
+    refusals=(Refusal('tma.prefetch_im2col(desc, (0, 1, 2), (1,))',
+                      "tma.prefetch_im2col: argument 'desc' must be an im2col map", desc=('float32', (8, 32), 'none')),),
 ).intrinsic()
 
 prefetch_descriptor = PtxOp(
@@ -507,6 +527,8 @@ prefetch_descriptor = PtxOp(
         if cuda.threadIdx.x == 0:
             tma.prefetch_descriptor(desc)
     """,
+    refusals=(Refusal('tma.prefetch_descriptor(smem)',
+                      "tma.prefetch_descriptor: argument 'desc' must be"),),
 ).intrinsic()
 
 
@@ -549,6 +571,8 @@ gather4 = PtxOp(
         mbarrier.arrive_expect_tx(bars, 4 * desc.box_bytes)
         tma.gather4(desc, rows_tile, col0, (r0, r1, r2, r3), bars)
     """,
+    refusals=(Refusal('tma.gather4(desc, smem, 0, (0, 5, 9), bar)',
+                      "tma.gather4: argument 'rows' must have 4 entries"),),
 ).intrinsic()
 
 scatter4 = PtxOp(
@@ -575,6 +599,8 @@ scatter4 = PtxOp(
         tma.scatter4(desc, rows_tile, col0, (r0, r1, r2, r3))
         tma.commit_group()
     """,
+    refusals=(Refusal('tma.scatter4(desc, smem, 0, (0, 5, 9, 2, 1))',
+                      "tma.scatter4: argument 'rows' must have 4 entries"),),
 ).intrinsic()
 
 # -- swizzled shared-memory layouts ---------------------------------------------------------------
@@ -586,14 +612,12 @@ def _check_swizzled_index(desc, r, c, **_):
     if desc.swizzle not in SWIZZLE_BYTES or desc.mode != "tiled" or desc.element_bits < 8:
         raise reject("tma.swizzled_index", "desc", "must be a tiled map of 8-bit or wider elements with swizzle "
                      "none, 32B, 64B or 128B", desc)
-    rows = 1
-    for b in desc.box[:-1]:
-        rows *= b
-    for arg, ty, extent, what in (("r", r, rows, "the box's outer indices flattened"),
-                                  ("c", c, desc.box[-1], "the box's innermost extent")):
-        value = literal(ty)
-        if isinstance(value, int) and not 0 <= value < extent:
-            raise reject("tma.swizzled_index", arg, f"must be 0 to {extent - 1} ({what}, of {desc})", value)
+    # r (unsigned) may run past one box: a tile of several boxes stacked row after row keeps the
+    # pattern (a box spans whole swizzle repeats); c names a column of the box's rows, nothing else
+    column = literal(c)
+    if isinstance(column, int) and not 0 <= column < desc.box[-1]:
+        raise reject("tma.swizzled_index", "c", f"must be 0 to {desc.box[-1] - 1} (the box's innermost extent, "
+                     f"of {desc})", column)
 
 
 def _swizzle_fields(cc, desc, **_):
@@ -642,6 +666,10 @@ swizzled_index = PtxOp(
         tile = cuda.shared.array(64 * 64, numba.uint16, alignment=1024)    # bf16, 128B swizzle
         v = tile[tma.swizzled_index(desc, r, c)]
     """,
+    refusals=(Refusal('out[0] = tma.swizzled_index(desc, 0, 64)',
+                      "tma.swizzled_index: argument 'c' must be 0 to 63", desc=('uint16', (64, 64), '128B')),
+              Refusal('out[0] = tma.swizzled_index(desc, 0, 0)',
+                      "tma.swizzled_index: argument 'desc' must be a numba_tma.TensorMap"),),
 ).intrinsic()
 
 ALIASES = ("commit_group", "wait_group", "wait_group_read")   # the bulk async-groups, as numba_tma.bulk.*

@@ -36,7 +36,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..numba_cuda_hooks import import_declarations
-from . import copies, mbarrier, memory, numba_sim, scheduler, tensor, tensormap, threads
+from . import arguments, copies, mbarrier, memory, numba_sim, scheduler, tensor, tensormap, threads
 from .scheduler import SimulatorError
 
 numba_sim.install(scheduler.run_block, memory.shared_array, threads.syncwarp)
@@ -70,13 +70,24 @@ def _plain(value):
 def _twin(family, name, twin):
     """``twin`` (one twin may serve several ops) as the op ``family.name``: numpy integers taken as
     ints, named and documented as the compiled op: its declaration's docstring (tma's bulk-group
-    aliases: the bulk op's), or the public object's (the cluster helpers)."""
+    aliases: the bulk op's), or the public object's (the cluster helpers).  A declared op's twin
+    takes the declaration's signature and its argument rules (:mod:`.arguments`), and receives
+    every argument positionally, in the declaration's order, defaults filled in."""
     declared = _INTRINSICS._core.OPS
     op = declared.get(f"{family}.{name}") or declared.get(f"bulk.{name}" if family == "tma" else "")
 
-    @functools.wraps(twin)
-    def call(*args, **kwargs):
-        return twin(*map(_plain, args), **{k: _plain(v) for k, v in kwargs.items()})
+    if op is None:
+        @functools.wraps(twin)
+        def call(*args, **kwargs):
+            return twin(*map(_plain, args), **{k: _plain(v) for k, v in kwargs.items()})
+    else:
+        @functools.wraps(twin)
+        def call(*args, **kwargs):
+            # the declaration's signature and rules, then the semantics with every argument in order
+            return twin(*map(_plain, arguments.bind_and_check(op, tuple(map(_plain, args)),
+                                                              {k: _plain(v) for k, v in kwargs.items()})))
+
+        call.__signature__ = op.signature
 
     call.__name__ = call.__qualname__ = name
     call.__module__ = f"numba_tma.{family}"

@@ -36,8 +36,6 @@ def _check(op, array, role, nbytes, align, shared):
 
 
 def _bulk_checks(op, dst, src, nbytes, load):
-    if nbytes % 16 or nbytes <= 0:
-        raise SimulatorError(f"numba_tma simulator: {op}: nbytes={nbytes} must be a positive multiple of 16")
     _check(op, dst, "dst", nbytes, 16, shared=load)
     _check(op, src, "src", nbytes, 16, shared=not load)
 
@@ -80,16 +78,26 @@ def bulk_reduce(dst, src, nbytes, op, cache_hint=None):
 
 
 def bulk_prefetch(src, nbytes, cache_hint=None):
-    if nbytes % 16:
-        raise SimulatorError(f"numba_tma simulator: bulk.prefetch: nbytes={nbytes} must be a multiple of 16")
+    pass        # an L2 hint: nothing to simulate (its size rule is the declaration's)
 
 
-def _nothing(*args, **kwargs):
-    """Shared -> global copies complete when issued here: the bulk async-groups have nothing to wait for."""
+# Shared -> global copies complete when issued here: the bulk async-groups have nothing to wait for.
+
+def bulk_commit_group():
+    pass
+
+
+def bulk_wait_group(n):
+    pass
+
+
+def bulk_wait_group_read(n):
+    pass
 
 
 BULK_OPS = dict(load=bulk_load, store=bulk_store, store_bytemask=bulk_store_bytemask, reduce=bulk_reduce,
-                prefetch=bulk_prefetch, commit_group=_nothing, wait_group=_nothing, wait_group_read=_nothing)
+                prefetch=bulk_prefetch, commit_group=bulk_commit_group, wait_group=bulk_wait_group,
+                wait_group_read=bulk_wait_group_read)
 
 
 # -- dsmem: into the shared memory of a block of the cluster (rank cta_rank) --------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PHASE_NOT_TOKEN, OpArgumentError
 from . import memory, scheduler
 from .state import Barrier, Copy, SimulatorError, enter, peer, where
 
@@ -33,12 +32,6 @@ def barrier(state, thread, op, bar) -> Barrier:
 
 class StateToken(int):
     """A state token, as the compiled ``arrive*`` return it: an integer the parity waits refuse."""
-
-
-def _parity(op, phase):
-    if isinstance(phase, StateToken):
-        raise OpArgumentError(f"numba_tma: {op}: argument 'phase' {PHASE_NOT_TOKEN}; got mbarrier.StateToken")
-    return phase
 
 
 def _arrive(thread, state, op, bar, count, drop=0, nbytes=0):
@@ -189,7 +182,6 @@ def _probe(op, bar, done, what, deliver):
 
 
 def test_wait(bar, phase, sem=None, scope=None):
-    _parity("mbarrier.test_wait", phase)
     return _probe("mbarrier.test_wait", bar, lambda b: _parity_done(b, phase),
                   f"mbarrier.test_wait(parity {phase & 1})", False)
 
@@ -200,7 +192,6 @@ def test_wait_token(bar, token, sem=None, scope=None):
 
 
 def try_wait(bar, phase, suspend_ns=None, sem=None, scope=None):
-    _parity("mbarrier.try_wait", phase)
     return _probe("mbarrier.try_wait", bar, lambda b: _parity_done(b, phase),
                   f"mbarrier.try_wait(parity {phase & 1})", True)
 
@@ -211,7 +202,6 @@ def try_wait_token(bar, token, suspend_ns=None, sem=None, scope=None):
 
 
 def wait(bar, phase, sem=None, scope=None):
-    _parity("mbarrier.wait", phase)
     thread, state = enter()
     b = barrier(state, thread, "mbarrier.wait", bar)
     state.deliver()

@@ -25,6 +25,7 @@ import sys
 
 import numpy as np
 
+from .. import launch_limits
 from . import numba_sim
 from . import scheduler as _sched
 from .scheduler import SimulatorError, where
@@ -163,10 +164,30 @@ def _dynamic(block, dtype, alignment, frame):
 
 def _allocate_in(block, caller, args):
     """The array allocated at ``caller`` in ``block``, with ``args`` (shape, dtype, alignment);
-    the launch keeps the first declaration's, for blocks that have not reached the line."""
-    block.launch.shared_layout.setdefault(caller, args)
+    the launch keeps the first declaration's, for blocks that have not reached the line (and
+    checks the kernel's static shared memory with each new one)."""
+    layout = block.launch.shared_layout
+    if caller not in layout:
+        if caller != _DYNAMIC:
+            _check_static(block.launch, layout, caller, args)
+        layout[caller] = args
     array = block.shared[caller] = allocate(*args, caller, block)
     return array
+
+
+def _check_static(launch, layout, caller, args):
+    """The kernel's static shared arrays with the one at ``caller`` added, against the H200's
+    limits: at most 48 KB (ptxas refuses more: a SimulatorError), and with the launch's dynamic
+    shared memory at most the opt-in maximum (a LaunchError, as the GPU's launch gives)."""
+    static = sum(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                 for key, (shape, dtype, _) in list(layout.items()) + [(caller, args)] if key != _DYNAMIC)
+    try:
+        launch_limits.check_static(static, launch_limits.H200)
+    except launch_limits.LaunchError as refusal:
+        shape, dtype, _ = args
+        raise SimulatorError(f"numba_tma simulator: cuda.shared.array({shape}, {dtype}) at "
+                             f"{os.path.basename(caller[0])}:{caller[1]}: {refusal}") from None
+    launch_limits.check((1, 1, 1), (1, 1, 1), launch.dynamic_bytes, launch_limits.H200, static=static)
 
 
 def peer_array(array, block):

@@ -41,7 +41,11 @@ import os
 import random
 import threading
 
+import weakref
+
 import numpy as np
+
+from .. import launch_limits
 
 SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SEED") else None
 POLL_ROUNDS = 100            # failed probes in a row, with nothing changing, before a poller is stuck
@@ -492,6 +496,14 @@ class Launch:
 
 _LAUNCH = None                   # the launch running now (numba-cuda runs one kernel at a time)
 _CLUSTER_SHAPE = (1, 1, 1)       # the cluster shape of the next launch (clusters_of)
+_OPTED_IN = weakref.WeakKeyDictionary()   # kernel function -> the dynamic shared memory it is opted in to
+
+
+def opt_in(fn, shared_mem):
+    """``numba_tma.launch`` opted the kernel (its Python function) in to ``shared_mem`` bytes of
+    dynamic shared memory; the GPU's driver keeps that, so numba's own launch may then take as
+    much."""
+    _OPTED_IN[fn] = max(_OPTED_IN.get(fn, 0), shared_mem)
 
 
 @contextlib.contextmanager
@@ -513,7 +525,12 @@ def run_block(fn, grid_dim, block_dim, debug, point, args, call, dynamic_bytes):
     launch = _LAUNCH
     if launch is None or launch.call is not call:   # the simulator's kernel launch
         if launch is not None:                        # one whose call was cut short (Ctrl-C between blocks)
+            _LAUNCH = None
             launch.end()
+        # refused before anything runs if an H200 would not take it (numba's own launch takes more
+        # than 48 KB of dynamic shared memory only once numba_tma.launch opted the kernel in)
+        launch_limits.check(grid_dim, block_dim, dynamic_bytes, launch_limits.H200, cluster=_CLUSTER_SHAPE,
+                            opted_in=dynamic_bytes <= _OPTED_IN.get(fn, 0))
         launch = _LAUNCH = Launch(fn, grid_dim, block_dim, debug, args, dynamic_bytes, _CLUSTER_SHAPE)
         launch.call = call
     try:

@@ -25,11 +25,10 @@ import math
 import numpy as np
 
 from ..descriptors import decode
-from ..descriptors.edge import overrun_rule, store_limit
+from ..descriptors.edge import store_limit
 from ..descriptors.tensor_map import TensorMap
 from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, smem_row_bytes,
                                  swizzled_offsets)
-from ..errors import MULTICAST_NEEDS_CLUSTER, OpArgumentError
 from ..reductions import TENSOR_REDUCE_TYPES
 from . import memory
 from .mbarrier import deliver_later, targets
@@ -189,8 +188,6 @@ def load(desc, dst, coords, bar, cache_hint=None, multicast=None, dst_space="clu
         raise SimulatorError(f"numba_tma simulator: {op}: desc is an im2col map: use tma.load_im2col")
     if cta_group != 1:
         raise SimulatorError(f"numba_tma simulator: {op}: cta_group=2 needs a pair of blocks; the simulator runs one")
-    if dst_space == "cta" and multicast is not None:
-        raise OpArgumentError(f"numba_tma: {op}: argument 'dst_space' {MULTICAST_NEEDS_CLUSTER}; got 'cta'")
     _check_coords(op, fields, coords)
     _check_tile(op, fields, dst, fields.transfer_bytes, "dst")
     index = np.ix_(*_positions(fields, coords, op))
@@ -258,16 +255,12 @@ def load_im2col(desc, dst, coords, offsets, bar, cache_hint=None, multicast=None
 def _store_reach(op, desc, fields, first, box, allow_overrun):
     """The row width a store writes up to along dimension 0: ``global_dim[0]``, or on to the next
     16 bytes where the user opted in.  Refuses a store that would write past the tensor otherwise:
-    a ``TensorMap`` whose rows end short of 16 bytes (the compiled op's refusal, in its words), or
-    a map in memory when this box crosses a row's end (debug mode's trap)."""
+    a map in memory when this box crosses a row's end (debug mode's trap).  A ``TensorMap`` whose
+    rows end short of 16 bytes is the declaration's refusal (its type carries the overrun)."""
     bits, width = TYPE_INFO[fields.data_type].bits, fields.global_dim[0]
     reach = store_limit(bits, width)
     if isinstance(desc, TensorMap):
         allow_overrun = allow_overrun or desc.allow_store_overrun
-        if desc.store_overrun and not allow_overrun:
-            text = f"TensorMap[{desc.dtype}, rank={desc.rank}, box={desc.box}, {desc.mode}]"
-            raise OpArgumentError(f"numba_tma: {op}: argument 'desc' " + overrun_rule(
-                text, desc.dtype.split(" as ")[0], bits, desc.store_overrun, desc.rank, desc.mode) + f"; got {desc!r}")
     elif reach != width and first + box > width and not allow_overrun:
         raise SimulatorError(f"numba_tma simulator: {op}: the box (elements {first}..{first + box - 1} of dimension "
                              f"0) crosses the end of the row ({width} elements, {width * bits // 8} bytes: not a "

@@ -47,11 +47,9 @@ def _meet(key, expected, op, wait=True):
 
 
 def _check_named(op, barrier_id, nthreads):
-    if not 1 <= barrier_id <= 15:
+    if barrier_id == 0:
         raise SimulatorError(f"numba_tma simulator: {op}: barrier_id={barrier_id} must be 1-15 (0 is "
                              "cuda.syncthreads()'s barrier, which the simulator cannot share)")
-    if nthreads <= 0 or nthreads % 32:
-        raise SimulatorError(f"numba_tma simulator: {op}: nthreads={nthreads} must be a positive multiple of 32")
 
 
 def named_barrier_sync(barrier_id, nthreads):
@@ -176,10 +174,34 @@ SYNC_OPS = dict(named_barrier_sync=named_barrier_sync, named_barrier_arrive=name
                 elect_one=elect.elect_one)
 
 
-def _fence(*args, **kwargs):
-    """One coherent memory: nothing to order."""
+# The simulator has one coherent memory and completes a barrier's init at once: a fence has
+# nothing to order (its arguments are checked by its declaration).
+
+def fence_mbarrier_init():
+    pass
 
 
-FENCE_OPS = dict(mbarrier_init=_fence, proxy_async=_fence, acq_rel=_fence, sc=_fence, proxy_tensormap_acquire=_fence,
-                 proxy_tensormap_release=_fence)
+def fence_proxy_async(space):
+    pass
+
+
+def fence_acq_rel(scope):
+    pass
+
+
+def fence_sc(scope):
+    pass
+
+
+def fence_proxy_tensormap_acquire(desc, scope):
+    pass
+
+
+def fence_proxy_tensormap_release(scope):
+    pass
+
+
+FENCE_OPS = dict(mbarrier_init=fence_mbarrier_init, proxy_async=fence_proxy_async, acq_rel=fence_acq_rel,
+                 sc=fence_sc, proxy_tensormap_acquire=fence_proxy_tensormap_acquire,
+                 proxy_tensormap_release=fence_proxy_tensormap_release)
 CACHE_OPS = dict(policy=lambda kind, fraction=1.0, rest=None: 0)

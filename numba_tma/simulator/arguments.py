@@ -1,0 +1,85 @@
+"""A twin's arguments, checked by its op's declaration: the same signature, defaults and
+``OpArgumentError`` messages as the compiled op.
+
+Each Python value is given the Numba type the compiled path would see if the value were a
+compile-time constant (``3`` -> ``Literal[int](3)``, ``"add"`` -> ``Literal[str](add)``, a numpy
+array -> ``Array(dtype, ndim, layout)``, a ``TensorMap`` -> its map type) and the declaration's
+rules run on those types.  So every value is a constant here: a rule that refuses a run-time
+value where the PTX needs an immediate (a qualifier, ``Const``) cannot fire under the simulator,
+which runs with the values themselves; every other rule refuses the same calls with the same text.
+The architecture check has no counterpart (the simulator has no target).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..descriptors.tensor_map import TensorMap
+from . import mbarrier
+
+_CHECKED: set = set()     # (op name, argument keys) already found acceptable
+_TYPES: dict = {}         # numpy dtype -> Numba type
+
+
+def _numba():
+    from numba.cuda import types
+    from numba.cuda.np.numpy_support import from_dtype
+
+    return types, from_dtype
+
+
+def _key(value):
+    """What the checks can depend on, hashable; ``None`` when the value has no such key."""
+    kind = type(value)
+    if kind in (int, bool, str, float, mbarrier.StateToken) or value is None:
+        return kind, value
+    if kind is tuple:
+        keys = tuple(map(_key, value))
+        return None if None in keys else ("tuple", keys)
+    if isinstance(value, np.ndarray):
+        return "array", value.dtype.str, value.ndim, value.flags.c_contiguous
+    if isinstance(value, TensorMap):
+        return "map", value.layout
+    return None
+
+
+def value_type(value):
+    """The Numba type the compiled op would be given for ``value`` as a constant."""
+    types, from_dtype = _numba()
+    if value is None:
+        return types.none
+    if type(value) in (bool, int, str):
+        return types.literal(value)
+    if isinstance(value, mbarrier.StateToken):
+        from ..intrinsics.mbarrier import TOKEN      # imported already, by the package (its declarations)
+
+        return TOKEN
+    if isinstance(value, float):
+        return types.float64
+    if isinstance(value, tuple):
+        return types.Tuple([value_type(v) for v in value])
+    if isinstance(value, TensorMap):
+        return value._numba_type_
+    array = getattr(value, "_ary", value)          # a simulator device array holds a numpy array
+    if isinstance(array, np.ndarray):
+        dtype = _TYPES.get(array.dtype)
+        if dtype is None:
+            dtype = _TYPES[array.dtype] = from_dtype(array.dtype)
+        return types.Array(dtype, array.ndim, "C" if array.flags.c_contiguous else "A")
+    return types.pyobject
+
+
+def bind_and_check(op, args, kwargs) -> list:
+    """The call's arguments in the declaration's order, defaults filled in, after the op's rules
+    accepted them (raises ``OpArgumentError`` as the compiled op does)."""
+    given = op.bind(args, kwargs)
+    values = [given.get(name, parameter.default) for name, parameter in op.signature.parameters.items()]
+    key = (op.name, tuple(given), tuple(map(_key, values)))
+    if None in key[2] or key not in _CHECKED:
+        types, _ = _numba()
+        tys = {name: value_type(v) if name in given else types.Omitted(v)
+               for name, v in zip(op.signature.parameters, values)}
+        op.check_types(tys)
+        if None not in key[2]:
+            _CHECKED.add(key)
+    return values
