@@ -87,6 +87,13 @@ def host_array(array) -> np.ndarray:
     return array if isinstance(array, np.ndarray) else np.asarray(array)
 
 
+def host_array_or_none(value):
+    """:func:`host_array` of a numpy or simulator device array; ``None`` for anything else."""
+    if isinstance(value, np.ndarray):
+        return value
+    return np.asarray(value) if hasattr(value, "__array_interface__") else None
+
+
 _NUMBERS = frozenset({int, float, bool,
                       *(np.dtype(code).type for code in np.typecodes["AllInteger"] + np.typecodes["Float"])})
 _TYPE_CALL = _types.Type.__call__
