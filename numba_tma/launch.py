@@ -16,7 +16,7 @@ import operator
 
 from . import launch_limits
 from .errors import LaunchError
-from .launch_limits import OPTED_IN, PORTABLE_CLUSTER
+from .launch_limits import PORTABLE_CLUSTER
 
 __all__ = ["ClusterKernel", "LaunchError", "cluster_kernel", "launch"]
 
@@ -159,15 +159,14 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
         if (shapes, shared_mem) not in _SIMULATED:
             _check(shapes, shared_mem, launch_limits.H200)
             _SIMULATED.add((shapes, shared_mem))
+        from .simulator import scheduler
+
         # the kernel is opted in to this much dynamic shared memory, as on the GPU (numba's own launch
         # of it may then take as much: the simulator's launch check reads this)
-        kernel.__dict__[OPTED_IN] = max(kernel.__dict__.get(OPTED_IN, 0), shared_mem)
-        if shapes[3] == 1:
-            kernel[grid, block, stream, shared_mem](*args)
-        else:
-            from .simulator import hooks
+        scheduler.opt_in(kernel.py_func, shared_mem)
 
-            hooks.run_clusters(kernel, grid, block, shapes[2], shared_mem, args)
+        with scheduler.clusters_of(shapes[2]):
+            kernel[grid, block, stream, shared_mem](*args)
         return
     from cuda.core import launch as core_launch
     from numba import cuda

@@ -189,10 +189,13 @@ def _view(context, builder, aryty, address, shape):
 
 def _simulated_carver(pieces, align, fields, nbytes):
     """Under the CUDA simulator: the same pieces as numpy views of the block's dynamic buffer."""
-    from .simulator import hooks, memory
+    from .simulator import memory
 
-    def carve():
-        raw = hooks.kernel_cuda().shared.array(0, numba.uint8)
+    def carve():   # the same pieces for every thread of the block: made by its first
+        return memory.per_block(carve, make)
+
+    def make():
+        raw = memory.shared_array(0, "uint8")
         if raw.size < nbytes:
             raise SharedMemoryPlanError(f"the launch gave {raw.size} bytes of dynamic shared memory; this plan needs "
                                         f"{nbytes} (launch with shared_mem=plan.nbytes)")

@@ -318,15 +318,17 @@ def alloc_barriers(num_barriers, arrive_count=1):
 
 if SIMULATOR:
     def alloc_barriers(num_barriers, arrive_count=1):   # noqa: F811 - the simulator's body
-        from .simulator import hooks
+        import sys
 
-        kernel_cuda = hooks.kernel_cuda()   # the simulated kernel's cuda module (numba.cuda here has no threads)
-        bars = kernel_cuda.shared.array(num_barriers, "uint64")
-        if kernel_cuda.threadIdx.x == 0:
+        from .simulator import memory, scheduler
+
+        bars = memory.shared_array(num_barriers, "uint64", frame=sys._getframe(0))   # the kernel's shared memory
+        thread = scheduler.current()
+        if thread.thread_id == 0:
             for i in range(num_barriers):
                 mbarrier.init(at(bars, i), arrive_count)
             _fence.mbarrier_init()
-        kernel_cuda.syncthreads()
+        scheduler.syncthreads()
         return bars
 else:
     from numba.cuda import types as _types

@@ -162,7 +162,9 @@ def test_a_dimension_0_element_stride_loads_the_whole_row():
 
 def test_each_block_has_its_own_shared_memory_and_finished_blocks_free_theirs():
     out = simulate("""
-        from numba_tma.simulator import hooks
+        import weakref
+
+        memories = []                                       # every block's shared arrays, weakly
 
         @cuda.jit
         def k(out):
@@ -171,7 +173,8 @@ def test_each_block_has_its_own_shared_memory_and_finished_blocks_free_theirs():
             if cuda.threadIdx.x == 0:
                 out[cuda.blockIdx.x, 0] = b[0]              # 0: a fresh block's array (zeroed here)
                 b[0] = cuda.blockIdx.x + 1
-                out[cuda.blockIdx.x, 1] = len(hooks.kernel_cuda().shared._allocations)
+                memories.extend([weakref.ref(a.base), weakref.ref(b.base)])
+                out[cuda.blockIdx.x, 1] = sum(m() is not None for m in memories)   # still held
             a[cuda.threadIdx.x] = 1
 
         out = np.full((40, 2), -1, np.int64)

@@ -153,7 +153,7 @@ def test_one_source_line_allocating_other_shapes_in_other_launches():
     """Peers' arrays take the shape the running launch allocated at that line (a kernel factory
     makes the same line allocate 4 elements in one kernel and 64 in the next)."""
     out = simulate(setup=SETUP, body="""
-        from numba_tma.simulator import hooks
+        from numba_tma.simulator import memory, scheduler
 
         def make(n):
             @cuda.jit
@@ -162,9 +162,8 @@ def test_one_source_line_allocating_other_shapes_in_other_launches():
                     box = cuda.shared.array(n, numba.int32)      # when block 0 maps it
                     if cuda.threadIdx.x == 0:
                         cluster.map_shared(box, 1)
-                        peer = hooks.cluster_of(hooks.current_thread()).managers[1]
-                        out[0] = max(a.size for (_, owner), a in hooks.kernel_cuda().shared._allocations.items()
-                                     if owner is peer)                      # what block 1 got
+                        peer = scheduler.current().block.cluster.blocks[1]
+                        out[0] = max(a.size for a in peer.shared.values() if isinstance(a, memory.SharedArray))
                 cluster.sync()
             return k
 

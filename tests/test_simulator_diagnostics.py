@@ -177,9 +177,9 @@ def test_a_seed_shakes_out_a_wait_on_the_wrong_barrier():
             mbarrier.wait(bars, 0)
             out[0] = tiles[1, 0, 0]            # should have waited on bars[1]
         for seed in range(8):
-            numba_tma.simulator.state.SEED = seed
+            numba_tma.simulator.scheduler.SEED = seed
             run(waits_on_the_wrong_barrier, desc, np.zeros(1, np.float32))
     """
-    assert simulate(body.replace("numba_tma.simulator.state.SEED = seed", "pass"), setup=RUN).count("no error") == 8
+    assert simulate(body.replace("numba_tma.simulator.scheduler.SEED = seed", "pass"), setup=RUN).count("no error") == 8
     out = simulate(body, setup=RUN)
     assert "reads tiles[256]" in out and "still in flight" in out and "no error" in out, out

@@ -1,64 +1,165 @@
-"""The numba-cuda simulator internals numba_tma.simulator.hooks relies on are still there: this
-fails, naming what moved, when a numba-cuda release changes them."""
+"""The numba-cuda simulator internals numba_tma.simulator.numba_sim (the adapter) relies on are
+still there and still behave as it assumes: this fails, naming what moved, when a numba-cuda
+release changes one of them.  Runs without the simulator switched on (it imports numba-cuda's
+simulator modules directly, and puts back what it replaces)."""
 
+import ast
 import inspect
+import pathlib
+import threading
 
 import numba_cuda
+import numpy as np
 from numba.cuda.simulator import kernel, kernelapi
+from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray, FakeWithinKernelCUDAArray
 
-from numba_tma.simulator import hooks
+from numba_tma.simulator import numba_sim
 
-
-def test_numba_cuda_is_the_release_the_hooks_were_checked_against():
-    assert numba_cuda.__version__.startswith(hooks.SUPPORTED + "."), (
-        f"numba-cuda {numba_cuda.__version__}: re-check numba_tma/simulator/hooks.py (written for {hooks.SUPPORTED})")
+SIMULATOR = pathlib.Path(numba_sim.__file__).parent
 
 
-def test_the_patched_names_exist_with_the_signatures_replaced():
-    assert list(inspect.signature(kernelapi.FakeCUDAShared.array).parameters) == ["self", "shape", "dtype",
-                                                                                   "alignment"]
-    assert list(inspect.signature(hooks._original_thread_init).parameters)[:3] == ["self", "f", "manager"]
-    assert hasattr(kernelapi, "FakeCUDAModule") and hasattr(kernelapi, "numpy_support")
+def test_numba_cuda_is_the_release_the_adapter_was_checked_against():
+    assert numba_cuda.__version__.startswith(numba_sim.SUPPORTED + "."), (
+        f"numba-cuda {numba_cuda.__version__}: re-check numba_tma/simulator/numba_sim.py (written for "
+        f"{numba_sim.SUPPORTED})")
+
+
+def test_the_kernel_call_hands_every_block_to_the_block_manager_it_finds_in_its_module():
+    """numba_sim replaces ``kernel.BlockManager``: FakeCUDAKernel.__call__ must look the name up at
+    call time, make one per block with (fn, grid_dim, block_dim, debug) and call run(grid_point,
+    *args), after pushing the kernel context (whose .shared holds _dynshared_size)."""
+    seen = []
+
+    class Recorder:
+        def __init__(self, f, grid_dim, block_dim, debug):
+            seen.append(("made", f, tuple(grid_dim), tuple(block_dim), debug))
+
+        def run(self, grid_point, *args):
+            module = kernel._get_kernel_context()
+            seen.append(("run", tuple(grid_point), len(args), module.shared._dynshared_size))
+            calls.append(module)
+
+    def fn(a, b):
+        pass
+
+    calls = []
+    original = kernel.BlockManager
+    kernel.BlockManager = Recorder
+    try:
+        launch = kernel.FakeCUDAKernel(fn, device=False)
+        launch[(2, 1), 4, 0, 96](np.zeros(3), 7)
+        launch[(2, 1), 4, 0, 96](np.zeros(3), 7)
+    finally:
+        kernel.BlockManager = original
+    assert seen[0] == ("made", fn, (2, 1, 1), (4, 1, 1), False), seen
+    runs = [s[1] for s in seen if s[0] == "run"]
+    assert runs == [(0, 0, 0), (1, 0, 0)] * 2, \
+        f"FakeCUDAKernel.__call__ no longer runs each block via BlockManager: {seen}"
+    assert all(s[2:] == (2, 96) for s in seen if s[0] == "run"), seen
+    assert calls[0] is calls[1] and calls[2] is calls[3] and calls[1] is not calls[2], \
+        "the kernel context is no longer one object per kernel call (numba_sim tells launches apart by it)"
+
+
+def test_the_kernel_cuda_module_asks_the_current_thread_for_indices_and_barriers():
+    """The scheduler's threads stand in for numba-cuda's BlockThread: FakeCUDAModule must read
+    threadIdx, blockIdx, thread_id (laneid) and call syncthreads* on threading.current_thread()."""
+    module = kernelapi.FakeCUDAModule((1, 1, 1), (64, 1, 1), 0)
+    calls = []
+
+    class Thread(threading.Thread):
+        threadIdx, blockIdx, thread_id = "tid", "bid", 37
+
+        def syncthreads(self):
+            calls.append("syncthreads")
+
+        def syncthreads_count(self, v):
+            return ("count", v)
+
+        def syncthreads_and(self, v):
+            return ("and", v)
+
+        def syncthreads_or(self, v):
+            return ("or", v)
+
+        def run(self):
+            calls.extend([module.threadIdx, module.blockIdx, module.laneid])
+            module.syncthreads()
+            calls.extend([module.syncthreads_count(1), module.syncthreads_and(2), module.syncthreads_or(3)])
+
+    t = Thread()
+    t.start()
+    t.join()
+    assert calls == ["tid", "bid", 5, "syncthreads", ("count", 1), ("and", 2), ("or", 3)], calls
+
+
+def test_the_replaced_and_added_methods_keep_their_signatures():
+    assert list(inspect.signature(kernelapi.FakeCUDAShared.array).parameters) in (
+        ["self", "shape", "dtype", "alignment"],), "FakeCUDAShared.array's signature changed"
+    assert "self._dynshared_size" in inspect.getsource(kernelapi.FakeCUDAShared.__init__), \
+        "FakeCUDAShared no longer keeps the dynamic shared size in _dynshared_size"
+    assert isinstance(kernelapi.FakeCUDAModule.shared, property)
     assert callable(kernel._get_kernel_context), "the simulator no longer tracks the running kernel's cuda module"
 
 
-def test_the_attributes_read_are_set_where_expected():
-    thread_init = inspect.getsource(hooks._original_thread_init)      # (install() wrapped it)
-    for name in ("self._manager", "self.syncthreads_blocked", "self.abort", "self.thread_id", "self.exception"):
-        assert name in thread_init, f"BlockThread.__init__ no longer sets {name}"
-    manager = inspect.getsource(kernel.BlockManager.__init__)
-    for name in ("self._grid_dim", "self._block_dim"):
-        assert name in manager, f"BlockManager.__init__ no longer sets {name}"
-    shared = inspect.getsource(kernelapi.FakeCUDAShared.__init__)
-    assert "self._allocations" in shared, "FakeCUDAShared no longer keys allocations in _allocations"
+def test_device_arrays_forward_numpys_array_interface_to_the_memory():
+    """numba_sim.host_array reads a device array (and the in-kernel wrapper around it) as numpy
+    without copying."""
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    device = FakeCUDAArray(data)
+    for wrapped in (device, FakeWithinKernelCUDAArray(device)):
+        host = numba_sim.host_array(wrapped)
+        assert isinstance(host, np.ndarray) and host.shape == (2, 3)
+        host[1, 2] = 42
+        assert data[1, 2] == 42, "the numpy view is not the device array's memory"
+        data[1, 2] = 5
 
 
-def test_the_kernel_call_that_run_clusters_mirrors_is_unchanged():
-    """hooks.run_clusters is FakeCUDAKernel.__call__ with the blocks of a cluster run at once: it
-    repeats the argument handling and the per-block managers seen here."""
-    call = inspect.getsource(kernel.FakeCUDAKernel.__call__)
-    for piece in ("normalize_kernel_dimensions(", "FakeCUDAModule(", "_push_kernel_context(fake_cuda_module)",
-                  "extension.prepare_args(", "InOut(arg).to_device(retr)", "isinstance(arg, ArgHint)",
-                  "FakeWithinKernelCUDAArray(ret)", "swapped_cuda_module(self.fn, fake_cuda_module)",
-                  "BlockManager(self.fn, grid_dim, block_dim, self._debug)", "bm.run(grid_point, *fake_args)",
-                  "for wb in retr:"):
-        assert piece in call, f"FakeCUDAKernel.__call__ changed ({piece!r}): re-check hooks.run_clusters"
-    assert list(inspect.signature(kernel.BlockManager.run).parameters) == ["self", "grid_point", "args"]
-    run = inspect.getsource(kernel.BlockManager.run)      # hooks._run_block repeats it, yielding the GIL
-    for piece in ("np.ndindex(*self._block_dim)", "BlockThread(target, self, grid_point, block_point, self._debug)",
-                  "t.syncthreads_blocked", "t_other.abort = True", "t_other.syncthreads_event.set()",
-                  "raise t.exception[0].with_traceback(t.exception[1])", "t.syncthreads_event.set()"):
-        assert piece in run, f"BlockManager.run changed ({piece!r}): re-check hooks._run_block"
-    manager = inspect.getsource(kernel.BlockManager.__init__)
-    assert "self._f = f" in manager and "self._debug = debug" in manager, "BlockManager keeps f / debug elsewhere"
-    assert "self._dynshared_size" in inspect.getsource(kernelapi.FakeCUDAShared.__init__)
+def test_only_the_adapter_names_numba_cudas_simulator():
+    """No other module of numba_tma imports from numba.cuda.simulator, so a numba-cuda change
+    lands in numba_sim.py alone."""
+    package = SIMULATOR.parent
+    offenders = []
+    for path in package.rglob("*.py"):
+        if path == pathlib.Path(numba_sim.__file__):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n.startswith("numba.cuda.simulator") for n in names):
+                offenders.append(str(path.relative_to(package)))
+    assert not offenders, f"modules naming numba-cuda's simulator besides numba_sim.py: {offenders}"
 
 
-def test_the_launch_configuration_checked_is_set_where_expected():
-    """Hook 5 wraps ``FakeCUDAKernel.__getitem__`` and checks what it set: the normalised grid and
-    block, and the dynamic shared memory (item 4 of the configuration)."""
-    getitem = inspect.getsource(hooks._original_configure)
-    for piece in ("self.grid_dim, self.block_dim = normalize_kernel_dimensions(", "self.dynshared_size = configuration[3]",
-                  "return self"):
-        assert piece in getitem, f"FakeCUDAKernel.__getitem__ changed ({piece!r}): re-check hooks._configure"
-    assert kernel.FakeCUDAKernel.__getitem__ is hooks._configure, "hook 5 not installed"
+def test_the_simulator_modules_import_only_downwards():
+    """simulator/: each module imports only modules below it (no circle), the adapter nothing of
+    numba_tma (tests/test_layers.py places the package among numba_tma's layers)."""
+    order = ["numba_sim", "scheduler", "memory", "state", "elect", "mbarrier", "arguments", "tensormap", "tensor",
+             "copies", "threads", "__init__"]
+    for path in SIMULATOR.glob("*.py"):
+        name = path.stem
+        assert name in order, f"simulator/{path.name} is not in the layer order of this test"
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                imported = [node.module] if node.module else [a.name for a in node.names]
+                for other in imported:
+                    assert order.index(other) < order.index(name), f"simulator/{name}.py imports .{other}, above it"
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                assert name != "numba_sim", f"simulator/{name}.py imports numba_tma itself"
+
+
+def test_numbas_scalar_types_cast_a_value_as_the_fast_call_does():
+    """numba_sim replaces Integer/Float.__call__ (numba's Type.__call__: a single non-Type argument
+    is cast_python_value(arg)) with a shortcut for plain numbers: the same results, and numba's own
+    call for anything else."""
+    from numba.core import types
+
+    source = inspect.getsource(numba_sim._TYPE_CALL)
+    assert "if len(args) == 1 and not isinstance(args[0], Type):" in source and \
+        "return self.cast_python_value(args[0])" in source, "numba's Type.__call__ changed: re-check numba_sim"
+    for cls in (types.Integer, types.Float):
+        assert cls.__call__ in (numba_sim._TYPE_CALL, numba_sim._number_call), f"{cls.__name__} has its own __call__"
+    for numba_type, value in ((types.uint32, 5), (types.int8, np.int64(-3)), (types.float32, 0.1),
+                              (types.uint64, np.uint32(7)), (types.float64, True)):
+        fast, slow = numba_sim._number_call(numba_type, value), numba_sim._TYPE_CALL(numba_type, value)
+        assert type(fast) is type(slow) and fast == slow, (numba_type, value, fast, slow)
+    assert numba_sim._number_call(types.uint32, types.int32) == numba_sim._TYPE_CALL(types.uint32, types.int32)

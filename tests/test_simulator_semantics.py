@@ -1,7 +1,7 @@
 """Simulator semantics the GPU defines: elect_one under a partial mask, dynamic shared memory at
 its declared alignment, numpy integers wherever ints go, an error ending the launch as that
 error (no polling thread left behind, no deadlock report), and no false deadlock in a correct
-cluster while a block waits in cuda.syncthreads() for numba's block manager."""
+cluster while a block waits in cuda.syncthreads()."""
 
 from test_simulator import simulate
 
@@ -113,7 +113,7 @@ def test_an_error_ends_the_launch_as_itself_and_stops_polling_threads():
     0's error, in a block and in a cluster, and no simulated thread polls on after it."""
     out = simulate(setup=SETUP, body="""
         import time
-        state.DEADLOCK_WINDOW_S = 0.0                # a report would come at once
+        from numba_tma.simulator import scheduler
 
         @cuda.jit
         def k(src):
@@ -134,7 +134,7 @@ def test_an_error_ends_the_launch_as_itself_and_stops_polling_threads():
             except Exception as exc:
                 print("raised", type(exc).__name__, str(exc).splitlines()[0])
             time.sleep(0.5)
-            left = [t for t in threading.enumerate() if "BlockThread" in type(t).__name__ and t.is_alive()]
+            left = [t for t in threading.enumerate() if isinstance(t, scheduler.Worker) and t.is_alive()]
             print("threads left", len(left))
     """)
     # the declaration's rule, as the compiled op words it (every value is a constant here)
@@ -145,11 +145,9 @@ def test_an_error_ends_the_launch_as_itself_and_stops_polling_threads():
 
 def test_a_correct_cluster_is_never_reported_while_a_block_waits_in_syncthreads():
     """Block 0 passes 30 cuda.syncthreads() while the others wait for its arrival (one of them
-    polling, so the detector looks all the time); with no grace window at all, a block whose
-    threads all wait in syncthreads for numba's block manager to release them is not stuck."""
+    polling, so the detector looks all the time): a block whose threads all wait in syncthreads
+    is released, not stuck."""
     out = simulate(setup=SETUP, body="""
-        state.DEADLOCK_WINDOW_S = 0.0
-
         @cuda.jit
         def k(out, steps):
             bars = cuda.shared.array(1, numba.uint64)
@@ -179,3 +177,61 @@ def test_a_correct_cluster_is_never_reported_while_a_block_waits_in_syncthreads(
         print("out", out.tolist())
     """)
     assert "out [240, 240, 240, 240]" in out, out
+
+
+def test_votes_probes_and_a_polling_deadlock():
+    """syncthreads_count / _and / _or over the block; a thread probing a barrier a few times before
+    arriving itself is not stuck; a thread that polls a barrier nobody will complete is reported
+    as a deadlock naming its probe (a poller gets its turns first)."""
+    out = simulate(setup=SETUP, body="""
+        @cuda.jit
+        def votes(out):
+            t = cuda.threadIdx.x
+            out[t, 0] = cuda.syncthreads_count(t % 3 == 0)
+            out[t, 1] = cuda.syncthreads_and(t < 63)
+            out[t, 2] = cuda.syncthreads_or(t == 40)
+            out[t, 3] = cuda.laneid
+
+        @cuda.jit
+        def probes_then_arrives(out):
+            bars = cuda.shared.array(1, numba.uint64)
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 1)
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 0:
+                misses = 0
+                for i in range(10):
+                    if not mbarrier.test_wait(bars, 0):
+                        misses += 1
+                out[0] = misses
+                mbarrier.arrive(bars)
+            mbarrier.wait(bars, 0)
+
+        @cuda.jit
+        def polls_forever(out):
+            bars = cuda.shared.array(1, numba.uint64)
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 2)
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 1:
+                mbarrier.arrive(bars)                # one of two arrivals
+            while not mbarrier.try_wait(bars, 0):
+                pass
+
+        out = np.zeros((64, 4), np.int64)
+        votes[1, 64](out)
+        print("votes", out[:, 0].tolist() == [22] * 64, out[:, 1].tolist() == [0] * 64,
+              out[:, 2].tolist() == [1] * 64, out[:, 3].tolist() == [t % 32 for t in range(64)])
+        misses = np.zeros(1, np.int64)
+        probes_then_arrives[1, 32](misses)
+        print("misses", misses.tolist())
+        try:
+            polls_forever[1, 4](out)
+        except Exception as exc:
+            print("raised", type(exc).__name__, exc)
+    """)
+    assert "votes True True True True" in out and "misses [10]" in out, out
+    assert "raised SimulatorError tid=[0, 0, 0] ctaid=[0, 0, 0]: numba_tma simulator: deadlock in block (0, 0, 0)" \
+        in out, out
+    assert "4 threads ((0, 0, 0) .. (3, 0, 0)): polls mbarrier.try_wait(parity 0) on barrier bars[0]" in out, out
+    assert "expects 2 arrivals per phase, 1 arrived" in out, out

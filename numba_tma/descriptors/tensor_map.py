@@ -41,13 +41,15 @@ def _typestr(typestr):
 
 def _simulated(array):
     """Under numba-cuda's CUDA simulator, the numpy array behind ``array`` (a simulator device
-    array or a numpy array: all memory is host memory there); otherwise ``None``."""
+    array, which forwards numpy's array interface to it, or a numpy array: all memory is host
+    memory there); otherwise ``None``."""
     if not numba_cuda_hooks.SIMULATED:
         return None
     import numpy as np
 
-    host = getattr(array, "_ary", array)
-    return host if isinstance(host, np.ndarray) else None
+    if isinstance(array, np.ndarray):
+        return array
+    return np.asarray(array) if hasattr(array, "__array_interface__") else None
 
 
 def _array_view(array):

@@ -13,9 +13,16 @@ diagnostics the GPU cannot give:
 * :mod:`.threads` — named barriers, elect_one, clusters (their blocks run at once), fences, cache
   policies;
 * :mod:`.tensormap` — descriptor edits on the 128 bytes;
-* :mod:`.state` — when async copies complete (later; ``NUMBA_TMA_SIM_SEED`` randomises it) and
-  the deadlock detector; :mod:`.memory` — shared arrays that catch misaligned tiles and reads of
-  bytes a copy has not delivered; :mod:`.hooks` — the numba-cuda simulator internals touched.
+* :mod:`.state` — the per-block state of barriers; :mod:`.memory` — shared arrays that catch
+  misaligned tiles and reads of bytes a copy has not delivered;
+* :mod:`.scheduler` — numba_tma's own block and cluster scheduler: one simulated thread at a
+  time, the blocks of a cluster at once, when async copies complete (later;
+  ``NUMBA_TMA_SIM_SEED`` randomises it), deadlock reports, an error ending the launch;
+* :mod:`.numba_sim` — the adapter: the only module naming numba-cuda's simulator internals.
+
+Layers, each importing only those below it: ``numba_sim``; ``scheduler``; ``memory``; ``state``;
+``elect``, ``mbarrier``, ``tensormap``; ``tensor``; ``copies``, ``threads``; this package, which
+wires numba-cuda's simulator to them (:func:`.numba_sim.install`).
 
 Every diagnostic is a :class:`SimulatorError` naming the block, the thread, the op and the barrier.
 See ``docs/simulator.md``.
@@ -29,10 +36,10 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..numba_cuda_hooks import import_declarations
-from . import arguments, copies, hooks, mbarrier, tensor, tensormap, threads
-from .hooks import SimulatorError
+from . import arguments, copies, mbarrier, memory, numba_sim, scheduler, tensor, tensormap, threads
+from .scheduler import SimulatorError
 
-hooks.install()
+numba_sim.install(scheduler.run_block, memory.shared_array, threads.syncwarp)
 
 __all__ = ["FAMILIES", "SimulatorError", "at"]
 

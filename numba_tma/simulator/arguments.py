@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors.tensor_map import TensorMap
-from . import mbarrier
+from . import mbarrier, numba_sim
 
 _CHECKED: set = set()     # (op name, argument keys) already found acceptable
 _TYPES: dict = {}         # numpy dtype -> Numba type
@@ -60,8 +60,8 @@ def value_type(value):
         return types.Tuple([value_type(v) for v in value])
     if isinstance(value, TensorMap):
         return value._numba_type_
-    array = getattr(value, "_ary", value)          # a simulator device array holds a numpy array
-    if isinstance(array, np.ndarray):
+    array = numba_sim.host_array_or_none(value)     # a numpy array, or a simulator device array's
+    if array is not None:
         dtype = _TYPES.get(array.dtype)
         if dtype is None:
             dtype = _TYPES[array.dtype] = from_dtype(array.dtype)
@@ -69,10 +69,29 @@ def value_type(value):
     return types.pyobject
 
 
+_POSITIONAL: dict = {}    # op name -> (parameter names, their defaults, how many have none)
+
+
+def _bind(op, args, kwargs) -> dict:
+    """``op.bind(args, kwargs)``; a call with positional arguments only (as kernels mostly make
+    them) is bound without ``inspect`` (the parameters are all positional-or-keyword)."""
+    shape = _POSITIONAL.get(op.name)
+    if shape is None:
+        parameters = op.signature.parameters.values()
+        names = tuple(p.name for p in parameters)
+        defaults = tuple(p.default for p in parameters)
+        simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in parameters)
+        shape = _POSITIONAL[op.name] = (names, defaults, sum(d is p.empty for d, p in zip(defaults, parameters))) \
+            if simple else ()
+    if shape and not kwargs and shape[2] <= len(args) <= len(shape[0]):
+        return dict(zip(shape[0], args))
+    return op.bind(args, kwargs)
+
+
 def bind_and_check(op, args, kwargs) -> list:
     """The call's arguments in the declaration's order, defaults filled in, after the op's rules
     accepted them (raises ``OpArgumentError`` as the compiled op does)."""
-    given = op.bind(args, kwargs)
+    given = _bind(op, args, kwargs)
     values = [given.get(name, parameter.default) for name, parameter in op.signature.parameters.items()]
     key = (op.name, tuple(given), tuple(map(_key, values)))
     if None in key[2] or key not in _CHECKED:

@@ -13,9 +13,8 @@ import numpy as np
 
 from ..reductions import BULK_REDUCE_TYPES
 from . import memory
-from .hooks import SimulatorError
 from .mbarrier import _arrive, barrier, deliver_later, targets
-from .state import LOCK, Copy, enter, peer
+from .state import Copy, SimulatorError, enter, peer
 from .tensor import combine
 
 _PTX = {"uint32": "u32", "int32": "s32", "uint64": "u64", "int64": "s64", "float32": "f32", "float64": "f64",
@@ -75,8 +74,7 @@ def bulk_reduce(dst, src, nbytes, op, cache_hint=None):
         raise SimulatorError(f"numba_tma simulator: bulk.reduce: op {op!r} does not take {src.dtype} elements "
                              f"(PTX ISA; see numba_tma.bulk.reduce)")
     target = memory.byte_view(memory.host(dst))[:nbytes]
-    with LOCK:
-        target[:] = combine(op, np.dtype(src.dtype), target.copy(), memory.byte_view(src)[:nbytes].copy()).view(np.uint8)
+    target[:] = combine(op, np.dtype(src.dtype), target.copy(), memory.byte_view(src)[:nbytes].copy()).view(np.uint8)
 
 
 def bulk_prefetch(src, nbytes, cache_hint=None):
@@ -174,17 +172,15 @@ def cp_async_load(dst, src, nbytes, src_nbytes=None, cache="ca"):
     start = memory.address(dst)
     copy = Copy(op, thread, lambda: memory.byte_view(dst)[:nbytes].__setitem__(slice(None), data),
                 (start, start + nbytes))
-    with LOCK:
-        _mine(state, thread).open.append(copy)
-        state.issue(copy)
+    _mine(state, thread).open.append(copy)
+    state.issue(copy)
 
 
 def cp_async_commit_group():
     thread, state = enter()
-    with LOCK:
-        mine = _mine(state, thread)
-        mine.groups.append(mine.open)
-        mine.open = []
+    mine = _mine(state, thread)
+    mine.groups.append(mine.open)
+    mine.open = []
 
 
 def _complete(state, copies):
@@ -195,31 +191,28 @@ def _complete(state, copies):
 
 def cp_async_wait_group(n):
     thread, state = enter()
-    with LOCK:
-        mine = _mine(state, thread)
-        while len(mine.groups) > n:
-            _complete(state, mine.groups.pop(0))
+    mine = _mine(state, thread)
+    while len(mine.groups) > n:
+        _complete(state, mine.groups.pop(0))
 
 
 def cp_async_wait_all():
     thread, state = enter()
-    with LOCK:
-        mine = _mine(state, thread)
-        for group in mine.groups + [mine.open]:
-            _complete(state, group)
-        mine.groups, mine.open = [], []
+    mine = _mine(state, thread)
+    for group in mine.groups + [mine.open]:
+        _complete(state, group)
+    mine.groups, mine.open = [], []
 
 
 def cp_async_mbarrier_arrive(bar, noinc=False):
     op = "cp_async.mbarrier_arrive"
     thread, state = enter()
-    with LOCK:
-        b = barrier(state, thread, op, bar)
-        if not noinc:
-            b.pending += 1         # the arrival is added to the phase's expected count
-        mine = _mine(state, thread)
-        after = tuple(c for group in mine.groups + [mine.open] for c in group if c in state.in_flight)
-        state.issue(Copy(op, thread, lambda: _arrive(thread, state, op, bar, 1), None, after))
+    b = barrier(state, thread, op, bar)
+    if not noinc:
+        b.pending += 1         # the arrival is added to the phase's expected count
+    mine = _mine(state, thread)
+    after = tuple(c for group in mine.groups + [mine.open] for c in group if c in state.in_flight)
+    state.issue(Copy(op, thread, lambda: _arrive(thread, state, op, bar, 1), None, after))
 
 
 CP_ASYNC_OPS = dict(load=cp_async_load, commit_group=cp_async_commit_group, wait_group=cp_async_wait_group,

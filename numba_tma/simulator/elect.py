@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
-from . import hooks
-from .state import LOCK, enter
+from . import scheduler
+from .state import enter
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep   # numba_tma/
 
@@ -36,42 +36,35 @@ def _call_site():
 
 
 def _warp(thread):
-    """The lanes of ``thread``'s warp (exited ones included), or None while the block manager has
-    not made them all."""
-    warp = hooks.linear_id(thread) // 32
-    lanes = [t for t in hooks.every_block_thread(thread) if hooks.linear_id(t) // 32 == warp]
-    x, y, z = hooks.block_dim(thread)
-    return lanes if len(lanes) == min(32, x * y * z - 32 * warp) else None
+    """The lanes of ``thread``'s warp (exited ones included)."""
+    warp = thread.thread_id // 32
+    return thread.block.threads[32 * warp:32 * warp + 32]
 
 
-def _cannot_come(lane, state, elections) -> bool:
-    if lane.ident is not None and not lane.is_alive():
-        return True                                   # exited
-    if hooks.in_syncthreads(lane) or any(lane in e.lanes for e in elections.values()):
-        return True                                   # at a block barrier, or electing elsewhere
-    waiting = state.blocked.get(lane)
-    return waiting is not None and not waiting[0]()   # in a wait that has not completed
+def _cannot_come(lane, elections) -> bool:
+    if lane.status in (scheduler.DONE, scheduler.SYNC):
+        return True                                   # exited, or at a block barrier
+    if any(lane in e.lanes for e in elections.values()):
+        return True                                   # electing elsewhere
+    return scheduler.waits_in_vain(lane)              # in a wait that has not completed
 
 
 def elect_one():
     thread, state = enter()
-    site, warp = _call_site(), hooks.linear_id(thread) // 32
-    with LOCK:
-        elections = state.gates.setdefault(("elect_one", warp), {})   # call site -> its undecided election
-        election = elections.setdefault(site, _Election())
-        election.lanes.add(thread)
-        state.changed()
+    site, warp = _call_site(), thread.thread_id // 32
+    elections = state.gates.setdefault(("elect_one", warp), {})   # call site -> its undecided election
+    election = elections.setdefault(site, _Election())
+    election.lanes.add(thread)
+    state.changed()
 
-        def decided():
-            if election.elected is None:
-                lanes = _warp(thread)
-                if lanes is not None and all(_cannot_come(t, state, elections) for t in lanes
-                                             if t not in election.lanes):
-                    election.elected = min(election.lanes, key=hooks.linear_id)
-                    del elections[site]
-                    state.changed()
-            return election.elected is not None
+    def decided():
+        if election.elected is None:
+            if all(_cannot_come(t, elections) for t in _warp(thread) if t not in election.lanes):
+                election.elected = min(election.lanes, key=lambda t: t.thread_id)
+                del elections[site]
+                state.changed()
+        return election.elected is not None
 
-        state.block_until(thread, decided, lambda: f"sync.elect_one: {len(election.lanes)} lanes of warp {warp} "
-                                                   "arrived; the others run on")
+    scheduler.wait(thread, decided, lambda: f"sync.elect_one: {len(election.lanes)} lanes of warp {warp} "
+                                               "arrived; the others run on")
     return election.elected is thread

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import hooks, memory
-from .hooks import SimulatorError
-from .state import CHANGED, LOCK, Barrier, Copy, enter, peer, where
+from . import memory, scheduler
+from .state import Barrier, Copy, SimulatorError, enter, peer, where
 
 _TOKEN_SHIFT = 20
 
@@ -36,46 +35,42 @@ class StateToken(int):
 
 
 def _arrive(thread, state, op, bar, count, drop=0, nbytes=0):
-    with LOCK:
-        b = barrier(state, thread, op, bar)
-        if nbytes:
-            b.expected += nbytes
-        if count > b.pending:
-            raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} arrives {count} times on {b.describe()}:"
-                                 f" more arrivals than the phase still expects")
-        token = StateToken(b.phase << _TOKEN_SHIFT | b.pending)
-        b.count -= drop
-        b.pending -= count
-        _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
-        b.advance()
-        state.changed()
-        return token
+    b = barrier(state, thread, op, bar)
+    if nbytes:
+        b.expected += nbytes
+    if count > b.pending:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} arrives {count} times on {b.describe()}:"
+                             f" more arrivals than the phase still expects")
+    token = StateToken(b.phase << _TOKEN_SHIFT | b.pending)
+    b.count -= drop
+    b.pending -= count
+    _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
+    b.advance()
+    state.changed()
+    return token
 
 
 def init(bar, count):
     thread, state = enter()
-    with LOCK:
-        if not 1 <= count < 1 << 20:
-            raise SimulatorError(f"numba_tma simulator: mbarrier.init: count={count} must be in [1, 2**20 - 1]")
-        state.barriers[_address("mbarrier.init", bar)] = Barrier(memory.name(bar), count)
-        state.changed()
+    if not 1 <= count < 1 << 20:
+        raise SimulatorError(f"numba_tma simulator: mbarrier.init: count={count} must be in [1, 2**20 - 1]")
+    state.barriers[_address("mbarrier.init", bar)] = Barrier(memory.name(bar), count)
+    state.changed()
 
 
 def inval(bar):
     thread, state = enter()
-    with LOCK:
-        barrier(state, thread, "mbarrier.inval", bar)
-        del state.barriers[memory.address(bar)]
+    barrier(state, thread, "mbarrier.inval", bar)
+    del state.barriers[memory.address(bar)]
 
 
 def arrive(bar, count=1, sem=None, scope=None, no_complete=False):
     thread, state = enter()
     if no_complete:
-        with LOCK:
-            b = barrier(state, thread, "mbarrier.arrive", bar)
-            if count >= b.pending:
-                raise SimulatorError(f"numba_tma simulator: {where(thread)}: mbarrier.arrive(no_complete=True) would "
-                                     f"complete the phase of {b.describe()}")
+        b = barrier(state, thread, "mbarrier.arrive", bar)
+        if count >= b.pending:
+            raise SimulatorError(f"numba_tma simulator: {where(thread)}: mbarrier.arrive(no_complete=True) would "
+                                 f"complete the phase of {b.describe()}")
     return _arrive(thread, state, "mbarrier.arrive", bar, count)
 
 
@@ -96,31 +91,29 @@ def arrive_drop_expect_tx(bar, nbytes, sem=None, scope=None):
 
 def arrive_remote(bar, cta_rank, count=1, sem="release"):
     thread, _ = enter()
-    manager, state = peer("mbarrier.arrive_remote", thread, cta_rank)
-    _arrive(thread, state, "mbarrier.arrive_remote", in_block(bar, manager), count)
+    block, state = peer("mbarrier.arrive_remote", thread, cta_rank)
+    _arrive(thread, state, "mbarrier.arrive_remote", in_block(bar, block), count)
 
 
 def expect_tx(bar, nbytes, scope="cta"):
     thread, state = enter()
-    with LOCK:
-        barrier(state, thread, "mbarrier.expect_tx", bar).expected += nbytes
-        state.changed()
+    barrier(state, thread, "mbarrier.expect_tx", bar).expected += nbytes
+    state.changed()
 
 
-def in_block(array, manager):
-    """``array`` (a shared array of the calling block) as it lies in the block of ``manager``."""
+def in_block(array, block):
+    """``array`` (a shared array of the calling block) as it lies in ``block``."""
     if not isinstance(array, memory.SharedArray) or array.caller is None:
         return array               # not shared memory: the op's own checks say so
-    return hooks.peer_array(array, manager)
+    return memory.peer_array(array, block)
 
 
 def targets(op, thread, state, mask=None):
-    """The blocks an async copy writes to, as (manager, state): the issuing block, or the blocks
+    """The blocks an async copy writes to, as (block, state): the issuing block, or the blocks
     of its cluster whose rank bits are set in the multicast ``mask``."""
     if mask is None:
-        return [(hooks.block_key(thread), state)]
-    cluster = hooks.cluster_of(thread)
-    size, mask = (1 if cluster is None else cluster.size), int(mask)
+        return [(thread.block, state)]
+    size, mask = thread.block.cluster.size, int(mask)
     if not 0 < mask < 1 << size:
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op}: multicast={mask:#x} must name blocks of "
                              f"this cluster of {size} (bits 0-{size - 1}, at least one)")
@@ -131,21 +124,20 @@ def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
     """An async copy of ``nbytes`` into ``dst`` (at the same place in each block of ``blocks``, as
     given by :func:`targets`), completing on ``bar`` there, when that block next waits:
     ``write(view)`` writes the bytes into that block's view of ``dst``."""
-    with LOCK:
-        for manager, state in blocks:
-            view, at = in_block(dst, manager), in_block(bar, manager)
-            barrier(state, thread, op, at)
-            start = memory.address(view)
+    for block, state in blocks:
+        view, at = in_block(dst, block), in_block(bar, block)
+        barrier(state, thread, op, at)
+        start = memory.address(view)
 
-            def complete(view=view, at=at, state=state):
-                write(view)
-                deliver_bytes(state, thread, op, at, nbytes)
+        def complete(view=view, at=at, state=state):
+            write(view)
+            deliver_bytes(state, thread, op, at, nbytes)
 
-            state.issue(Copy(op, thread, complete, (start, start + nbytes)))
+        state.issue(Copy(op, thread, complete, (start, start + nbytes)))
 
 
 def deliver_bytes(state, thread, op, bar, nbytes):
-    """``nbytes`` arrive on the barrier (a copy's complete_tx), under LOCK."""
+    """``nbytes`` arrive on the barrier (a copy's complete_tx)."""
     b = barrier(state, thread, op, bar)
     b.delivered += nbytes
     _check_overdelivery(b, f"{op} issued by {where(thread)} delivered {nbytes} bytes")
@@ -166,8 +158,7 @@ def _check_overdelivery(b, what):
 
 def complete_tx(bar, nbytes, scope="cta"):
     thread, state = enter()
-    with LOCK:
-        deliver_bytes(state, thread, "mbarrier.complete_tx", bar, nbytes)
+    deliver_bytes(state, thread, "mbarrier.complete_tx", bar, nbytes)
 
 
 def _parity_done(b, parity):
@@ -178,52 +169,44 @@ def _token_done(b, token):
     return b.phase > token >> _TOKEN_SHIFT
 
 
-def _probe(op, bar, done, what, deliver, pause):
-    """A non-blocking check; a failed one marks the thread as polling the barrier."""
+def _probe(op, bar, done, what, deliver):
+    """A non-blocking check; a failed one lets the other threads run before it returns False."""
     thread, state = enter()
-    with CHANGED:
-        b = barrier(state, thread, op, bar)
-        if deliver:
-            state.deliver()
-        if done(b):
-            return True
-        state.blocked[thread] = (lambda: done(b), lambda: f"polls {what} on {b.describe()}")
-        state.idle(thread)                 # leaves if another thread's error ends the block
-        if pause:
-            CHANGED.wait(0.001)
-        if done(b):
-            state.blocked.pop(thread)      # no longer polling: its next wait may be another
-            return True
-        return False
+    b = barrier(state, thread, op, bar)
+    if deliver:
+        state.deliver()
+    if done(b):
+        return True
+    scheduler.poll(thread, lambda: done(b), lambda: f"polls {what} on {b.describe()}")
+    return False
 
 
 def test_wait(bar, phase, sem=None, scope=None):
     return _probe("mbarrier.test_wait", bar, lambda b: _parity_done(b, phase),
-                  f"mbarrier.test_wait(parity {phase & 1})", False, False)
+                  f"mbarrier.test_wait(parity {phase & 1})", False)
 
 
 def test_wait_token(bar, token, sem=None, scope=None):
     return _probe("mbarrier.test_wait_token", bar, lambda b: _token_done(b, token), "mbarrier.test_wait_token",
-                  False, False)
+                  False)
 
 
 def try_wait(bar, phase, suspend_ns=None, sem=None, scope=None):
     return _probe("mbarrier.try_wait", bar, lambda b: _parity_done(b, phase),
-                  f"mbarrier.try_wait(parity {phase & 1})", True, True)
+                  f"mbarrier.try_wait(parity {phase & 1})", True)
 
 
 def try_wait_token(bar, token, suspend_ns=None, sem=None, scope=None):
     return _probe("mbarrier.try_wait_token", bar, lambda b: _token_done(b, token), "mbarrier.try_wait_token",
-                  True, True)
+                  True)
 
 
 def wait(bar, phase, sem=None, scope=None):
     thread, state = enter()
-    with CHANGED:
-        b = barrier(state, thread, "mbarrier.wait", bar)
-        state.deliver()
-        state.block_until(thread, lambda: _parity_done(b, phase),
-                          lambda: f"mbarrier.wait(parity {phase & 1}) on {b.describe()}")
+    b = barrier(state, thread, "mbarrier.wait", bar)
+    state.deliver()
+    scheduler.wait(thread, lambda: _parity_done(b, phase),
+                   lambda: f"mbarrier.wait(parity {phase & 1}) on {b.describe()}")
 
 
 def pending_count(token):

@@ -9,18 +9,32 @@ the GPU is reported here (``alignment=128``; 1024 for 128B swizzle).  Dynamic sh
 ``.align`` on the extern declaration) and at least 16 bytes.  Each block has its own
 arrays (at the same addresses modulo 8 KiB, so a layout computed from an address is the same in
 every block, as it is on the GPU).
+
+**Allocation.**  :func:`shared_array` is ``cuda.shared.array`` in a kernel (numba-cuda's is
+replaced: :mod:`.numba_sim`): one array per block and source line, made when the block first
+reaches that line (numba-cuda's keeps one per line for every block); a block's arrays go with
+the block.  :func:`peer_array` finds the same array in another block of the cluster
+(distributed shared memory).
 """
 
 from __future__ import annotations
 
 import linecache
 import os
+import sys
 
 import numpy as np
 
-from . import state as _state
+from .. import launch_limits
+from . import numba_sim
+from . import scheduler as _sched
+from .scheduler import SimulatorError, where
 
 _MAX_ALIGNMENT = 1 << 12
+_DYNAMIC = ("dynamic shared memory", 0)          # the allocation key of a block's dynamic buffer
+
+
+_getitem = np.ndarray.__getitem__
 
 
 class SharedArray(np.ndarray):
@@ -30,7 +44,7 @@ class SharedArray(np.ndarray):
     place = "?"              # where it was allocated (file:line)
     origin = 0               # the address of its first element
     caller = None            # the allocation's key: (file, line) of its cuda.shared.array
-    owner = None             # the block it belongs to (its numba-cuda BlockManager)
+    owner = None             # the block it belongs to (a scheduler.Block)
 
     def __array_finalize__(self, obj):
         if obj is not None:
@@ -38,9 +52,9 @@ class SharedArray(np.ndarray):
                 setattr(self, attribute, getattr(obj, attribute, getattr(self, attribute)))
 
     def __getitem__(self, index):
-        value = super().__getitem__(index)
-        if _state.COPIES_IN_FLIGHT and not isinstance(value, np.ndarray):
-            _state.check_generic_read(self, index)
+        value = _getitem(self, index)
+        if _sched.IN_FLIGHT and not isinstance(value, np.ndarray):
+            check_read(self, index)
         return value
 
 
@@ -78,8 +92,8 @@ def alignment_of(dtype, alignment) -> int:
     to a power of two (as numba-cuda aligns it)."""
     align = alignment or 1 << (dtype.itemsize - 1).bit_length()
     if align & (align - 1) or not 0 < align <= _MAX_ALIGNMENT:
-        raise _state.SimulatorError(f"numba_tma simulator: cuda.shared.array(alignment={alignment}) must be a power "
-                                    f"of two up to {_MAX_ALIGNMENT}")
+        raise SimulatorError(f"numba_tma simulator: cuda.shared.array(alignment={alignment}) must be a power of "
+                             f"two up to {_MAX_ALIGNMENT}")
     return align
 
 
@@ -104,6 +118,114 @@ def allocate(shape, dtype, alignment, caller, owner) -> SharedArray:
     return array
 
 
+# -- allocation ----------------------------------------------------------------------------------
+
+def shared_array(shape, dtype, alignment=None, frame=None) -> SharedArray:
+    """``cuda.shared.array(shape, dtype, alignment=...)`` called at ``frame`` (the caller's, by
+    default): the running block's array for that source line, allocated on its first call;
+    ``shape=0``: the block's dynamic shared memory as ``dtype``."""
+    frame = frame or sys._getframe(1)
+    block = _sched.current().block
+    if shape == 0:
+        return _dynamic(block, np.dtype(dtype), alignment, frame)
+    key = (frame.f_code.co_filename, frame.f_lineno)
+    array = block.shared.get(key)
+    if array is None:
+        array = _allocate_in(block, key, (shape, np.dtype(dtype), alignment))
+    return array
+
+
+def per_block(key, make):
+    """``make()``'s value, made once per block (the first thread of the running block to ask)."""
+    shared = _sched.current().block.shared
+    value = shared.get(key)
+    if value is None:
+        value = shared[key] = make()
+    return value
+
+
+def _dynamic(block, dtype, alignment, frame):
+    """The block's dynamic shared memory as ``dtype``, placed when first declared in the launch at
+    that declaration's alignment (at least 16 bytes: the GPU's least for dynamic shared memory)."""
+    launch = block.launch
+    align = max(16, alignment_of(dtype, alignment))
+    if launch.dynamic_placed is None:
+        launch.dynamic_placed = (align, f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}")
+    placed, first = launch.dynamic_placed
+    if align > placed:
+        raise SimulatorError(f"numba_tma simulator: cuda.shared.array(0, ..., alignment={align}): dynamic shared "
+                             f"memory was placed when first declared ({first}), {placed}-byte aligned: declare its "
+                             "largest alignment first")
+    buffer = block.shared.get(_DYNAMIC)
+    if buffer is None:
+        buffer = _allocate_in(block, _DYNAMIC, ((launch.dynamic_bytes,), np.dtype(np.uint8), placed))
+    return buffer[:buffer.size // dtype.itemsize * dtype.itemsize].view(dtype)
+
+
+def _allocate_in(block, caller, args):
+    """The array allocated at ``caller`` in ``block``, with ``args`` (shape, dtype, alignment);
+    the launch keeps the first declaration's, for blocks that have not reached the line (and
+    checks the kernel's static shared memory with each new one)."""
+    layout = block.launch.shared_layout
+    if caller not in layout:
+        if caller != _DYNAMIC:
+            _check_static(block.launch, layout, caller, args)
+        layout[caller] = args
+    array = block.shared[caller] = allocate(*args, caller, block)
+    return array
+
+
+def _check_static(launch, layout, caller, args):
+    """The kernel's static shared arrays with the one at ``caller`` added, against the H200's
+    limits: at most 48 KB (ptxas refuses more: a SimulatorError), and with the launch's dynamic
+    shared memory at most the opt-in maximum (a LaunchError, as the GPU's launch gives)."""
+    static = sum(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                 for key, (shape, dtype, _) in list(layout.items()) + [(caller, args)] if key != _DYNAMIC)
+    try:
+        launch_limits.check_static(static, launch_limits.H200)
+    except launch_limits.LaunchError as refusal:
+        shape, dtype, _ = args
+        raise SimulatorError(f"numba_tma simulator: cuda.shared.array({shape}, {dtype}) at "
+                             f"{os.path.basename(caller[0])}:{caller[1]}: {refusal}") from None
+    launch_limits.check((1, 1, 1), (1, 1, 1), launch.dynamic_bytes, launch_limits.H200, static=static)
+
+
+def peer_array(array, block):
+    """``array`` (a shared array or a view of one) as it lies in ``block`` (of the same cluster):
+    the same allocation, the same offset (allocated there now if that block has not reached it)."""
+    if array.owner is block:
+        return array
+    base = block.shared.get(array.caller)
+    if base is None:
+        base = _allocate_in(block, array.caller, block.launch.shared_layout[array.caller])
+    raw = base.base
+    offset = base.origin - address(raw) + (address(array) - array.origin)
+    view = np.ndarray.__new__(SharedArray, array.shape, array.dtype, buffer=raw, offset=offset,
+                              strides=array.strides)
+    view.variable, view.place, view.origin, view.caller, view.owner = base.variable, base.place, base.origin, \
+        base.caller, block
+    return view
+
+
+def check_read(array, index):
+    """Raise if ``array[index]`` (a scalar read) lies in bytes a copy in flight into the running
+    block will write."""
+    thread = _sched.current()
+    pending = thread.block.pending
+    if not pending:
+        return
+    try:
+        addr = element_address(array, index)
+    except (TypeError, ValueError):
+        return
+    for copy in pending:
+        if copy.dst is not None and copy.dst[0] <= addr < copy.dst[1]:
+            raise SimulatorError(
+                f"numba_tma simulator: {where(thread)} reads {name(array, addr)} while the {copy.op} issued by "
+                f"{copy.issuer} that writes it is still in flight: wait for it (mbarrier.wait on its barrier, or "
+                "cp_async.wait_group) before reading")
+
+
 def byte_view(array) -> np.ndarray:
     """The bytes of a contiguous array, writable, as plain numpy (no read checks)."""
     return np.asarray(array).reshape(-1).view(np.uint8)
@@ -111,8 +233,5 @@ def byte_view(array) -> np.ndarray:
 
 def host(array) -> np.ndarray:
     """The plain numpy array behind a simulator device array (inside or outside a kernel) or a
-    shared array."""
-    if isinstance(array, np.ndarray):
-        return np.asarray(array)
-    inner = array.__dict__.get("_item")       # a device array as a kernel sees it
-    return host(inner if inner is not None else array._ary)
+    shared array: the same memory."""
+    return np.asarray(numba_sim.host_array(array))

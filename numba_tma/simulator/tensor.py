@@ -31,9 +31,8 @@ from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave,
                                  swizzled_offsets)
 from ..reductions import TENSOR_REDUCE_TYPES
 from . import memory
-from .hooks import SimulatorError
 from .mbarrier import deliver_later, targets
-from .state import LOCK, enter
+from .state import SimulatorError, enter
 
 _NUMPY = {DataType.UINT8: "u1", DataType.UINT16: "u2", DataType.UINT32: "u4", DataType.INT32: "i4",
           DataType.UINT64: "u8", DataType.INT64: "i8", DataType.FLOAT16: "f2", DataType.FLOAT32: "f4",
@@ -289,8 +288,7 @@ def _write_box(op, desc, src, coords, combine, allow_overrun):
     for g, n in zip(grids, view.shape):
         inside &= g < n
     where_ = tuple(g[inside] for g in grids)
-    with LOCK:
-        view[where_] = combine(fields, view[where_], box[inside])
+    view[where_] = combine(fields, view[where_], box[inside])
 
 
 def store(desc, src, coords, cache_hint=None, allow_overrun=False):
@@ -364,11 +362,10 @@ def scatter4(desc, src, col, rows, allow_overrun=False):
     width = fields.box_dim[0]
     box = _unplace(src, 4 * width * view.dtype.itemsize, fields).view(view.dtype).reshape(4, width)
     cols = col + np.arange(width)
-    with LOCK:
-        for r, values in zip(rows, box):
-            if 0 <= r < view.shape[0]:
-                keep = cols < view.shape[1]
-                view[r, cols[keep]] = values[keep]
+    for r, values in zip(rows, box):
+        if 0 <= r < view.shape[0]:
+            keep = cols < view.shape[1]
+            view[r, cols[keep]] = values[keep]
 
 
 def prefetch(desc, coords, cache_hint=None):

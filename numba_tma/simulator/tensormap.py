@@ -9,8 +9,7 @@ import numpy as np
 from ..descriptors import layout
 from ..descriptors.tensor_map import TensorMap
 from . import memory
-from .hooks import SimulatorError
-from .state import LOCK, enter
+from .state import SimulatorError, enter
 
 
 def _buffer(op, buf):
@@ -28,10 +27,9 @@ def _edit(op, buf, field, value):
     data = _buffer(op, buf)
     offset, width = field
     mask = (1 << width) - 1
-    with LOCK:
-        word = int.from_bytes(data.tobytes(), "little")
-        word = (word & ~(mask << offset)) | ((int(value) & mask) << offset)
-        data[:] = np.frombuffer(word.to_bytes(layout.NUM_BYTES, "little"), np.uint8)
+    word = int.from_bytes(data.tobytes(), "little")
+    word = (word & ~(mask << offset)) | ((int(value) & mask) << offset)
+    data[:] = np.frombuffer(word.to_bytes(layout.NUM_BYTES, "little"), np.uint8)
 
 
 def _entry(name, i):

@@ -2,7 +2,7 @@
 ``cuda.syncwarp`` numba-cuda's simulator lacks.
 
 **Clusters**: a kernel launched with ``numba_tma.launch(..., cluster=...)`` runs the blocks of
-each cluster at once (:func:`.hooks.run_clusters`): ranks and ids come from the cluster shape,
+each cluster at once (:mod:`.scheduler`): ranks and ids come from the cluster shape,
 the cluster barrier counts every thread of the cluster, ``map_shared(a, r)`` is ``a`` in block
 ``r``.  Other launches are clusters of one block.  **Named barriers**
 count threads: ``nthreads`` threads arrive, then the waiters go on; barrier 0 is
@@ -14,9 +14,8 @@ count threads: ``nthreads`` threads arrive, then the waiters go on; barrier 0 is
 from __future__ import annotations
 
 from .. import cluster_masks
-from . import elect, hooks, memory
-from .hooks import SimulatorError
-from .state import CHANGED, LOCK, enter, peer, where
+from . import elect, memory, scheduler
+from .state import SimulatorError, enter, peer, where
 
 
 class _Gate:
@@ -41,11 +40,10 @@ def _arrive(state, thread, key, expected, op):
 
 def _meet(key, expected, op, wait=True):
     thread, state = enter()
-    with LOCK:
-        gate, generation = _arrive(state, thread, key, expected, op)
-        if wait:
-            state.block_until(thread, lambda: gate.generation != generation,
-                              lambda: f"{op}: {len(gate.arrived)} of {gate.expected} threads arrived")
+    gate, generation = _arrive(state, thread, key, expected, op)
+    if wait:
+        scheduler.wait(thread, lambda: gate.generation != generation,
+                       lambda: f"{op}: {len(gate.arrived)} of {gate.expected} threads arrived")
 
 
 def _check_named(op, barrier_id, nthreads):
@@ -65,80 +63,65 @@ def named_barrier_arrive(barrier_id, nthreads):
 
 
 def _warp_lanes(thread):
-    warp = hooks.linear_id(thread) // 32
-    return [t for t in hooks.block_threads(thread) if hooks.linear_id(t) // 32 == warp]
+    """The lanes of ``thread``'s warp that have not exited."""
+    warp = thread.thread_id // 32
+    return [t for t in thread.block.threads[32 * warp:32 * warp + 32] if t.status != scheduler.DONE]
 
 
 def syncwarp(mask=0xFFFFFFFF):
     """A barrier of the warp's running lanes (those in ``mask``)."""
     thread, state = enter()
-    lane = hooks.linear_id(thread) % 32
+    lane = thread.thread_id % 32
     if not (mask >> lane) & 1:
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: cuda.syncwarp(mask={mask:#x}) from lane {lane}, "
                              "which the mask leaves out")
-    key = ("warp", hooks.linear_id(thread) // 32)
+    key = ("warp", thread.thread_id // 32)
 
     def lanes():
-        return {t for t in _warp_lanes(thread) if (mask >> (hooks.linear_id(t) % 32)) & 1}
+        return {t for t in _warp_lanes(thread) if (mask >> (t.thread_id % 32)) & 1}
 
-    with LOCK:
-        gate = state.gates.setdefault(key, _Gate(0))
-        gate.arrived.add(thread)
-        generation = gate.generation
+    gate = state.gates.setdefault(key, _Gate(0))
+    gate.arrived.add(thread)
+    generation = gate.generation
 
-        def done():
-            if gate.generation == generation and lanes() <= gate.arrived:
-                gate.arrived, gate.generation = set(), gate.generation + 1
-                state.changed()
-            return gate.generation != generation
+    def done():
+        if gate.generation == generation and lanes() <= gate.arrived:
+            gate.arrived, gate.generation = set(), gate.generation + 1
+            state.changed()
+        return gate.generation != generation
 
-        state.block_until(thread, done, lambda: f"cuda.syncwarp: {len(gate.arrived)} of {len(lanes())} lanes arrived")
+    scheduler.wait(thread, done, lambda: f"cuda.syncwarp: {len(gate.arrived)} of {len(lanes())} lanes arrived")
 
 
 # -- clusters -----------------------------------------------------------------------------------------
-
-def _block_size(thread):
-    x, y, z = hooks.block_dim(thread)
-    return x * y * z
-
 
 class _ClusterGates:
     """The cluster barrier's gates (shared by the cluster's blocks), where _arrive keeps them."""
 
     def __init__(self, cluster):
-        self.gates = cluster.gates
+        self.cluster, self.gates = cluster, cluster.gates
 
     def changed(self):
-        CHANGED.notify_all()
-
-
-def _cluster_barrier(thread, state):
-    """``(where the cluster barrier's gate lives, threads it expects)``."""
-    cluster = hooks.cluster_of(thread)
-    if cluster is None:
-        return state, _block_size(thread)
-    return _ClusterGates(cluster), _block_size(thread) * cluster.size
+        self.cluster.progress += 1
 
 
 def cluster_arrive(relaxed=False):
     thread, state = enter()
-    with LOCK:
-        holder, expected = _cluster_barrier(thread, state)
-        gate, generation = _arrive(holder, thread, ("cluster",), expected, "cluster.arrive")
-        state.changed()
-        state.gates[("cluster arrival", thread)] = (gate, generation)
+    cluster = thread.block.cluster
+    gate, generation = _arrive(_ClusterGates(cluster), thread, ("cluster",), thread.block.size * cluster.size,
+                               "cluster.arrive")
+    state.changed()
+    state.gates[("cluster arrival", thread)] = (gate, generation)
 
 
 def cluster_wait():
     thread, state = enter()
-    with LOCK:
-        arrival = state.gates.pop(("cluster arrival", thread), None)
-        if arrival is None:
-            raise SimulatorError(f"numba_tma simulator: {where(thread)}: cluster.wait without a cluster.arrive first")
-        gate, generation = arrival
-        state.block_until(thread, lambda: gate.generation != generation,
-                          lambda: f"cluster.wait: {len(gate.arrived)} of {gate.expected} threads of the cluster "
-                                  "arrived")
+    arrival = state.gates.pop(("cluster arrival", thread), None)
+    if arrival is None:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: cluster.wait without a cluster.arrive first")
+    gate, generation = arrival
+    scheduler.wait(thread, lambda: gate.generation != generation,
+                   lambda: f"cluster.wait: {len(gate.arrived)} of {gate.expected} threads of the cluster arrived")
 
 
 def cluster_sync():
@@ -147,13 +130,11 @@ def cluster_sync():
 
 
 def _rank(thread) -> int:
-    cluster = hooks.cluster_of(thread)
-    return 0 if cluster is None else cluster.rank(hooks.index(thread, "block"))
+    return thread.block.rank
 
 
 def _shape(thread) -> tuple:
-    cluster = hooks.cluster_of(thread)
-    return (1, 1, 1) if cluster is None else cluster.shape
+    return thread.block.cluster.shape
 
 
 def map_shared(array, cta_rank):
@@ -161,34 +142,31 @@ def map_shared(array, cta_rank):
     if not isinstance(array, memory.SharedArray) or array.caller is None:
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: cluster.map_shared: array must be a shared "
                              f"array; got {memory.name(array)}")
-    manager, _ = peer("cluster.map_shared", thread, cta_rank)
-    return hooks.peer_array(array, manager)
+    block, _ = peer("cluster.map_shared", thread, cta_rank)
+    return memory.peer_array(array, block)
 
 
 def cta_rank_of(array):
     """The rank of the block whose shared memory ``array`` lies in."""
-    thread, _ = enter()
-    cluster = hooks.cluster_of(thread)
-    if cluster is None or getattr(array, "owner", None) is None:
-        return 0
-    return cluster.managers.index(array.owner)
+    enter()
+    owner = getattr(array, "owner", None)
+    return 0 if owner is None else owner.rank
 
 
 def _axis(value):
     def read(axis="x"):
-        thread = hooks.current_thread()
-        return value(thread, "xyz".index(axis))
+        return value(scheduler.current(), "xyz".index(axis))
     return read
 
 
 CLUSTER_OPS = dict(
-    ctarank=lambda: _rank(hooks.current_thread()),
-    nctarank=lambda: (lambda s: s[0] * s[1] * s[2])(_shape(hooks.current_thread())),
-    ctaid=_axis(lambda t, i: hooks.index(t, "block")[i] % _shape(t)[i]),
+    ctarank=lambda: _rank(scheduler.current()),
+    nctarank=lambda: scheduler.current().block.cluster.size,
+    ctaid=_axis(lambda t, i: t.block.index[i] % _shape(t)[i]),
     nctaid=_axis(lambda t, i: _shape(t)[i]),
-    clusterid=_axis(lambda t, i: hooks.index(t, "block")[i] // _shape(t)[i]),
-    nclusterid=_axis(lambda t, i: hooks.grid_dim(t)[i] // _shape(t)[i]),
-    is_first_cta=lambda: _rank(hooks.current_thread()) == 0, arrive=cluster_arrive, wait=cluster_wait,
+    clusterid=_axis(lambda t, i: t.block.index[i] // _shape(t)[i]),
+    nclusterid=_axis(lambda t, i: t.block.launch.grid_dim[i] // _shape(t)[i]),
+    is_first_cta=lambda: _rank(scheduler.current()) == 0, arrive=cluster_arrive, wait=cluster_wait,
     sync=cluster_sync, cta_rank_of=cta_rank_of, map_shared=map_shared,
     mask_all=cluster_masks.mask_all, mask_row=cluster_masks.mask_row, mask_column=cluster_masks.mask_column)
 

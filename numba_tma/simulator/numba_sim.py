@@ -1,0 +1,116 @@
+"""The adapter to numba-cuda's CUDA simulator (0.30): the only module of numba_tma that names its
+internals, and it holds no logic of its own.  ``tests/test_simulator_hooks.py`` fails, naming
+what moved, when a numba-cuda release changes one of them.
+
+numba-cuda's ``FakeCUDAKernel.__call__`` converts the arguments, swaps the kernel's ``cuda``
+global for a ``FakeCUDAModule`` and then, for each block of the grid in turn, calls
+``BlockManager(fn, grid_dim, block_dim, debug).run(grid_point, *args)``.  numba_tma keeps all of
+that and replaces what runs a block, and two methods of the kernel's ``cuda`` module:
+
+1. **kernel.BlockManager**: :func:`install` puts :class:`_Blocks` in its place, which hands each
+   block to numba_tma's scheduler (:func:`.scheduler.run_block`), with the running kernel's
+   ``cuda`` module (``_get_kernel_context()``, one per kernel call) and its dynamic shared
+   memory size (``.shared._dynshared_size``).  The kernel's ``cuda`` module
+   asks ``threading.current_thread()`` for ``threadIdx``, ``blockIdx``, ``thread_id`` (``laneid``)
+   and ``syncthreads()`` / ``syncthreads_count`` / ``_and`` / ``_or``: the scheduler's threads
+   (:class:`.scheduler.Worker`) answer them.
+2. **kernelapi.FakeCUDAShared.array** (``cuda.shared.array``), which refuses ``alignment=``:
+   replaced by numba_tma's allocator (:func:`.memory.shared_array`), told the allocating frame.
+3. **kernelapi.FakeCUDAModule.syncwarp** (``cuda.syncwarp``), which the simulator lacks.
+4. **numba's scalar types called on a value** (``numba.uint32(x)`` in a kernel, which the
+   simulator runs as Python): ``Type.__call__`` imports and checks against an ABC before
+   ``cast_python_value``; for one plain number the replacement calls ``cast_python_value`` at
+   once (the same value, about 3x faster; the docs' 32-bit index style calls it dozens of times
+   per thread), and anything else goes to numba's own.
+
+Device arrays (``FakeCUDAArray``, and ``FakeWithinKernelCUDAArray`` around it inside a kernel)
+are read through the numpy array protocol they forward (:func:`host_array`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from numba.core import types as _types
+from numba.cuda.np import numpy_support
+from numba.cuda.simulator import kernel as _kernel
+from numba.cuda.simulator import kernelapi as _kernelapi
+
+SUPPORTED = "0.30"   # the numba-cuda minor this adapter was verified against
+
+_RUN_BLOCK = None    # set by install(): scheduler.run_block
+_ALLOCATE = None     # set by install(): memory.shared_array
+_SYNCWARP = None     # set by install(): threads.syncwarp
+
+
+class _Blocks:
+    """Stands in for numba-cuda's ``BlockManager``: one per block, made and run by
+    ``FakeCUDAKernel.__call__``."""
+
+    def __init__(self, f, grid_dim, block_dim, debug):
+        self.f, self.grid_dim, self.block_dim, self.debug = f, grid_dim, block_dim, debug
+
+    def run(self, grid_point, *args):
+        context = _kernel._get_kernel_context()        # one per kernel call: the launch it belongs to
+        _RUN_BLOCK(self.f, tuple(self.grid_dim), tuple(self.block_dim), self.debug, tuple(grid_point), args,
+                   context, context.shared._dynshared_size)
+
+
+def _shared_array(self, shape, dtype, alignment=None):
+    """``cuda.shared.array`` in a kernel (``self``: the launch's ``FakeCUDAShared``)."""
+    return _ALLOCATE(shape, as_dtype(dtype), alignment, sys._getframe(1))
+
+
+def _syncwarp(self, mask=0xFFFFFFFF):
+    _SYNCWARP(mask)
+
+
+_DTYPES: dict = {}
+
+
+def as_dtype(dtype) -> np.dtype:
+    """A numba type (``numba.uint64``), numpy dtype or its name as a numpy dtype."""
+    try:
+        found = _DTYPES.get(dtype)
+    except TypeError:             # unhashable (a structured dtype's field list)
+        return np.dtype(dtype)
+    if found is None:
+        found = _DTYPES[dtype] = np.dtype(dtype if isinstance(dtype, (np.dtype, type, str))
+                                          else numpy_support.as_dtype(dtype))
+    return found
+
+
+def host_array(array) -> np.ndarray:
+    """The numpy array behind a simulator device array (the wrappers forward numpy's array
+    interface to it), or ``array`` itself; the memory is shared, not copied."""
+    return array if isinstance(array, np.ndarray) else np.asarray(array)
+
+
+def host_array_or_none(value):
+    """:func:`host_array` of a numpy or simulator device array; ``None`` for anything else."""
+    if isinstance(value, np.ndarray):
+        return value
+    return np.asarray(value) if hasattr(value, "__array_interface__") else None
+
+
+_NUMBERS = frozenset({int, float, bool,
+                      *(np.dtype(code).type for code in np.typecodes["AllInteger"] + np.typecodes["Float"])})
+_TYPE_CALL = _types.Type.__call__
+
+
+def _number_call(self, *args):
+    """``numba.uint32(x)`` and the like: a plain number cast at once, anything else as numba does."""
+    if len(args) == 1 and type(args[0]) in _NUMBERS:
+        return self.cast_python_value(args[0])
+    return _TYPE_CALL(self, *args)
+
+
+def install(run_block, shared_array, syncwarp) -> None:
+    """Wire numba-cuda's simulator to numba_tma's scheduler, allocator and syncwarp (idempotent)."""
+    global _RUN_BLOCK, _ALLOCATE, _SYNCWARP
+    _RUN_BLOCK, _ALLOCATE, _SYNCWARP = run_block, shared_array, syncwarp
+    _kernel.BlockManager = _Blocks
+    _kernelapi.FakeCUDAShared.array = _shared_array
+    _kernelapi.FakeCUDAModule.syncwarp = _syncwarp
+    _types.Integer.__call__ = _types.Float.__call__ = _number_call
