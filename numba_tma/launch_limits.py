@@ -35,8 +35,6 @@ from .errors import LaunchError
 
 PORTABLE_CLUSTER = 8     # blocks per cluster every device with clusters takes
 MAX_CLUSTER = 16         # with the non-portable opt-in (sm_90 and newer; CUDA programming guide, clusters)
-OPTED_IN = "numba_tma_opted_in"   # under the simulator, on a kernel: the most dynamic shared memory
-#                                   numba_tma.launch opted it in to (the driver keeps the opt-in on the GPU)
 
 
 @dataclass(frozen=True)

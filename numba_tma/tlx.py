@@ -7,7 +7,10 @@ exist in a Numba kernel, with why).  Differences from TLX, everywhere:
 * **offsets are in the tensor's order** (outermost first, ``(row, col)``), as in TLX; the wrappers
   reverse them into TMA's innermost-first ``coords``;
 * ``multicast_targets`` is a 16-bit mask of CTA ranks (``numba_tma.cluster.mask_*``), not a list;
-* string options (``eviction_policy``, ``store_reduce``) must be constants.
+* string options (``eviction_policy``, ``store_reduce``, ``cache_modifier``) must be constants;
+* ``async_load(src, result, mask, other, cache_modifier, size)``: ``src`` is the thread's element
+  (Numba has no pointers), ``other`` only ``None`` or ``0`` (cp.async's zero fill); AMD's form
+  ``amd.async_load`` takes the lane's ``offsets=`` into ``src`` instead of a pointer.
 
 Inside ``@cuda.jit`` each wrapper compiles inline (a Numba ``overload`` on the CUDA target); under
 the CUDA simulator the same Python body runs on the simulator's ops.  AMD's TLX names are
