@@ -17,7 +17,9 @@ a test asking for the fixture is skipped.
 
 The ``both_ways`` marker runs a test twice, ``[gpu]`` and ``[simulator]``: on the GPU in this
 process (skipped without one), and under numba-cuda's CUDA simulator in a child pytest process
-(``NUMBA_ENABLE_CUDASIM=1`` is read when numba is imported, so it cannot be switched on here).  The
+(``NUMBA_ENABLE_CUDASIM=1`` is read when numba is imported, so it cannot be switched on here); the
+first ``[simulator]`` half of a module runs all of that module's in one child, whose JUnit report
+gives each its result.  The
 same kernel, the same numpy model, both ways; on a machine without a GPU the simulator half still
 runs.  The child must report the test passed (not skipped)::
 
@@ -82,21 +84,67 @@ def is_simulator_run(item) -> bool:
     return callspec is not None and callspec.params.get(WAY) == "simulator"
 
 
+_BATCHES: dict = {}        # module path -> {test name: (outcome, text)} of its simulator halves, run together
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Note each module's ``[simulator]`` halves: the first one to run runs them all in one child
+    process (a child pays numba's import once per module, not once per test)."""
+    config.stash[_HALVES] = {}
+    for item in items:
+        if is_simulator_run(item):
+            config.stash[_HALVES].setdefault(str(item.path), []).append(item)
+
+
+_HALVES = pytest.StashKey()
+
+
+def _run_children(config, path, items):
+    """Run ``items`` (one module's simulator halves) in a child pytest under the simulator:
+    ``{item name: ("passed" | "skipped" | "failed", reason or report)}``."""
+    import tempfile
+    import xml.etree.ElementTree as ElementTree
+
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.xml")
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                              f"--junitxml={report}", *[item.nodeid for item in items]],
+                             cwd=str(config.rootpath), env=env, capture_output=True, text=True, timeout=1800)
+        outcomes = {}
+        if os.path.exists(report):
+            for case in ElementTree.parse(report).iter("testcase"):
+                problem = next((c for c in case if c.tag in ("failure", "error")), None)
+                skipped = next((c for c in case if c.tag == "skipped"), None)
+                if problem is not None:
+                    outcomes[case.get("name")] = ("failed", f"{problem.get('message', '')}\n{(problem.text or '')[-4000:]}")
+                elif skipped is not None:
+                    outcomes[case.get("name")] = ("skipped", skipped.get("message", ""))
+                else:
+                    outcomes.setdefault(case.get("name"), ("passed", ""))
+    tail = f"{run.stdout[-4000:]}{run.stderr[-2000:]}"
+    return {item.name: outcomes.get(item.name, ("failed", f"no result from the child process:\n{tail}"))
+            for item in items}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem):
-    """The ``[simulator]`` half: run the test in a child pytest process under the simulator."""
+    """The ``[simulator]`` half: its result from the child pytest process that runs the module's
+    simulator halves under the simulator (started by the first of them)."""
     if not is_simulator_run(pyfuncitem) or _simulated():
         return None
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", pyfuncitem.nodeid],
-                         cwd=str(pyfuncitem.config.rootpath), env=env, capture_output=True, text=True, timeout=900)
-    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
-    if run.returncode == 0 and summary.startswith("1 skipped"):   # the test skipped itself there: say why here
-        reasons = [line.split(": ", 1)[-1] for line in run.stdout.splitlines() if line.startswith("SKIPPED")]
-        pytest.skip(f"under the CUDA simulator: {reasons[0] if reasons else summary}")
-    if run.returncode != 0 or not summary.startswith("1 passed"):
-        pytest.fail(f"under the CUDA simulator ({summary or 'no summary'}):\n{run.stdout[-4000:]}{run.stderr[-2000:]}",
-                    pytrace=False)
+    config, path = pyfuncitem.config, str(pyfuncitem.path)
+    halves = config.stash.get(_HALVES, {}).get(path, [pyfuncitem])
+    names = [item.name for item in halves]
+    if pyfuncitem.name not in _BATCHES.get(path, {}):
+        together = halves if len(set(names)) == len(names) and pyfuncitem in halves else [pyfuncitem]
+        _BATCHES.setdefault(path, {}).update(_run_children(config, path, together))
+    outcome, text = _BATCHES[path].pop(pyfuncitem.name)
+    if outcome == "skipped":   # the test skipped itself there: say why here
+        pytest.skip(f"under the CUDA simulator: {text}")
+    if outcome != "passed":
+        pytest.fail(f"under the CUDA simulator (failed in the child process):\n{text}", pytrace=False)
     return True
 
 

@@ -267,8 +267,14 @@ def test_both_ways_runs_the_simulator_half_in_a_child_process(pytester):
         @pytest.mark.both_ways
         def test_fails_in_the_simulator():
             assert testing.WAY != "simulator", "ran in the simulator"
+
+        @pytest.mark.both_ways
+        def test_skips_in_the_simulator():
+            if testing.WAY == "simulator":
+                pytest.skip("too big for the simulator")
     """)
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
     gpu = testing.skip_reason() is None
-    result.assert_outcomes(passed=3 if gpu else 1, failed=1, skipped=0 if gpu else 2)
-    result.stdout.fnmatch_lines(["*under the CUDA simulator (1 failed*", "*ran in the simulator*"])
+    result.assert_outcomes(passed=4 if gpu else 1, failed=1, skipped=1 if gpu else 4)
+    result.stdout.fnmatch_lines(["*under the CUDA simulator: too big for the simulator*"])
+    result.stdout.fnmatch_lines(["*under the CUDA simulator (failed in the child process)*", "*ran in the simulator*"])
