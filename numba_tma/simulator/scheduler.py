@@ -48,6 +48,7 @@ import numpy as np
 from .. import launch_limits
 
 SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SEED") else None
+EXIT_HOOK = None             # state.block_exit: called in the last thread of a block to end
 POLL_ROUNDS = 100            # failed probes in a row, with nothing changing, before a poller is stuck
 IN_FLIGHT = 0                # async copies in flight over all blocks: a fast "nothing to check" for reads
 
@@ -112,6 +113,7 @@ class Block:
         self.live, self.in_sync = self.size, []       # threads not ended; those waiting in syncthreads
         self.votes = None                             # syncthreads_count / _and / _or: a value per thread
         self.shared: dict = {}                        # memory: allocation key -> this block's array
+        self.marks: dict = {}                         # memory: allocation key -> its generic-write marks
         self.state = None                             # the twins' state of this block (state.state_of)
         self.pending: list = []                       # async copies in flight into this block
         self.rng = None if SEED is None else random.Random(hash((SEED, index)))
@@ -196,7 +198,7 @@ class Cluster:
                 raise
         for block in self.blocks:      # the blocks are over: free their memory now (no cycle to wait for)
             block._drop_pending()
-            block.shared, block.state = {}, None
+            block.shared, block.state, block.marks = {}, None, {}
         self.gates.clear()
         if self.error is not None:
             raise self.error[0].with_traceback(self.error[1])
@@ -410,6 +412,8 @@ class Worker(threading.Thread):
         cluster = sim.block.cluster
         try:
             self.launch.fn(*self.launch.args)
+            if sim.block.live == 1 and EXIT_HOOK is not None and not cluster.aborting:
+                EXIT_HOOK(sim)
         except Abort:
             pass
         except BaseException as exc:      # noqa: BLE001 - ends the launch as this error
@@ -552,6 +556,11 @@ def current() -> SimThread:
     if sim is None:
         raise SimulatorError("numba_tma simulator: a device op was called outside a kernel")
     return sim
+
+
+def seed():
+    """The seed of this run's completion order (NUMBA_TMA_SIM_SEED replays it)."""
+    return SEED
 
 
 def current_launch() -> Launch:
