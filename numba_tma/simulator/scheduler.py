@@ -47,7 +47,9 @@ import numpy as np
 
 from .. import launch_limits
 
-SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SEED") else None
+# the completion order's seed: NUMBA_TMA_SIM_SEED replays a run; by default each process draws a fresh one
+SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SEED") else \
+    random.SystemRandom().randrange(1 << 31)
 EXIT_HOOK = None             # state.block_exit: called in the last thread of a block to end
 POLL_ROUNDS = 100            # failed probes in a row, with nothing changing, before a poller is stuck
 IN_FLIGHT = 0                # async copies in flight over all blocks: a fast "nothing to check" for reads
@@ -116,7 +118,7 @@ class Block:
         self.marks: dict = {}                         # memory: allocation key -> its generic-write marks
         self.state = None                             # the twins' state of this block (state.state_of)
         self.pending: list = []                       # async copies in flight into this block
-        self.rng = None if SEED is None else random.Random(hash((SEED, index)))
+        self.rng = None if SEED is None else random.Random(f"{SEED}/{index}")
 
     # -- async copies -------------------------------------------------------------------------
     def issue(self, copy):
@@ -346,6 +348,8 @@ class Cluster:
             if thread is not None:
                 prefix = f"tid={list(thread.threadIdx)} ctaid={list(thread.blockIdx)}"
                 text = str(exc)
+                if isinstance(exc, SimulatorError) and SEED is not None and "NUMBA_TMA_SIM_SEED=" not in text:
+                    text += f" [NUMBA_TMA_SIM_SEED={SEED} replays this run]"
                 try:
                     error = type(exc)(f"{prefix}: {text}" if text else prefix)
                 except Exception:         # an exception type that takes other arguments: as it is
