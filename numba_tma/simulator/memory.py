@@ -31,6 +31,9 @@ from . import scheduler as _sched
 from .scheduler import SimulatorError, where
 
 _MAX_ALIGNMENT = 1 << 12
+# the memory-model checker's generic-write marks (fence.proxy_async checks): NUMBA_TMA_SIM_CHECKER=0
+# turns them off (to measure their cost: benchmarks/bench_simulator.py --examples)
+MARKS = os.environ.get("NUMBA_TMA_SIM_CHECKER", "1") != "0"
 _DYNAMIC = ("dynamic shared memory", 0)          # the allocation key of a block's dynamic buffer
 
 
@@ -46,10 +49,11 @@ class SharedArray(np.ndarray):
     origin = 0               # the address of its first element
     caller = None            # the allocation's key: (file, line) of its cuda.shared.array
     owner = None             # the block it belongs to (a scheduler.Block)
+    piece = None             # a SharedMemoryPlan piece: (its name, its address, its offset in the plan)
 
     def __array_finalize__(self, obj):
         if obj is not None:
-            for attribute in ("variable", "place", "origin", "caller", "owner"):
+            for attribute in ("variable", "place", "origin", "caller", "owner", "piece"):
                 setattr(self, attribute, getattr(obj, attribute, getattr(self, attribute)))
 
     def __getitem__(self, index):
@@ -60,7 +64,7 @@ class SharedArray(np.ndarray):
 
     def __setitem__(self, index, value):
         _setitem(self, index, value)
-        if self.owner is not None:
+        if MARKS and self.owner is not None:
             marks = self.__dict__.get("_marks")
             if marks is None:
                 marks = self.__dict__["_marks"] = _marks_view(self)
@@ -175,6 +179,11 @@ def name(array, addr=None) -> str:
     if not isinstance(array, SharedArray):
         return "an array outside shared memory"
     addr = address(array) if addr is None else addr
+    if array.piece is not None:
+        piece, start, offset = array.piece
+        if addr >= start:
+            return (f"{piece}[{(addr - start) // array.itemsize}] (SharedMemoryPlan piece {piece!r}, at byte "
+                    f"{offset} of the plan's layout)")
     return f"{array.variable}[{(addr - array.origin) // array.itemsize}] (allocated at {array.place})"
 
 
@@ -302,6 +311,8 @@ def peer_array(array, block):
                               strides=array.strides)
     view.variable, view.place, view.origin, view.caller, view.owner = base.variable, base.place, base.origin, \
         base.caller, block
+    if array.piece is not None:
+        view.piece = (array.piece[0], array.piece[1] - address(array) + address(view), array.piece[2])
     return view
 
 

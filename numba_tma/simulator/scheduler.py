@@ -336,7 +336,8 @@ class Cluster:
         for what, ids in groups.items():
             blocks = sorted({b for _, b in ids})
             of = "" if self.size == 1 else f" of block {blocks[0]}" if len(blocks) == 1 else f" of blocks {blocks}"
-            who = f"thread {ids[0][0]}" if len(ids) == 1 else f"{len(ids)} threads ({ids[0][0]} .. {ids[-1][0]})"
+            listed = ", ".join(str(i) for i, _ in ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+            who = f"thread {ids[0][0]}" if len(ids) == 1 else f"{len(ids)} threads ({listed})"
             lines.append(f"  {who}{of}: {what}")
         return "\n".join(lines)
 
