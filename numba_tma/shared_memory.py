@@ -201,12 +201,14 @@ def _simulated_carver(pieces, align, fields, nbytes):
                                         f"{nbytes} (launch with shared_mem=plan.nbytes)")
         pad = (-memory.address(raw)) % align
         views = []
-        for _, shape, dtype, offset, _ in pieces:
+        for piece_name, shape, dtype, offset, _ in pieces:
             size = dtype.bitwidth // 8
             for d in shape:
                 size *= d
             start = pad + offset
-            views.append(raw[start:start + size].view(str(dtype)).reshape(shape))
+            view = raw[start:start + size].view(str(dtype)).reshape(shape)
+            view.piece = (piece_name, memory.address(view), offset)    # messages name it as the plan does
+            views.append(view)
         return fields(*views)
 
     return carve

@@ -195,3 +195,48 @@ def hung() -> str | None:
     """What an earlier :func:`synchronize` gave up on in this process (the GPU is still busy with
     it), or ``None``."""
     return _HUNG[0] if _HUNG else None
+
+
+# -- the CUDA simulator: a kernel under many completion orders ----------------------------------------
+
+@dataclass(frozen=True)
+class SeedRun:
+    """One run of :func:`run_seeds`: its seed and the error it raised (``None``: it ran clean)."""
+
+    seed: int
+    error: BaseException | None
+
+
+def run_seeds(launch, n: int = 20, seeds=None) -> list:
+    """Under the CUDA simulator, call ``launch()`` (which launches a kernel and checks its result)
+    once per seed: ``n`` fresh seeds, or the given ``seeds``; returns a :class:`SeedRun` per run.
+    Each seed fixes the order in which async copies complete (``NUMBA_TMA_SIM_SEED=<seed>``
+    replays one in a new process)."""
+    import random
+
+    from .simulator import scheduler
+
+    chosen = list(seeds) if seeds is not None else [random.SystemRandom().randrange(1 << 31) for _ in range(n)]
+    before, runs = scheduler.SEED, []
+    try:
+        for seed in chosen:
+            scheduler.SEED = seed
+            try:
+                launch()
+            except Exception as exc:     # noqa: BLE001 - reported with its seed
+                runs.append(SeedRun(seed, exc))
+            else:
+                runs.append(SeedRun(seed, None))
+    finally:
+        scheduler.SEED = before
+    return runs
+
+
+def check_seeds(launch, n: int = 20, seeds=None) -> None:
+    """:func:`run_seeds`, raising ``AssertionError`` naming the first failing seed (and how many of
+    the runs failed), so that ``NUMBA_TMA_SIM_SEED=<seed>`` replays it."""
+    runs = run_seeds(launch, n, seeds)
+    failed = [r for r in runs if r.error is not None]
+    if failed:
+        raise AssertionError(f"{len(failed)} of {len(runs)} simulator runs failed; the first with "
+                             f"NUMBA_TMA_SIM_SEED={failed[0].seed}: {failed[0].error}") from failed[0].error

@@ -126,6 +126,8 @@ def test_bulk_copies_and_at():
                 bulk.load(at(buf, 1), src[r], 256, at(bars, 1))
                 mbarrier.wait(at(bars, 1), 0)
                 bulk.store(dst[r], at(buf, 1), 256)
+                bulk.commit_group()
+                bulk.wait_group_read(0)          # the block's shared memory outlives the store's read
 
         x = np.arange(4 * 64, dtype=np.float32).reshape(4, 64)
         y = np.zeros_like(x)

@@ -233,5 +233,5 @@ def test_votes_probes_and_a_polling_deadlock():
     assert "votes True True True True" in out and "misses [10]" in out, out
     assert "raised SimulatorError tid=[0, 0, 0] ctaid=[0, 0, 0]: numba_tma simulator: deadlock in block (0, 0, 0)" \
         in out, out
-    assert "4 threads ((0, 0, 0) .. (3, 0, 0)): polls mbarrier.try_wait(parity 0) on barrier bars[0]" in out, out
+    assert "4 threads ((0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0)): polls mbarrier.try_wait(parity 0) on barrier bars[0]" in out, out
     assert "expects 2 arrivals per phase, 1 arrived" in out, out

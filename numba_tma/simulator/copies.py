@@ -53,22 +53,28 @@ def bulk_load(dst, src, nbytes, bar, cache_hint=None, multicast=None):
 
 
 def bulk_store(dst, src, nbytes, cache_hint=None):
-    enter()
+    thread, state = enter()
     _bulk_checks("bulk.store", dst, src, nbytes, load=False)
+    memory.check_fenced("bulk.store", thread, src, nbytes)
+    state.stored("bulk.store", thread, src)
     memory.byte_view(memory.host(dst))[:nbytes] = memory.byte_view(src)[:nbytes]
 
 
 def bulk_store_bytemask(dst, src, nbytes, mask, cache_hint=None):
-    enter()
+    thread, state = enter()
     _bulk_checks("bulk.store_bytemask", dst, src, nbytes, load=False)
+    memory.check_fenced("bulk.store_bytemask", thread, src, nbytes)
+    state.stored("bulk.store_bytemask", thread, src)
     keep = np.tile(((int(mask) >> np.arange(16)) & 1).astype(bool), nbytes // 16)
     target = memory.byte_view(memory.host(dst))[:nbytes]
     target[keep] = memory.byte_view(src)[:nbytes][keep]
 
 
 def bulk_reduce(dst, src, nbytes, op, cache_hint=None):
-    enter()
+    thread, state = enter()
     _bulk_checks("bulk.reduce", dst, src, nbytes, load=False)
+    memory.check_fenced("bulk.reduce", thread, src, nbytes)
+    state.stored("bulk.reduce", thread, src)
     ptx = _PTX.get(np.dtype(src.dtype).name)
     if op not in BULK_REDUCE_TYPES or ptx not in BULK_REDUCE_TYPES[op]:
         raise SimulatorError(f"numba_tma simulator: bulk.reduce: op {op!r} does not take {src.dtype} elements "
@@ -84,15 +90,22 @@ def bulk_prefetch(src, nbytes, cache_hint=None):
 # Shared -> global copies complete when issued here: the bulk async-groups have nothing to wait for.
 
 def bulk_commit_group():
-    pass
+    thread, state = enter()
+    mine = state.stores.get(thread)
+    if mine is not None and mine[0]:
+        mine[1].append(mine[0])
+        mine[0] = []
 
 
 def bulk_wait_group(n):
-    pass
+    thread, state = enter()
+    mine = state.stores.get(thread)
+    if mine is not None and len(mine[1]) > n:     # the data is written at issue; the exit check counts groups
+        del mine[1][:len(mine[1]) - n]
 
 
 def bulk_wait_group_read(n):
-    pass
+    bulk_wait_group(n)
 
 
 BULK_OPS = dict(load=bulk_load, store=bulk_store, store_bytemask=bulk_store_bytemask, reduce=bulk_reduce,
@@ -133,10 +146,12 @@ def dsmem_reduce_async(dst, value, bar, cta_rank, op):
 
 
 def dsmem_copy_async(dst, src, nbytes, bar, cta_rank):
+    memory.check_fenced("dsmem.copy_async", enter()[0], src, nbytes)
     _deliver_later("dsmem.copy_async", dst, memory.byte_view(src)[:nbytes].copy(), bar, cta_rank)
 
 
 def dsmem_reduce_copy_async(dst, src, nbytes, bar, cta_rank, op):
+    memory.check_fenced("dsmem.reduce_copy_async", enter()[0], src, nbytes)
     dtype = np.dtype(src.dtype)
     _deliver_later("dsmem.reduce_copy_async", dst, memory.byte_view(src)[:nbytes].copy(), bar, cta_rank,
                    lambda old, new: combine(op, dtype, old, new).view(np.uint8))

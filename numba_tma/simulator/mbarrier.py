@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import memory, scheduler
-from .state import Barrier, Copy, SimulatorError, enter, peer, where
+from .state import Barrier, Copy, SimulatorError, enter, peer, remote, where
 
 _TOKEN_SHIFT = 20
 
@@ -21,8 +21,27 @@ def _address(op, bar):
 
 
 def barrier(state, thread, op, bar) -> Barrier:
-    """The barrier at ``bar`` (element 0), which must have been initialised in this block."""
+    """The barrier at ``bar`` (element 0), which must have been initialised in this block; used
+    from another block, it must have been published by a cluster barrier after its init."""
     found = state.barriers.get(_address(op, bar))
+    block = state.block
+    if block is not thread.block:
+        if found is None or found.published is None or found.published[0].generation <= found.published[1]:
+            done = "is not initialised there yet" if found is None else (
+                "was initialised there, but no cluster barrier has completed since (cuda.syncthreads() orders "
+                "one block only)")
+            fence = "" if found is None or found.fenced else ", fence.mbarrier_init()"
+            raise SimulatorError(
+                f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)} of block {block.index}, which "
+                f"{done}: a barrier used from another block must be initialised, fenced and published to the "
+                f"cluster first. Missing step: mbarrier.init{fence or ', fence.mbarrier_init()'} and then "
+                "cluster.sync() in every block (a cluster-wide barrier) before any block uses another's barriers")
+        if not found.fenced:
+            raise SimulatorError(
+                f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)} of block {block.index}, "
+                "initialised without fence.mbarrier_init(): the init may not be visible to other blocks. Missing "
+                "step: fence.mbarrier_init() after mbarrier.init, before the cluster.sync()")
+        return found
     if found is None:
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)}, which is not an "
                              "initialised mbarrier of this block (mbarrier.init first, then fence.mbarrier_init() "
@@ -54,7 +73,7 @@ def init(bar, count):
     thread, state = enter()
     if not 1 <= count < 1 << 20:
         raise SimulatorError(f"numba_tma simulator: mbarrier.init: count={count} must be in [1, 2**20 - 1]")
-    state.barriers[_address("mbarrier.init", bar)] = Barrier(memory.name(bar), count)
+    state.barriers[_address("mbarrier.init", bar)] = Barrier(memory.name(bar), count, thread.block, thread)
     state.changed()
 
 
@@ -92,7 +111,12 @@ def arrive_drop_expect_tx(bar, nbytes, sem=None, scope=None):
 def arrive_remote(bar, cta_rank, count=1, sem="release"):
     thread, _ = enter()
     block, state = peer("mbarrier.arrive_remote", thread, cta_rank)
-    _arrive(thread, state, "mbarrier.arrive_remote", in_block(bar, block), count)
+    at = in_block(bar, block)
+    b = barrier(state, thread, "mbarrier.arrive_remote", at)
+    record = remote("mbarrier.arrive_remote", thread, state, b, None)
+    if record is not None:
+        record.phase = b.phase
+    _arrive(thread, state, "mbarrier.arrive_remote", at, count)
 
 
 def expect_tx(bar, nbytes, scope="cta"):
@@ -126,14 +150,19 @@ def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
     ``write(view)`` writes the bytes into that block's view of ``dst``."""
     for block, state in blocks:
         view, at = in_block(dst, block), in_block(bar, block)
-        barrier(state, thread, op, at)
+        b = barrier(state, thread, op, at)
         start = memory.address(view)
+        what = memory.name(view)
+        record = remote(op, thread, state, b, what)
 
-        def complete(view=view, at=at, state=state):
+        def complete(view=view, at=at, state=state, b=b, record=record):
             write(view)
+            memory.clear_marks(view, nbytes)
+            if record is not None:
+                record.phase = b.phase
             deliver_bytes(state, thread, op, at, nbytes)
 
-        state.issue(Copy(op, thread, complete, (start, start + nbytes)))
+        state.issue(Copy(op, thread, complete, (start, start + nbytes), bar=b, what=what))
 
 
 def deliver_bytes(state, thread, op, bar, nbytes):
@@ -169,21 +198,92 @@ def _token_done(b, token):
     return b.phase > token >> _TOKEN_SHIFT
 
 
-def _probe(op, bar, done, what, deliver):
+def deliver_for(state, b, done):
+    """Completions held back to the latest legal moment: a wait that would block delivers the copies
+    in flight on its own barrier only (in the run's order), one at a time until it need not; nothing
+    else lands early (the other copies stay in flight until their own waits, or until every thread
+    is blocked)."""
+    if done(b):
+        return
+    block = state.block
+    mine = [c for c in block.pending if c.bar is b]
+    if not mine:
+        return
+    if block.rng is not None:
+        order = block.rng.random()
+        if order < 0.5:
+            mine.reverse()                      # the latest-issued copy first
+        else:
+            block.rng.shuffle(mine)
+    for copy in mine:
+        if copy in block.pending and not any(c in block.pending for c in copy.after):
+            state.deliver_one(copy)
+            if done(b):
+                return
+
+
+def _wrong_parity(thread, op, b, parity):
+    """A parity wait that returns at once refers to phase ``b.phase - 1``: if this thread already
+    waited for that phase, the GPU returns at once and the kernel most likely forgot to flip the
+    parity."""
+    target = b.phase - 1
+    last = b.seen.get(thread)
+    if last is not None and target <= last:
+        raise SimulatorError(
+            f"numba_tma simulator: {where(thread)}: {op}(parity {parity & 1}) on {b.label} returns at once on the "
+            f"GPU: phase {target} (the last of parity {parity & 1}) has completed, and this thread already waited "
+            f"for it; the barrier is in phase {b.phase}. Likely a wrong parity: the phase this thread waits for "
+            f"next is {last + 1} (parity {(last + 1) & 1}); flip the parity after each completed wait "
+            f"(parity = (k // stages) & 1 for the k-th use of a ring slot)")
+
+
+def _waited(thread, b, phase):
+    b.seen[thread] = phase
+    if phase > b.observed:
+        b.observed = phase
+
+
+def _hint(thread, b, parity):
+    last = b.seen.get(thread)
+    if last is not None and (last & 1) == (parity & 1) == (b.phase & 1) and b.phase >= last + 2:
+        return (f" (this thread last waited for phase {last}, of the same parity: waiting on parity {parity & 1} "
+                f"again waits for phase {b.phase}; a wrong parity?)")
+    return ""
+
+
+def _probe(op, bar, done, what, deliver, parity=None):
     """A non-blocking check; a failed one lets the other threads run before it returns False."""
     thread, state = enter()
     b = barrier(state, thread, op, bar)
     if deliver:
-        state.deliver()
+        deliver_for(state, b, done)
     if done(b):
+        if parity is not None:
+            target = b.phase - 1
+            if thread not in _polling(b):
+                _wrong_parity(thread, op, b, parity)
+            _polling(b).discard(thread)
+            _waited(thread, b, target)
+        else:
+            _waited(thread, b, b.phase - 1)
         return True
+    if parity is not None:
+        _polling(b).add(thread)
     scheduler.poll(thread, lambda: done(b), lambda: f"polls {what} on {b.describe()}")
     return False
 
 
+def _polling(b):
+    """The threads whose last probe of ``b`` failed (a probe loop on the current phase)."""
+    found = getattr(b, "_polling", None)
+    if found is None:
+        found = b._polling = set()
+    return found
+
+
 def test_wait(bar, phase, sem=None, scope=None):
     return _probe("mbarrier.test_wait", bar, lambda b: _parity_done(b, phase),
-                  f"mbarrier.test_wait(parity {phase & 1})", False)
+                  f"mbarrier.test_wait(parity {phase & 1})", False, phase)
 
 
 def test_wait_token(bar, token, sem=None, scope=None):
@@ -193,7 +293,7 @@ def test_wait_token(bar, token, sem=None, scope=None):
 
 def try_wait(bar, phase, suspend_ns=None, sem=None, scope=None):
     return _probe("mbarrier.try_wait", bar, lambda b: _parity_done(b, phase),
-                  f"mbarrier.try_wait(parity {phase & 1})", True)
+                  f"mbarrier.try_wait(parity {phase & 1})", True, phase)
 
 
 def try_wait_token(bar, token, suspend_ns=None, sem=None, scope=None):
@@ -204,9 +304,18 @@ def try_wait_token(bar, token, suspend_ns=None, sem=None, scope=None):
 def wait(bar, phase, sem=None, scope=None):
     thread, state = enter()
     b = barrier(state, thread, "mbarrier.wait", bar)
-    state.deliver()
-    scheduler.wait(thread, lambda: _parity_done(b, phase),
-                   lambda: f"mbarrier.wait(parity {phase & 1}) on {b.describe()}")
+
+    def done(b=b):
+        return _parity_done(b, phase)
+
+    if done():
+        _wrong_parity(thread, "mbarrier.wait", b, phase)
+        _waited(thread, b, b.phase - 1)
+        return
+    target = b.phase
+    deliver_for(state, b, lambda b: done())
+    scheduler.wait(thread, done, lambda: f"mbarrier.wait(parity {phase & 1}) on {b.describe()}{_hint(thread, b, phase)}")
+    _waited(thread, b, target)
 
 
 def pending_count(token):

@@ -31,10 +31,14 @@ from . import scheduler as _sched
 from .scheduler import SimulatorError, where
 
 _MAX_ALIGNMENT = 1 << 12
+# the memory-model checker's generic-write marks (fence.proxy_async checks): NUMBA_TMA_SIM_CHECKER=0
+# turns them off (to measure their cost: benchmarks/bench_simulator.py --examples)
+MARKS = os.environ.get("NUMBA_TMA_SIM_CHECKER", "1") != "0"
 _DYNAMIC = ("dynamic shared memory", 0)          # the allocation key of a block's dynamic buffer
 
 
 _getitem = np.ndarray.__getitem__
+_setitem = np.ndarray.__setitem__
 
 
 class SharedArray(np.ndarray):
@@ -45,10 +49,11 @@ class SharedArray(np.ndarray):
     origin = 0               # the address of its first element
     caller = None            # the allocation's key: (file, line) of its cuda.shared.array
     owner = None             # the block it belongs to (a scheduler.Block)
+    piece = None             # a SharedMemoryPlan piece: (its name, its address, its offset in the plan)
 
     def __array_finalize__(self, obj):
         if obj is not None:
-            for attribute in ("variable", "place", "origin", "caller", "owner"):
+            for attribute in ("variable", "place", "origin", "caller", "owner", "piece"):
                 setattr(self, attribute, getattr(obj, attribute, getattr(self, attribute)))
 
     def __getitem__(self, index):
@@ -56,6 +61,103 @@ class SharedArray(np.ndarray):
         if _sched.IN_FLIGHT and not isinstance(value, np.ndarray):
             check_read(self, index)
         return value
+
+    def __setitem__(self, index, value):
+        _setitem(self, index, value)
+        if MARKS and self.owner is not None:
+            marks = self.__dict__.get("_marks")
+            if marks is None:
+                marks = self.__dict__["_marks"] = _marks_view(self)
+            if marks is not False:
+                thread = _sched.current()
+                marks[index] = thread.thread_id + 1      # written by the generic proxy, not fenced yet
+
+
+def _marks_view(array):
+    """The generic-write marks of ``array``'s bytes (a uint16 per byte: the writing thread's id + 1,
+    0 where no thread wrote since the last fence.proxy_async), shaped ``array.shape + (itemsize,)``."""
+    base = array.owner.shared.get(array.caller)
+    if base is None or array.caller is None:
+        return False
+    marks = generic_marks(base)
+    offset = address(array) - address(base.base)
+    if not 0 <= offset < base.base.size:         # a copy of a shared array (tile.copy(), tile * 2): not shared
+        return False
+    try:
+        return np.ndarray(array.shape + (array.itemsize,), np.uint16, buffer=marks, offset=2 * offset,
+                          strides=tuple(2 * s for s in array.strides) + (2,))
+    except (TypeError, ValueError):
+        return False
+
+
+def generic_marks(base):
+    """The mark buffer of an allocation (its raw buffer's bytes, one uint16 each), made on first use."""
+    marks = base.owner.marks.get(base.caller)
+    if marks is None:
+        marks = base.owner.marks[base.caller] = np.zeros(base.base.size, np.uint16)
+    return marks
+
+
+def _raw_marks(array):
+    """``(marks, offset of array's first byte in them)`` for a shared array, or None."""
+    if not isinstance(array, SharedArray) or array.owner is None or array.caller is None:
+        return None
+    base = array.owner.shared.get(array.caller)
+    if base is None:
+        return None
+    return generic_marks(base), address(array) - address(base.base)
+
+
+def unfenced(array, offsets):
+    """The first byte offset (into ``array``) among ``offsets`` (an int count from 0, or an index
+    array) that a thread wrote with no fence.proxy_async since, as ``(offset, writer thread id)``;
+    None when every byte is ordered for the async proxy."""
+    found = _raw_marks(array)
+    if found is None:
+        return None
+    marks, start = found
+    if not 0 <= start < marks.size:
+        return None
+    if isinstance(offsets, (int, np.integer)):
+        region = marks[start:start + int(offsets)]
+        hit = np.flatnonzero(region)
+        return None if not hit.size else (int(hit[0]), int(region[hit[0]]) - 1)
+    region = marks[np.minimum(start + np.asarray(offsets), marks.size - 1)]
+    hit = np.flatnonzero(region)
+    return None if not hit.size else (int(np.asarray(offsets)[hit[0]]), int(region[hit[0]]) - 1)
+
+
+def clear_marks(array, nbytes):
+    """An async-proxy write of ``nbytes`` at ``array``: those bytes are no longer generic writes."""
+    found = _raw_marks(array)
+    if found is not None:
+        marks, start = found
+        if 0 <= start < marks.size:
+            marks[start:start + nbytes] = 0
+
+
+def check_fenced(op, thread, array, offsets, role="src"):
+    """An async-proxy op of ``thread`` reads ``array`` at ``offsets`` (a byte count, or byte offsets):
+    raise if a thread wrote one of those bytes with ordinary stores and no fence.proxy_async since."""
+    found = unfenced(array, offsets)
+    if found is None:
+        return
+    offset, writer = found
+    who = array.owner.threads[writer] if 0 <= writer < len(array.owner.threads) else None
+    by = f"thread {who.index}" if who is not None else "a thread"
+    if who is thread:
+        by = "this thread"
+    raise SimulatorError(
+        f"numba_tma simulator: {where(thread)}: {op} reads {role} {name(array, address(array) + offset)}, which "
+        f"{by} wrote with ordinary stores (the generic proxy) and no fence.proxy_async() since: the async proxy may "
+        f"read the old bytes. Missing step: fence.proxy_async() after the writes (in each writing thread), then "
+        f"cuda.syncthreads(), then the {op}")
+
+
+def fence_generic(block):
+    """fence.proxy_async in ``block``: every generic write so far is ordered for the async proxy."""
+    for marks in block.marks.values():
+        marks[:] = 0
 
 
 def address(array) -> int:
@@ -77,6 +179,11 @@ def name(array, addr=None) -> str:
     if not isinstance(array, SharedArray):
         return "an array outside shared memory"
     addr = address(array) if addr is None else addr
+    if array.piece is not None:
+        piece, start, offset = array.piece
+        if addr >= start:
+            return (f"{piece}[{(addr - start) // array.itemsize}] (SharedMemoryPlan piece {piece!r}, at byte "
+                    f"{offset} of the plan's layout)")
     return f"{array.variable}[{(addr - array.origin) // array.itemsize}] (allocated at {array.place})"
 
 
@@ -204,6 +311,8 @@ def peer_array(array, block):
                               strides=array.strides)
     view.variable, view.place, view.origin, view.caller, view.owner = base.variable, base.place, base.origin, \
         base.caller, block
+    if array.piece is not None:
+        view.piece = (array.piece[0], array.piece[1] - address(array) + address(view), array.piece[2])
     return view
 
 

@@ -47,7 +47,10 @@ import numpy as np
 
 from .. import launch_limits
 
-SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SEED") else None
+# the completion order's seed: NUMBA_TMA_SIM_SEED replays a run; by default each process draws a fresh one
+SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SEED") else \
+    random.SystemRandom().randrange(1 << 31)
+EXIT_HOOK = None             # state.block_exit: called in the last thread of a block to end
 POLL_ROUNDS = 100            # failed probes in a row, with nothing changing, before a poller is stuck
 IN_FLIGHT = 0                # async copies in flight over all blocks: a fast "nothing to check" for reads
 
@@ -112,9 +115,10 @@ class Block:
         self.live, self.in_sync = self.size, []       # threads not ended; those waiting in syncthreads
         self.votes = None                             # syncthreads_count / _and / _or: a value per thread
         self.shared: dict = {}                        # memory: allocation key -> this block's array
+        self.marks: dict = {}                         # memory: allocation key -> its generic-write marks
         self.state = None                             # the twins' state of this block (state.state_of)
         self.pending: list = []                       # async copies in flight into this block
-        self.rng = None if SEED is None else random.Random(hash((SEED, index)))
+        self.rng = None if SEED is None else random.Random(f"{SEED}/{index}")
 
     # -- async copies -------------------------------------------------------------------------
     def issue(self, copy):
@@ -196,7 +200,7 @@ class Cluster:
                 raise
         for block in self.blocks:      # the blocks are over: free their memory now (no cycle to wait for)
             block._drop_pending()
-            block.shared, block.state = {}, None
+            block.shared, block.state, block.marks = {}, None, {}
         self.gates.clear()
         if self.error is not None:
             raise self.error[0].with_traceback(self.error[1])
@@ -332,7 +336,8 @@ class Cluster:
         for what, ids in groups.items():
             blocks = sorted({b for _, b in ids})
             of = "" if self.size == 1 else f" of block {blocks[0]}" if len(blocks) == 1 else f" of blocks {blocks}"
-            who = f"thread {ids[0][0]}" if len(ids) == 1 else f"{len(ids)} threads ({ids[0][0]} .. {ids[-1][0]})"
+            listed = ", ".join(str(i) for i, _ in ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+            who = f"thread {ids[0][0]}" if len(ids) == 1 else f"{len(ids)} threads ({listed})"
             lines.append(f"  {who}{of}: {what}")
         return "\n".join(lines)
 
@@ -344,6 +349,8 @@ class Cluster:
             if thread is not None:
                 prefix = f"tid={list(thread.threadIdx)} ctaid={list(thread.blockIdx)}"
                 text = str(exc)
+                if isinstance(exc, SimulatorError) and SEED is not None and "NUMBA_TMA_SIM_SEED=" not in text:
+                    text += f" [NUMBA_TMA_SIM_SEED={SEED} replays this run]"
                 try:
                     error = type(exc)(f"{prefix}: {text}" if text else prefix)
                 except Exception:         # an exception type that takes other arguments: as it is
@@ -410,6 +417,8 @@ class Worker(threading.Thread):
         cluster = sim.block.cluster
         try:
             self.launch.fn(*self.launch.args)
+            if sim.block.live == 1 and EXIT_HOOK is not None and not cluster.aborting:
+                EXIT_HOOK(sim)
         except Abort:
             pass
         except BaseException as exc:      # noqa: BLE001 - ends the launch as this error
@@ -552,6 +561,11 @@ def current() -> SimThread:
     if sim is None:
         raise SimulatorError("numba_tma simulator: a device op was called outside a kernel")
     return sim
+
+
+def seed():
+    """The seed of this run's completion order (NUMBA_TMA_SIM_SEED replays it)."""
+    return SEED
 
 
 def current_launch() -> Launch:

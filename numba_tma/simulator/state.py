@@ -22,9 +22,14 @@ from .scheduler import SimulatorError, where  # noqa: F401 - SimulatorError: the
 class Barrier:
     """One mbarrier: arrivals per phase, the current phase's pending arrivals and transactions."""
 
-    def __init__(self, label, count):
+    def __init__(self, label, count, block=None, initialiser=None):
         self.label, self.count, self.pending, self.phase = label, count, count, 0
         self.expected = self.delivered = 0
+        self.block, self.initialiser = block, initialiser    # its block; the thread that initialised it
+        self.fenced = False          # fence.mbarrier_init() in its block since the init
+        self.published = None        # (cluster gate, generation) the initialiser arrived at after init + fence
+        self.seen: dict = {}         # thread -> the last phase it waited for
+        self.observed = -1           # the latest phase a wait in its block saw complete
 
     @property
     def tx(self):
@@ -44,8 +49,25 @@ class Copy:
     """An async copy in flight: ``complete()`` writes it; ``dst`` is the shared byte range it writes;
     ``after``: the copies it must follow."""
 
-    def __init__(self, op, thread, complete, dst=None, after=()):
+    def __init__(self, op, thread, complete, dst=None, after=(), bar=None, what=None):
         self.op, self.issuer, self.complete, self.dst, self.after = op, where(thread), complete, dst, after
+        self.thread, self.bar, self.what = thread, bar, what     # the issuing thread; its Barrier; what it writes
+
+
+class Remote:
+    """An op of another block into this block's shared memory (a copy, a multicast, an arrival):
+    the block must not exit before it has landed and been waited for (or a cluster barrier the
+    issuer arrived at after it has completed)."""
+
+    def __init__(self, op, thread, bar, what):
+        self.op, self.thread, self.bar, self.what = op, thread, bar, what
+        self.phase = None            # the barrier phase it counted in, once it landed
+        self.cover = None            # (cluster gate, generation) the issuer arrived at after it
+
+    def waited(self) -> bool:
+        if self.phase is not None and self.bar is not None and self.bar.observed >= self.phase:
+            return True
+        return self.cover is not None and self.cover[0].generation > self.cover[1]
 
 
 class BlockState:
@@ -55,6 +77,13 @@ class BlockState:
         self.block = block
         self.barriers: dict[int, Barrier] = {}
         self.gates: dict = {}            # named / cluster / warp barriers, elections, cp.async groups
+        self.remote: list = []           # Remote ops of other blocks into this block
+        self.stores: dict = {}           # thread -> [uncommitted async stores, committed groups]
+
+    def stored(self, op, thread, src):
+        """``thread`` issued an async store (shared -> global) reading ``src``."""
+        from .memory import name
+        self.stores.setdefault(thread, [[], []])[0].append(f"{op} of {name(src)}")
 
     def changed(self):
         """Something a waiting thread may wait for has changed."""
@@ -73,6 +102,54 @@ class BlockState:
 
     def deliver_one(self, copy):
         self.block.deliver_one(copy)
+
+
+def remote(op, thread, state, bar, what):
+    """Record an op of ``thread`` into the block of ``state`` (when that is another block)."""
+    if state.block is thread.block:
+        return None
+    record = Remote(op, thread, bar, what)
+    state.remote.append(record)
+    thread.block.cluster.gates.setdefault("remote", []).append(record)
+    return record
+
+
+def _seed_note():
+    return f" [NUMBA_TMA_SIM_SEED={_sched.seed()} replays this run]"
+
+
+def block_exit(thread):
+    """The last thread of ``thread``'s block ends: report what the block leaves in flight."""
+    block = thread.block
+    state = block.state
+    if state is None:
+        return
+    for t, (open_, groups) in state.stores.items():
+        pending = open_ + [s for g in groups for s in g]
+        if pending:
+            step = ("tma.commit_group() and tma.wait_group_read(0)" if open_ else "tma.wait_group_read(0)")
+            raise SimulatorError(
+                f"numba_tma simulator: block {block.index} exits while the {pending[0]} issued by thread {t.index} "
+                f"is not waited for{f' (and {len(pending) - 1} more)' if len(pending) > 1 else ''}: the store may "
+                f"still read the block's shared memory after it is gone. Missing step: {step} (or wait_group(0)) "
+                "in that thread before the block exits")
+    for copy in block.pending:
+        remote_ = copy.thread is not None and copy.thread.block is not block
+        into = f" into {copy.what}" if copy.what else ""
+        step = ("a wait in this block on the barrier it completes on, or cluster.sync() in every block after it "
+                "was issued" if remote_ else "wait on its barrier (mbarrier.wait, or cp_async.wait_group) before "
+                "exiting")
+        raise SimulatorError(
+            f"numba_tma simulator: block {block.index} exits while the {copy.op} issued by {copy.issuer}{into} is "
+            f"still in flight: its bytes would land in freed shared memory. Missing step: {step}")
+    for record in state.remote:
+        if not record.waited():
+            on = f" on {record.bar.label}" if record.bar is not None else ""
+            raise SimulatorError(
+                f"numba_tma simulator: block {block.index} exits with no wait ordering it after the {record.op} "
+                f"issued by {where(record.thread)}{f' into {record.what}' if record.what else ''}{on}: on the GPU "
+                "the block may be gone before it lands. Missing step: cluster.sync() in every block before exiting "
+                "(or a wait in this block on the barrier it completes)")
 
 
 def state_of(block) -> BlockState:
@@ -101,4 +178,11 @@ def peer(op, thread, cta_rank):
                              f"this cluster of {size} (ranks 0-{size - 1}; launch with numba_tma.launch(..., "
                              "cluster=...) for clusters of several blocks)")
     block = cluster.blocks[int(cta_rank)]
+    if block.live == 0 and block is not thread.block:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} into block {block.index} (rank {cta_rank}), "
+                             "which has already exited: its shared memory is gone. Missing step: cluster.sync() in "
+                             f"every block before exiting, so no block leaves while others still use it")
     return block, state_of(block)
+
+
+_sched.EXIT_HOOK = block_exit

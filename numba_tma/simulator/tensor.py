@@ -272,13 +272,15 @@ def _store_reach(op, desc, fields, first, box, allow_overrun):
 def _write_box(op, desc, src, coords, combine, allow_overrun):
     """A store-like op: the box in ``src`` written (``combine(old, new)``) where it lies inside the
     tensor, dimension 0 reaching on to the next 16 bytes where the user opted in."""
-    enter()
+    thread, state = enter()
     fields = fields_of(desc, op)
     if fields.mode != Mode.TILED:
         raise SimulatorError(f"numba_tma simulator: {op}: stores through im2col maps are not simulated (their "
                              "traversal without offsets is not established)")
     _check_coords(op, fields, coords, store=True)
     _check_tile(op, fields, src, fields.transfer_bytes, "src")
+    memory.check_fenced(op, thread, src, _smem_offsets(fields.transfer_bytes, fields))
+    state.stored(op, thread, src)
     positions = _positions(fields, coords, op, store=True)
     view = _global_view(fields, _store_reach(op, desc, fields, coords[0], fields.box_dim[0], allow_overrun))
     shape = tuple(len(p) for p in positions)
@@ -355,8 +357,10 @@ def scatter4(desc, src, col, rows, allow_overrun=False):
     """Four rows written like a store's (the 16-byte edge assumed as for ``tma.store``: the H200
     has no scatter4 to measure it on)."""
     op = "tma.scatter4"
-    enter()
+    thread, state = enter()
     fields = _four_rows(op, desc, src, col, rows, "src")
+    memory.check_fenced(op, thread, src, _smem_offsets(4 * fields.transfer_bytes, fields))
+    state.stored(op, thread, src)
     _check_coords(op, fields, (col, 0), store=True)
     view = _global_view(fields, _store_reach(op, desc, fields, col, fields.box_dim[0], allow_overrun))
     width = fields.box_dim[0]

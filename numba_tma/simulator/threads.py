@@ -112,6 +112,12 @@ def cluster_arrive(relaxed=False):
                                "cluster.arrive")
     state.changed()
     state.gates[("cluster arrival", thread)] = (gate, generation)
+    for b in state.barriers.values():        # barriers this thread initialised (and fenced): published
+        if b.initialiser is thread and b.fenced and b.published is None:
+            b.published = (gate, generation)
+    for record in cluster.gates.get("remote", ()):   # ops into other blocks: ordered before this barrier
+        if record.thread is thread and record.cover is None:
+            record.cover = (gate, generation)
 
 
 def cluster_wait():
@@ -174,15 +180,22 @@ SYNC_OPS = dict(named_barrier_sync=named_barrier_sync, named_barrier_arrive=name
                 elect_one=elect.elect_one)
 
 
-# The simulator has one coherent memory and completes a barrier's init at once: a fence has
-# nothing to order (its arguments are checked by its declaration).
+# The simulator has one coherent memory and completes a barrier's init at once; fence.proxy_async
+# orders the block's generic writes for the async proxy (memory.py checks TMA / bulk sources).
 
 def fence_mbarrier_init():
-    pass
+    thread, state = enter()
+    for b in state.barriers.values():
+        b.fenced = True
 
 
 def fence_proxy_async(space):
-    pass
+    thread, _ = enter()
+    if space in (None, "shared::cta"):
+        memory.fence_generic(thread.block)
+    elif space == "shared::cluster":
+        for block in thread.block.cluster.blocks:
+            memory.fence_generic(block)
 
 
 def fence_acq_rel(scope):
