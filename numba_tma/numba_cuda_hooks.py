@@ -42,6 +42,10 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    need a cluster (numba's launch has none: one dictionary lookup per launch) and, when the
    driver refuses a launch, to say which limit it broke (:mod:`numba_tma.launch_limits`; nothing
    runs on a launch that works).
+8. **Shared-array symbols unique across processes** (``cudaimpl._unique_smem_id``).  numba-cuda
+   names each static shared array ``_cudapy_smem_<n>`` from one process-wide counter; kernels
+   compiled in two processes (a forked compiler) and linked into one cubin would define the same
+   symbol twice.  :func:`separate_shared_names` moves this process's counter to another range.
 """
 
 from __future__ import annotations
@@ -374,3 +378,13 @@ def install() -> None:
     _dispatcher._Kernel._prepare_args = _prepare_args_by_value
     _dispatcher.get_current_device = current_target_device
     _dispatcher._Kernel.launch = _launch_checked
+
+
+# -- 8. shared-array symbols unique across processes -------------------------------------------
+
+def separate_shared_names(start: int) -> None:
+    """Name this process's next static shared arrays ``_cudapy_smem_<start + 1>`` onwards (call it
+    in a forked compiler process, with a start no other process reaches)."""
+    from numba.cuda import cudaimpl
+
+    cudaimpl._unique_smem_id = max(cudaimpl._unique_smem_id, start)

@@ -11,8 +11,10 @@ than a control kernel without the op does.  The rows of one architecture are lin
 and disassembled once (``inspect.assemble_together``).
 """
 
+import concurrent.futures
 import functools
-
+import multiprocessing
+import pickle
 import re
 
 import numba
@@ -22,12 +24,13 @@ from numba.cuda import types
 
 import numba_tma
 from numba_tma import TensorMap, inspect
+from numba_tma.numba_cuda_hooks import separate_shared_names
 from numba_tma.intrinsics._core import OPS, REQUIRED, Sample, parse_arch, ptx_line_pattern, ptx_missing
 
 ARCHS = ["sm_80", "sm_90a", "sm_100a"]
 SIG = (numba.uint8[::1], numba.uint64[::1])
 _KERNEL = """
-def kernel(desc, out):
+def {name}(desc, out):
     bar = cuda.shared.array(4, numba.uint64)
     smem = cuda.shared.array(4096, numba.float32, alignment=1024)
     {call}
@@ -79,21 +82,55 @@ def _expected_lines(op, sample, chosen):
             yield re.escape(line).replace("\0", r".+?").replace("\1", r"\d+")
 
 
-def _kernel(call):
+def _kernel(call, name="kernel"):
     namespace = {"cuda": cuda, "numba": numba, "types": types, **{f: getattr(numba_tma, f) for f in numba_tma.FAMILIES}}
-    exec(_KERNEL.format(call=call.replace("\n", "\n    ")), namespace)
-    return namespace["kernel"]
+    exec(_KERNEL.format(call=call.replace("\n", "\n    "), name=name), namespace)
+    return namespace[name]
 
 
 ROWS = list(_rows())
 
 
-def _compile(sample, chosen, arch):
+def _compile(sample, chosen, arch, name="kernel"):
     sig = SIG
     if sample.desc:
         dtype, box, swizzle = sample.desc
         sig = (TensorMap.numba_type(dtype, box, swizzle=swizzle), SIG[1])
-    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen)), sig, arch)
+    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen), name), sig, arch)
+
+
+def _codes(share):
+    """``{row id: what numba links for it (its PTX first), or the error it raised}`` for the rows
+    ``ROWS[share::2]`` (an index: a forked process then pickles only its results).  Each kernel has
+    a name of its own, as the two processes' kernels are linked into one cubin per architecture."""
+    out = {}
+    for n, row in enumerate(ROWS[share::2]):
+        op, sample, chosen, arch, _ = row.values
+        try:
+            out[row.id] = _compile(sample, chosen, arch, f"kernel_{share}_{n}")._codes
+        except Exception as exc:   # noqa: BLE001 - reported by the row's own test
+            try:
+                pickle.dumps(exc)
+                out[row.id] = exc
+            except Exception:   # noqa: BLE001 - an error that cannot cross processes: its text does
+                out[row.id] = RuntimeError(f"{type(exc).__name__}: {exc}")
+    return out
+
+
+def _forked_codes(share):
+    separate_shared_names(10**7)   # its shared arrays' symbols must not clash with this process's
+    return _codes(share)
+
+
+@functools.cache
+def _all_codes():
+    """Every row compiled, half of them in a forked process (the CI machine has two cores, and
+    compiling ~500 kernels is most of this file's time)."""
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        child = pool.submit(_forked_codes, 1)
+        codes = _codes(0)
+        codes.update(child.result())
+    return codes
 
 
 @functools.cache
@@ -102,12 +139,9 @@ def _assembled(arch):
     SASS from one link and one disassembly."""
     results = {}
     for row in ROWS:
-        op, sample, chosen, row_arch, _ = row.values
-        if row_arch == arch:
-            try:
-                results[row.id] = _compile(sample, chosen, arch)
-            except Exception as exc:   # noqa: BLE001 - reported by the row's own test
-                results[row.id] = exc
+        if row.values[3] == arch:
+            code = _all_codes()[row.id]
+            results[row.id] = code if isinstance(code, Exception) else inspect.Compiled(arch, code)
     control = inspect.compile(_kernel("pass"), SIG, arch)
     inspect.assemble_together([control] + [r for r in results.values() if not isinstance(r, Exception)])
     return results, control

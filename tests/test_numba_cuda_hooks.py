@@ -2,6 +2,7 @@
 numba-cuda release moves the name or changes the behaviour the hook relies on."""
 
 import inspect as pyinspect
+import re
 from importlib.metadata import version
 
 import numba
@@ -114,3 +115,25 @@ def test_numbas_launch_is_wrapped_and_the_ir_strings_hold_every_linked_module():
     assert "llvm_strs=self.llvm_strs" in pyinspect.getsource(CUDACodeLibrary._reduce_states), CHANGED
     init = pyinspect.getsource(CudaPythonFunction.__init__)
     assert "shared=attrs.shared_size_bytes" in init and "maxthreads=attrs.max_threads_per_block" in init, CHANGED
+
+
+def test_shared_array_symbols_come_from_the_counter_the_hook_moves():
+    """Hook 8: a static shared array's PTX symbol is ``_cudapy_smem_<n>`` from numba-cuda's
+    ``cudaimpl._unique_smem_id``; after ``separate_shared_names(10**6)`` the next is above it."""
+    import numba
+    from numba import cuda
+    from numba.cuda import cudaimpl
+
+    from numba_tma import inspect
+    from numba_tma.numba_cuda_hooks import separate_shared_names
+
+    def kernel(out):
+        s = cuda.shared.array(4, numba.int32)
+        s[0] = 1
+        out[0] = s[0]
+
+    assert isinstance(cudaimpl._unique_smem_id, int)
+    separate_shared_names(10**6)
+    ptx = inspect.ptx(kernel, (numba.int32[::1],), "sm_90a")
+    numbers = [int(n) for n in re.findall(r"_cudapy_smem_(\d+)", ptx)]
+    assert numbers and min(numbers) > 10**6, numbers
