@@ -7,7 +7,8 @@ from test_simulator import simulate
 from numba_tma.intrinsics import _core
 from numba_tma.intrinsics import cluster as cluster_ops
 from numba_tma.intrinsics import tma as tma_ops
-from numba_tma.simulator import FAMILIES, tensor
+from numba_tma.simulator import FAMILIES
+from numba_tma.simulator import tma as tma_twins
 
 
 def test_every_public_op_has_a_twin():
@@ -93,7 +94,7 @@ def test_tf32_loads_round_like_the_h200():
 
     values = np.array(TF32_IN, np.uint32).view(np.float32)
     for dt, want in ((DataType.TFLOAT32, TF32_OUT), (DataType.TFLOAT32_FTZ, TF32_OUT), (DataType.FLOAT32_FTZ, TF32_IN)):
-        got = tensor._convert(SimpleNamespace(data_type=dt), values, np.ones(16, bool)).view(np.uint32)
+        got = tma_twins._convert(SimpleNamespace(data_type=dt), values, np.ones(16, bool)).view(np.uint32)
         assert got.tolist() == want, dt
 
 
@@ -103,9 +104,9 @@ def test_narrow_swizzled_rows_lie_a_span_apart_like_the_h200():
 
     fields = decode(encode_tiled(data_type="uint8", global_address=1 << 20, global_dim=[256, 8], global_strides=[256],
                                  box_dim=[16, 4], swizzle="64B"))
-    offsets = tensor._smem_offsets(64, fields)
+    offsets = tma_twins._smem_offsets(64, fields)
     assert sorted({int(o) // 16 * 16 for o in offsets}) == [0, 64, 144, 208]
-    assert tensor._NAN[2] == 0x7FF7 and tensor._NAN[4] == 0x7FF77FF7      # the H200's NaN fill
+    assert tma_twins._NAN[2] == 0x7FF7 and tma_twins._NAN[4] == 0x7FF77FF7      # the H200's NaN fill
 
 
 def test_tlx_names_run_under_the_simulator():

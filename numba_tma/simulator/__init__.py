@@ -7,22 +7,27 @@ test_simulator_coverage.py`` checks none is missing), with the hardware's semant
 diagnostics the GPU cannot give:
 
 * :mod:`.mbarrier` — phases, pending arrivals, the transaction count, parity and token waits;
-* :mod:`.tensor` — TMA box and im2col copies decoded from the descriptor's bytes (OOB fill,
+* :mod:`.tma` — TMA box and im2col copies decoded from the descriptor's bytes (OOB fill,
   element strides, swizzle placement, TF32), stores, reductions, gather4 / scatter4;
-* :mod:`.copies` — bulk copies and reductions, cp.async with its groups and barrier arrivals;
-* :mod:`.threads` — named barriers, elect_one, clusters (their blocks run at once), fences, cache
-  policies;
+* :mod:`.bulk` — bulk copies and reductions; :mod:`.dsmem` — async writes into another block of
+  the cluster; :mod:`.cp_async` — cp.async with its groups and barrier arrivals;
+* :mod:`.sync` — named barriers, elect_one, ``cuda.syncwarp``; :mod:`.cluster` — clusters (their
+  blocks run at once); :mod:`.fence`; :mod:`.cache` — cache policies;
 * :mod:`.tensormap` — descriptor edits on the 128 bytes;
 * :mod:`.state` — the per-block state of barriers; :mod:`.memory` — shared arrays that catch
   misaligned tiles and reads of bytes a copy has not delivered;
+* :mod:`.delivery` — what the copy families share: operand checks, reduction arithmetic;
+  :mod:`.gates` — the barriers of threads sync and cluster are made of;
 * :mod:`.scheduler` — numba_tma's own block and cluster scheduler: one simulated thread at a
   time, the blocks of a cluster at once, when async copies complete (later;
   ``NUMBA_TMA_SIM_SEED`` randomises it), deadlock reports, an error ending the launch;
 * :mod:`.numba_sim` — the adapter: the only module naming numba-cuda's simulator internals.
 
-Layers, each importing only those below it: ``numba_sim``; ``scheduler``; ``memory``; ``state``;
-``elect``, ``mbarrier``, ``tensormap``; ``tensor``; ``copies``, ``threads``; this package, which
-wires numba-cuda's simulator to them (:func:`.numba_sim.install`).
+One module per family, as ``intrinsics/``.  Layers, each importing only those below it:
+``numba_sim``; ``scheduler``; ``memory``; ``state``; ``elect``, ``gates``, ``delivery``;
+``mbarrier``; ``arguments``, ``tensormap``, ``tma``, ``bulk``, ``dsmem``, ``cp_async``, ``sync``,
+``cluster``, ``fence``, ``cache``; this package, which wires numba-cuda's simulator to them
+(:func:`.numba_sim.install`).
 
 Every diagnostic is a :class:`SimulatorError` naming the block, the thread, the op and the barrier.
 See ``docs/simulator.md``.
@@ -36,10 +41,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..numba_cuda_hooks import import_declarations
-from . import arguments, copies, mbarrier, memory, numba_sim, scheduler, tensor, tensormap, threads
+from . import (arguments, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, memory, numba_sim, scheduler,
+               sync, tensormap, tma)
 from .scheduler import SimulatorError
 
-numba_sim.install(scheduler.run_block, memory.shared_array, threads.syncwarp)
+numba_sim.install(scheduler.run_block, memory.shared_array, sync.syncwarp)
 
 __all__ = ["FAMILIES", "SimulatorError", "at"]
 
@@ -101,15 +107,15 @@ def _family(name, ops):
 
 FAMILIES = {
     "mbarrier": _family("mbarrier", mbarrier.OPS),
-    "fence": _family("fence", threads.FENCE_OPS),
-    "tma": _family("tma", {**tensor.OPS, "commit_group": copies.BULK_OPS["commit_group"],
-                           "wait_group": copies.BULK_OPS["wait_group"],
-                           "wait_group_read": copies.BULK_OPS["wait_group_read"]}),
-    "bulk": _family("bulk", copies.BULK_OPS),
-    "cp_async": _family("cp_async", copies.CP_ASYNC_OPS),
-    "sync": _family("sync", threads.SYNC_OPS),
-    "cluster": _family("cluster", threads.CLUSTER_OPS),
-    "dsmem": _family("dsmem", copies.DSMEM_OPS),
-    "cache": _family("cache", threads.CACHE_OPS),
+    "fence": _family("fence", fence.FENCE_OPS),
+    "tma": _family("tma", {**tma.OPS, "commit_group": bulk.BULK_OPS["commit_group"],
+                           "wait_group": bulk.BULK_OPS["wait_group"],
+                           "wait_group_read": bulk.BULK_OPS["wait_group_read"]}),
+    "bulk": _family("bulk", bulk.BULK_OPS),
+    "cp_async": _family("cp_async", cp_async.CP_ASYNC_OPS),
+    "sync": _family("sync", sync.SYNC_OPS),
+    "cluster": _family("cluster", cluster.CLUSTER_OPS),
+    "dsmem": _family("dsmem", dsmem.DSMEM_OPS),
+    "cache": _family("cache", cache.CACHE_OPS),
     "tensormap": _family("tensormap", tensormap.OPS),
 }

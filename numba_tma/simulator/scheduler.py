@@ -179,7 +179,7 @@ class Cluster:
         self.error = None              # (exception, traceback) of the first thread that raised
         self.aborting = False
         self.interrupted = None        # an exception the launching thread got while waiting
-        self.gates: dict = {}          # the cluster barrier's gates (threads.py)
+        self.gates: dict = {}          # the cluster barrier's gates (cluster.py)
         self._finished = _thread.allocate_lock()
 
     def rank(self, block_index) -> int:

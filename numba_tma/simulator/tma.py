@@ -31,6 +31,7 @@ from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave,
                                  swizzled_offsets)
 from ..reductions import TENSOR_REDUCE_TYPES
 from . import memory
+from .delivery import combine
 from .mbarrier import deliver_later, targets
 from .state import SimulatorError, enter
 
@@ -295,32 +296,6 @@ def _write_box(op, desc, src, coords, combine, allow_overrun):
 
 def store(desc, src, coords, cache_hint=None, allow_overrun=False):
     _write_box("tma.store", desc, src, coords, lambda fields, old, new: new, allow_overrun)
-
-
-def _bf16(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
-
-
-def _to_bf16(values):
-    bits = values.astype(np.float32).view(np.uint32)
-    return ((bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def combine(op, dtype, old, new):
-    """``op(old, new)`` element-wise with the PTX reduction's semantics (``dtype``: numpy, or
-    ``"bfloat16"`` for bf16 bit patterns); integers wrap."""
-    if dtype == "bfloat16":
-        return _to_bf16(combine(op, np.dtype(np.float32), _bf16(old), _bf16(new)))
-    old, new = old.view(dtype), new.view(dtype)
-    if op == "add":
-        return (old + new).astype(dtype)
-    if op in ("min", "max"):
-        return (np.minimum if op == "min" else np.maximum)(old, new)
-    if op == "inc":
-        return np.where(old >= new, 0, old + 1).astype(dtype)
-    if op == "dec":
-        return np.where((old == 0) | (old > new), new, old - 1).astype(dtype)
-    return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op](old, new)
 
 
 def reduce(desc, src, coords, op, cache_hint=None, allow_overrun=False):
