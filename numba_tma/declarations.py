@@ -248,3 +248,18 @@ class Declaration:
 def exported(family: str) -> list[str]:
     """The public names of a family's ops (its module's ``__all__``)."""
     return sorted(op.short_name for op in OPS.values() if op.family == family)
+
+
+def missing_in_order(lines, candidates, pattern_of) -> list:
+    """The hand-written ``lines`` (a sample's expected PTX or ISA) not found, in that order, as
+    whole lines among ``candidates`` (each after the candidate the previous line matched);
+    ``pattern_of(line)`` is the regular expression a line stands for.  ``[]`` when all are there."""
+    at, missing = 0, []
+    for line in lines:
+        pattern = pattern_of(line)
+        hit = next((i for i in range(at, len(candidates)) if pattern.fullmatch(candidates[i])), None)
+        if hit is None:
+            missing.append(line)
+        else:
+            at = hit + 1
+    return missing

@@ -24,7 +24,7 @@ from typing import Callable, Mapping
 from numba.core import types
 from numba.core.extending import intrinsic as _numba_intrinsic
 
-from ..declarations import REQUIRED, Declaration, Operand
+from ..declarations import REQUIRED, Declaration, Operand, missing_in_order
 from . import lds
 from .errors import reject
 from .numba_target import TARGET_NAME
@@ -253,15 +253,7 @@ def isa_missing(lines, asm, comments=False):
     (``comments``: its assembler comment lines too, for the ops LLVM prints only as a comment)."""
     skip = (".",) if comments else (".", ";")
     kernel = [_squash(line) for line in asm.splitlines() if line.strip() and not line.strip().startswith(skip)]
-    at, missing = 0, []
-    for line in lines:
-        pattern = isa_line_pattern(line)
-        hit = next((i for i in range(at, len(kernel)) if pattern.fullmatch(kernel[i])), None)
-        if hit is None:
-            missing.append(line)
-        else:
-            at = hit + 1
-    return missing
+    return missing_in_order(lines, kernel, isa_line_pattern)
 
 
 @dataclass(frozen=True)

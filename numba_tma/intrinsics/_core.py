@@ -45,6 +45,7 @@ from ..declarations import (IMMEDIATE, OPS, REQUIRED, Choice, Declaration, Quali
                             exported, literal, reject)
 from ..declarations import Operand as _Operand
 from ..declarations import check_range as _check_literal
+from ..declarations import missing_in_order
 from ..declarations import omitted as _omitted
 
 numba_cuda_hooks.install()
@@ -608,16 +609,7 @@ def ptx_line_pattern(line: str) -> re.Pattern:
 def ptx_missing(lines: Sequence[str], ptx: str) -> list[str]:
     """The hand-written ``lines`` not found, in that order, as whole lines of the kernel ``ptx``
     (each one after the line the previous one matched); ``[]`` when all are there."""
-    kernel = [_squash(line) for line in ptx.splitlines()]
-    at, missing = 0, []
-    for line in lines:
-        pattern = ptx_line_pattern(line)
-        hit = next((i for i in range(at, len(kernel)) if pattern.fullmatch(kernel[i])), None)
-        if hit is None:
-            missing.append(line)
-        else:
-            at = hit + 1
-    return missing
+    return missing_in_order(lines, [_squash(line) for line in ptx.splitlines()], ptx_line_pattern)
 
 
 @dataclass(frozen=True)
