@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from numba_tma import TensorMap, at, cp_async, fence, mbarrier, sync, tensormap, tma
+from numba_tma import TensorMap, at, cp_async, fence, mbarrier, sync, tensormap, tlx, tma
 from numba_tma.descriptors import decode
 
 from gpu_support import bounded_wait
@@ -186,6 +186,33 @@ def test_cp_async_groups_complete():
     dst = cuda.to_device(np.zeros(512, np.uint8))
     cp_async_groups[1, 32](cuda.to_device(src_host), dst)
     np.testing.assert_array_equal(dst.copy_to_host(), src_host)
+
+
+@cuda.jit
+def tlx_masked_rows(src, dst, nvalid, cg):
+    """TLX's per-thread async load with a mask: thread t copies 16 bytes (4 floats) when
+    ``4 * t < nvalid``, else zero-fills its chunk; ``cg`` picks the ``.cg`` cache modifier."""
+    buf = cuda.shared.array(256, numba.float32, alignment=16)
+    start = 4 * cuda.threadIdx.x
+    if cg:
+        tlx.async_load(src[start:], buf[start:], mask=start < nvalid, other=0, cache_modifier=".cg")
+    else:
+        tlx.async_load(src[start:], buf[start:], mask=start < nvalid)
+    tlx.async_load_commit_group()
+    tlx.async_load_wait_group(0)
+    cuda.syncthreads()
+    for i in range(start, start + 4):
+        dst[i] = buf[i]
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("nvalid, cg", [(256, True), (100, True), (100, False), (0, False)])
+def test_tlx_async_load_mask_zero_fills_the_masked_chunks(nvalid, cg):
+    src_host = np.random.default_rng(11).uniform(1, 2, 256).astype(np.float32)
+    dst = cuda.to_device(np.full(256, -1, np.float32))
+    tlx_masked_rows[1, 64](cuda.to_device(src_host), dst, nvalid, cg)
+    chunk_valid = (np.arange(256) // 4) * 4 < nvalid       # the model: whole 16-byte chunks, by their start
+    np.testing.assert_array_equal(dst.copy_to_host(), np.where(chunk_valid, src_host, np.float32(0)))
 
 
 @cuda.jit
