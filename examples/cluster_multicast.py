@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, fence, launch, mbarrier, tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, launch, pipeline, tma
 
 ROWS = COLS = 64                 # one tile: 64 x 64 float32
 K = 8 if SIMULATED else 64      # tiles every block reads (1 MiB of B on the GPU)
@@ -30,8 +30,10 @@ STAGES = 4
 THREADS = 128
 PER_THREAD = ROWS * COLS // THREADS
 
+SHARED = pipeline.TmaPipeline(STAGES, cluster=True)      # one consumer per block: its thread 0, after syncthreads
+PLAIN = pipeline.TmaPipeline(STAGES, consumers=pipeline.same_thread())
 PLAN = (SharedMemoryPlan().array("ring", (STAGES, ROWS, COLS), numba.float32)
-        .barriers("full", STAGES).barriers("empty", STAGES))
+        .pipeline("shared", SHARED).pipeline("plain", PLAIN))
 carve = PLAN.carver()
 
 
@@ -45,69 +47,66 @@ def accumulate(acc, tile):
 @cuda.jit
 def multicast_sum(desc, out):
     s = carve()
+    ring = SHARED.create(s.shared)                            # every block's barriers, published
     tid, rank, n = cuda.threadIdx.x, cluster.ctarank(), cluster.nctarank()
     rows = ROWS // n                                          # this block's slice of each tile
+    p = ring.producer_state()
     if tid == 0:
         for i in range(STAGES):
-            mbarrier.init(at(s.full, i), 1)
-            mbarrier.init(at(s.empty, i), n)                  # one arrival from every block
-        fence.mbarrier_init()
-    cluster.sync()                                            # every block's barriers exist
-    if tid == 0:
-        for i in range(STAGES):
-            mbarrier.arrive_expect_tx(at(s.full, i), ROWS * COLS * 4)      # the whole tile arrives
-            tma.load(desc, at(s.ring[i], rank * rows), (0, i * ROWS + rank * rows), at(s.full, i),
+            ring.acquire(p, ROWS * COLS * 4)                  # the whole tile arrives
+            tma.load(desc, at(s.ring[p.index], rank * rows), (0, i * ROWS + rank * rows), ring.full(p),
                      multicast=cluster.mask_all(n))
+            p = p.advance()
     acc = cuda.local.array(PER_THREAD, numba.float32)
     for k in range(PER_THREAD):
         acc[k] = 0
+    c = ring.consumer_state()
     for i in range(K):
-        stage, phase = i % STAGES, (i // STAGES) & 1
-        mbarrier.wait(at(s.full, stage), phase)
-        accumulate(acc, s.ring[stage])
+        ring.wait(c)
+        accumulate(acc, s.ring[c.index])
         cuda.syncthreads()
         if tid == 0:
-            for q in range(n):                                # "I have read stage s" to every block
-                mbarrier.arrive_remote(at(s.empty, stage), q)
-            # refill the stage read one step ago: by now every block has usually read it too, so
-            # this wait rarely stalls (waiting for the stage just read would put the blocks in
-            # lock-step, one cluster round trip per tile)
+            ring.release(c)                                   # "I have read this stage", to every block
+            # refill the stage read one step ago (p lags c by one): by now every block has usually
+            # read it too, so this wait rarely stalls (waiting for the stage just read would put
+            # the blocks in lock-step, one cluster round trip per tile)
             j = i - 1
             if j >= 0 and j + STAGES < K:
-                prev = j % STAGES
-                mbarrier.wait(at(s.empty, prev), (j // STAGES) & 1, sem="acquire", scope="cluster")
-                mbarrier.arrive_expect_tx(at(s.full, prev), ROWS * COLS * 4)
-                tma.load(desc, at(s.ring[prev], rank * rows), (0, (j + STAGES) * ROWS + rank * rows),
-                         at(s.full, prev), multicast=cluster.mask_all(n))
+                ring.acquire(p, ROWS * COLS * 4)
+                tma.load(desc, at(s.ring[p.index], rank * rows), (0, (j + STAGES) * ROWS + rank * rows),
+                         ring.full(p), multicast=cluster.mask_all(n))
+                p = p.advance()
+        c = c.advance()
     for k in range(PER_THREAD):
         out[cuda.blockIdx.x, cuda.threadIdx.x + k * THREADS] = acc[k]
-    cluster.sync()                                            # no block leaves while others signal it
+    if tid == 0:
+        ring.tail(p)                                          # no block leaves while others signal it
 
 
 @cuda.jit
 def plain_sum(desc, out):
     s = carve()
+    ring = PLAIN.create(s.plain)
     tid = cuda.threadIdx.x
+    p = ring.producer_state()
     if tid == 0:
         for i in range(STAGES):
-            mbarrier.init(at(s.full, i), 1)
-        fence.mbarrier_init()
-    cuda.syncthreads()
-    if tid == 0:
-        for i in range(STAGES):
-            mbarrier.arrive_expect_tx(at(s.full, i), ROWS * COLS * 4)
-            tma.load(desc, s.ring[i], (0, i * ROWS), at(s.full, i))
+            ring.acquire(p, desc)
+            tma.load(desc, s.ring[p.index], (0, i * ROWS), ring.full(p))
+            p = p.advance()
     acc = cuda.local.array(PER_THREAD, numba.float32)
     for k in range(PER_THREAD):
         acc[k] = 0
+    c = ring.consumer_state()
     for i in range(K):
-        stage, phase = i % STAGES, (i // STAGES) & 1
-        mbarrier.wait(at(s.full, stage), phase)
-        accumulate(acc, s.ring[stage])
+        ring.wait(c)
+        accumulate(acc, s.ring[c.index])
         cuda.syncthreads()
         if tid == 0 and i + STAGES < K:
-            mbarrier.arrive_expect_tx(at(s.full, stage), ROWS * COLS * 4)
-            tma.load(desc, s.ring[stage], (0, (i + STAGES) * ROWS), at(s.full, stage))
+            ring.acquire(p, desc)
+            tma.load(desc, s.ring[p.index], (0, (i + STAGES) * ROWS), ring.full(p))
+            p = p.advance()
+        c = c.advance()
     for k in range(PER_THREAD):
         out[cuda.blockIdx.x, cuda.threadIdx.x + k * THREADS] = acc[k]
 

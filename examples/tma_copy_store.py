@@ -8,6 +8,9 @@ One thread per block drives the whole pipeline (TMA moves the data; no other thr
 ``at(ring, s)`` / ``at(full, s)`` name slot ``s`` of the ring and its barrier for one address
 computation each (a run-time slice ``full[s:]`` would cost nine instructions).
 
+* the ring is a ``numba_tma.pipeline.TmaPipeline`` whose stages the loading thread itself
+  consumes (``consumers=same_thread()``: no ``empty`` barriers), and the stores are a
+  ``TmaStorePipeline(2)``: a slot is refilled once at most the newest store still reads;
 * tiles are handed out at run time by a counter in global memory (one ``atomicAdd`` per tile), not
   by a fixed grid stride: SMs do not all move data equally fast, and with a fixed share each the
   copy waits for the slowest (on an H200 a fixed grid stride reached 0.94 of ``torch`` ``copy_``,
@@ -31,13 +34,15 @@ import numpy as np
 from numba import cuda
 
 import numba_tma
-from numba_tma import SharedMemoryPlan, TensorMap, at, fence, mbarrier, tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, pipeline, tma
 
 BOX_R, BOX_C = 16, 256         # 16 rows x 1 KiB of float32 per tile
 STAGES = 6                     # 6 x 16 KiB of shared memory per block
 PER_SM = 2                     # persistent blocks per SM
 
-plan = SharedMemoryPlan().array("ring", (STAGES, BOX_R, BOX_C), numba.float32).barriers("full", STAGES)
+LOADS = pipeline.TmaPipeline(STAGES, consumers=pipeline.same_thread())
+STORES = pipeline.TmaStorePipeline(2)      # refill tile k-1's slot once tile k's store is the only one reading
+plan = SharedMemoryPlan().array("ring", (STAGES, BOX_R, BOX_C), numba.float32).pipeline("loads", LOADS)
 carve = plan.carver()
 
 
@@ -51,48 +56,48 @@ def corner(t, tiles_x):
 @cuda.jit
 def copy_ring(src, dst, tiles_x, n_tiles, counter):
     smem = carve()
+    ring = LOADS.create(smem.loads)
     tile_of = cuda.shared.array(STAGES, numba.uint32)      # the tile each slot holds
     if cuda.threadIdx.x != 0:
         return
-    for s in range(STAGES):
-        mbarrier.init(at(smem.full, s), 1)
-    fence.mbarrier_init()
     # One thread issues everything, so its instruction count matters.  Numba widens integer math to
     # 64 bits (uint32 + uint32 is uint64; range() counts in int64): numba.uint32(...) around each
     # index result lets LLVM keep it in 32 bits, and the loops count with a uint32 in a while loop.
     tx, n = numba.uint32(tiles_x), numba.uint32(n_tiles)
+    p = ring.producer_state()
     loaded = numba.uint32(0)
     while loaded < STAGES:                                  # prologue
         t = cuda.atomic.add(counter, 0, numba.uint32(1))
         if t >= n:
             break
-        tile_of[loaded] = t
-        mbarrier.arrive_expect_tx(at(smem.full, loaded), src.box_bytes)
-        tma.load(src, at(smem.ring, loaded), corner(t, tx), at(smem.full, loaded))
+        tile_of[p.index] = t
+        ring.acquire(p, src)
+        tma.load(src, at(smem.ring, p.index), corner(t, tx), ring.full(p))
+        p = p.advance()
         loaded = numba.uint32(loaded + 1)
     more = loaded == STAGES                                 # the counter may still have tiles
+    c = ring.consumer_state()
     k = numba.uint32(0)
     nxt = numba.uint32(0)
     while k < loaded:
-        s = numba.uint32(k % STAGES)
         if k >= 1 and more:
             nxt = cuda.atomic.add(counter, 0, numba.uint32(1))   # asked early: its latency hides in the wait
-        mbarrier.wait(at(smem.full, s), numba.uint32(k // STAGES) & 1)
-        t = tile_of[s]
-        tma.store(dst, at(smem.ring, s), corner(t, tx))
-        tma.commit_group()
+        ring.wait(c)
+        tma.store(dst, at(smem.ring, c.index), corner(tile_of[c.index], tx))
+        STORES.commit()
         if k >= 1 and more:
             if nxt < n:
-                r = numba.uint32(numba.uint32(k - 1) % STAGES)     # tile k-1's slot
-                tma.wait_group_read(1)                            # tile k-1's store has read it
-                tile_of[r] = nxt
-                mbarrier.arrive_expect_tx(at(smem.full, r), src.box_bytes)
-                tma.load(src, at(smem.ring, r), corner(nxt, tx), at(smem.full, r))
+                STORES.acquire()                                  # tile k-1's store has read slot p
+                tile_of[p.index] = nxt
+                ring.acquire(p, src)
+                tma.load(src, at(smem.ring, p.index), corner(nxt, tx), ring.full(p))
+                p = p.advance()
                 loaded = numba.uint32(loaded + 1)
             else:
                 more = False
+        c = c.advance()
         k = numba.uint32(k + 1)
-    tma.wait_group(0)
+    STORES.tail()
     if cuda.atomic.add(counter, 1, numba.uint32(1)) == cuda.gridDim.x - 1:
         counter[0] = 0                                      # the last block out resets the counter
         counter[1] = 0

@@ -6,9 +6,14 @@ read from the ops' declarations (:data:`numba_tma.declarations.OPS`).
     >>> [op.name for op in catalog.find("cp.async.bulk.tensor")]
     ['tma.gather4', 'tma.load', 'tma.load_im2col', 'tma.scatter4', 'tma.store']
     >>> [op.name for op in catalog.find("tlx.barrier_wait")]
-    ['mbarrier.wait']
+    ['mbarrier.wait', 'ring.wait']
     >>> [op.name for op in catalog.find("v_readlane_b32")]
     ['amd.readlane', 'amd.wave_reduce']
+
+Library objects are found the same way, by the anchors' names for them:
+
+    >>> [entry.name for entry in catalog.find("producer_acquire")]
+    ['ring.acquire']
 
 ``python -m numba_tma.catalog`` prints the catalogue as Markdown (``docs/ops.md`` is that output;
 a test keeps it current).  ``python -m numba_tma.docgen`` regenerates it together with the
@@ -18,15 +23,34 @@ too (``import numba_tma`` declares the ops there as well).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from . import amd, intrinsics  # noqa: F401  (declare every op of both vendors)
+from .declarations import OPS
+from .pipeline import ANCHOR_NAMES
 
-from .declarations import OPS, Declaration
+
+@dataclass(frozen=True)
+class LibraryObject:
+    """A library object (not an op): its name in numba-tma, the anchors' names, what it is."""
+    name: str
+    anchors: tuple
+    summary: str
+
+    def words(self) -> list[str]:
+        return [self.name, *self.anchors]
 
 
-def find(text: str) -> list[Declaration]:
-    """The ops whose name, instructions or anchor-library name contains ``text`` (any case)."""
+LIBRARY = tuple(LibraryObject(name, anchors, summary) for name, (anchors, summary) in ANCHOR_NAMES.items())
+
+
+def find(text: str) -> list:
+    """The ops (:class:`~numba_tma.declarations.Declaration`) and then the library objects
+    (:class:`LibraryObject`) whose name, instructions or anchor-library name contains ``text``
+    (any case)."""
     needle = text.lower()
-    return [op for _, op in sorted(OPS.items()) if any(needle in word.lower() for word in op.words())]
+    ops: list = [op for _, op in sorted(OPS.items()) if any(needle in word.lower() for word in op.words())]
+    return ops + [entry for entry in LIBRARY if any(needle in word.lower() for word in entry.words())]
 
 
 def _cell(text: str) -> str:
@@ -61,6 +85,11 @@ def markdown() -> str:
             lines.append("| " + " | ".join(_cell(x) for x in (
                 f"`{op.name}`", "\n".join(f"`{i}`" for i in op.llvm), ", ".join(f"`{i}`" for i in op.isa),
                 str(op.need), ", ".join(f"`{t}`" for t in op.tlx))) + " |")
+    lines.append("")
+    lines += ["## Library objects", "", "`numba_tma.pipeline` (see docs/pipelines.md).", "",
+              "| object | what it is | also known as |", "|---|---|---|"]
+    for entry in LIBRARY:
+        lines.append(f"| `{entry.name}` | {_cell(entry.summary)} | {', '.join(f'`{a}`' for a in entry.anchors)} |")
     lines.append("")
     return "\n".join(lines)
 

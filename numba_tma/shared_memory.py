@@ -112,6 +112,15 @@ class SharedMemoryPlan:
             raise SharedMemoryPlanError(f"{name}: count={count!r} must be a positive integer")
         return self.array(name, (count,), numba.uint64, align=8)
 
+    def pipeline(self, name: str, pipeline) -> "SharedMemoryPlan":
+        """Add the mbarriers of a :mod:`numba_tma.pipeline` ring (``pipeline.barrier_count``
+        uint64: its ``full`` then its ``empty`` barriers); in the kernel ``pipeline.create(smem.name)``."""
+        count = getattr(pipeline, "barrier_count", None)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise SharedMemoryPlanError(f"{name}: pipeline={pipeline!r} must be a numba_tma.pipeline.TmaPipeline or "
+                                        "AsyncPipeline (a TmaStorePipeline needs no barriers)")
+        return self.barriers(name, count)
+
     @property
     def nbytes(self) -> int:
         """The dynamic shared memory to launch with (``shared_mem=``): every piece, plus the slack

@@ -31,10 +31,13 @@ def test_docs_ops_md_is_generated_from_the_declarations():
 @pytest.mark.parametrize("text,expected", [
     ("cp.async.bulk.tensor", {"tma.load", "tma.load_im2col", "tma.store",
                               "tma.gather4", "tma.scatter4"}),       # PTX mnemonic
-    ("tlx.barrier_wait", {"mbarrier.wait"}),                           # TLX name
+    ("tlx.barrier_wait", {"mbarrier.wait", "ring.wait"}),              # TLX name (the op; the pipeline step)
     ("cuda::ptx::mbarrier_init", {"mbarrier.init"}),                   # cuda::ptx name
     ("UTMASTG", {"tma.store", "tma.scatter4"}),                        # SASS opcode
-    ("tlx.async_descriptor_store", {"tma.store", "tma.reduce", "bulk.wait_group"}),  # ..._store_wait
+    ("tlx.async_descriptor_store", {"tma.store", "tma.reduce", "bulk.wait_group",         # ..._store_wait
+                                    "pipeline.TmaStorePipeline"}),
+    ("PipelineTmaAsync", {"pipeline.TmaPipeline", "ring = pipeline.create(bars)"}),      # CuTe DSL objects
+    ("consumer_release", {"ring.release"}),
     ("fence.proxy.async", {"fence.proxy_async"}),
 ])
 def test_an_op_is_found_by_any_of_its_names(text, expected):

@@ -1,0 +1,183 @@
+"""A pipeline's methods in ``@cuda.jit`` kernels: ``overload_method``s of its Numba types whose
+bodies call the steps (:mod:`.steps`) with the configuration's facts as constants, after the
+arguments were checked at typing time (naming the argument and the rule)."""
+
+from __future__ import annotations
+
+import numba
+from numba.cuda import types
+from numba.cuda.extending import overload_attribute, overload_method
+
+from ..intrinsics.tensor_map_type import TensorMapType
+from ..ops import at
+from .config import MAX_TX_BYTES, TmaStorePipeline, refuse
+from .numba_types import PipelineType, RingType, StateType, new_ring, new_state
+from .state import advance
+from .steps import steps
+
+
+def _method(type_, name):
+    return overload_method(type_, name, target="cuda", prefer_literal=True)
+
+
+def _where(config, step):
+    return f"{type(config).__name__}.{step}"
+
+
+def _state(config, step, state):
+    if not isinstance(state, StateType) or state.stages != config.stages:
+        raise refuse(_where(config, step), "state", f"must be a PipelineState of this ring ({config.stages} stages: "
+                     "ring.producer_state() or ring.consumer_state())", state)
+
+
+def _only(config, step, kinds):
+    if config.kind not in kinds:
+        raise refuse(_where(config, step), "self", f"is a {type(config).__name__}: {step}() is a step of "
+                     + " and ".join({"tma": "TmaPipeline", "async": "AsyncPipeline"}[k] for k in kinds), config)
+
+
+# -- the state -----------------------------------------------------------------------------------
+
+@overload_attribute(StateType, "stages", target="cuda")
+def _stages(state):
+    stages = state.stages
+    return lambda state: stages
+
+
+@_method(StateType, "advance")
+def _advance(state):
+    return lambda state: advance(state)
+
+
+# -- the configuration ---------------------------------------------------------------------------
+
+@_method(PipelineType, "create")
+def _create(pipe, bars):
+    config = pipe.config
+    if isinstance(config, TmaStorePipeline):
+        raise refuse(_where(config, "create"), "self", "has no barriers to create: call its acquire(), commit() and "
+                     "tail() directly", config)
+    if not (isinstance(bars, types.Array) and bars.ndim == 1 and bars.dtype in (types.uint64, types.int64)):
+        raise refuse(_where(config, "create"), "bars", f"must be a 1-D uint64 shared array of {config.barrier_count} "
+                     "mbarriers (SharedMemoryPlan.pipeline(name, pipeline), or cuda.shared.array(n, numba.uint64))",
+                     bars)
+    init = steps(config)["init"]
+
+    def impl(pipe, bars):
+        init(bars)
+        return new_ring(pipe, bars)
+    return impl
+
+
+def _store_step(name):
+    @_method(PipelineType, name)
+    def typer(pipe):
+        config = pipe.config
+        if not isinstance(config, TmaStorePipeline):
+            raise refuse(_where(config, name), "self", f"is a {type(config).__name__}: {name}() here is a step of its "
+                         f"ring ({type(config).__name__}.create(bars).{name}(state))", config)
+        step = steps(config)[f"store_{name}"]
+        return lambda pipe: step()
+
+
+for _name in ("acquire", "commit", "tail"):
+    _store_step(_name)
+
+
+@_method(PipelineType, "state")
+def _store_state(pipe):
+    return lambda pipe: new_state(pipe, numba.uint32(0), numba.uint32(0))
+
+
+# -- the ring ------------------------------------------------------------------------------------------
+
+@_method(RingType, "producer_state")
+def _producer_state(ring):
+    return lambda ring: new_state(ring, numba.uint32(0), numba.uint32(1))
+
+
+@_method(RingType, "consumer_state")
+def _consumer_state(ring):
+    return lambda ring: new_state(ring, numba.uint32(0), numba.uint32(0))
+
+
+@_method(RingType, "full")
+def _full(ring, state):
+    _state(ring.config, "full", state)
+    return lambda ring, state: at(ring.bars, state.index)
+
+
+def _constant_bytes(config, expect):
+    """``expect``'s bytes when its type says them (maps, a tuple of maps, a constant), else None."""
+    where = _where(config, "acquire")
+    if isinstance(expect, TensorMapType):
+        maps = (expect,)
+    elif isinstance(expect, types.BaseTuple) and len(expect) and all(isinstance(e, TensorMapType) for e in expect):
+        maps = tuple(expect)
+    elif isinstance(expect, types.IntegerLiteral):
+        maps, nbytes = (), expect.literal_value
+    elif isinstance(expect, types.Integer):
+        return None
+    else:
+        raise refuse(where, "expect", "must be a TensorMap, a tuple of them, or a byte count", expect)
+    if maps:
+        if any(m.box_bytes is None for m in maps):
+            raise refuse(where, "expect", "must be maps whose box_bytes is known (not interleaved)", expect)
+        nbytes = sum(m.box_bytes for m in maps)
+    if not 1 <= nbytes <= MAX_TX_BYTES:
+        raise refuse(where, "expect", f"must be from 1 to {MAX_TX_BYTES} bytes per stage (what one mbarrier phase can "
+                     "count)", nbytes)
+    return nbytes
+
+
+@_method(RingType, "acquire")
+def _acquire(ring, state, expect=None):
+    config = ring.config
+    _state(config, "acquire", state)
+    given = not isinstance(expect, (types.NoneType, types.Omitted)) and expect is not None
+    if config.kind == "tma":
+        if not given:
+            raise refuse(_where(config, "acquire"), "expect", "is needed by a TmaPipeline: the bytes a stage receives "
+                         "(a TensorMap, a tuple of them, or a count)", None)
+        step = steps(config)["acquire"]
+        nbytes = _constant_bytes(config, expect)
+        if nbytes is None:
+            return lambda ring, state, expect=None: step(ring.bars, state.index, state.phase, expect)
+        return lambda ring, state, expect=None: step(ring.bars, state.index, state.phase, nbytes)
+    if given:
+        raise refuse(_where(config, "acquire"), "expect", "must be left out: an AsyncPipeline's producers arrive, it "
+                     "counts no bytes", expect)
+    slot = steps(config)["acquire_slot"]
+    return lambda ring, state, expect=None: slot(ring.bars, state.index, state.phase)
+
+
+@_method(RingType, "load")
+def _load(ring, state, desc, tile, coords, multicast=None):
+    config = ring.config
+    _only(config, "load", ("tma",))
+    _state(config, "load", state)
+    if isinstance(multicast, (types.NoneType, types.Omitted)) or multicast is None:
+        step = steps(config)["load"]
+        return lambda ring, state, desc, tile, coords, multicast=None: step(ring.bars, state.index, desc, tile, coords)
+    step = steps(config)["load_multicast"]
+    return lambda ring, state, desc, tile, coords, multicast=None: step(ring.bars, state.index, desc, tile, coords,
+                                                                        multicast)
+
+
+def _indexed_step(name, kinds, with_phase):
+    @_method(RingType, name)
+    def typer(ring, state):
+        config = ring.config
+        _only(config, name, kinds)
+        _state(config, name, state)
+        step = steps(config)[name]
+        if with_phase:
+            return lambda ring, state: step(ring.bars, state.index, state.phase)
+        return lambda ring, state: step(ring.bars, state.index)
+
+
+_indexed_step("wait", ("tma", "async"), True)
+_indexed_step("release", ("tma", "async"), False)
+_indexed_step("tail", ("tma", "async"), True)
+_indexed_step("commit", ("async",), False)
+_indexed_step("commit_cp_async", ("async",), False)

@@ -1,0 +1,157 @@
+"""A pipeline's ring under the CUDA simulator: the same steps (:mod:`.steps`) on the simulator's
+ops, and the checks of the object's use, reported in its terms (stage, round, participant):
+
+* a consumer releasing a stage it did not wait for (or releasing it twice);
+* a producer acquiring a stage again in the same round (its state was not advanced);
+* more releases of a stage in one round than the consumers the pipeline declares;
+* a state of another ring's stage count, a barrier array too small for the ring.
+
+Raw-barrier mistakes (a wrong parity, a missing fence) stay the simulator checker's.
+"""
+
+from __future__ import annotations
+
+from ..descriptors.tensor_map import TensorMap
+from ..simulator import memory, scheduler
+from ..simulator.scheduler import SimulatorError
+from .config import MAX_TX_BYTES, refuse
+from .state import PipelineState
+
+
+def expected_bytes(where, expect):
+    """The bytes ``expect`` stands for: a ``TensorMap`` (its ``box_bytes``), a tuple of them, or an
+    integer (from 1 to what one mbarrier phase can count)."""
+    if isinstance(expect, TensorMap):
+        if expect.layout.box_bytes is None:
+            raise refuse(where, "expect", "must be a map whose box_bytes is known (not interleaved)", expect)
+        nbytes = expect.layout.box_bytes
+    elif isinstance(expect, tuple) and expect and all(isinstance(e, TensorMap) for e in expect):
+        nbytes = sum(e.layout.box_bytes for e in expect)
+    elif isinstance(expect, int) and not isinstance(expect, bool):
+        nbytes = int(expect)
+    else:
+        raise refuse(where, "expect", "must be a TensorMap, a tuple of them, or a byte count", expect)
+    if not 1 <= nbytes <= MAX_TX_BYTES:
+        raise refuse(where, "expect", f"must be from 1 to {MAX_TX_BYTES} bytes per stage (what one mbarrier phase "
+                     "can count)", nbytes)
+    return nbytes
+
+
+class _Book:
+    """One block's record of one ring: releases counted per stage and phase of its round."""
+
+    def __init__(self):
+        self.releases: dict = {}
+
+
+def _problem(config, text):
+    thread = scheduler.current()
+    return SimulatorError(f"numba_tma simulator: {scheduler.where(thread)}: {config!r}: {text}")
+
+
+class SimulatedRing:
+    """``config.create(bars)`` under the simulator (one per thread; the block's record is shared)."""
+
+    def __init__(self, config, bars, steps):
+        self.config, self.bars, self._steps = config, bars, steps
+        self._book = memory.per_block(("pipeline", memory.address(bars)), _Book)
+        self._waited: set = set()          # this thread's (index, phase) waited for, not yet released
+        self._acquired: dict = {}          # this thread's index -> phase of its last acquire
+
+    def _check(self, step, state):
+        if not isinstance(state, PipelineState) or state.stages != self.config.stages:
+            raise refuse(f"{type(self.config).__name__}.{step}", "state",
+                         f"must be a PipelineState of this ring ({self.config.stages} stages: ring.producer_state() or "
+                         "ring.consumer_state())", state)
+        return int(state.index), int(state.phase)
+
+    def producer_state(self):
+        return PipelineState(self.config.stages, 0, 1)
+
+    def consumer_state(self):
+        return PipelineState(self.config.stages, 0, 0)
+
+    def full(self, state):
+        index, _ = self._check("full", state)
+        return self.bars[index:]
+
+    def _acquired_once(self, step, index, phase):
+        if self._acquired.get(index) == phase:
+            raise _problem(self.config, f"{step}: stage {index} acquired again in the same round (phase {phase}): "
+                           "the state was not advanced since the last acquire of this stage (state = state.advance() "
+                           "after each stage)")
+        self._acquired[index] = phase
+
+    def acquire(self, state, expect=None):
+        index, phase = self._check("acquire", state)
+        where = f"{type(self.config).__name__}.acquire"
+        self._acquired_once("acquire", index, phase)
+        if self.config.kind == "tma":
+            if expect is None:
+                raise refuse(where, "expect", "is needed by a TmaPipeline: the bytes a stage receives (a TensorMap, "
+                             "a tuple of them, or a count)", expect)
+            self._steps["acquire"](self.bars, index, phase, expected_bytes(where, expect))
+        else:
+            if expect is not None:
+                raise refuse(where, "expect", "must be left out: an AsyncPipeline's producers arrive, it counts no "
+                             "bytes", expect)
+            self._steps["acquire_slot"](self.bars, index, phase)
+
+    def load(self, state, desc, tile, coords, multicast=None):
+        index, _ = self._check("load", state)
+        if multicast is None:
+            self._steps["load"](self.bars, index, desc, tile, coords)
+        else:
+            self._steps["load_multicast"](self.bars, index, desc, tile, coords, multicast)
+
+    def commit(self, state):
+        index, _ = self._check("commit", state)
+        self._steps["commit"](self.bars, index)
+
+    def commit_cp_async(self, state):
+        index, _ = self._check("commit_cp_async", state)
+        self._steps["commit_cp_async"](self.bars, index)
+
+    def wait(self, state):
+        index, phase = self._check("wait", state)
+        self._steps["wait"](self.bars, index, phase)
+        self._waited.add((index, phase))
+
+    def release(self, state):
+        index, phase = self._check("release", state)
+        if (index, phase) not in self._waited:
+            raise _problem(self.config, f"release: stage {index} (phase {phase}) released without a wait for it by "
+                           "this thread (ring.wait(state) first; or it was released twice)")
+        self._waited.discard((index, phase))
+        consumers = self.config.consumers
+        if consumers.kind == "same_thread":
+            pass
+        elif consumers.kind == "thread" or scheduler.current().thread_id % 32 == 0:     # one count per warp
+            releases = self._book.releases
+            releases[index, 1 - phase] = 0          # that round's releases all came before this one's wait
+            count = releases.get((index, phase), 0) + 1
+            if count > consumers.arrivals and not self.config.cluster:
+                raise _problem(self.config, f"release: stage {index} (phase {phase}) released by {count} consumer "
+                               f"participants in one round; the pipeline declares consumers={consumers} "
+                               f"({consumers.arrivals} arrivals)")
+            releases[index, phase] = count
+        self._steps["release"](self.bars, index)
+
+    def tail(self, state):
+        index, phase = self._check("tail", state)
+        self._steps["tail"](self.bars, index, phase)
+
+
+def bind_ring(config, bars, steps):
+    """``config.create(bars)``: the ring's barriers initialised (by the block's first thread),
+    fenced and published (block or cluster barrier), bound to ``bars``."""
+    if not isinstance(bars, memory.SharedArray) or bars.dtype.itemsize != 8 or bars.ndim != 1:
+        raise refuse(f"{type(config).__name__}.create", "bars",
+                     f"must be a 1-D uint64 shared array of {config.barrier_count} mbarriers "
+                     "(SharedMemoryPlan.pipeline(name, pipeline), or cuda.shared.array(n, numba.uint64))", bars)
+    if bars.size < config.barrier_count:
+        raise refuse(f"{type(config).__name__}.create", "bars",
+                     f"must hold the ring's {config.barrier_count} mbarriers (full and empty for {config.stages} "
+                     f"stages); it holds {bars.size}", memory.name(bars))
+    steps["init"](bars)
+    return SimulatedRing(config, bars, steps)

@@ -1,0 +1,48 @@
+"""The ``(index, phase)`` state of a pipeline, and how it advances (one body, both paths)."""
+
+from __future__ import annotations
+
+import numba
+from numba import cuda
+
+from ..ops import SIMULATOR
+
+def device(fn):
+    """``fn`` as a device function of the CUDA target, inlined (under the simulator, its device
+    function, which sees the running thread's ``cuda.threadIdx``)."""
+    return cuda.jit(device=True)(fn) if SIMULATOR else cuda.jit(device=True, forceinline=True)(fn)
+
+
+class PipelineState:
+    """``(index, phase)`` of a ring of ``stages``: the stage a step uses and the parity of its
+    round.  ``advance()`` returns the next state (index + 1; at ``stages`` back to 0 with the phase
+    flipped).  In a kernel it is a value of two ``uint32``; keep it across persistent tiles."""
+
+    __slots__ = ("stages", "index", "phase")
+
+    def __init__(self, stages, index, phase):
+        self.stages, self.index, self.phase = stages, index, phase
+
+    def advance(self):
+        return advance(self)
+
+    def __repr__(self):
+        return f"PipelineState(stages={self.stages}, index={self.index}, phase={self.phase})"
+
+
+if SIMULATOR:
+    def state_like(state, index, phase):
+        """A state of ``state``'s ring with ``index`` and ``phase``."""
+        return PipelineState(state.stages, int(index), int(phase))
+else:
+    from .numba_types import state_like
+
+
+@device
+def advance(state):
+    index = numba.uint32(state.index + numba.uint32(1))
+    if index == state.stages:
+        return state_like(state, numba.uint32(0), numba.uint32(state.phase ^ numba.uint32(1)))
+    return state_like(state, index, state.phase)
+
+

@@ -1,0 +1,152 @@
+"""The steps of a ring, written once: device functions of the CUDA target when compiled, the same
+Python on the simulator's ops under the simulator."""
+
+from __future__ import annotations
+
+import numba
+from numba import cuda
+
+from ..ops import at, cluster, cp_async, fence, mbarrier, sync, tma
+from .config import threads
+from .state import device as _device
+
+
+def _steps(config):
+    """The step functions of ``config``'s ring; its facts are constants of their closures."""
+    stages = config.stages
+    cluster_wide = getattr(config, "cluster", False)
+    full_count, empty_count = getattr(config, "full_count", 0), getattr(config, "empty_count", 0)
+    consumer_kind = getattr(config, "consumers", threads(1)).kind
+    consumer_warps = consumer_kind in ("warp", "warpgroup")
+    has_empty = consumer_kind != "same_thread"
+    producer_warp = getattr(config, "producer", threads(1)).kind != "thread"
+    producer_thread_arrives = getattr(config, "producers", threads(1)).kind == "thread"
+    async_consumer = getattr(config, "async_consumer", False)
+    reading = stages - 1                  # stores still reading when a store stage is acquired
+
+    @_device
+    def init(bars):
+        if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0:
+            blocks = cluster.nctarank() if cluster_wide else 1
+            for i in range(stages):
+                mbarrier.init(at(bars, i), full_count)
+                if has_empty:
+                    mbarrier.init(at(bars, stages + i), empty_count * blocks)
+            fence.mbarrier_init()
+        if cluster_wide:
+            cluster.sync()
+        else:
+            cuda.syncthreads()
+
+    @_device
+    def wait_empty(bars, index, phase):
+        if not has_empty:
+            return
+        if cluster_wide:
+            mbarrier.wait(at(bars, stages + index), phase, sem="acquire", scope="cluster")
+        else:
+            mbarrier.wait(at(bars, stages + index), phase)
+
+    @_device
+    def acquire(bars, index, phase, nbytes):
+        wait_empty(bars, index, phase)
+        if producer_warp:
+            if sync.elect_one():
+                mbarrier.arrive_expect_tx(at(bars, index), nbytes)
+        else:
+            mbarrier.arrive_expect_tx(at(bars, index), nbytes)
+
+    @_device
+    def acquire_slot(bars, index, phase):
+        wait_empty(bars, index, phase)
+
+    @_device
+    def load(bars, index, desc, tile, coords):
+        if producer_warp:
+            if sync.elect_one():
+                tma.load(desc, tile, coords, at(bars, index))
+        else:
+            tma.load(desc, tile, coords, at(bars, index))
+
+    @_device
+    def load_multicast(bars, index, desc, tile, coords, multicast):
+        if producer_warp:
+            if sync.elect_one():
+                tma.load(desc, tile, coords, at(bars, index), multicast=multicast)
+        else:
+            tma.load(desc, tile, coords, at(bars, index), multicast=multicast)
+
+    @_device
+    def commit(bars, index):
+        if async_consumer:
+            fence.proxy_async()
+        if producer_thread_arrives:
+            mbarrier.arrive(at(bars, index))
+        else:
+            cuda.syncwarp()
+            if sync.elect_one():
+                mbarrier.arrive(at(bars, index))
+
+    @_device
+    def commit_cp_async(bars, index):
+        cp_async.mbarrier_arrive(at(bars, index), noinc=True)
+
+    @_device
+    def wait(bars, index, phase):
+        mbarrier.wait(at(bars, index), phase)
+
+    @_device
+    def release(bars, index):
+        if not has_empty:
+            return
+        if consumer_warps:
+            cuda.syncwarp()
+            if sync.elect_one():
+                if cluster_wide:
+                    for rank in range(cluster.nctarank()):
+                        mbarrier.arrive_remote(at(bars, stages + index), rank)
+                else:
+                    mbarrier.arrive(at(bars, stages + index))
+        elif cluster_wide:
+            for rank in range(cluster.nctarank()):
+                mbarrier.arrive_remote(at(bars, stages + index), rank)
+        else:
+            mbarrier.arrive(at(bars, stages + index))
+
+    @_device
+    def tail(bars, index, phase):
+        if not has_empty:
+            return
+        for _ in range(stages):
+            wait_empty(bars, index, phase)
+            index = numba.uint32(index + numba.uint32(1))
+            if index == stages:
+                index = numba.uint32(0)
+                phase = numba.uint32(phase ^ numba.uint32(1))
+
+    @_device
+    def store_acquire():
+        tma.wait_group_read(reading)
+
+    @_device
+    def store_commit():
+        tma.commit_group()
+
+    @_device
+    def store_tail():
+        tma.wait_group(0)
+
+    return dict(init=init, acquire=acquire, acquire_slot=acquire_slot, load=load, load_multicast=load_multicast,
+                commit=commit, commit_cp_async=commit_cp_async, wait=wait, release=release, tail=tail,
+                store_acquire=store_acquire, store_commit=store_commit, store_tail=store_tail)
+
+
+_STEPS: dict = {}
+
+
+def steps(config):
+    """``config``'s step functions, made once per configuration."""
+    found = _STEPS.get(config)
+    if found is None:
+        found = _STEPS[config] = _steps(config)
+    return found

@@ -1,0 +1,380 @@
+"""numba_tma.pipeline: its checks (at construction, at compile time, under the simulator), its cost
+in SASS against the hand-written ring, and its data on the GPU and under the simulator."""
+
+import numba
+import numpy as np
+import pytest
+from numba import cuda
+
+import numba_tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, pipeline, sync, testing, tma
+from numba_tma import inspect as tma_inspect
+from numba_tma.errors import OpArgumentError
+from numba_tma.shared_memory import SharedMemoryPlanError
+
+from test_simulator import simulate
+
+SIMULATED = numba_tma.ops.SIMULATOR
+
+
+# -- 1. configurations refused where they are made --------------------------------------------------
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: pipeline.TmaPipeline(0), r"TmaPipeline: argument 'stages' must be an integer from 1 to 64; got 0"),
+    (lambda: pipeline.TmaPipeline(65), r"'stages' must be an integer from 1 to 64; got 65"),
+    (lambda: pipeline.TmaPipeline("4"), r"'stages' must be an integer from 1 to 64; got '4'"),
+    (lambda: pipeline.TmaPipeline(2, consumers=4),
+     r"'consumers' must be pipeline.threads\(n\), pipeline.warps\(n\) or pipeline.warpgroups\(n\); got 4"),
+    (lambda: pipeline.TmaPipeline(2, producer=pipeline.warps(2)),
+     r"'producer' must be threads\(1\) \(one thread issues\) or warps\(1\)"),
+    (lambda: pipeline.TmaPipeline(2, consumers=pipeline.same_thread(), cluster=True),
+     r"'consumers' may be same_thread\(\) only with producer=threads\(1\) and no cluster"),
+    (lambda: pipeline.TmaPipeline(2, cluster=1), r"'cluster' must be True or False; got 1"),
+    (lambda: pipeline.warps(0), r"pipeline.warps: argument 'count' must be an integer from 1 to 1048575; got 0"),
+    (lambda: pipeline.warpgroups(1 << 18), r"pipeline.warpgroups: argument 'count' must be an integer from 1 to 262143"),
+    (lambda: pipeline.AsyncPipeline(3, producers=pipeline.threads(-1)), r"'count' must be an integer"),
+])
+def test_a_configuration_is_refused_naming_the_argument(make, match):
+    with pytest.raises(OpArgumentError, match=match):
+        make()
+
+
+def test_counts_follow_from_the_participants():
+    ring = pipeline.TmaPipeline(3, consumers=pipeline.warpgroups(2))
+    assert (ring.full_count, ring.empty_count, ring.barrier_count) == (1, 8, 6)     # one arrival per warp
+    assert pipeline.AsyncPipeline(2, producers=pipeline.threads(128), consumers=pipeline.warps(3)).full_count == 128
+    assert pipeline.TmaPipeline(5, consumers=pipeline.same_thread()).barrier_count == 5    # no empty barriers
+
+
+def test_a_plan_reserves_the_ring_barriers():
+    plan = SharedMemoryPlan().pipeline("ring", pipeline.TmaPipeline(4))
+    assert plan.layout["ring"][1] == (8,)
+    with pytest.raises(SharedMemoryPlanError, match=r"ring: pipeline=TmaStorePipeline\(stages=2\) must be a "):
+        SharedMemoryPlan().pipeline("ring", pipeline.TmaStorePipeline(2))
+
+
+# -- 2. refused at compile time ----------------------------------------------------------------------------
+
+RING4 = pipeline.TmaPipeline(4, consumers=pipeline.warps(1))
+RING2 = pipeline.TmaPipeline(2)
+ASYNC = pipeline.AsyncPipeline(2, producers=pipeline.threads(32), consumers=pipeline.threads(32))
+MAP = TensorMap.numba_type(numba.float32, (8, 32))
+
+
+def _compile(body):
+    source = ("def k(desc, out):\n    bars = cuda.shared.array(8, numba.uint64)\n"
+              "    tiles = cuda.shared.array((4, 8, 32), numba.float32, alignment=128)\n"
+              + "".join(f"    {line}\n" for line in body.strip().splitlines()))
+    scope = dict(cuda=cuda, numba=numba, at=at, tma=tma, RING4=RING4, RING2=RING2, ASYNC=ASYNC)
+    exec(source, scope)
+    return tma_inspect.compile(cuda.jit(scope["k"]), (MAP, numba.float32[::1]), "sm_90a")
+
+
+@pytest.mark.skipif(SIMULATED, reason="compiles")
+@pytest.mark.parametrize("body, match", [
+    ("ring = RING4.create(bars)\nring.acquire(RING2.create(bars).producer_state(), desc)",
+     r"TmaPipeline.acquire: argument 'state' must be a PipelineState of this ring \(4 stages"),
+    ("ring = RING4.create(bars)\nring.acquire(ring.producer_state())",
+     r"TmaPipeline.acquire: argument 'expect' is needed by a TmaPipeline"),
+    ("ring = RING4.create(bars)\nring.acquire(ring.producer_state(), 1 << 20)",
+     r"argument 'expect' must be from 1 to 1048575 bytes per stage \(what one mbarrier phase can count\); got 1048576"),
+    ("ring = RING4.create(bars)\nring.acquire(ring.producer_state(), 1.5)",
+     r"argument 'expect' must be a TensorMap, a tuple of them, or a byte count"),
+    ("ring = RING4.create(out)", r"TmaPipeline.create: argument 'bars' must be a 1-D uint64 shared array of 8 mbarriers"),
+    ("ring = ASYNC.create(bars)\nring.acquire(ring.producer_state(), desc)",
+     r"AsyncPipeline.acquire: argument 'expect' must be left out"),
+    ("ring = ASYNC.create(bars)\nring.load(ring.producer_state(), desc, tiles, (0, 0))",
+     r"AsyncPipeline.load: argument 'self' is a AsyncPipeline: load\(\) is a step of TmaPipeline"),
+    ("ring = RING4.create(bars)\nring.commit(ring.producer_state())",
+     r"TmaPipeline.commit: argument 'self' is a TmaPipeline: commit\(\) is a step of AsyncPipeline"),
+])
+def test_misuse_is_refused_at_compile_time(body, match):
+    with pytest.raises(Exception, match=match):
+        _compile(body)
+
+
+# -- 3. misuse reported under the simulator, in the pipeline's terms ------------------------------------------
+
+_SIM_SETUP = """
+from numba_tma import pipeline
+RING = pipeline.TmaPipeline(2, consumers=pipeline.threads(32))
+
+def launch_ring(consume):
+    @cuda.jit
+    def k(src, out):
+        bars = cuda.shared.array(4, numba.uint64)
+        tiles = cuda.shared.array((2, 8, 32), numba.float32, alignment=128)
+        ring = RING.create(bars)
+        if cuda.threadIdx.x == 32:
+            p = ring.producer_state()
+            for i in range(4):
+                ring.acquire(p, src)
+                tma.load(src, at(tiles, p.index), (0, 0), ring.full(p))
+                p = p.advance()
+        elif cuda.threadIdx.x < 32:
+            consume(ring, tiles, out)
+    x = np.arange(256, dtype=np.float32).reshape(8, 32)
+    out = np.zeros(32, np.float32)
+    try:
+        k[1, 33](TensorMap.tiled(x, (8, 32)), out)
+    except Exception as exc:
+        print("REPORT:", exc)
+    return out
+"""
+
+
+@pytest.mark.parametrize("consume, expected", [
+    ("""c = ring.consumer_state()
+for i in range(4):
+    ring.release(c)
+    c = c.advance()""",
+     "TmaPipeline(stages=2, consumers=threads(32), producer=threads(1)): release: stage 0 (phase 0) released "
+     "without a wait for it by this thread"),
+    ("""c = ring.consumer_state()
+for i in range(4):
+    ring.wait(c)
+    ring.release(c)
+    ring.release(c)
+    c = c.advance()""", "stage 0 (phase 0) released without a wait for it by this thread (ring.wait(state) first; "
+                        "or it was released twice)"),
+])
+def test_consumer_misuse_is_reported_in_the_pipeline_terms(consume, expected):
+    body = "def consume(ring, tiles, out):\n" + "".join(f"    {line}\n" for line in consume.splitlines())
+    out = simulate(body + "\nlaunch_ring(cuda.jit(device=True)(consume))\n", setup=_SIM_SETUP)
+    assert "REPORT:" in out and expected in out, out
+
+
+def test_an_acquire_without_advancing_is_reported():
+    out = simulate("""
+        RING1 = pipeline.TmaPipeline(2)
+
+        @cuda.jit
+        def k(src):
+            bars = cuda.shared.array(4, numba.uint64)
+            tiles = cuda.shared.array((2, 8, 32), numba.float32, alignment=128)
+            ring = RING1.create(bars)
+            p = ring.producer_state()
+            ring.acquire(p, src)
+            tma.load(src, at(tiles, p.index), (0, 0), ring.full(p))
+            ring.acquire(p, src)
+
+        try:
+            k[1, 1](TensorMap.tiled(np.zeros((8, 32), np.float32), (8, 32)))
+        except Exception as exc:
+            print("REPORT:", exc)
+    """, setup="from numba_tma import pipeline\n")
+    assert ("REPORT:" in out and "acquire: stage 0 acquired again in the same round (phase 1): the state was not "
+            "advanced" in out), out
+
+
+def test_more_releases_than_declared_consumers_are_reported():
+    out = simulate("""
+        RING1 = pipeline.TmaPipeline(1, consumers=pipeline.threads(2))
+
+        @cuda.jit
+        def k(src):
+            bars = cuda.shared.array(2, numba.uint64)
+            tiles = cuda.shared.array((1, 8, 32), numba.float32, alignment=128)
+            ring = RING1.create(bars)
+            if cuda.threadIdx.x == 3:
+                p = ring.producer_state()
+                ring.acquire(p, src)
+                tma.load(src, at(tiles, p.index), (0, 0), ring.full(p))
+            else:
+                c = ring.consumer_state()
+                ring.wait(c)
+                ring.release(c)
+
+        try:
+            k[1, 4](TensorMap.tiled(np.zeros((8, 32), np.float32), (8, 32)))
+        except Exception as exc:
+            print("REPORT:", exc)
+    """, setup="from numba_tma import pipeline\n")
+    assert ("REPORT:" in out and "release: stage 0 (phase 0) released by 3 consumer participants in one round; the "
+            "pipeline declares consumers=threads(2) (2 arrivals)" in out), out
+
+
+# -- 4. the cost: one step in SASS, against the hand-written ring ---------------------------------------------
+
+def _sass_count(kernel, sig):
+    return sum(tma_inspect.compile(kernel, sig, "sm_90a").opcode_counts().values())
+
+
+def _steps_kernel(step, repeats, setup):
+    lines = "".join(f"    {line}\n" for line in setup.strip().splitlines())
+    lines += "".join(f"    {line}\n" for _ in range(repeats) for line in step.strip().splitlines())
+    scope = dict(cuda=cuda, numba=numba, at=at, tma=tma, mbarrier=numba_tma.mbarrier, sync=sync, RING4=RING4)
+    exec(f"def k(desc, out, k0):\n{lines}    out[0] = 1\n", scope)
+    return cuda.jit(scope["k"])
+
+
+_HAND_SETUP = """
+bars = cuda.shared.array(8, numba.uint64)
+tiles = cuda.shared.array((4, 8, 32), numba.float32, alignment=128)
+k = numba.uint32(k0)
+"""
+_RING_SETUP = _HAND_SETUP + "ring = RING4.create(bars)\np = ring.producer_state()\nc = ring.consumer_state()\n"
+# one step each way: what examples/warp_specialized_ring.py did by hand (benchmarks/reference_rings.py), and the ring
+_STEPS = {
+    "producer": ("""s = k % 4
+mbarrier.wait(at(bars, 4 + s), ((k // 4) & 1) ^ 1)
+mbarrier.arrive_expect_tx(at(bars, s), 1024)
+tma.load(desc, at(tiles, s), (0, 0), at(bars, s))
+k = numba.uint32(k + 1)""", """ring.acquire(p, desc)
+tma.load(desc, at(tiles, p.index), (0, 0), ring.full(p))
+p = p.advance()"""),
+    "consumer": ("""s = k % 4
+mbarrier.wait(at(bars, s), (k // 4) & 1)
+out[cuda.threadIdx.x] += tiles[s, 0, cuda.threadIdx.x]
+cuda.syncwarp()
+if cuda.threadIdx.x % 32 == 0:
+    mbarrier.arrive(at(bars, 4 + s))
+k = numba.uint32(k + 1)""", """ring.wait(c)
+out[cuda.threadIdx.x] += tiles[c.index, 0, cuda.threadIdx.x]
+ring.release(c)
+c = c.advance()"""),
+}
+
+
+@pytest.mark.skipif(SIMULATED, reason="compiles")
+@pytest.mark.parametrize("side", _STEPS)
+def test_one_step_costs_what_the_hand_written_step_costs(side):
+    """The SASS instructions one more step adds (a kernel of 3 steps minus one of 2), by hand and
+    through the ring: within 2 instructions."""
+    sig = (MAP, numba.float32[::1], numba.int64)
+    hand, ring = _STEPS[side]
+    by_hand = _sass_count(_steps_kernel(hand, 3, _HAND_SETUP), sig) - _sass_count(_steps_kernel(hand, 2, _HAND_SETUP), sig)
+    by_ring = _sass_count(_steps_kernel(ring, 3, _RING_SETUP), sig) - _sass_count(_steps_kernel(ring, 2, _RING_SETUP), sig)
+    assert by_hand > 5, by_hand      # the step is there (a wait loop, the arrive, the copy)
+    assert by_ring <= by_hand + 2, (side, by_hand, by_ring)
+
+
+# -- 5. data: GPU and simulator -----------------------------------------------------------------------------
+
+TILE_R, TILE_C = 8, 32
+
+
+def _ring_kernel(stages, groups):
+    """A producer warp (the ring elects its lane) feeding ``groups`` consumer warpgroups through a
+    ``stages``-stage ring; every consumer thread sums two elements of each tile, ``rounds`` times
+    over all tiles (the states run on across the rounds, as over persistent tiles)."""
+    ring_config = pipeline.TmaPipeline(stages, consumers=pipeline.warpgroups(groups), producer=pipeline.warps(1))
+    nbars = ring_config.barrier_count
+
+    @cuda.jit
+    def kernel(src, out, n_tiles, rounds):
+        bars = cuda.shared.array(nbars, numba.uint64)
+        tiles = cuda.shared.array((stages, TILE_R, TILE_C), numba.float32, alignment=128)
+        ring = ring_config.create(bars)
+        warp = cuda.threadIdx.x // 32
+        if warp == 0:
+            p = ring.producer_state()
+            for _ in range(rounds):
+                for t in range(n_tiles):
+                    ring.acquire(p, src)
+                    ring.load(p, src, at(tiles, p.index), (0, t * TILE_R))
+                    p = p.advance()
+        else:
+            i = (cuda.threadIdx.x - 32) % 128
+            g = (cuda.threadIdx.x - 32) // 128
+            acc = numba.float32(0)
+            c = ring.consumer_state()
+            for _ in range(rounds):
+                for t in range(n_tiles):
+                    ring.wait(c)
+                    acc += tiles[c.index, i // TILE_C, i % TILE_C] + tiles[c.index, 4 + i // TILE_C, i % TILE_C]
+                    ring.release(c)
+                    c = c.advance()
+            out[g, i] = acc
+    return kernel
+
+
+def _ring_model(x, n_tiles, rounds, groups):
+    tiles = x.reshape(n_tiles, TILE_R * TILE_C).astype(np.float64)
+    per_thread = tiles[:, :128] + tiles[:, 128:]
+    return np.broadcast_to(rounds * per_thread.sum(0), (groups, 128))
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("stages, groups, iterations", [(1, 1, 10_000), (2, 4, 3000), (3, 2, 1000), (4, 1, 5000),
+                                                        (8, 3, 10_000), (5, 4, 1)])
+def test_a_warp_specialised_ring_delivers_every_tile(stages, groups, iterations):
+    n_tiles = 16
+    if testing.WAY == "simulator":
+        iterations = min(iterations, 2 * stages + 1)
+    rounds = max(1, iterations // n_tiles)
+    n = min(iterations, n_tiles)
+    x = np.random.default_rng(stages).integers(-8, 8, (n_tiles * TILE_R, TILE_C)).astype(np.float32)
+    src = TensorMap.tiled(cuda.to_device(x), (TILE_R, TILE_C))
+    out = cuda.to_device(np.zeros((groups, 128), np.float32))
+    _ring_kernel(stages, groups)[1, 32 + 128 * groups](src, out, n, rounds)
+    np.testing.assert_array_equal(out.copy_to_host(), _ring_model(x[:n * TILE_R], n, rounds, groups))
+
+
+def _cluster_kernel(stages):
+    """Every block of a cluster loads its slice of each tile with multicast to all; each block's
+    consumer warp sums columns; the ring releases every stage in every block and drains at exit."""
+    ring_config = pipeline.TmaPipeline(stages, consumers=pipeline.warps(1), cluster=True)
+    nbars = ring_config.barrier_count
+
+    @cuda.jit
+    def kernel(src, out, n_tiles, tile_bytes):
+        bars = cuda.shared.array(nbars, numba.uint64)
+        tiles = cuda.shared.array((stages, 16, TILE_C), numba.float32, alignment=128)
+        ring = ring_config.create(bars)
+        rank, size = cluster.ctarank(), cluster.nctarank()
+        rows = 16 // size
+        if cuda.threadIdx.x < 32:
+            if sync.elect_one():
+                p = ring.producer_state()
+                for t in range(n_tiles):
+                    ring.acquire(p, tile_bytes)
+                    ring.load(p, src, at(tiles[p.index], rank * rows), (0, t * 16 + rank * rows),
+                              multicast=cluster.mask_all(size))
+                    p = p.advance()
+                ring.tail(p)
+        else:
+            lane = cuda.threadIdx.x - 32
+            acc = numba.float32(0)
+            c = ring.consumer_state()
+            for t in range(n_tiles):
+                ring.wait(c)
+                for r in range(16):
+                    acc += tiles[c.index, r, lane]
+                ring.release(c)
+                c = c.advance()
+            out[cuda.blockIdx.x, lane] = acc
+    return kernel
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("size, stages, n_tiles", [(1, 2, 300), (2, 3, 500), (4, 4, 1000), (2, 1, 7)])
+def test_a_cluster_ring_filled_by_multicast_is_released_in_every_block(size, stages, n_tiles):
+    if testing.WAY == "simulator":
+        n_tiles = min(n_tiles, 2 * stages + 1)
+    blocks = 2 * size
+    x = np.random.default_rng(size).integers(-8, 8, (n_tiles * 16, TILE_C)).astype(np.float32)
+    src = TensorMap.tiled(cuda.to_device(x), (16 // size, TILE_C))
+    out = cuda.to_device(np.zeros((blocks, TILE_C), np.float32))
+    numba_tma.launch(_cluster_kernel(stages), blocks, 64, src, out, n_tiles, 16 * TILE_C * 4, cluster=(size, 1, 1))
+    expected = np.broadcast_to(x.astype(np.float64).sum(0), (blocks, TILE_C))
+    np.testing.assert_array_equal(out.copy_to_host(), expected)
+
+
+# -- 6. the docs' kernels ----------------------------------------------------------------------------------
+
+def _docs_kernels():
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parents[1] / "docs" / "pipelines.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def test_the_docs_hold_three_kernels():
+    assert len(_docs_kernels()) == 3
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_each_docs_kernel_runs_under_the_simulator(index):
+    assert "PASS" in simulate(_docs_kernels()[index])
