@@ -53,7 +53,7 @@ def multicast_sum(desc, out):
     p = ring.producer_state()
     if tid == 0:
         for i in range(STAGES):
-            ring.acquire(p, ROWS * COLS * 4)                  # the whole tile arrives
+            ring.prime(p, ROWS * COLS * 4)                    # a fresh stage: the whole tile arrives
             tma.load(desc, at(s.ring[p.index], rank * rows), (0, i * ROWS + rank * rows), ring.full(p),
                      multicast=cluster.mask_all(n))
             p = p.advance()
@@ -91,7 +91,7 @@ def plain_sum(desc, out):
     p = ring.producer_state()
     if tid == 0:
         for i in range(STAGES):
-            ring.acquire(p, desc)
+            ring.prime(p, desc)
             tma.load(desc, s.ring[p.index], (0, i * ROWS), ring.full(p))
             p = p.advance()
     acc = cuda.local.array(PER_THREAD, numba.float32)

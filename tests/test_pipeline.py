@@ -167,6 +167,30 @@ def test_an_acquire_without_advancing_is_reported():
             "advanced" in out), out
 
 
+def test_a_prime_after_the_first_round_is_reported():
+    out = simulate("""
+        RING1 = pipeline.TmaPipeline(1)
+
+        @cuda.jit
+        def k(src):
+            bars = cuda.shared.array(2, numba.uint64)
+            tiles = cuda.shared.array((1, 8, 32), numba.float32, alignment=128)
+            ring = RING1.create(bars)
+            p = ring.producer_state()
+            ring.prime(p, src)
+            tma.load(src, at(tiles, p.index), (0, 0), ring.full(p))
+            p = p.advance()
+            ring.prime(p, src)
+
+        try:
+            k[1, 1](TensorMap.tiled(np.zeros((8, 32), np.float32), (8, 32)))
+        except Exception as exc:
+            print("REPORT:", exc)
+    """, setup="from numba_tma import pipeline\n")
+    assert ("REPORT:" in out and "prime: stage 0 (phase 0) is not in the ring's first round: prime() fills a fresh "
+            "ring's stages without waiting; later rounds acquire()" in out), out
+
+
 def test_more_releases_than_declared_consumers_are_reported():
     out = simulate("""
         RING1 = pipeline.TmaPipeline(1, consumers=pipeline.threads(2))

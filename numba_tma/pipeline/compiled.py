@@ -107,9 +107,9 @@ def _full(ring, state):
     return lambda ring, state: at(ring.bars, state.index)
 
 
-def _constant_bytes(config, expect):
+def _constant_bytes(config, expect, step="acquire"):
     """``expect``'s bytes when its type says them (maps, a tuple of maps, a constant), else None."""
-    where = _where(config, "acquire")
+    where = _where(config, step)
     if isinstance(expect, TensorMapType):
         maps = (expect,)
     elif isinstance(expect, types.BaseTuple) and len(expect) and all(isinstance(e, TensorMapType) for e in expect):
@@ -149,6 +149,18 @@ def _acquire(ring, state, expect=None):
                      "counts no bytes", expect)
     slot = steps(config)["acquire_slot"]
     return lambda ring, state, expect=None: slot(ring.bars, state.index, state.phase)
+
+
+@_method(RingType, "prime")
+def _prime(ring, state, expect):
+    config = ring.config
+    _only(config, "prime", ("tma",))
+    _state(config, "prime", state)
+    step = steps(config)["prime"]
+    nbytes = _constant_bytes(config, expect, "prime")
+    if nbytes is None:
+        return lambda ring, state, expect: step(ring.bars, state.index, expect)
+    return lambda ring, state, expect: step(ring.bars, state.index, nbytes)
 
 
 @_method(RingType, "load")

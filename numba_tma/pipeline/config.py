@@ -113,7 +113,8 @@ class TmaPipeline(_Pipeline):
     ``producer``: ``threads(1)`` (default: the calling thread issues everything; pick it yourself,
     e.g. ``if sync.elect_one():`` around the producer loop) or ``warps(1)`` (the whole warp calls
     the steps; the pipeline elects the lane that arrives and issues).  ``consumers``: who releases.
-    The steps: ``acquire(state, expect)`` (wait ``empty``; ``arrive_expect_tx`` on ``full`` with
+    The steps: ``prime(state, expect)`` (a stage of a fresh ring's first round: expect the bytes,
+    no wait), ``acquire(state, expect)`` (wait ``empty``; ``arrive_expect_tx`` on ``full`` with
     ``expect`` bytes: a ``TensorMap`` — its ``box_bytes`` —, a tuple of maps, or a number),
     ``full(state)`` (the barrier a ``tma.load`` completes), ``load(state, desc, tile, coords,
     multicast=None)``, ``wait(state)``, ``release(state)``, ``tail(state)`` (the producer's drain

@@ -97,6 +97,18 @@ class SimulatedRing:
                              "bytes", expect)
             self._steps["acquire_slot"](self.bars, index, phase)
 
+    def prime(self, state, expect):
+        index, phase = self._check("prime", state)
+        where = f"{type(self.config).__name__}.prime"
+        if self.config.kind != "tma":
+            raise refuse(where, "self", f"is a {type(self.config).__name__}: prime() is a step of TmaPipeline",
+                         self.config)
+        if index in self._acquired or phase != 1:
+            raise _problem(self.config, f"prime: stage {index} (phase {phase}) is not in the ring's first round: "
+                           "prime() fills a fresh ring's stages without waiting; later rounds acquire()")
+        self._acquired[index] = phase
+        self._steps["prime"](self.bars, index, expected_bytes(where, expect))
+
     def load(self, state, desc, tile, coords, multicast=None):
         index, _ = self._check("load", state)
         if multicast is None:
