@@ -402,3 +402,59 @@ def test_the_docs_hold_three_kernels():
 @pytest.mark.parametrize("index", range(3))
 def test_each_docs_kernel_runs_under_the_simulator(index):
     assert "PASS" in simulate(_docs_kernels()[index])
+
+
+def _async_kernel(stages, cp_async_form):
+    """Warp 0 fills each stage with thread stores (``commit``) or ``cp.async`` copies
+    (``commit_cp_async``); warps 1-2 read it and release it.  A device function takes the ring and
+    the state (they are values like any other)."""
+    ring_config = pipeline.AsyncPipeline(stages, producers=pipeline.threads(32), consumers=pipeline.warps(2))
+    nbars = ring_config.barrier_count
+
+    @cuda.jit(device=True)
+    def produce(ring, p, tiles, src, t):
+        ring.acquire(p)
+        lane = cuda.threadIdx.x
+        if cp_async_form:
+            numba_tma.cp_async.load(tiles[p.index, lane * 4:], src[t, lane * 4:], 16)
+            ring.commit_cp_async(p)
+        else:
+            for e in range(4):
+                tiles[p.index, lane * 4 + e] = src[t, lane * 4 + e]
+            ring.commit(p)
+        return p.advance()
+
+    @cuda.jit
+    def kernel(src, out, n_tiles):
+        bars = cuda.shared.array(nbars, numba.uint64)
+        tiles = cuda.shared.array((stages, 128), numba.float32, alignment=128)
+        ring = ring_config.create(bars)
+        warp, lane = cuda.threadIdx.x // 32, cuda.threadIdx.x % 32
+        if warp == 0:
+            p = ring.producer_state()
+            for t in range(n_tiles):
+                p = produce(ring, p, tiles, src, t)
+        else:
+            c = ring.consumer_state()
+            acc = numba.float32(0)
+            for t in range(n_tiles):
+                ring.wait(c)
+                acc += tiles[c.index, (warp - 1) * 64 + lane] + tiles[c.index, (warp - 1) * 64 + 32 + lane]
+                ring.release(c)
+                c = c.advance()
+            out[warp - 1, lane] = acc
+    return kernel
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("stages, cp_async_form, n_tiles", [(1, False, 50), (3, False, 500), (2, True, 500),
+                                                            (4, True, 9)])
+def test_a_ring_filled_by_threads_delivers_every_tile(stages, cp_async_form, n_tiles):
+    if testing.WAY == "simulator":
+        n_tiles = min(n_tiles, 2 * stages + 1)
+    x = np.random.default_rng(stages).integers(-8, 8, (n_tiles, 128)).astype(np.float32)
+    out = cuda.to_device(np.zeros((2, 32), np.float32))
+    _async_kernel(stages, cp_async_form)[1, 96](cuda.to_device(x), out, n_tiles)
+    sums = x.astype(np.float64).sum(0)
+    expected = np.stack([sums[0:32] + sums[32:64], sums[64:96] + sums[96:128]])
+    np.testing.assert_array_equal(out.copy_to_host(), expected)
