@@ -1,7 +1,7 @@
 """The AMD binding: an op declared on :mod:`numba_tma.declarations`, lowered by the library's
 ``amdgcn`` Numba target (llvmlite) through the emitters of this package.
 
-An op is one :class:`AmdOp` in the module of its family (``api``, ``lanes``): its operands
+An op is one :class:`AmdOp` in the module of its family (:mod:`numba_tma.amd.ops`): its operands
 (the kinds below, each checked on the Numba type of its argument), its requirement
 (:class:`~numba_tma.amd.targets.Requirement`: gfx archs and LLVM versions), the LLVM intrinsics it
 calls and the ISA instructions they become, its TLX names, documentation, :class:`Sample` rows
@@ -73,6 +73,15 @@ def data(context, builder, aryty, value):
     return context.make_array(aryty)(context, builder, value=value).data
 
 
+def no_result(codegen):
+    """The typing result of a void op: ``(types.none, lowering)``, the lowering running
+    ``codegen`` and returning nothing."""
+    def lower(context, builder, sig, args):
+        codegen(context, builder, sig, args)
+        return context.get_dummy_value()
+    return types.none, lower
+
+
 # -- operand kinds -----------------------------------------------------------------------
 
 class Array(Operand):
@@ -127,6 +136,9 @@ class Const(Operand):
         if self.lo is not None and (isinstance(value, bool) or not isinstance(value, int)
                                     or not self.lo <= value <= self.hi):
             raise reject(op_name, self.name, f"must be an int in [{self.lo}, {self.hi}]", repr(value))
+
+
+CACHE_MODIFIER = Const("cache_modifier", "", annotation="str")   # the DMA ops' cache policy, a constant string
 
 
 class Flag(Operand):
