@@ -42,12 +42,15 @@ def _dma_options(op, cache_modifier, width):
     return dict(cache_modifier=const(cache_modifier, op, "cache_modifier"), width=const(width, op, "width"))
 
 
+def _byte_offset_fits(ptr, offsets, **_):
+    """The rule of two arguments: a constant *offsets* of *ptr*'s elements is a 32-bit byte offset."""
+    if isinstance(offsets, types.IntegerLiteral):
+        targets.check_int_range("buffer_load_to_local", "offsets", offsets.literal_value, 0,
+                                (2**31 - 1) // (ptr.dtype.bitwidth // 8), " when a constant (a 32-bit byte offset)")
+
+
 def _buffer_load_to_local(dest, ptr, offsets, mask, other, cache_modifier, width):
     opts = _dma_options("buffer_load_to_local", cache_modifier, width)
-    if isinstance(offsets, types.IntegerLiteral):
-        itemsize = ptr.dtype.bitwidth // 8
-        targets.check_int_range("buffer_load_to_local", "offsets", offsets.literal_value, 0,
-                                (2**31 - 1) // itemsize, " when a constant (a 32-bit byte offset)")
 
     def codegen(context, builder, sig, args):
         arch = context.arch
@@ -67,7 +70,7 @@ buffer_load_to_local = AmdOp(
     "amd.buffer_load_to_local", _buffer_load_to_local,
     (Array("dest", "lds"), Array("ptr", "global"), Int("offsets"), Pred("mask"), Number("other"), CACHE_MODIFIER,
      Const("width", 4)),
-    need=Requirement(GFX9, 22), llvm=("llvm.amdgcn.make.buffer.rsrc.p8.p1", "llvm.amdgcn.raw.ptr.buffer.load.lds"),
+    check=_byte_offset_fits, need=Requirement(GFX9, 22), llvm=("llvm.amdgcn.make.buffer.rsrc.p8.p1", "llvm.amdgcn.raw.ptr.buffer.load.lds"),
     isa=("buffer_load_dword ... offen lds", "buffer_load_dwordx4 ... offen lds"),
     tlx=("tlx.buffer_load_to_local",),
     doc="""Buffer load straight into LDS.
@@ -90,7 +93,9 @@ buffer_load_to_local = AmdOp(
                     "buffer_load_dwordx4 %v, %s, 0 offen lds", "CDNA4 ISA MUBUF (buffer_load_dwordx4 to LDS)",
                     archs=("gfx950",))),
     refusals=(Refusal("amd.buffer_load_to_local(x, x, lane)", "amd.buffer_load_to_local: argument 'dest' must be an LDS array"),
-              Refusal("amd.buffer_load_to_local(tile, x, 1.5)", "amd.buffer_load_to_local: argument 'offsets' must be an integer")),
+              Refusal("amd.buffer_load_to_local(tile, x, 1.5)", "amd.buffer_load_to_local: argument 'offsets' must be an integer"),
+              Refusal("amd.buffer_load_to_local(tile, x, 1 << 29)", "amd.buffer_load_to_local: argument 'offsets' must be "
+                      "an int in [0, 536870911] when a constant (a 32-bit byte offset); got 536870912")),
 ).intrinsic()
 
 

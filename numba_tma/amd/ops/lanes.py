@@ -22,7 +22,6 @@ from numba.core import types
 from ...declarations import Refusal
 from .. import targets
 from .._core import LANE_KINDS, AmdOp, Const, Flag, Int, LaneValue, Like, Sample, const, is_given
-from ..errors import reject
 from ..lanes import (REDUCTIONS, dpp8_selects, dpp_syntax, emit_dpp, emit_dpp8, emit_ds_bpermute, emit_ds_permute,
                      emit_ds_swizzle, emit_lane_id, emit_permlane16, emit_permlane16_swap, emit_permlane32_swap,
                      emit_permlanex16, emit_readfirstlane, emit_readlane, emit_row_reduce, emit_wave_id,
@@ -108,9 +107,6 @@ readfirstlane = AmdOp(
 
 
 def _readlane(value, lane):
-    if isinstance(lane, types.IntegerLiteral) and not 0 <= lane.literal_value < 64:
-        raise reject("readlane", "lane", "must be a lane of the wave, 0..63 (0..31 on gfx1250)",
-                     lane.literal_value)
     constant = lane.literal_value if isinstance(lane, types.IntegerLiteral) else None
 
     def codegen(context, builder, sig, args):
@@ -120,7 +116,8 @@ def _readlane(value, lane):
 
 
 readlane = AmdOp(
-    "amd.readlane", _readlane, (LaneValue("value", wide=True), Int("lane")), result="int | float", need=targets.Requirement(ALL, 22),
+    "amd.readlane", _readlane, (LaneValue("value", wide=True), Int("lane", lo=0, hi=63, rule="must be a lane of the wave, 0..63 (0..31 on gfx1250)")),
+    result="int | float", need=targets.Requirement(ALL, 22),
     llvm=("llvm.amdgcn.readlane",), isa=("v_readlane_b32",),
     doc="""The value of lane *lane* of the wave, in every lane: wave-uniform.
 
@@ -273,13 +270,7 @@ dpp8 = AmdOp(
 
 def _permlane(name, emit):
     def typing(value, sel_lo, sel_hi, fi, bound_ctrl):
-        consts = []
-        for sel, arg in ((sel_lo, "sel_lo"), (sel_hi, "sel_hi")):
-            if isinstance(sel, types.IntegerLiteral):
-                targets.check_int_range(name, arg, sel.literal_value, 0, 0xFFFFFFFF)
-                consts.append(sel.literal_value)
-            else:
-                consts.append(None)
+        consts = [sel.literal_value if isinstance(sel, types.IntegerLiteral) else None for sel in (sel_lo, sel_hi)]
         flags = [const(fi, name, "fi"), const(bound_ctrl, name, "bound_ctrl")]
 
         def codegen(context, builder, sig, args):
@@ -290,7 +281,8 @@ def _permlane(name, emit):
     return typing
 
 
-_PERMLANE_OPERANDS = (LaneValue("value"), Int("sel_lo"), Int("sel_hi"), Flag("fi", False), Flag("bound_ctrl", False))
+_PERMLANE_OPERANDS = (LaneValue("value"), Int("sel_lo", lo=0, hi=0xFFFFFFFF), Int("sel_hi", lo=0, hi=0xFFFFFFFF),
+                      Flag("fi", False), Flag("bound_ctrl", False))
 
 permlane16 = AmdOp(
     "amd.permlane16", _permlane("permlane16", emit_permlane16), _PERMLANE_OPERANDS,
@@ -365,18 +357,11 @@ permlane32_swap = AmdOp(
 ).intrinsic()
 
 
-def _reduction_op(op_name, op):
-    name = const(op, op_name, "op")
-    if name not in REDUCTIONS:
-        raise reject(op_name, "op", f"must be one of {REDUCTIONS}", repr(name))
-    return name
+_REDUCTION = Const("op", annotation="str", choices=REDUCTIONS)
 
 
 def _row_reduce(value, op, width):
-    name = _reduction_op("row_reduce", op)
-    size = const(width, "row_reduce", "width")
-    if isinstance(size, bool) or size not in (2, 4, 8, 16, 32, 64):
-        raise reject("row_reduce", "width", "must be 2, 4, 8, 16, 32 or (gfx942, gfx950) 64", repr(size))
+    name, size = const(op, "row_reduce", "op"), const(width, "row_reduce", "width")
 
     def codegen(context, builder, sig, args):
         return emit_row_reduce(builder, context.arch, args[0], name, size, LANE_KINDS[value])
@@ -384,7 +369,9 @@ def _row_reduce(value, op, width):
 
 
 row_reduce = AmdOp(
-    "amd.row_reduce", _row_reduce, (LaneValue("value"), Const("op", annotation="str"), Const("width", 16)),
+    "amd.row_reduce", _row_reduce, (LaneValue("value"), _REDUCTION,
+                                        Const("width", 16, choices=(2, 4, 8, 16, 32, 64),
+                                              rule="must be 2, 4, 8, 16, 32 or (gfx942, gfx950) 64")),
     result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.update.dpp",), isa=("v_add_f32_dpp", "v_max_f32_dpp"),
     doc="""Reduce *value* over each aligned group of *width* lanes (lanes ``g*width`` to
     ``g*width + width - 1``); every lane of the group gets the group's result.
@@ -413,7 +400,7 @@ row_reduce = AmdOp(
 
 
 def _wave_reduce(value, op):
-    name = _reduction_op("wave_reduce", op)
+    name = const(op, "wave_reduce", "op")
 
     def codegen(context, builder, sig, args):
         return emit_wave_reduce(builder, context.arch, args[0], name, LANE_KINDS[value])
@@ -421,7 +408,7 @@ def _wave_reduce(value, op):
 
 
 wave_reduce = AmdOp(
-    "amd.wave_reduce", _wave_reduce, (LaneValue("value"), Const("op", annotation="str")),
+    "amd.wave_reduce", _wave_reduce, (LaneValue("value"), _REDUCTION),
     result="int | float", need=targets.Requirement(ALL, 22), llvm=("llvm.amdgcn.update.dpp", "llvm.amdgcn.readlane"),
     isa=("v_max_f32_dpp", "v_readlane_b32"),
     doc="""Reduce *value* over the whole wave (64 lanes on gfx942/gfx950, 32 on gfx1250);

@@ -8,7 +8,7 @@ from numba.core import cgutils, types
 from numba.core.datamodel import models, register_default
 
 from ...declarations import Refusal
-from .. import lds, targets, tdm
+from .. import lds, tdm
 from .._core import (CACHE_MODIFIER, AmdOp, Array, Const, Flag, Ints, Pred, Sample, Typed, const, data, is_given,
                      no_result, shown)
 from ..errors import reject
@@ -54,9 +54,8 @@ def _pack_desc(builder, desc):
     return value
 
 
-def _require_block_room(op, name, desc, array):
-    """*array* must be an LDS array whose allocation holds one block of *desc*."""
-    lds.require_lds(op, name, array)
+def _block_room(op, name, desc, array):
+    """*array* (an LDS array) must be an allocation that holds one block of *desc*."""
     spec = desc.spec
     lds.require_room(op, name, array, spec.lds_bytes(),
                      f"one block of {spec.block_shape} x {spec.elem_bytes} bytes"
@@ -81,17 +80,22 @@ def _pred(context, builder, ty, value):
 
 _TDM_REF = "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (tensor_load_to_lds, GFX1250 TDM)"
 _DESC = "d = amd.make_tensor_descriptor(x, (64,))\n"
+_SMALL = "small = amd.lds_array(8, numba.float32)\n"   # 32 bytes: less than a block of _DESC
+
+
+def _one_block_dim_per_dim(array, block_shape, **_):
+    """The rule of two arguments: *block_shape* has a dim for each dim of *array* (what else a
+    block shape must be, the Tensor Data Mover's :class:`~numba_tma.amd.tdm.TileSpec` says)."""
+    block = const(block_shape, "make_tensor_descriptor", "block_shape")
+    if isinstance(block, tuple) and len(block) != array.ndim:
+        raise reject("make_tensor_descriptor", "block_shape", f"must have {array.ndim} dims (one per dim of array)",
+                     block)
 
 
 def _make_tensor_descriptor(array, block_shape, pad_interval, pad_amount):
-    if array.layout != "C":
-        raise reject("make_tensor_descriptor", "array", "must be C-contiguous", array)
     op = "make_tensor_descriptor"
-    block = const(block_shape, op, "block_shape")
-    spec = tdm.TileSpec(array.dtype.bitwidth // 8, block, const(pad_interval, op, "pad_interval"),
-                        const(pad_amount, op, "pad_amount"))
-    if len(block) != array.ndim:
-        raise reject(op, "block_shape", f"must have {array.ndim} dims (one per dim of array)", block)
+    spec = tdm.TileSpec(array.dtype.bitwidth // 8, const(block_shape, op, "block_shape"),
+                        const(pad_interval, op, "pad_interval"), const(pad_amount, op, "pad_amount"))
 
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, value=args[0])
@@ -107,9 +111,9 @@ def _make_tensor_descriptor(array, block_shape, pad_interval, pad_amount):
 
 make_tensor_descriptor = AmdOp(
     "amd.make_tensor_descriptor", _make_tensor_descriptor,
-    (Array("array", "global"), Const("block_shape", annotation="tuple[int, ...]"), Const("pad_interval", 0),
-     Const("pad_amount", 0)),
-    result="TensorDescriptor", need=_TDM, tlx=("tlx.make_tensor_descriptor",),
+    (Array("array", "global", contiguous=True), Const("block_shape", annotation="tuple[int, ...]"),
+     Const("pad_interval", 0), Const("pad_amount", 0)),
+    check=_one_block_dim_per_dim, result="TensorDescriptor", need=_TDM, tlx=("tlx.make_tensor_descriptor",),
     doc="""TDM descriptor (groups 0-3) of a C-contiguous global *array*, copied in blocks of
     *block_shape* (constant tuple).  *pad_interval*/*pad_amount* (elements) pad the LDS
     copy.  Pure SALU integer code, no instruction of its own; gfx1250 only.
@@ -117,15 +121,13 @@ make_tensor_descriptor = AmdOp(
     Example: ``desc = make_tensor_descriptor(x, (64, 64))``""",
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load(d, tile)", "tensor_load_to_lds %s, %s", _TDM_REF),),
     refusals=(Refusal("d = amd.make_tensor_descriptor(x, (64, 64))", "amd.make_tensor_descriptor: argument 'block_shape' must have 1 dims (one per dim of array); got (64, 64)"),
-              Refusal("d = amd.make_tensor_descriptor(tile, (64,))", "amd.make_tensor_descriptor: argument 'array' must be a global array")),
+              Refusal("d = amd.make_tensor_descriptor(tile, (64,))", "amd.make_tensor_descriptor: argument 'array' must be a global array"),
+              Refusal("d = amd.make_tensor_descriptor(x[::2], (64,))",
+                      "amd.make_tensor_descriptor: argument 'array' must be C-contiguous")),
 ).intrinsic()
 
 
 def _update_tensor_descriptor(desc, add_offsets, set_bounds, pred, clamp_bounds):
-    op = "update_tensor_descriptor"
-    for i, bound in enumerate(set_bounds if is_given(set_bounds) else ()):
-        if isinstance(bound, types.IntegerLiteral):  # a runtime bound is truncated
-            targets.check_int_range(op, f"set_bounds[{i}]", bound.literal_value, 0, tdm.MAX_TENSOR_DIM)
     clamp = const(clamp_bounds, "update_tensor_descriptor", "clamp_bounds")
 
     def codegen(context, builder, sig, args):
@@ -141,7 +143,8 @@ def _update_tensor_descriptor(desc, add_offsets, set_bounds, pred, clamp_bounds)
 
 update_tensor_descriptor = AmdOp(
     "amd.update_tensor_descriptor", _update_tensor_descriptor,
-    (Descriptor("desc"), Ints("add_offsets"), Ints("set_bounds"), Pred("pred"), Flag("clamp_bounds", True)),
+    (Descriptor("desc"), Ints("add_offsets"), Ints("set_bounds", lo=0, hi=tdm.MAX_TENSOR_DIM), Pred("pred"),
+     Flag("clamp_bounds", True)),
     result="TensorDescriptor", need=_TDM,
     doc="""A moved / re-bounded / re-predicated copy of *desc*: integer IR on the descriptor
     groups, no instruction of its own (gfx1250 only).  *add_offsets* and *set_bounds*
@@ -159,7 +162,6 @@ update_tensor_descriptor = AmdOp(
 
 
 def _descriptor_load(desc, result, offsets, pred, clamp_bounds):
-    _require_block_room("async_amd_descriptor_load", "result", desc, result)
     clamp = const(clamp_bounds, "async_amd_descriptor_load", "clamp_bounds")
 
     def codegen(context, builder, sig, args):
@@ -172,8 +174,8 @@ def _descriptor_load(desc, result, offsets, pred, clamp_bounds):
 
 async_amd_descriptor_load = AmdOp(
     "amd.async_amd_descriptor_load", _descriptor_load,
-    (Descriptor("desc"), Array("result"), Ints("offsets"), Pred("pred"), Flag("clamp_bounds", True)),
-    need=_TDM, llvm=("llvm.amdgcn.tensor.load.to.lds", "llvm.amdgcn.tensor.load.to.lds.d2"),
+    (Descriptor("desc"), Array("result", "lds"), Ints("offsets"), Pred("pred"), Flag("clamp_bounds", True)),
+    check=lambda desc, result, **_: _block_room("async_amd_descriptor_load", "result", desc, result), need=_TDM, llvm=("llvm.amdgcn.tensor.load.to.lds", "llvm.amdgcn.tensor.load.to.lds.d2"),
     isa=("tensor_load_to_lds",), tlx=("tlx.async_amd_descriptor_load",),
     doc="""Copy the block at *desc* (moved by *offsets*) into the LDS array *result*
     (``.d2`` for rank <= 2); gfx1250 only.  The calling wave issues the whole block; wait with
@@ -184,12 +186,14 @@ async_amd_descriptor_load = AmdOp(
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load(d, tile, offsets=(64,))",
                     "tensor_load_to_lds %s, %s", _TDM_REF),),
     refusals=(Refusal(_DESC + "amd.async_amd_descriptor_load(d, y)",
-                      "amd.async_amd_descriptor_load: argument 'result' must be an LDS array"),),
+                      "amd.async_amd_descriptor_load: argument 'result' must be an LDS array"),
+              Refusal(_DESC + _SMALL + "amd.async_amd_descriptor_load(d, small)",
+                      "amd.async_amd_descriptor_load: argument 'result' must hold one block of (64,) x 4 bytes "
+                      "(256 bytes)")),
 ).intrinsic()
 
 
 def _descriptor_store(desc, source, offsets, clamp_bounds):
-    _require_block_room("async_amd_descriptor_store", "source", desc, source)
     clamp = const(clamp_bounds, "async_amd_descriptor_store", "clamp_bounds")
 
     def codegen(context, builder, sig, args):
@@ -201,8 +205,8 @@ def _descriptor_store(desc, source, offsets, clamp_bounds):
 
 async_amd_descriptor_store = AmdOp(
     "amd.async_amd_descriptor_store", _descriptor_store,
-    (Descriptor("desc"), Array("source"), Ints("offsets"), Flag("clamp_bounds", True)),
-    need=_TDM, llvm=("llvm.amdgcn.tensor.store.from.lds", "llvm.amdgcn.tensor.store.from.lds.d2"),
+    (Descriptor("desc"), Array("source", "lds"), Ints("offsets"), Flag("clamp_bounds", True)),
+    check=lambda desc, source, **_: _block_room("async_amd_descriptor_store", "source", desc, source), need=_TDM, llvm=("llvm.amdgcn.tensor.store.from.lds", "llvm.amdgcn.tensor.store.from.lds.d2"),
     isa=("tensor_store_from_lds",), tlx=("tlx.async_amd_descriptor_store",),
     doc="""Copy the LDS array *source* to the block at *desc* (moved by *offsets*);
     gfx1250 only.
@@ -210,19 +214,32 @@ async_amd_descriptor_store = AmdOp(
     Example: ``async_amd_descriptor_store(out_desc, tile, offsets=(row, 0))``""",
     samples=(Sample(_DESC + "amd.async_amd_descriptor_store(d, tile)", "tensor_store_from_lds %s, %s", _TDM_REF),),
     refusals=(Refusal(_DESC + "amd.async_amd_descriptor_store(d, tile, clamp_bounds=1)",
-                      "amd.async_amd_descriptor_store: argument 'clamp_bounds' must be True or False"),),
+                      "amd.async_amd_descriptor_store: argument 'clamp_bounds' must be True or False"),
+              Refusal(_DESC + _SMALL + "amd.async_amd_descriptor_store(d, small)",
+                      "amd.async_amd_descriptor_store: argument 'source' must hold one block of (64,) x 4 bytes "
+                      "(256 bytes)")),
 ).intrinsic()
+
+
+class _Members(Typed):
+    """``(desc, dst, warp_used_hint)`` members: a descriptor, an LDS array holding one block of
+    it, a constant wave mask."""
+
+    def __init__(self, name):
+        super().__init__(name, "tuple[tuple[TensorDescriptor, LDSArray, int], ...]")
+
+    def check(self, op_name, ty):
+        if not isinstance(ty, types.BaseTuple) or not all(isinstance(m, types.BaseTuple) and len(m) == 3 for m in ty):
+            raise reject(op_name, self.name, "must be a tuple of (desc, dst, warp_used_hint)", ty)
+        for m in ty:
+            Descriptor("desc").check(op_name, m[0])
+            Array("dst", "lds").check(op_name, m[1])
+            _block_room(op_name, "dst", m[0], m[1])
+            const(m[2], op_name, "warp_used_hint")
 
 
 def _descriptor_load_fused(members, cache_modifier):
     op = "async_amd_descriptor_load_fused"
-    if not isinstance(members, types.BaseTuple) or not all(
-            isinstance(m, types.BaseTuple) and len(m) == 3 for m in members):
-        raise reject(op, "members", "must be a tuple of (desc, dst, warp_used_hint)", members)
-    for m in members:
-        Descriptor("desc").check(f"amd.{op}", m[0])
-        Array("dst").check(f"amd.{op}", m[1])
-        _require_block_room(op, "dst", m[0], m[1])
     hints = [const(m[2], op, "warp_used_hint") for m in members]
     cache = const(cache_modifier, op, "cache_modifier")
 
@@ -238,7 +255,7 @@ def _descriptor_load_fused(members, cache_modifier):
 
 async_amd_descriptor_load_fused = AmdOp(
     "amd.async_amd_descriptor_load_fused", _descriptor_load_fused,
-    (Typed("members", "tuple[tuple[TensorDescriptor, LDSArray, int], ...]"), CACHE_MODIFIER),
+    (_Members("members"), CACHE_MODIFIER),
     need=_TDM, llvm=("llvm.amdgcn.tensor.load.to.lds", "llvm.amdgcn.tensor.load.to.lds.d2"),
     isa=("tensor_load_to_lds",), tlx=("tlx.async_amd_descriptor_load_fused",),
     doc="""One ``tensor_load_to_lds`` for 2-4 ``(desc, dst, warp_used_hint)`` members.
@@ -250,7 +267,12 @@ async_amd_descriptor_load_fused = AmdOp(
     Example: ``async_amd_descriptor_load_fused(((da, ta, 0x0F), (db, tb, 0xF0)))``""",
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load_fused(((d, tile, 0x1), (d, tile[64:], 0x2)))",
                     "tensor_load_to_lds %s, %s", _TDM_REF),),
-    refusals=(Refusal("amd.async_amd_descriptor_load_fused(tile)", "amd.async_amd_descriptor_load_fused: argument 'members' must be"),),
+    refusals=(Refusal("amd.async_amd_descriptor_load_fused(tile)", "amd.async_amd_descriptor_load_fused: argument 'members' must be"),
+              Refusal(_DESC + _SMALL + "amd.async_amd_descriptor_load_fused(((d, tile, 0x1), (d, small, 0x2)))",
+                      "amd.async_amd_descriptor_load_fused: argument 'dst' must hold one block of (64,) x 4 bytes "
+                      "(256 bytes)"),
+              Refusal(_DESC + "amd.async_amd_descriptor_load_fused(((d, tile, n), (d, tile[64:], 0x2)))",
+                      "amd.async_amd_descriptor_load_fused: argument 'warp_used_hint' must be a compile-time constant")),
 ).intrinsic()
 
 

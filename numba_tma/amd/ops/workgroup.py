@@ -56,32 +56,46 @@ workgroup_id_x = AmdOp(
 _MAX_LDS_BYTES = max(a.lds_bytes for a in targets.ARCHS.values())
 
 
-def _lds_shape(shape):
-    """``lds_array``'s dims: a positive int or a non-empty tuple of them, as constants."""
+def _dims(shape):
+    """``lds_array``'s dims (a positive int or a non-empty tuple of them, constants: as
+    :class:`_Shape` checks), or ``()`` for any other argument."""
     items = tuple(shape) if isinstance(shape, types.BaseTuple) else (shape,)
     dims = tuple(t.literal_value for t in items if isinstance(t, types.IntegerLiteral))
-    if not items or len(dims) != len(items) or min(dims) < 1:
-        raise reject("lds_array", "shape", "must be a positive int or a non-empty tuple of positive ints, "
-                     "known at compile time", shown(shape))
-    return dims
+    return dims if items and len(dims) == len(items) and min(dims) >= 1 else ()
 
 
-def _lds_dtype(dtype):
-    """``lds_array``'s element type: a scalar dtype such as ``numba.float32``."""
-    if not (isinstance(dtype, (types.DType, types.NumberClass))
-            and isinstance(dtype.dtype, (types.Number, types.Boolean))):
-        raise reject("lds_array", "dtype", "must be a scalar Numba or NumPy dtype such as numba.float32",
-                     shown(dtype))
-    return dtype.dtype
+class _Shape(Typed):
+    """``lds_array``'s shape: a positive int or a non-empty tuple of them, constants."""
+
+    def check(self, op_name, ty):
+        if not _dims(ty):
+            raise reject(op_name, self.name, "must be a positive int or a non-empty tuple of positive ints, "
+                         "known at compile time", shown(ty))
+
+
+class _ScalarDtype(Typed):
+    """An element type: a scalar Numba or NumPy dtype such as ``numba.float32``."""
+
+    def check(self, op_name, ty):
+        if not (isinstance(ty, (types.DType, types.NumberClass)) and isinstance(ty.dtype, (types.Number, types.Boolean))):
+            raise reject(op_name, self.name, "must be a scalar Numba or NumPy dtype such as numba.float32", shown(ty))
+
+
+def _nbytes(dims, elem):
+    return math.prod(dims) * (1 if isinstance(elem, types.Boolean) else elem.bitwidth // 8)
+
+
+def _fits_any_lds(shape, dtype):
+    """The rule of two arguments: the array (shape x dtype) fits in the largest LDS of any arch."""
+    dims, elem = _dims(shape), dtype.dtype
+    if _nbytes(dims, elem) > _MAX_LDS_BYTES:
+        raise reject("lds_array", "shape", f"must fit in {_MAX_LDS_BYTES} bytes of {elem}, the largest LDS "
+                     "of any arch", f"{dims}, {_nbytes(dims, elem)} bytes")
 
 
 def _lds_array(shape, dtype):
-    dims, elem = _lds_shape(shape), _lds_dtype(dtype)
-    itemsize = 1 if isinstance(elem, types.Boolean) else elem.bitwidth // 8
-    if math.prod(dims) * itemsize > _MAX_LDS_BYTES:
-        raise reject("lds_array", "shape", f"must fit in {_MAX_LDS_BYTES} bytes of {elem}, the largest LDS "
-                     "of any arch", f"{dims}, {math.prod(dims) * itemsize} bytes")
-    aryty = lds.LDSArray(elem, len(dims), "C", math.prod(dims) * itemsize)
+    dims, elem = _dims(shape), dtype.dtype
+    aryty = lds.LDSArray(elem, len(dims), "C", _nbytes(dims, elem))
 
     def codegen(context, builder, sig, args):
         elem = context.get_data_type(aryty.dtype)
@@ -107,7 +121,8 @@ def _lds_array(shape, dtype):
 
 
 lds_array = AmdOp(
-    "amd.lds_array", _lds_array, (Typed("shape", "int | tuple[int, ...]"), Typed("dtype", "type")),
+    "amd.lds_array", _lds_array, (_Shape("shape", "int | tuple[int, ...]"), _ScalarDtype("dtype", "type")),
+    check=_fits_any_lds,
     result="LDSArray", need=Requirement(ALL, 15),
     doc="""A C-contiguous array in LDS (``addrspace(3)``), like ``cuda.shared.array``.
 
@@ -124,5 +139,7 @@ lds_array = AmdOp(
                      "": ("ds_write_b32 %v, %v", "ds_read_b32 %v, %v")},
                     "CDNA3 ISA 12.x DS instructions; GFX12 renames them ds_store / ds_load"),),
     refusals=(Refusal("amd.lds_array(0, numba.float32)", "amd.lds_array: argument 'shape' must be a positive int"),
-              Refusal("amd.lds_array(4, 4)", "amd.lds_array: argument 'dtype' must be a scalar Numba or NumPy dtype")),
+              Refusal("amd.lds_array(4, 4)", "amd.lds_array: argument 'dtype' must be a scalar Numba or NumPy dtype"),
+              Refusal("amd.lds_array((512, 161), numba.float32)", "amd.lds_array: argument 'shape' must fit in 327680 "
+                      "bytes of float32, the largest LDS of any arch; got (512, 161), 329728 bytes")),
 ).intrinsic()
