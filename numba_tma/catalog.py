@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import amd, intrinsics  # noqa: F401  (declare every op of both vendors)
+from . import amd, intrinsics  # noqa: F401  (declare every op of both vendors; amd.ops: its families)
 from .declarations import OPS
 from .pipeline import ANCHOR_NAMES
 
@@ -78,14 +78,16 @@ def markdown() -> str:
                 f"`{op.name}`", f"`{ptx}`" if "\n" not in ptx else f"<pre>{ptx}</pre>", str(op.need), options,
                 ", ".join(f"`{t}`" for t in op.tlx), ", ".join(f"`{s}`" for s in sass))) + " |")
         lines.append("")
-    lines += ["## `numba_tma.amd`", "", "AMD ops (gfx942, gfx950, gfx1250; no simulator twin).", "",
-              "| op | LLVM | ISA | requires | also known as |", "|---|---|---|---|---|"]
-    for _, op in sorted(OPS.items()):
-        if op.vendor == "amd":
+    lines += ["## `numba_tma.amd`", "", "AMD ops (gfx942, gfx950, gfx1250; no simulator twin), by family "
+              "(`numba_tma.amd.ops.<family>`).", ""]
+    for family, module in amd.ops.FAMILIES.items():
+        lines += [f"### {family}", "", "| op | LLVM | ISA | requires | also known as |", "|---|---|---|---|---|"]
+        for name in amd.ops.declared_in(module):
+            op = OPS[f"amd.{name}"]
             lines.append("| " + " | ".join(_cell(x) for x in (
                 f"`{op.name}`", "\n".join(f"`{i}`" for i in op.llvm), ", ".join(f"`{i}`" for i in op.isa),
                 str(op.need), ", ".join(f"`{t}`" for t in op.tlx))) + " |")
-    lines.append("")
+        lines.append("")
     lines += ["## Library objects", "", "`numba_tma.pipeline` (see docs/pipelines.md).", "",
               "| object | what it is | also known as |", "|---|---|---|"]
     for entry in LIBRARY:

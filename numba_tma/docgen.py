@@ -4,9 +4,11 @@
     python -m numba_tma.docgen --check    # list the stale ones, exit 1 if any (tests/test_docs.py)
 
 * ``docs/ops.md``: the catalogue (:func:`numba_tma.catalog.markdown`);
-* ``docs/ops/<family>.md``: one page per op family (the NVIDIA families and ``amd``), from the
-  family module's docstring and each op's docstring (PTX or LLVM intrinsics, requirements and
-  example included), with its Python signature and its assembly (SASS; the ISA lines' sources);
+* ``docs/ops/<family>.md``: one page per op family (the NVIDIA families), from the family
+  module's docstring and each op's docstring (PTX or LLVM intrinsics, requirements and example
+  included), with its Python signature and its assembly (SASS; the ISA lines' sources); likewise
+  ``docs/ops/amd/<family>.md`` for each AMD family (a module of :mod:`numba_tma.amd.ops`), and
+  ``docs/ops/amd.md``, the index of ``numba_tma.amd`` (every op linking to its family's page);
 * ``numba_tma/<family>.pyi``, ``numba_tma/amd/__init__.pyi`` and ``numba_tma/__init__.pyi``: type
   stubs, so an IDE completes the device API and shows each op's signature (argument kinds from the
   operands' ``annotation``, qualifier values as ``Literal``) and docstring.  Ops and their
@@ -26,6 +28,7 @@ import types
 import numba_tma
 
 from . import catalog
+from .amd import ops as amd_ops
 from .declarations import OPS, REQUIRED, Declaration
 
 FAMILIES = (*numba_tma.FAMILIES, "amd")   # every public module of ops (numba_tma.amd: the AMD ops)
@@ -124,24 +127,13 @@ def _isa(op) -> list[str]:
     return sections
 
 
-def family_page(family: str) -> str:
-    """The Markdown page of one op family."""
-    module = _module(family)
-    names = module.__all__
-    declared = [op.short_name for op in OPS.values() if op.family == family and op.short_name in names]
-    others = sorted(_documented(module, set(names) - set(declared)))
-    lines = [f"# `numba_tma.{family}`", "", GENERATED, "", markdown_of(inspect.cleandoc(module.__doc__ or "")),
-             "| op | requires |", "|---|---|"]
-    for name in declared:
-        lines.append(f"| [`{name}`](#{family}{name}) | {_op(family, name).need} |")
-    for name in others:
-        home = _alias_home(family, name)
-        lines.append(f"| [`{name}`](#{family}{name}) | "
-                     + (f"the same op as [`{home}.{name}`]({home}.md#{home}{name}) |" if home else "see below |"))
-    lines.append("")
-    for name in declared + others:
+def _op_sections(family: str, module, names: list[str], declared: list[str]) -> list[str]:
+    """The page sections of the public functions ``names`` of ``module`` (``declared``: those
+    that are ops of ``family``)."""
+    lines = []
+    for name in names:
         obj = getattr(module, name)
-        home = _alias_home(family, name) if name in others else None
+        home = _alias_home(family, name) if name not in declared else None
         lines += [f"## `{family}.{name}`", "", "```python", f"{family}.{name}{python_signature(obj)}", "```", ""]
         if home:
             lines += [f"The same op as [`{home}.{name}`]({home}.md#{home}{name}).", ""]
@@ -165,6 +157,51 @@ def family_page(family: str) -> str:
                 only = f" (compiled only: {r.constant_only})" if r.constant_only else ""
                 lines.append(f"* `{call}`: {r.message}{only}")
             lines.append("")
+    return lines
+
+
+def family_page(family: str) -> str:
+    """The Markdown page of one op family (``amd``: the index of the AMD families, each op linking
+    to its family's page, :func:`amd_family_page`, and the sections of the functions that are not
+    ops)."""
+    module = _module(family)
+    names = module.__all__
+    declared = [op.short_name for op in OPS.values() if op.family == family and op.short_name in names]
+    others = sorted(_documented(module, set(names) - set(declared)))
+    lines = [f"# `numba_tma.{family}`", "", GENERATED, "", markdown_of(inspect.cleandoc(module.__doc__ or ""))]
+    if family == "amd":   # the ops by family, each on its family's page
+        lines += ["| op | family | requires |", "|---|---|---|"]
+        for part in amd_ops.FAMILIES:
+            lines += [f"| [`{name}`](amd/{part}.md#amd{name}) | [{part}](amd/{part}.md) | {_op(family, name).need} |"
+                      for name in _amd_declared(part)]
+        lines += ["", "| function | |", "|---|---|"]
+    else:
+        lines += ["| op | requires |", "|---|---|"]
+        lines += [f"| [`{name}`](#{family}{name}) | {_op(family, name).need} |" for name in declared]
+    for name in others:
+        home = _alias_home(family, name)
+        lines.append(f"| [`{name}`](#{family}{name}) | "
+                     + (f"the same op as [`{home}.{name}`]({home}.md#{home}{name}) |" if home else "see below |"))
+    lines.append("")
+    lines += _op_sections(family, module, (others if family == "amd" else declared + others), declared)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _amd_declared(part: str) -> list[str]:
+    """The ops ``numba_tma.amd.ops.<part>`` declares, in the order it declares them."""
+    mine = set(amd_ops.declared_in(amd_ops.FAMILIES[part]))
+    return [op.short_name for op in OPS.values() if op.family == "amd" and op.short_name in mine]
+
+
+def amd_family_page(part: str) -> str:
+    """``docs/ops/amd/<part>.md``: the AMD ops declared in ``numba_tma.amd.ops.<part>``."""
+    declaring, declared = amd_ops.FAMILIES[part], _amd_declared(part)
+    lines = [f"# `numba_tma.amd`: {part}", "", GENERATED, "",
+             markdown_of(inspect.cleandoc(declaring.__doc__ or "")),
+             "Part of [`numba_tma.amd`](../amd.md).", "", "| op | requires |", "|---|---|"]
+    lines += [f"| [`{name}`](#amd{name}) | {_op('amd', name).need} |" for name in declared]
+    lines.append("")
+    lines += _op_sections("amd", _module("amd"), declared, declared)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -275,6 +312,8 @@ def artefacts() -> dict[str, str]:
     for family in FAMILIES:
         out[f"docs/ops/{family}.md"] = family_page(family)
         out[_stub_path(family)] = family_stub(family)
+    for part in amd_ops.FAMILIES:
+        out[f"docs/ops/amd/{part}.md"] = amd_family_page(part)
     out["numba_tma/__init__.pyi"] = package_stub()
     return out
 

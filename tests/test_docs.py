@@ -63,6 +63,10 @@ def test_generated_pages_and_stubs_are_current():
 def test_every_family_has_a_page_and_a_stub():
     for family in docgen.FAMILIES:   # the NVIDIA families and amd
         assert (ROOT / "docs" / "ops" / f"{family}.md").is_file() and (ROOT / docgen._stub_path(family)).is_file()
+    for part in ("workgroup", "async_loads", "scheduling", "tensor_descriptors", "lanes"):   # amd's families
+        page = (ROOT / "docs" / "ops" / "amd" / f"{part}.md").read_text()
+        assert page.startswith(f"# `numba_tma.amd`: {part}\n") and f"(amd/{part}.md#amd" in \
+            (ROOT / "docs" / "ops" / "amd.md").read_text()
 
 
 @pytest.mark.parametrize("text,expected", [

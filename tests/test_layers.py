@@ -21,7 +21,7 @@ LAYERS = [
     ("bindings", ["numba_tma.intrinsics._core", "numba_tma.intrinsics.debug", "numba_tma.intrinsics.tensor_map_type",
                   *(f"numba_tma.amd.{m}" for m in ("_core", "errors", "targets", "llvm_ir", "vmcnt", "codegen",
                                                    "numba_target", "power", "lds", "dma", "buffer", "global_load",
-                                                   "sync", "tdm", "tdm_layout"))]),
+                                                   "sync", "tdm", "tdm_layout", "lanes"))]),
     ("op families and their twins", ["numba_tma.intrinsics", "numba_tma.simulator", "numba_tma.amd"]),
     ("the families this process runs", ["numba_tma.ops"]),
     ("user-level modules", ["numba_tma.launch", "numba_tma.shared_memory", "numba_tma.pipeline", "numba_tma.tlx",

@@ -145,7 +145,7 @@ def test_a_cluster_that_cannot_progress_is_reported_with_every_block():
     """)
     assert "deadlock in the cluster of blocks [(0, 0, 0), (1, 0, 0)]" in out or \
         "deadlock in the cluster of blocks [(0, 0, 0)]" in out, out
-    assert "cluster.wait: 32 of 64 threads of the cluster arrived" in out, out
+    assert "cluster.sync: 32 of 64 threads of the cluster arrived" in out, out   # the op the kernel called
     assert "cluster.map_shared: cta_rank=2 is not a block of this cluster of 2 (ranks 0-1" in out, out
 
 

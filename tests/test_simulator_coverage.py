@@ -1,14 +1,19 @@
 """Every public device op has a simulator twin, and the twins reproduce what the H200 measured."""
 
 import inspect
+import types
 
+import pytest
 from test_simulator import simulate
 
 from numba_tma.intrinsics import _core
 from numba_tma.intrinsics import cluster as cluster_ops
+from numba_tma.intrinsics import fence as fence_ops
 from numba_tma.intrinsics import tma as tma_ops
-from numba_tma.simulator import FAMILIES
+from numba_tma.simulator import FAMILIES, SimulatorError, twins_of
+from numba_tma.simulator import fence as fence_twins
 from numba_tma.simulator import tma as tma_twins
+from numba_tma.simulator.state import RUNNING
 
 
 def test_every_public_op_has_a_twin():
@@ -32,6 +37,43 @@ def test_every_twin_takes_its_declarations_parameters():
         if semantics != declared or list(inspect.signature(call).parameters) != declared:
             wrong.append(f"{name}: twin {semantics}, declaration {declared}")
     assert wrong == []
+
+
+def _fence_module(drop=(), stray=None):
+    """A copy of the simulator's fence module without the functions ``drop``, with ``stray``
+    defined in it."""
+    fake = types.ModuleType(fence_twins.__name__)
+    for name, value in vars(fence_twins).items():
+        if name not in drop:
+            setattr(fake, name, value)
+    if stray is not None:
+        stray.__module__ = fake.__name__
+        setattr(fake, stray.__name__, stray)
+    return fake
+
+
+def test_the_twins_are_the_declared_ops_and_nothing_else():
+    assert sorted(twins_of("fence", fence_ops, _fence_module(), None)) == [
+        "acq_rel", "mbarrier_init", "proxy_async", "proxy_tensormap_acquire", "proxy_tensormap_release", "sc"]
+    with pytest.raises(LookupError, match=r"declared without a twin: fence\.sc \(no function sc in "
+                                          r"numba_tma\.simulator\.fence\)"):
+        twins_of("fence", fence_ops, _fence_module(drop=("sc",)), None)
+
+    def barrier_of(bar):
+        pass
+
+    with pytest.raises(LookupError, match=r"numba_tma\.simulator\.fence\.barrier_of is a public function but no "
+                                          "op of fence"):
+        twins_of("fence", fence_ops, _fence_module(stray=barrier_of), None)
+
+
+def test_an_aliased_twin_runs_as_the_op_called():
+    """tma.commit_group is bulk.commit_group's twin; it runs as the name the kernel called."""
+    assert FAMILIES["tma"].commit_group.__wrapped__ is FAMILIES["bulk"].commit_group.__wrapped__
+    for family, called in (("tma", "tma.commit_group"), ("bulk", "bulk.commit_group")):
+        with pytest.raises(SimulatorError, match="outside a kernel"):
+            getattr(FAMILIES[family], "commit_group")()
+        assert RUNNING.op == called
 
 
 def test_dsmem_in_a_cluster_of_one_block():

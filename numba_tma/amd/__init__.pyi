@@ -99,7 +99,7 @@ def amd_sched_barrier(mask: int) -> None:
     """
 
 
-def async_amd_descriptor_load(desc: TensorDescriptor, result: DeviceArray | LDSArray, offsets: tuple[int, ...] | None = None, pred: bool | None = None, clamp_bounds: bool = True) -> None:
+def async_amd_descriptor_load(desc: TensorDescriptor, result: LDSArray, offsets: tuple[int, ...] | None = None, pred: bool | None = None, clamp_bounds: bool = True) -> None:
     """Copy the block at *desc* (moved by *offsets*) into the LDS array *result*
     (``.d2`` for rank <= 2); gfx1250 only.  The calling wave issues the whole block; wait with
     :func:`async_amd_descriptor_wait`.  *offsets* and *pred* are wave-uniform: a
@@ -140,7 +140,7 @@ def async_amd_descriptor_load_fused(members: tuple[tuple[TensorDescriptor, LDSAr
     """
 
 
-def async_amd_descriptor_store(desc: TensorDescriptor, source: DeviceArray | LDSArray, offsets: tuple[int, ...] | None = None, clamp_bounds: bool = True) -> None:
+def async_amd_descriptor_store(desc: TensorDescriptor, source: LDSArray, offsets: tuple[int, ...] | None = None, clamp_bounds: bool = True) -> None:
     """Copy the LDS array *source* to the block at *desc* (moved by *offsets*);
     gfx1250 only.
 

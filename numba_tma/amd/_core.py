@@ -1,7 +1,7 @@
 """The AMD binding: an op declared on :mod:`numba_tma.declarations`, lowered by the library's
 ``amdgcn`` Numba target (llvmlite) through the emitters of this package.
 
-An op is one :class:`AmdOp` in the module of its family (``api``, ``lanes``): its operands
+An op is one :class:`AmdOp` in the module of its family (:mod:`numba_tma.amd.ops`): its operands
 (the kinds below, each checked on the Numba type of its argument), its requirement
 (:class:`~numba_tma.amd.targets.Requirement`: gfx archs and LLVM versions), the LLVM intrinsics it
 calls and the ISA instructions they become, its TLX names, documentation, :class:`Sample` rows
@@ -73,16 +73,25 @@ def data(context, builder, aryty, value):
     return context.make_array(aryty)(context, builder, value=value).data
 
 
+def no_result(codegen):
+    """The typing result of a void op: ``(types.none, lowering)``, the lowering running
+    ``codegen`` and returning nothing."""
+    def lower(context, builder, sig, args):
+        codegen(context, builder, sig, args)
+        return context.get_dummy_value()
+    return types.none, lower
+
+
 # -- operand kinds -----------------------------------------------------------------------
 
 class Array(Operand):
     """An array: in LDS (``space="lds"``: an :func:`~numba_tma.amd.lds_array` or a slice of
     one), in global memory (``"global"``: a kernel argument), or either; ``dtype`` restricts its
-    element type."""
+    element type, ``contiguous`` demands a C-contiguous one."""
 
-    def __init__(self, name, space=None, dtype=None):
+    def __init__(self, name, space=None, dtype=None, contiguous=False):
         super().__init__(name)
-        self.space, self.dtype = space, dtype
+        self.space, self.dtype, self.contiguous = space, dtype, contiguous
         self.annotation = {"lds": "LDSArray", "global": "DeviceArray"}.get(space, "DeviceArray | LDSArray")
 
     def check(self, op_name, ty):
@@ -95,38 +104,55 @@ class Array(Operand):
             lds.require_lds(op, self.name, ty)
         elif self.space == "global":
             lds.require_global(op, self.name, ty)
+        if self.contiguous and ty.layout != "C":
+            raise reject(op, self.name, "must be C-contiguous", ty)
+
+
+def _in_range(op_name, name, ty, lo, hi, rule):
+    """A constant integer ``ty`` outside ``[lo, hi]`` (when ``lo`` is given) is refused."""
+    if lo is not None and isinstance(ty, types.IntegerLiteral) and not lo <= ty.literal_value <= hi:
+        raise reject(op_name, name, rule or f"must be an int in [{lo}, {hi}]", repr(ty.literal_value))
 
 
 class Int(Operand):
     """An integer, constant or not (per lane, or wave-uniform where the op says so); with a
-    ``default``, an optional one."""
+    ``default``, an optional one; a constant must lie in ``[lo, hi]`` when they are given (``rule``
+    says so in the op's terms)."""
 
     annotation = "int"
 
-    def __init__(self, name, default=REQUIRED):
+    def __init__(self, name, default=REQUIRED, lo=None, hi=None, rule=None):
         super().__init__(name)
-        self.default = default
+        self.default, self.lo, self.hi, self.rule = default, lo, hi, rule
 
     def check(self, op_name, ty):
         if isinstance(ty, types.Omitted) and self.default is not REQUIRED:
             return
         if not isinstance(ty, types.Integer) or isinstance(ty, types.Boolean):
             raise reject(op_name, self.name, "must be an integer", shown(ty))
+        _in_range(op_name, self.name, ty, self.lo, self.hi, self.rule)
 
 
 class Const(Operand):
-    """A compile-time constant (an ``int`` in ``[lo, hi]`` when they are given, else whatever the
-    op's typing accepts); ``annotation`` its kind in the stubs."""
+    """A compile-time constant (an ``int`` in ``[lo, hi]`` when they are given, one of ``choices``
+    when they are, else whatever the op's typing accepts; ``rule`` says so in the op's terms);
+    ``annotation`` its kind in the stubs."""
 
-    def __init__(self, name, default=REQUIRED, lo=None, hi=None, annotation="int"):
+    def __init__(self, name, default=REQUIRED, lo=None, hi=None, annotation="int", choices=None, rule=None):
         super().__init__(name)
         self.default, self.lo, self.hi, self.annotation = default, lo, hi, annotation
+        self.choices, self.rule = choices, rule
 
     def check(self, op_name, ty):
         value = const(ty, op_name, self.name)
         if self.lo is not None and (isinstance(value, bool) or not isinstance(value, int)
                                     or not self.lo <= value <= self.hi):
-            raise reject(op_name, self.name, f"must be an int in [{self.lo}, {self.hi}]", repr(value))
+            raise reject(op_name, self.name, self.rule or f"must be an int in [{self.lo}, {self.hi}]", repr(value))
+        if self.choices is not None and (isinstance(value, bool) or value not in self.choices):
+            raise reject(op_name, self.name, self.rule or f"must be one of {self.choices}", repr(value))
+
+
+CACHE_MODIFIER = Const("cache_modifier", "", annotation="str")   # the DMA ops' cache policy, a constant string
 
 
 class Flag(Operand):
@@ -164,13 +190,20 @@ class Number(Operand):
 
 
 class Ints(Operand):
-    """An optional tuple of integers (constants or not)."""
+    """An optional tuple of integers (constants or not; a constant one in ``[lo, hi]`` when they
+    are given)."""
 
     default, annotation = None, "tuple[int, ...] | None"
+
+    def __init__(self, name, lo=None, hi=None):
+        super().__init__(name)
+        self.lo, self.hi = lo, hi
 
     def check(self, op_name, ty):
         if is_given(ty) and not (isinstance(ty, types.BaseTuple) and all(isinstance(t, types.Integer) for t in ty)):
             raise reject(op_name, self.name, "must be a tuple of integers", shown(ty))
+        for i, t in enumerate(ty if is_given(ty) else ()):
+            _in_range(op_name, f"{self.name}[{i}]", t, self.lo, self.hi, None)
 
 
 LANE_KINDS = {types.float32: "f", types.int32: "i", types.uint32: "u"}

@@ -1,6 +1,6 @@
 """The Numba type of LDS arrays, and the address-space and size rules of the DMA ops.
 
-:func:`~numba_tma.amd.api.lds_array` is the only way to get LDS in a kernel, so its
+:func:`~numba_tma.amd.lds_array` is the only way to get LDS in a kernel, so its
 result has a type of its own, :class:`LDSArray`, which its slices and views keep
 (``copy``), and the ops can refuse at compile time a global array on their LDS side,
 an LDS array on their global side, and an LDS allocation too small for what one op

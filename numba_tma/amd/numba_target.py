@@ -107,8 +107,8 @@ class AMDTargetContext(BaseContext):
 
     def reset_async_groups(self, one_wave=False, max_workgroup_size=None):
         """Start a new compile: one commit-group record shared by all its functions;
-        *one_wave*: its workgroups are one wave (see ``api.s_barrier``);
-        *max_workgroup_size*: the compile's promise, or None (see ``lanes.wave_id``)."""
+        *one_wave*: its workgroups are one wave (see ``numba_tma.amd.s_barrier``);
+        *max_workgroup_size*: the compile's promise, or None (see ``numba_tma.amd.wave_id``)."""
         self.one_wave = one_wave
         self.max_workgroup_size = max_workgroup_size
         self.async_record = AsyncGroups(marked=self.arch in WAIT_COUNTERS)

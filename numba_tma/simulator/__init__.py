@@ -14,20 +14,31 @@ diagnostics the GPU cannot give:
 * :mod:`.sync` — named barriers, elect_one, ``cuda.syncwarp``; :mod:`.cluster` — clusters (their
   blocks run at once); :mod:`.fence`; :mod:`.cache` — cache policies;
 * :mod:`.tensormap` — descriptor edits on the 128 bytes;
-* :mod:`.state` — the per-block state of barriers; :mod:`.memory` — shared arrays that catch
-  misaligned tiles and reads of bytes a copy has not delivered;
+* :mod:`.state` — the per-block state of barriers, the op each thread runs; :mod:`.memory` —
+  shared arrays that catch misaligned tiles and reads of bytes a copy has not delivered;
 * :mod:`.delivery` — what the copy families share: operand checks, reduction arithmetic;
-  :mod:`.gates` — the barriers of threads sync and cluster are made of;
+  :mod:`.barriers` — the mbarrier model (arrivals, transactions, copies completing on a barrier);
+  :mod:`.gates` — the barriers of threads sync and cluster are made of, and ``cuda.syncwarp``;
 * :mod:`.scheduler` — numba_tma's own block and cluster scheduler: one simulated thread at a
   time, the blocks of a cluster at once, when async copies complete (later;
   ``NUMBA_TMA_SIM_SEED`` randomises it), deadlock reports, an error ending the launch;
 * :mod:`.numba_sim` — the adapter: the only module naming numba-cuda's simulator internals.
 
 One module per family, as ``intrinsics/``.  Layers, each importing only those below it:
-``numba_sim``; ``scheduler``; ``memory``; ``state``; ``elect``, ``gates``, ``delivery``;
-``mbarrier``; ``arguments``, ``tensormap``, ``tma``, ``bulk``, ``dsmem``, ``cp_async``, ``sync``,
-``cluster``, ``fence``, ``cache``; this package, which wires numba-cuda's simulator to them
-(:func:`.numba_sim.install`).
+``numba_sim``; ``scheduler``; ``memory``; ``state``; ``elect``, ``gates``, ``delivery``,
+``barriers``; ``arguments`` and the families ``mbarrier``, ``tensormap``, ``tma``, ``bulk``,
+``dsmem``, ``cp_async``, ``sync``, ``cluster``, ``fence``, ``cache``; this package, which wires
+numba-cuda's simulator to them (:func:`.numba_sim.install`) and the declarations to their twins.
+
+**The declarations say which twins there are** (:func:`twins_of`): the twin of an op declared
+with ``twin=True``, ``family.name``, is the function ``name`` of the family's module here (the
+semantics only: the wiring gives it the declaration's signature, argument rules, docstring and
+name); a family's ``ALIASES`` (another family's ops it re-exports: ``tma.commit_group``) are that
+op's twin, and its ``HELPERS`` (public functions without a declaration: ``cluster.map_shared``)
+the functions of those names.  A declared op without its function, or a public function of a
+family module that is none of these, fails the import.  A twin learns which op it runs from
+:data:`.state.RUNNING` (``RUNNING.op``, the name the kernel called), set before it runs: its
+messages name the op from there, never a literal.
 
 Every diagnostic is a :class:`SimulatorError` naming the block, the thread, the op and the barrier.
 See ``docs/simulator.md``.
@@ -36,18 +47,21 @@ See ``docs/simulator.md``.
 from __future__ import annotations
 
 import functools
+import importlib
+import inspect
 from types import SimpleNamespace
 
 import numpy as np
 
 from ..numba_cuda_hooks import import_declarations
-from . import (arguments, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, memory, numba_sim, scheduler,
-               sync, tensormap, tma)
+from . import arguments, memory, numba_sim, scheduler
+from .gates import syncwarp
 from .scheduler import SimulatorError
+from .state import RUNNING
 
-numba_sim.install(scheduler.run_block, memory.shared_array, sync.syncwarp)
+numba_sim.install(scheduler.run_block, memory.shared_array, syncwarp)
 
-__all__ = ["FAMILIES", "SimulatorError", "at"]
+__all__ = ["FAMILIES", "SimulatorError", "at", "twins_of"]
 
 
 def at(array, index):
@@ -73,49 +87,73 @@ def _plain(value):
     return tuple(map(_plain, value)) if type(value) is tuple else value
 
 
-def _twin(family, name, twin):
-    """``twin`` (one twin may serve several ops) as the op ``family.name``: numpy integers taken as
-    ints, named and documented as the compiled op: its declaration's docstring (tma's bulk-group
-    aliases: the bulk op's), or the public object's (the cluster helpers).  A declared op's twin
-    takes the declaration's signature and its argument rules (:mod:`.arguments`), and receives
-    every argument positionally, in the declaration's order, defaults filled in."""
-    declared = _INTRINSICS._core.OPS
-    op = declared.get(f"{family}.{name}") or declared.get(f"bulk.{name}" if family == "tma" else "")
-
+def _twin(qualified, op, twin, doc):
+    """``twin`` run as the op ``qualified`` (``"family.name"``; one twin may serve several ops):
+    ``RUNNING.op`` set to it, numpy integers taken as ints, named and documented as the compiled
+    op (``doc``).  A declared op's twin (``op``: its declaration) takes the declaration's signature
+    and its argument rules (:mod:`.arguments`), and receives every argument positionally, in the
+    declaration's order, defaults filled in."""
+    running = RUNNING
     if op is None:
         @functools.wraps(twin)
         def call(*args, **kwargs):
+            running.op = qualified
             return twin(*map(_plain, args), **{k: _plain(v) for k, v in kwargs.items()})
     else:
         @functools.wraps(twin)
         def call(*args, **kwargs):
+            running.op = qualified
             # the declaration's signature and rules, then the semantics with every argument in order
             return twin(*map(_plain, arguments.bind_and_check(op, tuple(map(_plain, args)),
                                                               {k: _plain(v) for k, v in kwargs.items()})))
 
         call.__signature__ = op.signature
 
-    call.__name__ = call.__qualname__ = name
+    family, call.__name__ = qualified.split(".")
+    call.__qualname__ = call.__name__
     call.__module__ = f"numba_tma.{family}"
-    call.__doc__ = op.docstring() if op else getattr(_INTRINSICS, family).__dict__[name].__doc__
+    call.__doc__ = doc
     return call
 
 
-def _family(name, ops):
-    return SimpleNamespace(__name__=f"numba_tma.{name}", **{op: _twin(name, op, twin) for op, twin in ops.items()})
+def _module_twins(module) -> dict:
+    """The public functions defined in ``module``, by name."""
+    return {name: f for name, f in vars(module).items()
+            if inspect.isfunction(f) and not name.startswith("_") and f.__module__ == module.__name__}
 
 
-FAMILIES = {
-    "mbarrier": _family("mbarrier", mbarrier.OPS),
-    "fence": _family("fence", fence.FENCE_OPS),
-    "tma": _family("tma", {**tma.OPS, "commit_group": bulk.BULK_OPS["commit_group"],
-                           "wait_group": bulk.BULK_OPS["wait_group"],
-                           "wait_group_read": bulk.BULK_OPS["wait_group_read"]}),
-    "bulk": _family("bulk", bulk.BULK_OPS),
-    "cp_async": _family("cp_async", cp_async.CP_ASYNC_OPS),
-    "sync": _family("sync", sync.SYNC_OPS),
-    "cluster": _family("cluster", cluster.CLUSTER_OPS),
-    "dsmem": _family("dsmem", dsmem.DSMEM_OPS),
-    "cache": _family("cache", cache.CACHE_OPS),
-    "tensormap": _family("tensormap", tensormap.OPS),
-}
+def twins_of(family, public, module, modules) -> dict:
+    """``{name: (declaration or None, semantics function)}`` for the ops of ``numba_tma.<family>``
+    (``public``: the compiled family module; ``module``: its simulator module; ``modules(f)``: the
+    simulator module of family ``f``, for ``public.ALIASES``), by the rule of this package's
+    docstring.  Raises ``LookupError`` naming what breaks it."""
+    declared = _INTRINSICS._core.OPS
+    wanted = {op.short_name: (op, module) for op in declared.values() if op.family == family and op.twin}
+    for alias in getattr(public, "ALIASES", ()):         # another family's op, by the module it names
+        op = declared[f"{getattr(public, alias).__module__.rsplit('.', 1)[1]}.{alias}"]
+        wanted[alias] = (op, modules(op.family))
+    wanted.update((helper, (None, module)) for helper in getattr(public, "HELPERS", ()))
+    missing = [f"{family}.{name} (no function {name} in {where.__name__})" for name, (_, where) in wanted.items()
+               if not callable(getattr(where, name, None))]
+    stray = sorted(set(_module_twins(module)) - set(wanted))
+    if missing or stray:
+        raise LookupError(f"numba_tma simulator: the twins of numba_tma.{family} do not match its declarations: "
+                          + "; ".join([*(f"declared without a twin: {m}" for m in missing),
+                                       *(f"{module.__name__}.{name} is a public function but no op of {family} "
+                                         "(make it private, or move it below the families)" for name in stray)]))
+    return {name: (op, getattr(where, name)) for name, (op, where) in wanted.items()}
+
+
+def _module(family):
+    return importlib.import_module(f"{__name__}.{family}")
+
+
+def _family(family):
+    public = getattr(_INTRINSICS, family)
+    twins = twins_of(family, public, _module(family), _module)
+    return SimpleNamespace(__name__=f"numba_tma.{family}", **{
+        name: _twin(f"{family}.{name}", op, twin, op.docstring() if op else public.__dict__[name].__doc__)
+        for name, (op, twin) in twins.items()})
+
+
+FAMILIES = {family: _family(family) for family in sorted({op.family for op in _INTRINSICS._core.OPS.values() if op.twin})}

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors.tensor_map import TensorMap
-from . import mbarrier, numba_sim
+from . import numba_sim
+from .barriers import StateToken
 
 _CHECKED: set = set()     # (op name, argument keys) already found acceptable
 _TYPES: dict = {}         # numpy dtype -> Numba type
@@ -31,7 +32,7 @@ def _numba():
 def _key(value):
     """What the checks can depend on, hashable; ``None`` when the value has no such key."""
     kind = type(value)
-    if kind in (int, bool, str, float, mbarrier.StateToken) or value is None:
+    if kind in (int, bool, str, float, StateToken) or value is None:
         return kind, value
     if kind is tuple:
         keys = tuple(map(_key, value))
@@ -50,7 +51,7 @@ def value_type(value):
         return types.none
     if type(value) in (bool, int, str):
         return types.literal(value)
-    if isinstance(value, mbarrier.StateToken):
+    if isinstance(value, StateToken):
         from ..intrinsics.mbarrier import TOKEN      # imported already, by the package (its declarations)
 
         return TOKEN

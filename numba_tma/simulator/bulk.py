@@ -13,8 +13,8 @@ import numpy as np
 from ..reductions import BULK_REDUCE_TYPES
 from . import memory
 from .delivery import check_operand, combine
-from .mbarrier import deliver_later, targets
-from .state import SimulatorError, enter
+from .barriers import deliver_later, targets
+from .state import RUNNING, SimulatorError, enter
 
 _PTX = {"uint32": "u32", "int32": "s32", "uint64": "u64", "int64": "s64", "float32": "f32", "float64": "f64",
         "float16": "f16"}
@@ -25,8 +25,8 @@ def _bulk_checks(op, dst, src, nbytes, load):
     check_operand(op, src, "src", nbytes, 16, shared=not load)
 
 
-def bulk_load(dst, src, nbytes, bar, cache_hint=None, multicast=None):
-    op = "bulk.load"
+def load(dst, src, nbytes, bar, cache_hint=None, multicast=None):
+    op = RUNNING.op
     thread, state = enter()
     _bulk_checks(op, dst, src, nbytes, load=True)
     data = memory.byte_view(memory.host(src))[:nbytes].copy()
@@ -37,44 +37,44 @@ def bulk_load(dst, src, nbytes, bar, cache_hint=None, multicast=None):
     deliver_later(op, thread, targets(op, thread, state, multicast), dst, bar, nbytes, write)
 
 
-def bulk_store(dst, src, nbytes, cache_hint=None):
+def _issue_store(op, dst, src, nbytes):
+    """The checks and records of a shared -> global copy, issued by the calling thread."""
     thread, state = enter()
-    _bulk_checks("bulk.store", dst, src, nbytes, load=False)
-    memory.check_fenced("bulk.store", thread, src, nbytes)
-    state.stored("bulk.store", thread, src)
+    _bulk_checks(op, dst, src, nbytes, load=False)
+    memory.check_fenced(op, thread, src, nbytes)
+    state.stored(op, thread, src)
+
+
+def store(dst, src, nbytes, cache_hint=None):
+    _issue_store(RUNNING.op, dst, src, nbytes)
     memory.byte_view(memory.host(dst))[:nbytes] = memory.byte_view(src)[:nbytes]
 
 
-def bulk_store_bytemask(dst, src, nbytes, mask, cache_hint=None):
-    thread, state = enter()
-    _bulk_checks("bulk.store_bytemask", dst, src, nbytes, load=False)
-    memory.check_fenced("bulk.store_bytemask", thread, src, nbytes)
-    state.stored("bulk.store_bytemask", thread, src)
+def store_bytemask(dst, src, nbytes, mask, cache_hint=None):
+    _issue_store(RUNNING.op, dst, src, nbytes)
     keep = np.tile(((int(mask) >> np.arange(16)) & 1).astype(bool), nbytes // 16)
     target = memory.byte_view(memory.host(dst))[:nbytes]
     target[keep] = memory.byte_view(src)[:nbytes][keep]
 
 
-def bulk_reduce(dst, src, nbytes, op, cache_hint=None):
-    thread, state = enter()
-    _bulk_checks("bulk.reduce", dst, src, nbytes, load=False)
-    memory.check_fenced("bulk.reduce", thread, src, nbytes)
-    state.stored("bulk.reduce", thread, src)
+def reduce(dst, src, nbytes, op, cache_hint=None):
+    name = RUNNING.op     # (``op`` is the reduction)
+    _issue_store(name, dst, src, nbytes)
     ptx = _PTX.get(np.dtype(src.dtype).name)
     if op not in BULK_REDUCE_TYPES or ptx not in BULK_REDUCE_TYPES[op]:
-        raise SimulatorError(f"numba_tma simulator: bulk.reduce: op {op!r} does not take {src.dtype} elements "
-                             f"(PTX ISA; see numba_tma.bulk.reduce)")
+        raise SimulatorError(f"numba_tma simulator: {name}: op {op!r} does not take {src.dtype} elements "
+                             f"(PTX ISA; see numba_tma.{name})")
     target = memory.byte_view(memory.host(dst))[:nbytes]
     target[:] = combine(op, np.dtype(src.dtype), target.copy(), memory.byte_view(src)[:nbytes].copy()).view(np.uint8)
 
 
-def bulk_prefetch(src, nbytes, cache_hint=None):
+def prefetch(src, nbytes, cache_hint=None):
     pass        # an L2 hint: nothing to simulate (its size rule is the declaration's)
 
 
 # Shared -> global copies complete when issued here: the bulk async-groups have nothing to wait for.
 
-def bulk_commit_group():
+def commit_group():
     thread, state = enter()
     mine = state.stores.get(thread)
     if mine is not None and mine[0]:
@@ -82,17 +82,12 @@ def bulk_commit_group():
         mine[0] = []
 
 
-def bulk_wait_group(n):
+def wait_group(n):
     thread, state = enter()
     mine = state.stores.get(thread)
     if mine is not None and len(mine[1]) > n:     # the data is written at issue; the exit check counts groups
         del mine[1][:len(mine[1]) - n]
 
 
-def bulk_wait_group_read(n):
-    bulk_wait_group(n)
-
-
-BULK_OPS = dict(load=bulk_load, store=bulk_store, store_bytemask=bulk_store_bytemask, reduce=bulk_reduce,
-                prefetch=bulk_prefetch, commit_group=bulk_commit_group, wait_group=bulk_wait_group,
-                wait_group_read=bulk_wait_group_read)
+def wait_group_read(n):
+    wait_group(n)

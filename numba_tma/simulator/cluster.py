@@ -9,9 +9,8 @@ clusters of one block.
 from __future__ import annotations
 
 from .. import cluster_masks
-from . import memory, scheduler
-from .gates import arrive
-from .state import SimulatorError, enter, peer, where
+from . import gates, memory, scheduler
+from .state import RUNNING, SimulatorError, enter, peer, where
 
 
 class _ClusterGates:
@@ -24,11 +23,11 @@ class _ClusterGates:
         self.cluster.progress += 1
 
 
-def cluster_arrive(relaxed=False):
+def _arrive(op):
     thread, state = enter()
     cluster = thread.block.cluster
-    gate, generation = arrive(_ClusterGates(cluster), thread, ("cluster",), thread.block.size * cluster.size,
-                               "cluster.arrive")
+    gate, generation = gates.arrive(_ClusterGates(cluster), thread, ("cluster",), thread.block.size * cluster.size,
+                                    op)
     state.changed()
     state.gates[("cluster arrival", thread)] = (gate, generation)
     for b in state.barriers.values():        # barriers this thread initialised (and fenced): published
@@ -39,19 +38,28 @@ def cluster_arrive(relaxed=False):
             record.cover = (gate, generation)
 
 
-def cluster_wait():
+def _wait(op):
     thread, state = enter()
     arrival = state.gates.pop(("cluster arrival", thread), None)
     if arrival is None:
-        raise SimulatorError(f"numba_tma simulator: {where(thread)}: cluster.wait without a cluster.arrive first")
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} without a cluster.arrive first")
     gate, generation = arrival
     scheduler.wait(thread, lambda: gate.generation != generation,
-                   lambda: f"cluster.wait: {len(gate.arrived)} of {gate.expected} threads of the cluster arrived")
+                   lambda: f"{op}: {len(gate.arrived)} of {gate.expected} threads of the cluster arrived")
 
 
-def cluster_sync():
-    cluster_arrive()
-    cluster_wait()
+def arrive(relaxed=False):
+    _arrive(RUNNING.op)
+
+
+def wait():
+    _wait(RUNNING.op)
+
+
+def sync():
+    op = RUNNING.op
+    _arrive(op)
+    _wait(op)
 
 
 def _rank(thread) -> int:
@@ -62,12 +70,44 @@ def _shape(thread) -> tuple:
     return thread.block.cluster.shape
 
 
+def ctarank():
+    return _rank(scheduler.current())
+
+
+def nctarank():
+    return scheduler.current().block.cluster.size
+
+
+def is_first_cta():
+    return _rank(scheduler.current()) == 0
+
+
+def ctaid(axis="x"):
+    t, i = scheduler.current(), "xyz".index(axis)
+    return t.block.index[i] % _shape(t)[i]
+
+
+def nctaid(axis="x"):
+    return _shape(scheduler.current())["xyz".index(axis)]
+
+
+def clusterid(axis="x"):
+    t, i = scheduler.current(), "xyz".index(axis)
+    return t.block.index[i] // _shape(t)[i]
+
+
+def nclusterid(axis="x"):
+    t, i = scheduler.current(), "xyz".index(axis)
+    return t.block.launch.grid_dim[i] // _shape(t)[i]
+
+
 def map_shared(array, cta_rank):
     thread, _ = enter()
+    op = RUNNING.op
     if not isinstance(array, memory.SharedArray) or array.caller is None:
-        raise SimulatorError(f"numba_tma simulator: {where(thread)}: cluster.map_shared: array must be a shared "
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op}: array must be a shared "
                              f"array; got {memory.name(array)}")
-    block, _ = peer("cluster.map_shared", thread, cta_rank)
+    block, _ = peer(op, thread, cta_rank)
     return memory.peer_array(array, block)
 
 
@@ -78,19 +118,4 @@ def cta_rank_of(array):
     return 0 if owner is None else owner.rank
 
 
-def _axis(value):
-    def read(axis="x"):
-        return value(scheduler.current(), "xyz".index(axis))
-    return read
-
-
-CLUSTER_OPS = dict(
-    ctarank=lambda: _rank(scheduler.current()),
-    nctarank=lambda: scheduler.current().block.cluster.size,
-    ctaid=_axis(lambda t, i: t.block.index[i] % _shape(t)[i]),
-    nctaid=_axis(lambda t, i: _shape(t)[i]),
-    clusterid=_axis(lambda t, i: t.block.index[i] // _shape(t)[i]),
-    nclusterid=_axis(lambda t, i: t.block.launch.grid_dim[i] // _shape(t)[i]),
-    is_first_cta=lambda: _rank(scheduler.current()) == 0, arrive=cluster_arrive, wait=cluster_wait,
-    sync=cluster_sync, cta_rank_of=cta_rank_of, map_shared=map_shared,
-    mask_all=cluster_masks.mask_all, mask_row=cluster_masks.mask_row, mask_column=cluster_masks.mask_column)
+mask_all, mask_row, mask_column = cluster_masks.mask_all, cluster_masks.mask_row, cluster_masks.mask_column

@@ -10,8 +10,8 @@ import numpy as np
 
 from . import memory
 from .delivery import check_operand
-from .mbarrier import _arrive, barrier
-from .state import Copy, SimulatorError, enter
+from .barriers import arrive_on, barrier
+from .state import RUNNING, Copy, SimulatorError, enter
 
 
 class _CpAsync:
@@ -25,8 +25,8 @@ def _mine(state, thread):
     return state.gates.setdefault(("cp.async", thread), _CpAsync())
 
 
-def cp_async_load(dst, src, nbytes, src_nbytes=None, cache="ca"):
-    op = "cp_async.load"
+def load(dst, src, nbytes, src_nbytes=None, cache="ca"):
+    op = RUNNING.op
     thread, state = enter()
     if nbytes not in (4, 8, 16) or (cache == "cg" and nbytes != 16):
         raise SimulatorError(f"numba_tma simulator: {op}: nbytes={nbytes} must be 4, 8 or 16 (16 with cache='cg')")
@@ -42,7 +42,7 @@ def cp_async_load(dst, src, nbytes, src_nbytes=None, cache="ca"):
     state.issue(copy)
 
 
-def cp_async_commit_group():
+def commit_group():
     thread, state = enter()
     mine = _mine(state, thread)
     mine.groups.append(mine.open)
@@ -55,14 +55,14 @@ def _complete(state, copies):
             state.deliver_one(copy)
 
 
-def cp_async_wait_group(n):
+def wait_group(n):
     thread, state = enter()
     mine = _mine(state, thread)
     while len(mine.groups) > n:
         _complete(state, mine.groups.pop(0))
 
 
-def cp_async_wait_all():
+def wait_all():
     thread, state = enter()
     mine = _mine(state, thread)
     for group in mine.groups + [mine.open]:
@@ -70,16 +70,13 @@ def cp_async_wait_all():
     mine.groups, mine.open = [], []
 
 
-def cp_async_mbarrier_arrive(bar, noinc=False):
-    op = "cp_async.mbarrier_arrive"
+def mbarrier_arrive(bar, noinc=False):
+    op = RUNNING.op
     thread, state = enter()
     b = barrier(state, thread, op, bar)
     if not noinc:
         b.pending += 1         # the arrival is added to the phase's expected count
     mine = _mine(state, thread)
     after = tuple(c for group in mine.groups + [mine.open] for c in group if c in state.in_flight)
-    state.issue(Copy(op, thread, lambda: _arrive(thread, state, op, bar, 1), None, after))
+    state.issue(Copy(op, thread, lambda: arrive_on(thread, state, op, bar, 1), None, after))
 
-
-CP_ASYNC_OPS = dict(load=cp_async_load, commit_group=cp_async_commit_group, wait_group=cp_async_wait_group,
-                    wait_all=cp_async_wait_all, mbarrier_arrive=cp_async_mbarrier_arrive)

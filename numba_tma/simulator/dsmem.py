@@ -8,13 +8,13 @@ import numpy as np
 
 from . import memory
 from .delivery import combine
-from .mbarrier import deliver_later
-from .state import SimulatorError, enter, peer
+from .barriers import deliver_later
+from .state import RUNNING, SimulatorError, enter, peer
 
 
 def _deliver_later(op, dst, data, bar, cta_rank, combine_with=None):
-    """An async write of ``data`` (bytes) at ``dst``'s element 0 in block ``cta_rank``, completing
-    on ``bar`` there, later."""
+    """An async write of ``data`` (bytes) by ``op`` at ``dst``'s element 0 in block ``cta_rank``,
+    completing on ``bar`` there, later."""
     thread, _ = enter()
     if not isinstance(dst, memory.SharedArray):
         raise SimulatorError(f"numba_tma simulator: {op}: dst must be a shared array; got {memory.name(dst)}")
@@ -32,27 +32,25 @@ def _values(dst, value):
     return np.array(values).astype(dst.dtype).view(np.uint8)
 
 
-def dsmem_store_async(dst, value, bar, cta_rank):
-    _deliver_later("dsmem.store_async", dst, _values(dst, value), bar, cta_rank)
+def store_async(dst, value, bar, cta_rank):
+    _deliver_later(RUNNING.op, dst, _values(dst, value), bar, cta_rank)
 
 
-def dsmem_reduce_async(dst, value, bar, cta_rank, op):
+def reduce_async(dst, value, bar, cta_rank, op):
     dtype = np.dtype(dst.dtype)
-    _deliver_later("dsmem.reduce_async", dst, _values(dst, value), bar, cta_rank,
+    _deliver_later(RUNNING.op, dst, _values(dst, value), bar, cta_rank,
                    lambda old, new: combine(op, dtype, old, new).view(np.uint8))
 
 
-def dsmem_copy_async(dst, src, nbytes, bar, cta_rank):
-    memory.check_fenced("dsmem.copy_async", enter()[0], src, nbytes)
-    _deliver_later("dsmem.copy_async", dst, memory.byte_view(src)[:nbytes].copy(), bar, cta_rank)
+def copy_async(dst, src, nbytes, bar, cta_rank):
+    name = RUNNING.op
+    memory.check_fenced(name, enter()[0], src, nbytes)
+    _deliver_later(name, dst, memory.byte_view(src)[:nbytes].copy(), bar, cta_rank)
 
 
-def dsmem_reduce_copy_async(dst, src, nbytes, bar, cta_rank, op):
-    memory.check_fenced("dsmem.reduce_copy_async", enter()[0], src, nbytes)
+def reduce_copy_async(dst, src, nbytes, bar, cta_rank, op):
+    name = RUNNING.op     # (``op`` is the reduction)
+    memory.check_fenced(name, enter()[0], src, nbytes)
     dtype = np.dtype(src.dtype)
-    _deliver_later("dsmem.reduce_copy_async", dst, memory.byte_view(src)[:nbytes].copy(), bar, cta_rank,
+    _deliver_later(name, dst, memory.byte_view(src)[:nbytes].copy(), bar, cta_rank,
                    lambda old, new: combine(op, dtype, old, new).view(np.uint8))
-
-
-DSMEM_OPS = dict(store_async=dsmem_store_async, reduce_async=dsmem_reduce_async, copy_async=dsmem_copy_async,
-                 reduce_copy_async=dsmem_reduce_copy_async)

@@ -15,7 +15,7 @@ import os
 import sys
 
 from . import scheduler
-from .state import enter
+from .state import RUNNING, enter
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep   # numba_tma/
 
@@ -51,6 +51,7 @@ def _cannot_come(lane, elections) -> bool:
 
 def elect_one():
     thread, state = enter()
+    op = RUNNING.op
     site, warp = _call_site(), thread.thread_id // 32
     elections = state.gates.setdefault(("elect_one", warp), {})   # call site -> its undecided election
     election = elections.setdefault(site, _Election())
@@ -65,6 +66,6 @@ def elect_one():
                 state.changed()
         return election.elected is not None
 
-    scheduler.wait(thread, decided, lambda: f"sync.elect_one: {len(election.lanes)} lanes of warp {warp} "
+    scheduler.wait(thread, decided, lambda: f"{op}: {len(election.lanes)} lanes of warp {warp} "
                                                "arrived; the others run on")
     return election.elected is thread

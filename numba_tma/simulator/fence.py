@@ -12,13 +12,13 @@ from .state import enter
 # The simulator has one coherent memory and completes a barrier's init at once; fence.proxy_async
 # orders the block's generic writes for the async proxy (memory.py checks TMA / bulk sources).
 
-def fence_mbarrier_init():
+def mbarrier_init():
     thread, state = enter()
     for b in state.barriers.values():
         b.fenced = True
 
 
-def fence_proxy_async(space):
+def proxy_async(space):
     thread, _ = enter()
     if space in (None, "shared::cta"):
         memory.fence_generic(thread.block)
@@ -27,22 +27,18 @@ def fence_proxy_async(space):
             memory.fence_generic(block)
 
 
-def fence_acq_rel(scope):
+def acq_rel(scope):
     pass
 
 
-def fence_sc(scope):
+def sc(scope):
     pass
 
 
-def fence_proxy_tensormap_acquire(desc, scope):
+def proxy_tensormap_acquire(desc, scope):
     pass
 
 
-def fence_proxy_tensormap_release(scope):
+def proxy_tensormap_release(scope):
     pass
 
-
-FENCE_OPS = dict(mbarrier_init=fence_mbarrier_init, proxy_async=fence_proxy_async, acq_rel=fence_acq_rel,
-                 sc=fence_sc, proxy_tensormap_acquire=fence_proxy_tensormap_acquire,
-                 proxy_tensormap_release=fence_proxy_tensormap_release)

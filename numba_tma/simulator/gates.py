@@ -1,10 +1,12 @@
 """The barriers of threads the named, warp and cluster barriers are made of (:mod:`.sync`,
-:mod:`.cluster`): a gate counts ``expected`` arrivals per generation.
+:mod:`.cluster`): a gate counts ``expected`` arrivals per generation; and the ``cuda.syncwarp``
+numba-cuda's simulator lacks (a gate of the warp's running lanes).
 """
 
 from __future__ import annotations
 
-from .state import SimulatorError, where
+from . import scheduler
+from .state import SimulatorError, enter, where
 
 
 class Gate:
@@ -25,3 +27,34 @@ def arrive(state, thread, key, expected, op):
         gate.arrived, gate.generation = set(), gate.generation + 1
         state.changed()
     return gate, generation
+
+
+def _warp_lanes(thread):
+    """The lanes of ``thread``'s warp that have not exited."""
+    warp = thread.thread_id // 32
+    return [t for t in thread.block.threads[32 * warp:32 * warp + 32] if t.status != scheduler.DONE]
+
+
+def syncwarp(mask=0xFFFFFFFF):
+    """A barrier of the warp's running lanes (those in ``mask``)."""
+    thread, state = enter()
+    lane = thread.thread_id % 32
+    if not (mask >> lane) & 1:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: cuda.syncwarp(mask={mask:#x}) from lane {lane}, "
+                             "which the mask leaves out")
+    key = ("warp", thread.thread_id // 32)
+
+    def lanes():
+        return {t for t in _warp_lanes(thread) if (mask >> (t.thread_id % 32)) & 1}
+
+    gate = state.gates.setdefault(key, Gate(0))
+    gate.arrived.add(thread)
+    generation = gate.generation
+
+    def done():
+        if gate.generation == generation and lanes() <= gate.arrived:
+            gate.arrived, gate.generation = set(), gate.generation + 1
+            state.changed()
+        return gate.generation != generation
+
+    scheduler.wait(thread, done, lambda: f"cuda.syncwarp: {len(gate.arrived)} of {len(lanes())} lanes arrived")

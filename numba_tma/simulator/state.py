@@ -15,6 +15,8 @@ that error, not as a deadlock.
 
 from __future__ import annotations
 
+import threading
+
 from . import scheduler as _sched
 from .scheduler import SimulatorError, where  # noqa: F401 - SimulatorError: the twins' name for it
 
@@ -158,6 +160,19 @@ def state_of(block) -> BlockState:
     if state is None:
         state = block.state = BlockState(block)
     return state
+
+
+class _Running(threading.local):
+    """What the calling thread (each simulated thread has its own OS thread) is running."""
+
+    op = ""
+
+
+RUNNING = _Running()
+"""``RUNNING.op``: the declared name of the op the calling thread runs (``"tma.load"``; for a twin
+serving several ops, the one the kernel called), recorded by the package's wiring before it runs
+the twin: the name a twin's messages give.  A twin reads it before it blocks or defers anything
+(a deadlock report and an async copy run in other threads)."""
 
 
 def enter():

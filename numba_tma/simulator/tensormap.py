@@ -9,7 +9,9 @@ import numpy as np
 from ..descriptors import layout
 from ..descriptors.tensor_map import TensorMap
 from . import memory
-from .state import SimulatorError, enter
+from .state import RUNNING, SimulatorError, enter
+
+F = layout.FIELDS     # (bit offset, width) of each field
 
 
 def _buffer(op, buf):
@@ -21,10 +23,10 @@ def _buffer(op, buf):
     return data[:layout.NUM_BYTES]
 
 
-def _edit(op, buf, field, value):
+def _edit(buf, field, value):
     """Store ``value`` in ``field`` = (bit offset, width) of the descriptor in ``buf``."""
     enter()
-    data = _buffer(op, buf)
+    data = _buffer(RUNNING.op, buf)
     offset, width = field
     mask = (1 << width) - 1
     word = int.from_bytes(data.tobytes(), "little")
@@ -35,40 +37,61 @@ def _edit(op, buf, field, value):
 def _entry(name, i):
     first, step, width, count = layout.ARRAYS[name]
     if not 0 <= i < count:
-        raise SimulatorError(f"numba_tma simulator: tensormap: index {i} must be in [0, {count - 1}]")
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: index {i} must be in [0, {count - 1}]")
     return first + i * step, width
 
 
 def copy(buf, desc):
     enter()
     raw = desc.bytes if isinstance(desc, TensorMap) else memory.byte_view(memory.host(desc))[:layout.NUM_BYTES].tobytes()
-    _buffer("tensormap.copy", buf)[:] = np.frombuffer(raw, np.uint8)
-
-
-def replace_global_stride(buf, i, value):
-    if int(value) % 16:
-        raise SimulatorError(f"numba_tma simulator: tensormap.replace_global_stride: value={value} must be a "
-                             "multiple of 16 bytes")
-    _edit("tensormap.replace_global_stride", buf, _entry("stride_lo", i), int(value) >> 4)
-    _edit("tensormap.replace_global_stride", buf, _entry("stride_hi", i), int(value) >> 36)
+    _buffer(RUNNING.op, buf)[:] = np.frombuffer(raw, np.uint8)
 
 
 def cp_fenceproxy(dst, src, scope="gpu"):
     enter()
-    _buffer("tensormap.cp_fenceproxy", dst)[:] = _buffer("tensormap.cp_fenceproxy", src)
+    op = RUNNING.op
+    _buffer(op, dst)[:] = _buffer(op, src)
 
 
-F = layout.FIELDS
-OPS = dict(
-    copy=copy, cp_fenceproxy=cp_fenceproxy, replace_global_stride=replace_global_stride,
-    replace_global_address=lambda buf, value: _edit("tensormap.replace_global_address", buf, F["global_address"], value),
-    replace_rank=lambda buf, value: _edit("tensormap.replace_rank", buf, F["rank_m1"], value),
-    replace_box_dim=lambda buf, i, value: _edit("tensormap.replace_box_dim", buf, _entry("box_m1", i), value - 1),
-    replace_global_dim=lambda buf, i, value: _edit("tensormap.replace_global_dim", buf, _entry("dim_m1", i), value - 1),
-    replace_element_stride=lambda buf, i, value: _edit("tensormap.replace_element_stride", buf,
-                                                       _entry("estride_m1", i), value - 1),
-    replace_elemtype=lambda buf, value: _edit("tensormap.replace_elemtype", buf, F["type_code"], value),
-    replace_interleave=lambda buf, value: _edit("tensormap.replace_interleave", buf, F["interleave"], value),
-    replace_swizzle=lambda buf, value: _edit("tensormap.replace_swizzle", buf, F["swizzle"], value),
-    replace_fill_mode=lambda buf, value: _edit("tensormap.replace_fill_mode", buf, F["oob_fill"], value),
-)
+def replace_global_stride(buf, i, value):
+    if int(value) % 16:
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: value={value} must be a multiple of 16 bytes")
+    _edit(buf, _entry("stride_lo", i), int(value) >> 4)
+    _edit(buf, _entry("stride_hi", i), int(value) >> 36)
+
+
+def replace_global_address(buf, value):
+    _edit(buf, F["global_address"], value)
+
+
+def replace_rank(buf, value):
+    _edit(buf, F["rank_m1"], value)
+
+
+def replace_box_dim(buf, i, value):
+    _edit(buf, _entry("box_m1", i), value - 1)
+
+
+def replace_global_dim(buf, i, value):
+    _edit(buf, _entry("dim_m1", i), value - 1)
+
+
+def replace_element_stride(buf, i, value):
+    _edit(buf, _entry("estride_m1", i), value - 1)
+
+
+def replace_elemtype(buf, value):
+    _edit(buf, F["type_code"], value)
+
+
+def replace_interleave(buf, value):
+    _edit(buf, F["interleave"], value)
+
+
+def replace_swizzle(buf, value):
+    _edit(buf, F["swizzle"], value)
+
+
+def replace_fill_mode(buf, value):
+    _edit(buf, F["oob_fill"], value)
+

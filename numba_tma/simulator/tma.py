@@ -32,8 +32,8 @@ from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave,
 from ..reductions import TENSOR_REDUCE_TYPES
 from . import memory
 from .delivery import combine
-from .mbarrier import deliver_later, targets
-from .state import SimulatorError, enter
+from .barriers import deliver_later, targets
+from .state import RUNNING, SimulatorError, enter
 
 _NUMPY = {DataType.UINT8: "u1", DataType.UINT16: "u2", DataType.UINT32: "u4", DataType.INT32: "i4",
           DataType.UINT64: "u8", DataType.INT64: "i8", DataType.FLOAT16: "f2", DataType.FLOAT32: "f4",
@@ -42,7 +42,7 @@ _NUMPY = {DataType.UINT8: "u1", DataType.UINT16: "u2", DataType.UINT32: "u4", Da
 _NAN = {2: 0x7FF7, 4: 0x7FF77FF7, 8: 0x7FF77FF77FF77FF7}   # the H200's fill: 0x7FF7 per 16 bits
 
 
-def fields_of(desc, op):
+def _fields_of(desc, op):
     """The decoded fields of a TensorMap or of 128 descriptor bytes in a uint8 array."""
     raw = desc.bytes if isinstance(desc, TensorMap) else memory.host(desc).tobytes()
     return _decoded(raw, op)
@@ -90,7 +90,7 @@ def _check_tile(op, fields, tile, nbytes, role):
         raise SimulatorError(f"numba_tma simulator: {op}: {role} {memory.name(tile)} is only {addr & -addr}-byte "
                              f"aligned; TMA needs {need}-byte alignment{' for ' + fields.swizzle.name if swizzle else ''}"
                              f": cuda.shared.array(..., alignment={need}) (the GPU guarantees no more than asked for)")
-    span = smem_footprint(fields, nbytes) if fields.mode == Mode.TILED else nbytes
+    span = _smem_footprint(fields, nbytes) if fields.mode == Mode.TILED else nbytes
     if tile.nbytes < span:
         raise SimulatorError(f"numba_tma simulator: {op}: {role} {memory.name(tile)} holds {tile.nbytes} bytes, "
                              f"smaller than the box ({span} bytes of shared memory"
@@ -163,7 +163,7 @@ def _smem_offsets(nbytes, fields):
     return swizzled_offsets((k // inner) * smem_row_bytes(inner, span) + k % inner, span)
 
 
-def smem_footprint(fields, nbytes):
+def _smem_footprint(fields, nbytes):
     """The shared-memory bytes a box of ``nbytes`` dense bytes spans."""
     return int(_smem_offsets(nbytes, fields).max()) + 1 if nbytes else 0
 
@@ -182,9 +182,9 @@ def _issue_load(op, thread, state, tile, raw, fields, bar, multicast):
 
 
 def load(desc, dst, coords, bar, cache_hint=None, multicast=None, dst_space="cluster", cta_group=1):
-    op = "tma.load"
+    op = RUNNING.op
     thread, state = enter()
-    fields = fields_of(desc, op)
+    fields = _fields_of(desc, op)
     if fields.mode != Mode.TILED:
         raise SimulatorError(f"numba_tma simulator: {op}: desc is an im2col map: use tma.load_im2col")
     if cta_group != 1:
@@ -231,9 +231,9 @@ def _check_im2col_start(op, fields, coords):
 
 
 def load_im2col(desc, dst, coords, offsets, bar, cache_hint=None, multicast=None):
-    op = "tma.load_im2col"
+    op = RUNNING.op
     thread, state = enter()
-    fields = fields_of(desc, op)
+    fields = _fields_of(desc, op)
     if fields.mode != Mode.IM2COL:
         raise SimulatorError(f"numba_tma simulator: {op}: desc must be an im2col map (TensorMap.im2col)")
     _check_coords(op, fields, coords)
@@ -274,7 +274,7 @@ def _write_box(op, desc, src, coords, combine, allow_overrun):
     """A store-like op: the box in ``src`` written (``combine(old, new)``) where it lies inside the
     tensor, dimension 0 reaching on to the next 16 bytes where the user opted in."""
     thread, state = enter()
-    fields = fields_of(desc, op)
+    fields = _fields_of(desc, op)
     if fields.mode != Mode.TILED:
         raise SimulatorError(f"numba_tma simulator: {op}: stores through im2col maps are not simulated (their "
                              "traversal without offsets is not established)")
@@ -295,21 +295,22 @@ def _write_box(op, desc, src, coords, combine, allow_overrun):
 
 
 def store(desc, src, coords, cache_hint=None, allow_overrun=False):
-    _write_box("tma.store", desc, src, coords, lambda fields, old, new: new, allow_overrun)
+    _write_box(RUNNING.op, desc, src, coords, lambda fields, old, new: new, allow_overrun)
 
 
 def reduce(desc, src, coords, op, cache_hint=None, allow_overrun=False):
-    fields = fields_of(desc, "tma.reduce")
+    name = RUNNING.op     # (``op`` is the reduction)
+    fields = _fields_of(desc, name)
     if op not in TENSOR_REDUCE_TYPES or fields.data_type.name not in TENSOR_REDUCE_TYPES[op]:
-        raise SimulatorError(f"numba_tma simulator: tma.reduce: op {op!r} cannot reduce a "
-                             f"{fields.data_type.name.lower()} map (PTX ISA; see numba_tma.tma.reduce)")
+        raise SimulatorError(f"numba_tma simulator: {name}: op {op!r} cannot reduce a "
+                             f"{fields.data_type.name.lower()} map (PTX ISA; see numba_tma.{name})")
     dtype = "bfloat16" if fields.data_type == DataType.BFLOAT16 else np.dtype(_NUMPY[fields.data_type])
-    _write_box("tma.reduce", desc, src, coords,
+    _write_box(name, desc, src, coords,
                lambda f, old, new: combine(op, dtype, old, new).view(old.dtype), allow_overrun)
 
 
 def _four_rows(op, desc, tile, col, rows, nbytes_role):
-    fields = fields_of(desc, op)
+    fields = _fields_of(desc, op)
     if fields.mode != Mode.TILED or fields.rank != 2 or fields.box_dim[1] != 1:
         raise SimulatorError(f"numba_tma simulator: {op}: desc must be a tiled 2-D map whose box is one row")
     if len(rows) != 4:
@@ -319,7 +320,7 @@ def _four_rows(op, desc, tile, col, rows, nbytes_role):
 
 
 def gather4(desc, dst, col, rows, bar):
-    op = "tma.gather4"
+    op = RUNNING.op
     thread, state = enter()
     fields = _four_rows(op, desc, dst, col, rows, "dst")
     _check_coords(op, fields, (col, rows[0]))
@@ -331,7 +332,7 @@ def gather4(desc, dst, col, rows, bar):
 def scatter4(desc, src, col, rows, allow_overrun=False):
     """Four rows written like a store's (the 16-byte edge assumed as for ``tma.store``: the H200
     has no scatter4 to measure it on)."""
-    op = "tma.scatter4"
+    op = RUNNING.op
     thread, state = enter()
     fields = _four_rows(op, desc, src, col, rows, "src")
     memory.check_fenced(op, thread, src, _smem_offsets(4 * fields.transfer_bytes, fields))
@@ -348,28 +349,24 @@ def scatter4(desc, src, col, rows, allow_overrun=False):
 
 
 def prefetch(desc, coords, cache_hint=None):
-    fields = fields_of(desc, "tma.prefetch")
-    _check_coords("tma.prefetch", fields, coords)
+    op = RUNNING.op
+    _check_coords(op, _fields_of(desc, op), coords)
 
 
 def prefetch_im2col(desc, coords, offsets, cache_hint=None):
-    fields = fields_of(desc, "tma.prefetch_im2col")
-    if fields.mode != Mode.IM2COL:
-        raise SimulatorError("numba_tma simulator: tma.prefetch_im2col: desc must be an im2col map")
+    op = RUNNING.op
+    if _fields_of(desc, op).mode != Mode.IM2COL:
+        raise SimulatorError(f"numba_tma simulator: {op}: desc must be an im2col map")
 
 
 def prefetch_descriptor(desc):
-    fields_of(desc, "tma.prefetch_descriptor")
+    _fields_of(desc, RUNNING.op)
 
 
 def swizzled_index(desc, r, c):
     """The flat shared-memory element index of box element (r, c) under the map's swizzle."""
-    fields = fields_of(desc, "tma.swizzled_index")
+    fields = _fields_of(desc, RUNNING.op)
     size = _itemsize(fields)
     pitch = smem_row_bytes(fields.box_dim[0] * size, _swizzle_bytes(fields))
     return int(swizzled_offsets(r * pitch + c * size, _swizzle_bytes(fields)) // size)
 
-
-OPS = dict(load=load, load_im2col=load_im2col, store=store, reduce=reduce, prefetch=prefetch,
-           prefetch_im2col=prefetch_im2col, prefetch_descriptor=prefetch_descriptor, gather4=gather4,
-           scatter4=scatter4, swizzled_index=swizzled_index)

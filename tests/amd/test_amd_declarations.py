@@ -6,6 +6,7 @@ import numba
 import pytest
 
 from numba_tma import ArchError, OpArgumentError, amd
+from numba_tma.amd import ops
 from numba_tma.amd._core import Sample, isa_missing
 from numba_tma.declarations import OPS
 
@@ -36,6 +37,16 @@ REFUSALS = [pytest.param(op, r, id=f"{name}-{i}") for name, op in AMD_OPS for i,
 def test_every_amd_op_has_samples_refusals_and_no_twin():
     assert [n for n, op in AMD_OPS if not op.samples or not op.refusals or op.twin] == []
     assert len(AMD_OPS) == len(amd.FEATURES) - 1   # every op; make_buffer_rsrc is an emitter
+
+
+def test_every_amd_op_is_declared_in_one_family_module():
+    declared = [name for module in ops.FAMILIES.values() for name in ops.declared_in(module)]
+    assert sorted(declared) == sorted(name.split(".", 1)[1] for name, _ in AMD_OPS)   # each once
+    assert list(ops.FAMILIES) == ["workgroup", "async_loads", "scheduling", "tensor_descriptors", "lanes"]
+    assert [ops.family_of(n) for n in ("lds_array", "async_load_wait_group", "s_barrier", "make_tensor_descriptor",
+                                       "dpp")] == ["workgroup", "async_loads", "scheduling", "tensor_descriptors",
+                                                   "lanes"]
+    assert amd.lds_array is ops.workgroup.lds_array and amd.dpp is ops.lanes.dpp
 
 
 @pytest.mark.parametrize("op,sample,arch", SAMPLES)

@@ -143,7 +143,7 @@ def test_permlanes():
     ("row_xmask:8", 0x168),
 ])
 def test_dpp_controls_encode_as_the_isa_table(text, code):
-    assert lanes._dpp_syntax("dpp", text)[0] == code
+    assert lanes.dpp_syntax("dpp", text)[0] == code
 
 
 @pytest.mark.parametrize("text,code", [

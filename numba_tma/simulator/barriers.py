@@ -1,0 +1,134 @@
+"""The mbarrier model the families' twins share: finding a block's barrier (published to the
+cluster for use from another block), arrivals, the transaction count, and async copies that
+complete on a barrier (:func:`deliver_later`, into the blocks a multicast names).
+
+A state token is ``phase << 20 | pending arrivals before the arrival`` (20 bits hold any count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import memory
+from .state import Barrier, Copy, SimulatorError, peer, remote, where
+
+TOKEN_SHIFT = 20
+
+
+class StateToken(int):
+    """A state token, as the compiled ``arrive*`` return it: an integer the parity waits refuse."""
+
+
+def address(op, bar):
+    """The shared address of the barrier ``bar`` (element 0 of a uint64 shared array)."""
+    if not isinstance(bar, memory.SharedArray) or bar.dtype not in (np.uint64, np.int64):
+        raise SimulatorError(f"numba_tma simulator: {op}: bar must be a uint64 shared array (cuda.shared.array), "
+                             f"got {type(bar).__name__} of {getattr(bar, 'dtype', '?')}")
+    return memory.address(bar)
+
+
+def barrier(state, thread, op, bar) -> Barrier:
+    """The barrier at ``bar`` (element 0), which must have been initialised in this block; used
+    from another block, it must have been published by a cluster barrier after its init."""
+    found = state.barriers.get(address(op, bar))
+    block = state.block
+    if block is not thread.block:
+        if found is None or found.published is None or found.published[0].generation <= found.published[1]:
+            done = "is not initialised there yet" if found is None else (
+                "was initialised there, but no cluster barrier has completed since (cuda.syncthreads() orders "
+                "one block only)")
+            fence = "" if found is None or found.fenced else ", fence.mbarrier_init()"
+            raise SimulatorError(
+                f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)} of block {block.index}, which "
+                f"{done}: a barrier used from another block must be initialised, fenced and published to the "
+                f"cluster first. Missing step: mbarrier.init{fence or ', fence.mbarrier_init()'} and then "
+                "cluster.sync() in every block (a cluster-wide barrier) before any block uses another's barriers")
+        if not found.fenced:
+            raise SimulatorError(
+                f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)} of block {block.index}, "
+                "initialised without fence.mbarrier_init(): the init may not be visible to other blocks. Missing "
+                "step: fence.mbarrier_init() after mbarrier.init, before the cluster.sync()")
+        return found
+    if found is None:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)}, which is not an "
+                             "initialised mbarrier of this block (mbarrier.init first, then fence.mbarrier_init() "
+                             "and cuda.syncthreads() before other threads use it)")
+    return found
+
+
+def arrive_on(thread, state, op, bar, count, drop=0, nbytes=0):
+    """``count`` arrivals of ``op`` on ``bar`` (``drop`` of them also leave the barrier's count;
+    ``nbytes`` announced first); returns the state token."""
+    b = barrier(state, thread, op, bar)
+    if nbytes:
+        b.expected += nbytes
+    if count > b.pending:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} arrives {count} times on {b.describe()}:"
+                             f" more arrivals than the phase still expects")
+    token = StateToken(b.phase << TOKEN_SHIFT | b.pending)
+    b.count -= drop
+    b.pending -= count
+    _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
+    b.advance()
+    state.changed()
+    return token
+
+
+def in_block(array, block):
+    """``array`` (a shared array of the calling block) as it lies in ``block``."""
+    if not isinstance(array, memory.SharedArray) or array.caller is None:
+        return array               # not shared memory: the op's own checks say so
+    return memory.peer_array(array, block)
+
+
+def targets(op, thread, state, mask=None):
+    """The blocks an async copy writes to, as (block, state): the issuing block, or the blocks
+    of its cluster whose rank bits are set in the multicast ``mask``."""
+    if mask is None:
+        return [(thread.block, state)]
+    size, mask = thread.block.cluster.size, int(mask)
+    if not 0 < mask < 1 << size:
+        raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op}: multicast={mask:#x} must name blocks of "
+                             f"this cluster of {size} (bits 0-{size - 1}, at least one)")
+    return [peer(op, thread, rank) for rank in range(size) if mask >> rank & 1]
+
+
+def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
+    """An async copy of ``nbytes`` into ``dst`` (at the same place in each block of ``blocks``, as
+    given by :func:`targets`), completing on ``bar`` there, when that block next waits:
+    ``write(view)`` writes the bytes into that block's view of ``dst``."""
+    for block, state in blocks:
+        view, at = in_block(dst, block), in_block(bar, block)
+        b = barrier(state, thread, op, at)
+        start = memory.address(view)
+        what = memory.name(view)
+        record = remote(op, thread, state, b, what)
+
+        def complete(view=view, at=at, state=state, b=b, record=record):
+            write(view)
+            memory.clear_marks(view, nbytes)
+            if record is not None:
+                record.phase = b.phase
+            deliver_bytes(state, thread, op, at, nbytes)
+
+        state.issue(Copy(op, thread, complete, (start, start + nbytes), bar=b, what=what))
+
+
+def deliver_bytes(state, thread, op, bar, nbytes):
+    """``nbytes`` arrive on the barrier (a copy's complete_tx)."""
+    b = barrier(state, thread, op, bar)
+    b.delivered += nbytes
+    _check_overdelivery(b, f"{op} issued by {where(thread)} delivered {nbytes} bytes")
+    b.advance()
+    state.changed()
+
+
+def _check_overdelivery(b, what):
+    """The transaction count may dip below zero while the phase still waits for arrivals (a
+    multicast copy from another block can land before this block's ``arrive_expect_tx``, as on
+    the GPU, whose count is signed); once every arrival is in, below zero means more bytes
+    arrived than were announced."""
+    if b.tx < 0 and b.pending == 0:
+        raise SimulatorError(f"numba_tma simulator: the transaction count of {b.label} went negative: {what}, and "
+                             f"{b.describe()}: expect_tx (or arrive_expect_tx) must announce at least the bytes the "
+                             "copies deliver")
