@@ -25,6 +25,7 @@ from numba_tma import mbarrier as mbarrier
 from numba_tma import sync as sync
 from numba_tma import tensormap as tensormap
 from numba_tma import tma as tma
+from numba_tma import wgmma as wgmma
 
 FAMILIES: tuple[str, ...]
 SIMULATOR: bool

@@ -222,7 +222,7 @@ def sass(cubin_bytes: bytes) -> str:
     return run.stdout
 
 
-_OPCODE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
+_OPCODE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*(?:x[0-9][A-Z0-9_.x]*)?)")   # HGMMA.64x128x16.F32.BF16
 
 
 def sass_opcodes(sass_text: str) -> set[str]:

@@ -37,11 +37,19 @@ def {name}(desc, out):
 """
 
 
-def _with_qualifiers(call, chosen):
-    """``call`` with ``name=value`` keywords added to its last call's argument list."""
+def _with_qualifiers(call, chosen, op_name=None):
+    """``call`` with ``name=value`` keywords added to the argument list of the op's last call
+    (``op_name``, ``"family.op"``; without it, of the last call in ``call``)."""
     if not chosen:
         return call
     cut = call.rindex(")")
+    start = call.rfind(f"{op_name}(") if op_name else -1
+    if start >= 0:                          # the op's own closing parenthesis
+        depth, cut = 0, start + len(op_name)
+        for cut in range(start + len(op_name), len(call)):
+            depth += {"(": 1, ")": -1}.get(call[cut], 0)
+            if depth == 0:
+                break
     keywords = ", ".join(f"{k}={v!r}" for k, v in chosen.items())
     return call[:cut] + ("" if call[cut - 1] == "(" else ", ") + keywords + call[cut:]
 
@@ -91,12 +99,12 @@ def _kernel(call, name="kernel"):
 ROWS = list(_rows())
 
 
-def _compile(sample, chosen, arch, name="kernel"):
+def _compile(op, sample, chosen, arch, name="kernel"):
     sig = SIG
     if sample.desc:
         dtype, box, swizzle = sample.desc
         sig = (TensorMap.numba_type(dtype, box, swizzle=swizzle), SIG[1])
-    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen), name), sig, arch)
+    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen, op.name), name), sig, arch)
 
 
 def _codes(share):
@@ -107,7 +115,7 @@ def _codes(share):
     for n, row in enumerate(ROWS[share::2]):
         op, sample, chosen, arch, _ = row.values
         try:
-            out[row.id] = _compile(sample, chosen, arch, f"kernel_{share}_{n}")._codes
+            out[row.id] = _compile(op, sample, chosen, arch, f"kernel_{share}_{n}")._codes
         except Exception as exc:   # noqa: BLE001 - reported by the row's own test
             try:
                 pickle.dumps(exc)

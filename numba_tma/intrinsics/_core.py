@@ -256,6 +256,37 @@ class Const(Operand):
         return []
 
 
+class Fragment(Operand):
+    """A tuple of registers the instruction both reads and writes (an MMA accumulator): a
+    ``UniTuple`` of ``float32`` (``f`` registers) or ``int32`` (``r``) of one of ``lengths``.
+    ``{name}`` is its registers, ``$0, $1, ...``: the op's outputs, each tied to the input of the
+    same register, so the op returns the new tuple (:attr:`PtxOp.tied` names this operand)."""
+
+    annotation = "tuple"
+
+    def __init__(self, name: str, lengths: Sequence[int], dtypes: Sequence[str] = ("float32", "int32"),
+                 what: str = "an accumulator fragment (wgmma.zeros(n))"):
+        super().__init__(name)
+        self.lengths, self.dtypes, self.what = tuple(lengths), tuple(dtypes), what
+
+    def check(self, op_name, ty):
+        if not (isinstance(ty, types.UniTuple) and str(ty.dtype) in self.dtypes and ty.count in self.lengths):
+            counts = f"{self.lengths[0]} to {self.lengths[-1]}" if len(self.lengths) > 3 else \
+                ", ".join(map(str, self.lengths))
+            raise reject(op_name, self.name, f"must be {self.what}: a tuple of {' or '.join(self.dtypes)} of "
+                         f"{counts} registers", ty)
+
+    def lower(self, context, builder, ty, val):
+        letter = "f" if str(ty.dtype) == "float32" else "r"
+        return [(builder.extract_value(val, i), letter) for i in range(ty.count)]
+
+    def placeholder(self, ty):
+        return f"{{{self.name}}}"
+
+    def doc_keys(self):
+        return {self.name: "d0, d1, ..."}
+
+
 def _array_data(context, builder, aryty, ary):
     return context.make_array(aryty)(context, builder, ary).data
 
@@ -560,6 +591,19 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
     return builder.call(asm, [v for v, _ in operands], attrs=() if memory else ("readnone", "nounwind"))
 
 
+def emit_tied_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]], outputs: Sequence[str],
+                  memory: bool = True) -> ir.Value:
+    """One inline-asm call with ``outputs`` (``"=f"``, ``"=r"``...) as a literal struct; inputs whose
+    constraint is a number are tied to that output (NVVM rejects ``+f``: LLVM IR spells a
+    read-write register as an output and an input tied to it)."""
+    letters = {"=f": ir.FloatType(), "=r": I32, "=l": I64}
+    struct = ir.LiteralStructType([letters[o] for o in outputs])
+    constraints = list(outputs) + [c for _, c in operands] + (["~{memory}"] if memory else [])
+    fnty = ir.FunctionType(struct, [v.type for v, _ in operands])
+    asm = ir.InlineAsm(fnty, template, ",".join(constraints), side_effect=memory)
+    return builder.call(asm, [v for v, _ in operands])
+
+
 MULTICAST_MARK = "numba_tma.multicast"   # see mark_constant_multicast
 
 
@@ -693,6 +737,7 @@ class PtxOp(Declaration):
     memory: bool = True
     debug: Callable | None = None       # debug mode: debug(context, builder, tys, args) adds run-time checks
     debug_wait: str | None = None       # debug mode: a bounded form of the template; {out} = 1 on time-out
+    tied: str | None = None             # a Fragment operand read and written: the op returns its new tuple
 
     # -- what a given call needs and emits ---------------------------------------------------
     def requirement(self, chosen: Mapping = {}, given: tuple = ()) -> Requirement:
@@ -743,6 +788,8 @@ class PtxOp(Declaration):
         return texts
 
     def result_annotation(self):
+        if self.tied:
+            return "tuple"
         return "None" if self.returns == types.void else "bool" if self.returns == types.boolean else "int"
 
     def intrinsic(self):
@@ -782,7 +829,8 @@ def build_intrinsic(op: PtxOp):
             bounded = debug.STATE.on and op.debug_wait is not None   # a wait that reports a time-out
             result = "=r" if bounded or op.returns == types.boolean else \
                 None if op.returns == types.void else _RESULT[op.returns.bitwidth]
-            values, slots, lowered_by_name, n = [], {}, {}, 1 if result else 0
+            tied = tys[op.tied] if op.tied else None
+            values, slots, lowered_by_name, n = [], {}, {}, tied.count if tied else 1 if result else 0
             by_name = dict(zip(names, llargs))
             if debug.STATE.on:   # checks run before the op, on the arguments as the kernel passed them
                 for o in op.operands:
@@ -798,8 +846,12 @@ def build_intrinsic(op: PtxOp):
                     lowered = o.lower(context, builder, ty, val, *peers)
                 except LateReject as late:
                     raise reject(op.name, *late.args) from None
-                slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
-                                    ", ".join(f"${n + i}" for i in range(len(lowered))), ty, *peers))
+                if o.name == op.tied:   # outputs $0..$k-1; these inputs are tied to them
+                    slots[o.name] = ", ".join(f"${i}" for i in range(len(lowered)))
+                    lowered = [(v, str(i)) for i, (v, _) in enumerate(lowered)]
+                else:
+                    slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
+                                        ", ".join(f"${n + i}" for i in range(len(lowered))), ty, *peers))
                 n += len(lowered)
                 values.extend(lowered)
                 lowered_by_name[o.name] = lowered
@@ -807,6 +859,10 @@ def build_intrinsic(op: PtxOp):
             if bounded:
                 extra = dict(extra, timeout=debug.timeout_ns())
             text = op.render(slots | {"out": "$0"}, chosen, extra, template=op.debug_wait if bounded else None)
+            if tied:
+                letter = "=f" if str(tied.dtype) == "float32" else "=r"
+                out = emit_tied_asm(builder, text, values, [letter] * tied.count, memory=op.memory)
+                return context.make_tuple(builder, tied, [builder.extract_value(out, i) for i in range(tied.count)])
             out = emit_asm(builder, text, values, result=result, memory=op.memory)
             if bounded:
                 _report_time_out(op, builder, out, lowered_by_name)
@@ -815,7 +871,7 @@ def build_intrinsic(op: PtxOp):
                 return builder.icmp_unsigned("!=", out, ir.Constant(I32, 0))
             return out if result else context.get_dummy_value()
 
-        return op.returns(*argtys), codegen
+        return (tys[op.tied] if op.tied else op.returns)(*argtys), codegen
 
     typer.__signature__ = signature
     typer.__name__ = typer.__qualname__ = op.short_name

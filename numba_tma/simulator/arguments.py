@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors.tensor_map import TensorMap
-from . import numba_sim
+from . import numba_sim, wgmma
 from .barriers import StateToken
 
 _CHECKED: set = set()     # (op name, argument keys) already found acceptable
@@ -34,6 +34,10 @@ def _key(value):
     kind = type(value)
     if kind in (int, bool, str, float, StateToken) or value is None:
         return kind, value
+    if kind is wgmma.Fragment:
+        return "fragment", value.dtype, len(value)
+    if kind is wgmma.MatrixDescriptor:
+        return ("descriptor",)
     if kind is tuple:
         keys = tuple(map(_key, value))
         return None if None in keys else ("tuple", keys)
@@ -49,6 +53,10 @@ def value_type(value):
     types, from_dtype = _numba()
     if value is None:
         return types.none
+    if isinstance(value, wgmma.Fragment):          # an accumulator: its registers' type
+        return types.UniTuple(getattr(types, value.dtype), len(value))
+    if isinstance(value, wgmma.MatrixDescriptor):
+        return types.uint64
     if type(value) in (bool, int, str):
         return types.literal(value)
     if isinstance(value, StateToken):

@@ -1,0 +1,431 @@
+"""Hopper warpgroup MMA (``wgmma``, sm_90a): a warpgroup (4 consecutive warps, 128 threads)
+multiplies a 64 x K tile of A by a K x N tile of B, both read from shared memory through matrix
+descriptors, into a 64 x N accumulator held as a register fragment: ``N / 2`` float32 (or int32)
+per thread, a tuple the ops take and return.
+
+    acc = wgmma.zeros(64)                               # 64 x 128 float32 accumulator fragment
+    acc = wgmma.fence(acc)
+    for k in range(4):                                  # the 4 K-steps of a 64-wide bf16 tile
+        a = wgmma.descriptor(at(tiles_a, s), desc_a, k=k)
+        b = wgmma.descriptor(at(tiles_b, s), desc_b, k=k)
+        acc = wgmma.mma_async(acc, a, b)
+    wgmma.commit_group()
+    acc = wgmma.wait_group(0, acc)
+    wgmma.store(acc, out, row0, col0)                   # thread (row, col) map: see store
+
+The descriptor comes from the TMA map that filled the tile (its swizzle and box: the layout the
+tile is in), so the map, the tile and the MMA cannot disagree.  ``fence`` and ``wait_group`` take
+and return the accumulator so that no arithmetic on it is scheduled before the wait (CUTLASS's
+``warpgroup_fence_operand``; no instruction of its own).  Fragment index ``4j + h`` of a thread
+``t`` of the warpgroup (warp ``w = t // 32``, lane ``l = t % 32``) is element
+``(16 w + l // 4 + 8 (h // 2), 8 j + 2 (l % 4) + h % 2)`` of the 64 x N tile.
+"""
+
+from llvmlite import ir
+from numba.core import cgutils
+from numba.cuda import types
+from numba.cuda.extending import _intrinsic, intrinsic
+
+from ..declarations import literal, reject
+from ..descriptors.enums import SWIZZLE_BYTES
+from ._core import (I32, Const, Fragment, Int, Operand, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
+                    Sample, SharedArray, exported)
+from .tensor_map_type import TensorMapType
+
+SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
+_ISA = "9.7.15 Asynchronous Warpgroup Level Matrix Instructions (wgmma)"
+
+# (A, B) element types -> (PTX types, K of one instruction, accumulator dtype)
+DTYPES = {
+    "f16": (".f16.f16", 16, "float32"), "bf16": (".bf16.bf16", 16, "float32"), "tf32": (".tf32.tf32", 8, "float32"),
+    "e4m3": (".e4m3.e4m3", 32, "float32"), "e5m2": (".e5m2.e5m2", 32, "float32"),
+    "e4m3.e5m2": (".e4m3.e5m2", 32, "float32"), "e5m2.e4m3": (".e5m2.e4m3", 32, "float32"),
+    "s8": (".s8.s8", 32, "int32"), "u8": (".u8.u8", 32, "int32"), "s8.u8": (".s8.u8", 32, "int32"),
+    "u8.s8": (".u8.s8", 32, "int32"),
+}
+#: the element type of the map whose tiles each A/B type reads (one byte types: uint8 / int8 bits)
+MAP_DTYPES = {"f16": ("float16",), "bf16": ("bfloat16", "uint16"), "tf32": ("float32",),
+              "e4m3": ("uint8", "int8"), "e5m2": ("uint8", "int8"), "s8": ("int8", "uint8"), "u8": ("uint8", "int8")}
+_N_FLOAT = tuple(range(8, 257, 8))
+_N_INT = (8, 16, 24, *range(32, 257, 16))
+SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}      # the descriptor's layout field (bits 62-63)
+
+
+# -- matrix descriptors ----------------------------------------------------------------------------
+
+def _layout_facts(op_name, desc):
+    """``(swizzle bytes, row bytes)`` of the tiles ``desc`` (a by-value TensorMap) fills, for a
+    K-major wgmma operand: each row of the tile is one swizzle span."""
+    if not isinstance(desc, TensorMapType):
+        raise reject(op_name, "desc", "must be the by-value numba_tma.TensorMap that fills the tile", desc)
+    swizzle = SWIZZLE_BYTES.get(desc.swizzle)
+    if desc.mode != "tiled" or not swizzle:
+        raise reject(op_name, "desc", "must be a tiled map with swizzle '32B', '64B' or '128B' (the layouts a wgmma "
+                     f"descriptor names); got mode={desc.mode!r}, swizzle={desc.swizzle!r}", desc)
+    row_bytes = desc.box[-1] * desc.element_bits // 8
+    if row_bytes != swizzle:
+        raise reject(op_name, "desc", f"must have a box whose rows are one swizzle span: {desc.box[-1]} elements of "
+                     f"{desc.element_bits} bits are {row_bytes} bytes, the swizzle {swizzle} (K-major operand: box "
+                     f"(rows, {swizzle * 8 // desc.element_bits}))", desc)
+    return swizzle, row_bytes
+
+
+class TileMap(Operand):
+    """The by-value TensorMap that filled a wgmma operand's tile: its type says the tile's layout
+    (the descriptor's fields); it emits nothing."""
+
+    annotation = "TensorMap"
+
+    def check(self, op_name, ty):
+        _layout_facts(op_name, ty)
+
+    def lower(self, context, builder, ty, val):
+        return []
+
+    def keys(self, slot, ty):
+        return {}
+
+
+def _descriptor_fields(cc=None, tile=None, desc=None, k=None, row=None, **_):
+    swizzle, row_bytes = _layout_facts("wgmma.descriptor", desc)
+    return {"row_bytes": row_bytes,
+            "hi": f"{((8 * row_bytes) >> 4) | (SWIZZLE_CODE[swizzle] << 30):#x}"}
+
+
+def _check_descriptor(tile=None, desc=None, k=None, row=None, **_):
+    swizzle, _ = _layout_facts("wgmma.descriptor", desc)
+    step = literal(k)
+    if isinstance(step, int) and not 0 <= step * 32 < swizzle:
+        raise reject("wgmma.descriptor", "k", f"must be in [0, {swizzle // 32}): a K step of 32 bytes inside the "
+                     f"{swizzle}-byte swizzle span of the map (a wider K is the next tile)", step)
+    rows = literal(row)
+    if isinstance(rows, int) and rows % 8:
+        raise reject("wgmma.descriptor", "row", "must be a multiple of 8 (the 8-row swizzle atom)", rows)
+
+
+descriptor = PtxOp(
+    "wgmma.descriptor",
+    """{{
+    .reg .b32 a, lo, hi;
+    mad.lo.u32 a, {row}, {row_bytes}, {tile};
+    mad.lo.u32 a, {k}, 32, a;
+    shr.u32 a, a, 4;
+    and.b32 a, a, 0x3fff;
+    or.b32 lo, a, 0x10000;
+    mov.b32 hi, {hi};
+    mov.b64 {out}, {{lo, hi}};
+    }}""",
+    (SharedArray("tile", what="the shared tile the map filled", contiguous=True), TileMap("desc"),
+     Int("k", bits=32, lo=0, hi=3, rule="must be in [0, 3]: a K step of 32 bytes inside a swizzle span of at most 128 "
+         "bytes"),
+     Int("row", bits=32)),
+    need=SM90A, returns=types.uint64, memory=False, check=_check_descriptor, fields=_descriptor_fields,
+    doc_fields={"row_bytes": "ROW_BYTES", "hi": "SBO>>4 | SWIZZLE<<30"},
+    doc="""The 64-bit shared-memory matrix descriptor of a K-major wgmma operand: the tile ``tile``
+    (``at(ring, s)``) filled by the map ``desc``, from its ``row``-th row (a multiple of 8), at K
+    step ``k`` (32 bytes each: 16 bf16, 8 tf32 or 32 fp8 elements, inside the swizzle
+    span).  Its fields come from the map: the swizzle, the stride of 8 rows (8 x the row bytes),
+    the start address, in 32-bit arithmetic.  The map's box rows must be one swizzle span (bf16
+    with ``"128B"``: box ``(rows, 64)``), and the tile aligned to its 8-row atom (1024 bytes for
+    ``"128B"``: ``SharedMemoryPlan.array(..., swizzle="128B")``).
+
+    Example::
+
+        a = wgmma.descriptor(at(tiles_a, s), desc_a, 2, 64 * warpgroup)
+    """,
+    samples=(Sample("out[0] = wgmma.descriptor(smem, desc, 1, 64)", "MOV", desc=("uint16", (64, 64), "128B"),
+                    # the asm block's own registers are a, lo, hi
+                    ptx=("mad.lo.u32 a, %r, 128, %r;", "mad.lo.u32 a, %r, 32, a;", "shr.u32 a, a, 4;",
+                         "and.b32 a, a, 0x3fff;", "or.b32 lo, a, 0x10000;", "mov.b32 hi, 0x40000040;",
+                         "mov.b64 %rd, {lo, hi};"),
+                    isa="9.7.15.5.1 Matrix Descriptor Format; 9.7.9.8 mov"),),
+    refusals=(Refusal("out[0] = wgmma.descriptor(smem, desc, 0, 0)",
+                      "wgmma.descriptor: argument 'desc' must be a tiled map with swizzle '32B', '64B' or '128B'",
+                      desc=("float32", (8, 32), "none")),
+              Refusal("out[0] = wgmma.descriptor(smem, desc, 2, 0)",
+                      "wgmma.descriptor: argument 'k' must be in [0, 2): a K step of 32 bytes inside the 64-byte",
+                      desc=("uint16", (64, 32), "64B")),
+              Refusal("out[0] = wgmma.descriptor(smem, desc, 0, 4)",
+                      "wgmma.descriptor: argument 'row' must be a multiple of 8", desc=("uint16", (64, 64), "128B"))),
+).intrinsic()
+
+
+# -- the MMA and its groups ------------------------------------------------------------------------
+
+_ACC = Fragment("acc", tuple(n // 2 for n in _N_FLOAT))
+
+
+def _mma_check(acc=None, a=None, b=None, scale_d=None, dtype=None, trans_a=False, trans_b=False, negate_a=False,
+               negate_b=False):
+    ptx, k, acc_dtype = DTYPES[dtype]
+    if str(acc.dtype) != acc_dtype:
+        raise reject("wgmma.mma_async", "acc", f"must hold {acc_dtype} accumulators for dtype={dtype!r} "
+                     f"(wgmma.zeros(n{', numba.int32' if acc_dtype == 'int32' else ''}))", acc)
+    if acc_dtype == "int32" and 2 * acc.count not in _N_INT:
+        raise reject("wgmma.mma_async", "acc", "must have N / 2 registers for an N of the integer shapes (8, 16, 24, "
+                     "32, 48, ... 256 in steps of 16)", acc)
+    if (trans_a or trans_b) and dtype not in ("f16", "bf16"):
+        raise reject("wgmma.mma_async", "trans_a" if trans_a else "trans_b", "must be False unless dtype is 'f16' or "
+                     "'bf16' (the PTX has imm-trans only for 16-bit types; other types read K-major tiles)", True)
+    if (negate_a or negate_b) and acc_dtype == "int32":
+        raise reject("wgmma.mma_async", "negate_a" if negate_a else "negate_b", "must be False for integer types (the "
+                     "PTX has no imm-scale for them)", True)
+
+
+def _mma_fields(cc=None, acc=None, dtype=None, **_):
+    return {"n": 2 * acc.count, "k": DTYPES[dtype][1], "d": "s32" if str(acc.dtype) == "int32" else "f32"}
+
+
+def _mma_spell(dtype, trans_a, trans_b, negate_a, negate_b):
+    ptx, _, acc_dtype = DTYPES[dtype]
+    scales = "" if acc_dtype == "int32" else f", {-1 if negate_a else 1}, {-1 if negate_b else 1}"
+    trans = f", {int(trans_a)}, {int(trans_b)}" if dtype in ("f16", "bf16") else ""
+    return {"types": ptx, "imm": scales + trans}
+
+
+mma_async = PtxOp(
+    "wgmma.mma_async",
+    """{{
+    .reg .pred p;
+    setp.ne.b32 p, {scale_d}, 0;
+    wgmma.mma_async.sync.aligned.m64n{n}k{k}.{d}{types} {{{acc}}}, {a}, {b}, p{imm};
+    }}""",
+    (_ACC, Int("a", bits=64), Int("b", bits=64), Int("scale_d", bits=32)),
+    qualifiers=(Qualifier("dtype", {d: "" for d in DTYPES}, "bf16"), Qualifier("trans_a", {False: "", True: ""}, False),
+                Qualifier("trans_b", {False: "", True: ""}, False), Qualifier("negate_a", {False: "", True: ""}, False),
+                Qualifier("negate_b", {False: "", True: ""}, False)),
+    need=SM90A, tied="acc", check=_mma_check, fields=_mma_fields, spell=_mma_spell,
+    doc_fields={"n": "N", "k": "K", "d": "f32"},
+    tlx=("tlx.async_dot", "gluon warpgroup_mma", "cute.nvgpu.warpgroup.MmaF16BF16Op", "SM90_64x128x16_F32BF16BF16_SS"),
+    doc="""``acc + A @ B`` (``acc`` ignored where ``scale_d`` is 0) for one warpgroup, issued
+    asynchronously: A is 64 x K, B is K x N, both K-major in shared memory, named by descriptors
+    (:func:`descriptor`); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
+    (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types; ``trans_a`` / ``trans_b``
+    (16-bit types): the tile is MN-major; ``negate_a`` / ``negate_b``: the immediate scale -1.
+    The result is valid after ``commit_group()`` and ``wait_group(n, acc)``.  All 128 threads of
+    the warpgroup call it together; ``fence(acc)`` before the first MMA that reads registers
+    written otherwise.
+
+    Example::
+
+        acc = wgmma.mma_async(acc, a, b, 1)             # bf16 x bf16 -> f32, N = 2 * len(acc)
+    """,
+    samples=(Sample("acc = wgmma.mma_async(wgmma.zeros(64), wgmma.descriptor(smem, desc, 0, 0), "
+                    "wgmma.descriptor(smem, desc, 0, 0), 0)\nout[0] = numba.uint64(acc[0] + acc[63])",
+                    "HGMMA.64x128x16.F32", desc=("uint16", (64, 64), "128B"),   # .BF16 (f16: no suffix)
+                    fields={"n": 128, "k": 16, "d": "f32"},
+                    only={"dtype": ("bf16", "f16"), "trans_a": False, "trans_b": False, "negate_a": False,
+                          "negate_b": False},
+                    ptx=("setp.ne.b32 p, %r, 0;",      # p: the asm block's own predicate
+                         "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%f, %f, %f, %f, %f, %f, %f, %f, "
+                         "%f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, "
+                         "%f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f, "
+                         "%f, %f, %f, %f, %f, %f, %f, %f, %f, %f}, %rd, %rd, p, 1, 1, 0, 0;"),
+                    isa=_ISA + "; 9.7.15.5.2 wgmma.mma_async"),
+             Sample("acc = wgmma.mma_async(wgmma.zeros(128), wgmma.descriptor(smem, desc, 1, 0), "
+                    "wgmma.descriptor(smem, desc, 1, 0), 1)\nout[0] = numba.uint64(acc[5])",
+                    "QGMMA.64x256x32.F32.E4M3.E4M3", desc=("uint8", (64, 128), "128B"),
+                    fields={"n": 256, "k": 32, "d": "f32"},
+                    only={"dtype": "e4m3", "trans_a": False, "trans_b": False, "negate_a": False, "negate_b": False},
+                    ptx=("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {" + ", ".join(["%f"] * 128)
+                         + "}, %rd, %rd, p, 1, 1;",),
+                    isa=_ISA + "; 9.7.15.5.2 wgmma.mma_async")),
+    refusals=(Refusal("acc = wgmma.zeros(64)\nacc = wgmma.mma_async(acc, 0, 0, 1, dtype='tf32', trans_b=True)",
+                      "wgmma.mma_async: argument 'trans_b' must be False unless dtype is 'f16' or 'bf16'"),
+              Refusal("acc = wgmma.mma_async((numba.float32(0), numba.float32(1)), 0, 0, 1)",
+                      "wgmma.mma_async: argument 'acc' must be an accumulator fragment (wgmma.zeros(n))"),
+              Refusal("acc = wgmma.zeros(64)\nacc = wgmma.mma_async(acc, 0, 0, 1, dtype='s8')",
+                      "wgmma.mma_async: argument 'acc' must hold int32 accumulators for dtype='s8'")),
+).intrinsic()
+
+fence = PtxOp(
+    "wgmma.fence", "wgmma.fence.sync.aligned;", (_ACC,), need=SM90A, tied="acc",
+    tlx=("cute.nvgpu.warpgroup.fence", "warpgroup_arrive", "cuda::ptx::wgmma_fence"),
+    doc="""Order the warpgroup's register and shared-memory writes before the wgmma that read them
+    (before the first ``mma_async`` of a tile, and after the accumulator was touched by other
+    instructions).  Takes and returns the accumulator, so the compiler keeps it in place.
+
+    Example::
+
+        acc = wgmma.fence(acc)
+    """,
+    samples=(Sample("acc = wgmma.fence(wgmma.zeros(4))\nout[0] = numba.uint64(acc[0])", "WARPGROUP.ARRIVE",
+                    ptx="wgmma.fence.sync.aligned;", isa=_ISA + "; 9.7.15.5.3 wgmma.fence"),),
+    refusals=(Refusal("wgmma.fence(1)", "wgmma.fence: argument 'acc' must be an accumulator fragment"),),
+).intrinsic()
+
+commit_group = PtxOp(
+    "wgmma.commit_group", "wgmma.commit_group.sync.aligned;", need=SM90A,
+    tlx=("cute.nvgpu.warpgroup.commit_group", "warpgroup_commit_batch", "cuda::ptx::wgmma_commit_group"),
+    doc="""Close the warpgroup's wgmma issued since the last commit into one group (waited for by
+    ``wait_group``).
+
+    Example::
+
+        wgmma.commit_group()
+    """,
+    samples=(Sample("acc = wgmma.mma_async(wgmma.zeros(4), 0, 0, 0)\nwgmma.commit_group()\n"
+                    "out[0] = numba.uint64(acc[0])", "HGMMA.64x8x16.F32.BF16",
+                    ptx="wgmma.commit_group.sync.aligned;", isa=_ISA + "; 9.7.15.5.4 wgmma.commit_group"),),
+    refusals=(Refusal("wgmma.commit_group(0)", "numba_tma: wgmma.commit_group takes (): too many positional"),),
+).intrinsic()
+
+wait_group = PtxOp(
+    "wgmma.wait_group", "wgmma.wait_group.sync.aligned {n};",
+    (Const("n", 0, 7, rule="must be in [0, 7]: the wgmma groups left pending"), _ACC), need=SM90A, tied="acc",
+    tlx=("cute.nvgpu.warpgroup.wait_group", "warpgroup_wait", "cuda::ptx::wgmma_wait_group"),
+    doc="""Wait until at most ``n`` of the warpgroup's committed wgmma groups are pending; returns
+    the accumulator (its registers are only valid after the wait that covers the MMA writing them).
+
+    Example::
+
+        acc = wgmma.wait_group(0, acc)
+    """,
+    samples=(Sample("acc = wgmma.mma_async(wgmma.zeros(4), 0, 0, 0)\nwgmma.commit_group()\n"
+                    "acc = wgmma.wait_group(0, acc)\nout[0] = numba.uint64(acc[0])", "WARPGROUP.DEPBAR.LE",
+                    ptx="wgmma.wait_group.sync.aligned 0;", isa=_ISA + "; 9.7.15.5.5 wgmma.wait_group"),),
+    refusals=(Refusal("acc = wgmma.wait_group(8, wgmma.zeros(4))",
+                      "wgmma.wait_group: argument 'n' must be in [0, 7]: the wgmma groups left pending"),),
+).intrinsic()
+
+
+# -- fragments: unrolled inside (Numba does not unroll a loop over a tuple) ------------------------------
+
+def _count(name, count):
+    value = literal(count)
+    if not isinstance(value, int) or isinstance(value, bool) or value not in _ACC.lengths:
+        raise OpArgumentError(f"numba_tma: wgmma.zeros: argument 'count' must be a constant N / 2 for an N of 8 to "
+                              f"256 in steps of 8 (4, 8, ... 128 registers); got {count}")
+    return value
+
+
+@_intrinsic(target="cuda", prefer_literal=True)
+def zeros(typingctx, count, dtype=types.float32):
+    """A zero accumulator fragment of ``count`` registers (``N / 2`` for a 64 x N tile) of float32
+    (or ``numba.int32``, for integer MMA): no instruction (ptxas folds zeros into the first MMA).
+
+    Example::
+
+        acc = wgmma.zeros(128)          # 64 x 256 float32
+
+    PTX::
+
+        (none: ``count`` zero registers, which ptxas folds into the first mma_async's RZ input)
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
+    """
+    n = _count("count", count)
+    element = types.int32 if isinstance(dtype, types.NumberClass) and dtype.instance_type == types.int32 else \
+        types.float32
+    tuple_type = types.UniTuple(element, n)
+
+    def codegen(context, builder, sig, args):
+        zero = context.get_constant(element, 0)
+        return context.make_tuple(builder, tuple_type, [zero] * n)
+
+    return tuple_type(count, dtype) if not isinstance(dtype, types.Omitted) else tuple_type(count), codegen
+
+
+def _fragment_coords(builder, row0, col0):
+    """This thread's (row, col) of fragment element 0, from ``%tid.x`` (1-D blocks)."""
+    fnty = ir.FunctionType(I32, [])
+    tid = builder.call(ir.InlineAsm(fnty, "mov.u32 $0, %tid.x;", "=r"), [])
+    t = builder.and_(tid, ir.Constant(I32, 127))
+    warp, lane = builder.lshr(t, ir.Constant(I32, 5)), builder.and_(t, ir.Constant(I32, 31))
+    row = builder.add(row0, builder.add(builder.shl(warp, ir.Constant(I32, 4)), builder.lshr(lane, ir.Constant(I32, 2))))
+    col = builder.add(col0, builder.shl(builder.and_(lane, ir.Constant(I32, 3)), ir.Constant(I32, 1)))
+    return row, col
+
+
+def _store_codegen(kind):
+    def typer(typingctx, acc, out, row, col):
+        _ACC.check(f"wgmma.{kind}", acc)
+        want = types.float32 if kind == "store" else types.uint16
+        if not (isinstance(out, types.Array) and out.ndim == 2 and out.dtype == want):
+            raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D {want} array"
+                                  f"{' (bfloat16 bits)' if want == types.uint16 else ''}; got {out}")
+        for name, ty in (("row", row), ("col", col)):
+            if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
+                raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument {name!r} must be an integer; got {ty}")
+
+        def codegen(context, builder, sig, args):
+            accty, outty = sig.args[:2]
+            values, array = args[0], context.make_array(outty)(context, builder, args[1])
+            r0, c0 = (context.cast(builder, v, t, types.int32) for v, t in zip(args[2:], sig.args[2:]))
+            row, col = _fragment_coords(builder, r0, c0)
+            rows, cols = (builder.trunc(v, I32) for v in cgutils.unpack_tuple(builder, array.shape, 2))
+            pitch, step = (builder.trunc(v, I32) for v in cgutils.unpack_tuple(builder, array.strides, 2))
+            base = builder.ptrtoint(array.data, ir.IntType(64))
+            element = ir.FloatType() if kind == "store" else ir.IntType(16)
+            packed_pairs = kind == "store_bf16" and outty.layout == "C"   # one 32-bit store per pair
+
+            def address(r, c):
+                offset = builder.add(builder.mul(r, pitch), builder.mul(c, step))
+                return builder.inttoptr(builder.add(base, builder.sext(offset, ir.IntType(64))), element.as_pointer())
+
+            for j in range(accty.count // 4):
+                for half in (0, 1):
+                    r = builder.add(row, ir.Constant(I32, 8 * half))
+                    c = builder.add(col, ir.Constant(I32, 8 * j))
+                    c1 = builder.add(c, ir.Constant(I32, 1))
+                    pair = [builder.extract_value(values, 4 * j + 2 * half + e) for e in (0, 1)]
+                    if kind == "store_bf16":
+                        packed = builder.call(ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2),
+                                                           "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f"), pair)
+                        pair = [builder.trunc(packed, element), builder.trunc(builder.lshr(packed, ir.Constant(I32, 16)),
+                                                                              element)]
+                    inside = builder.and_(builder.icmp_signed("<", r, rows), builder.icmp_signed("<", c, cols))
+                    with builder.if_then(inside, likely=True):
+                        both = builder.icmp_signed("<", c1, cols)
+                        if packed_pairs:
+                            with builder.if_else(both, likely=True) as (two, one):
+                                with two:
+                                    builder.store(packed, builder.bitcast(address(r, c), I32.as_pointer()))
+                                with one:
+                                    builder.store(pair[0], address(r, c))
+                        else:
+                            builder.store(pair[0], address(r, c))
+                            with builder.if_then(both, likely=True):
+                                builder.store(pair[1], address(r, c1))
+            return context.get_dummy_value()
+
+        return types.none(acc, out, row, col), codegen
+    typer.__name__ = kind
+    return typer
+
+
+store = intrinsic(_store_codegen("store"))
+store.__doc__ = """Store a 64 x N float32 accumulator fragment into ``out`` (a 2-D float32 array or view) at
+(``row``, ``col``), unrolled (one store per element pair), skipping elements outside ``out``:
+ragged edges are never written.  All 128 threads of the warpgroup call it (1-D blocks: the
+thread's place comes from ``threadIdx.x % 128``).
+
+Example::
+
+    wgmma.store(acc, out, m0 + 64 * warpgroup, n0)
+
+PTX::
+
+    mov.u32 t, %tid.x;
+    @inside st.global.f32 [out + (row * pitch + col * 4)], d(4j+2h);      // per element, unrolled
+
+Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+"""
+store_bf16 = intrinsic(_store_codegen("store_bf16"))
+store_bf16.__doc__ = """As :func:`store`, converting each pair to bfloat16 (``cvt.rn.bf16x2.f32``)
+into ``out``, a 2-D uint16 array holding bfloat16 bits.
+
+Example::
+
+    wgmma.store_bf16(acc, out, m0 + 64 * warpgroup, n0)
+
+PTX::
+
+    cvt.rn.bf16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+    @inside st.global.b32 [out + (row * pitch + col * 2)], pair;         // per pair, unrolled
+
+Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+"""
+
+HELPERS = ("zeros", "store", "store_bf16")   # public, not PTX declarations
+__all__ = exported("wgmma") + list(HELPERS)

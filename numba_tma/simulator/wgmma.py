@@ -1,0 +1,146 @@
+"""``numba_tma.wgmma`` under the simulator: each thread's share of a warpgroup's 64 x N
+accumulator, computed from the shared tiles its descriptors name, read through the swizzle the
+map wrote them with (so a descriptor of the wrong tile, row or K step gives the wrong answer here
+as on the GPU), in the hardware's fragment layout.  The MMA completes at once; ``wait_group``
+has nothing left to wait for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..descriptors.enums import SWIZZLE_BYTES, swizzled_offsets
+from . import memory
+from .state import RUNNING, SimulatorError, enter
+
+#: (A, B) element types -> (K of one instruction, the byte decoders of A and B)
+_E4M3 = np.array([((-1.0) ** (b >> 7)) * (2.0 ** ((b >> 3 & 15) - 7) * (1 + (b & 7) / 8) if b >> 3 & 15 else
+                  2.0 ** -6 * ((b & 7) / 8)) for b in range(256)])
+_E4M3[[0x7F, 0xFF]] = np.nan
+_E5M2 = np.array([((-1.0) ** (b >> 7)) * (2.0 ** ((b >> 2 & 31) - 15) * (1 + (b & 3) / 4) if b >> 2 & 31 else
+                  2.0 ** -14 * ((b & 3) / 4)) for b in range(256)])
+_E5M2[[b for b in range(256) if b >> 2 & 31 == 31]] = np.nan
+_E5M2[[0x7C, 0xFC]] = [np.inf, -np.inf]
+
+
+def _bf16(raw):
+    return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+_DECODE = {"bf16": (2, _bf16), "f16": (2, lambda raw: raw.view(np.float16).astype(np.float64)),
+           "tf32": (4, lambda raw: (raw.view(np.uint32) & 0xFFFFE000).view(np.float32).astype(np.float64)),
+           "e4m3": (1, lambda raw: _E4M3[raw]), "e5m2": (1, lambda raw: _E5M2[raw]),
+           "s8": (1, lambda raw: raw.view(np.int8).astype(np.float64)), "u8": (1, lambda raw: raw.astype(np.float64))}
+
+
+class Fragment(tuple):
+    """An accumulator fragment: a thread's registers, as a tuple of ``dtype`` ("float32" / "int32")."""
+
+    dtype = "float32"
+
+    def __new__(cls, values, dtype="float32"):
+        fragment = super().__new__(cls, values)
+        fragment.dtype = dtype
+        return fragment
+
+
+class MatrixDescriptor(int):
+    """A descriptor's 64 bits, with what the simulator reads through it: the tile's bytes, the
+    map's swizzle span and row bytes, and the first row and K step."""
+
+    def __new__(cls, bits, tile, span, row_bytes, row, k):
+        descriptor = super().__new__(cls, bits)
+        descriptor.tile, descriptor.span, descriptor.row_bytes, descriptor.row, descriptor.k = tile, span, row_bytes, row, k
+        return descriptor
+
+    def read(self, rows, k_bytes, element_bytes, decode):
+        """``rows`` x (``k_bytes`` / ``element_bytes``) elements from the descriptor's row and K step."""
+        raw = memory.byte_view(memory.host(self.tile))
+        r = np.arange(rows)[:, None] + self.row
+        b = np.arange(k_bytes)[None, :] + 32 * self.k
+        offsets = swizzled_offsets(r * self.row_bytes + b, self.span)
+        if offsets.max() >= raw.size:
+            raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: the descriptor reads {offsets.max() + 1} bytes of "
+                                 f"a tile of {raw.size}")
+        values = np.ascontiguousarray(raw[offsets])          # (rows, k_bytes) bytes
+        return decode(values.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[element_bytes]))
+
+
+def descriptor(tile, desc, k, row):
+    span = SWIZZLE_BYTES[desc.layout.swizzle]
+    row_bytes = desc.layout.box[-1] * desc.layout.element_bits // 8
+    address = memory.address(tile) + row * row_bytes + 32 * k
+    bits = ((address >> 4) & 0x3FFF) | (1 << 16) | ((((8 * row_bytes) >> 4) | ({128: 1, 64: 2, 32: 3}[span] << 30)) << 32)
+    return MatrixDescriptor(bits, tile, span, row_bytes, row, k)
+
+
+def _operand(name, value):
+    if not isinstance(value, MatrixDescriptor):
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: argument {name!r} must be a descriptor made by "
+                             "wgmma.descriptor (the simulator reads the tile through it)")
+    return value
+
+
+def mma_async(acc, a, b, scale_d, dtype, trans_a, trans_b, negate_a, negate_b):
+    op = RUNNING.op
+    thread, _ = enter()
+    if trans_a or trans_b:
+        raise SimulatorError(f"numba_tma simulator: {op}: trans_a / trans_b (MN-major tiles) are not simulated yet")
+    a, b = _operand("a", a), _operand("b", b)
+    types = dtype.split(".") if "." in dtype else [dtype, dtype]
+    (ea, da), (eb, db) = _DECODE[types[0]], _DECODE[types[1]]
+    n = 2 * len(acc)
+    rows_a, rows_b = a.read(64, 32, ea, da), b.read(n, 32, eb, db)       # 64 x K and N x K (K-major)
+    t = thread.index[0] % 128
+    w, lane = t // 32, t % 32
+    r = 16 * w + lane // 4
+    cols = np.arange(n // 8)[:, None] * 8 + 2 * (lane % 4) + np.arange(2)[None, :]          # (N/8, 2)
+    product = np.stack([rows_a[[r, r + 8]] @ rows_b[cols[:, e]].T for e in range(2)], axis=-1)  # (2, N/8, 2)
+    product *= (-1.0 if negate_a else 1.0) * (-1.0 if negate_b else 1.0)
+    flat = product.transpose(1, 0, 2).reshape(-1)              # index 4j + 2h + e
+    old = np.asarray(acc, np.float64) if scale_d else 0.0
+    if acc.dtype == "int32":
+        return Fragment((np.int64(old) + flat.astype(np.int64)).astype(np.int32).tolist(), "int32")
+    return Fragment((old + flat).astype(np.float32).tolist(), "float32")
+
+
+def fence(acc):
+    return acc
+
+
+def commit_group():
+    pass
+
+
+def wait_group(n, acc):
+    return acc
+
+
+def zeros(count, dtype=None):
+    integer = dtype is not None and np.dtype(str(dtype)) == np.int32
+    return Fragment([0] * count if integer else [0.0] * count, "int32" if integer else "float32")
+
+
+def _store(acc, out, row, col, convert):
+    thread, _ = enter()
+    target = memory.host(out)
+    t = thread.index[0] % 128
+    w, lane = t // 32, t % 32
+    r0, c0 = row + 16 * w + lane // 4, col + 2 * (lane % 4)
+    rows, cols = target.shape
+    for i, value in enumerate(acc):
+        j, h, e = i // 4, (i // 2) % 2, i % 2
+        r, c = r0 + 8 * h, c0 + 8 * j + e
+        if r < rows and c < cols:
+            target[r, c] = convert(value)
+
+
+def store(acc, out, row, col):
+    _store(acc, out, row, col, np.float32)
+
+
+def store_bf16(acc, out, row, col):
+    def to_bf16(value):
+        bits = int(np.float32(value).view(np.uint32))
+        return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 & 0xFFFF
+    _store(acc, out, row, col, to_bf16)

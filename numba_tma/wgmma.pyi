@@ -1,0 +1,176 @@
+"""Hopper warpgroup MMA (``wgmma``, sm_90a): a warpgroup (4 consecutive warps, 128 threads)
+multiplies a 64 x K tile of A by a K x N tile of B, both read from shared memory through matrix
+descriptors, into a 64 x N accumulator held as a register fragment: ``N / 2`` float32 (or int32)
+per thread, a tuple the ops take and return.
+"""
+# Generated from the op declarations by `python -m numba_tma.docgen`; do not edit by hand.
+
+from typing import Any, Literal, TypeAlias
+
+from numba_tma import TensorMap
+
+SharedArray: TypeAlias = Any   # a cuda.shared.array (or numba_tma.at(array, i)); its element 0 is used
+
+def commit_group() -> None:
+    """Close the warpgroup's wgmma issued since the last commit into one group (waited for by
+    ``wait_group``).
+
+    Example::
+
+        wgmma.commit_group()
+
+    PTX::
+
+        wgmma.commit_group.sync.aligned;
+
+    Requires sm_90a up to (excluding) sm_100, PTX ISA 8.0.
+
+    Also known as: ``cute.nvgpu.warpgroup.commit_group``, ``warpgroup_commit_batch``, ``cuda::ptx::wgmma_commit_group``.
+    """
+
+
+def descriptor(tile: SharedArray, desc: TensorMap, k: int, row: int) -> int:
+    """The 64-bit shared-memory matrix descriptor of a K-major wgmma operand: the tile ``tile``
+    (``at(ring, s)``) filled by the map ``desc``, from its ``row``-th row (a multiple of 8), at K
+    step ``k`` (32 bytes each: 16 bf16, 8 tf32 or 32 fp8 elements, inside the swizzle
+    span).  Its fields come from the map: the swizzle, the stride of 8 rows (8 x the row bytes),
+    the start address, in 32-bit arithmetic.  The map's box rows must be one swizzle span (bf16
+    with ``"128B"``: box ``(rows, 64)``), and the tile aligned to its 8-row atom (1024 bytes for
+    ``"128B"``: ``SharedMemoryPlan.array(..., swizzle="128B")``).
+
+    Example::
+
+        a = wgmma.descriptor(at(tiles_a, s), desc_a, 2, 64 * warpgroup)
+
+    PTX::
+
+        {
+        .reg .b32 a, lo, hi;
+        mad.lo.u32 a, row, ROW_BYTES, tile;
+        mad.lo.u32 a, k, 32, a;
+        shr.u32 a, a, 4;
+        and.b32 a, a, 0x3fff;
+        or.b32 lo, a, 0x10000;
+        mov.b32 hi, SBO>>4 | SWIZZLE<<30;
+        mov.b64 out, {lo, hi};
+        }
+
+    Requires sm_90a up to (excluding) sm_100, PTX ISA 8.0.
+    """
+
+
+def fence(acc: tuple) -> tuple:
+    """Order the warpgroup's register and shared-memory writes before the wgmma that read them
+    (before the first ``mma_async`` of a tile, and after the accumulator was touched by other
+    instructions).  Takes and returns the accumulator, so the compiler keeps it in place.
+
+    Example::
+
+        acc = wgmma.fence(acc)
+
+    PTX::
+
+        wgmma.fence.sync.aligned;
+
+    Requires sm_90a up to (excluding) sm_100, PTX ISA 8.0.
+
+    Also known as: ``cute.nvgpu.warpgroup.fence``, ``warpgroup_arrive``, ``cuda::ptx::wgmma_fence``.
+    """
+
+
+def mma_async(acc: tuple, a: int, b: int, scale_d: int, dtype: Literal['f16', 'bf16', 'tf32', 'e4m3', 'e5m2', 'e4m3.e5m2', 'e5m2.e4m3', 's8', 'u8', 's8.u8', 'u8.s8'] = 'bf16', trans_a: Literal[False, True] = False, trans_b: Literal[False, True] = False, negate_a: Literal[False, True] = False, negate_b: Literal[False, True] = False) -> tuple:
+    """``acc + A @ B`` (``acc`` ignored where ``scale_d`` is 0) for one warpgroup, issued
+    asynchronously: A is 64 x K, B is K x N, both K-major in shared memory, named by descriptors
+    (:func:`descriptor`); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
+    (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types; ``trans_a`` / ``trans_b``
+    (16-bit types): the tile is MN-major; ``negate_a`` / ``negate_b``: the immediate scale -1.
+    The result is valid after ``commit_group()`` and ``wait_group(n, acc)``.  All 128 threads of
+    the warpgroup call it together; ``fence(acc)`` before the first MMA that reads registers
+    written otherwise.
+
+    Example::
+
+        acc = wgmma.mma_async(acc, a, b, 1)             # bf16 x bf16 -> f32, N = 2 * len(acc)
+
+    PTX::
+
+        {
+        .reg .pred p;
+        setp.ne.b32 p, scale_d, 0;
+        wgmma.mma_async.sync.aligned.m64nNkK.f32.bf16.bf16 {d0, d1, ...}, a, b, p, 1, 1, 0, 0;
+        }
+
+    Requires sm_90a up to (excluding) sm_100, PTX ISA 8.0.
+
+    Also known as: ``tlx.async_dot``, ``gluon warpgroup_mma``, ``cute.nvgpu.warpgroup.MmaF16BF16Op``, ``SM90_64x128x16_F32BF16BF16_SS``.
+    """
+
+
+def wait_group(n: int, acc: tuple) -> tuple:
+    """Wait until at most ``n`` of the warpgroup's committed wgmma groups are pending; returns
+    the accumulator (its registers are only valid after the wait that covers the MMA writing them).
+
+    Example::
+
+        acc = wgmma.wait_group(0, acc)
+
+    PTX::
+
+        wgmma.wait_group.sync.aligned n;
+
+    Requires sm_90a up to (excluding) sm_100, PTX ISA 8.0.
+
+    Also known as: ``cute.nvgpu.warpgroup.wait_group``, ``warpgroup_wait``, ``cuda::ptx::wgmma_wait_group``.
+    """
+
+
+def zeros(count, dtype=float32):
+    """A zero accumulator fragment of ``count`` registers (``N / 2`` for a 64 x N tile) of float32
+    (or ``numba.int32``, for integer MMA): no instruction (ptxas folds zeros into the first MMA).
+
+    Example::
+
+        acc = wgmma.zeros(128)          # 64 x 256 float32
+
+    PTX::
+
+        (none: ``count`` zero registers, which ptxas folds into the first mma_async's RZ input)
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
+    """
+
+
+def store(acc, out, row, col):
+    """Store a 64 x N float32 accumulator fragment into ``out`` (a 2-D float32 array or view) at
+    (``row``, ``col``), unrolled (one store per element pair), skipping elements outside ``out``:
+    ragged edges are never written.  All 128 threads of the warpgroup call it (1-D blocks: the
+    thread's place comes from ``threadIdx.x % 128``).
+
+    Example::
+
+        wgmma.store(acc, out, m0 + 64 * warpgroup, n0)
+
+    PTX::
+
+        mov.u32 t, %tid.x;
+        @inside st.global.f32 [out + (row * pitch + col * 4)], d(4j+2h);      // per element, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+
+
+def store_bf16(acc, out, row, col):
+    """As :func:`store`, converting each pair to bfloat16 (``cvt.rn.bf16x2.f32``)
+    into ``out``, a 2-D uint16 array holding bfloat16 bits.
+
+    Example::
+
+        wgmma.store_bf16(acc, out, m0 + 64 * warpgroup, n0)
+
+    PTX::
+
+        cvt.rn.bf16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+        @inside st.global.b32 [out + (row * pitch + col * 2)], pair;         // per pair, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
