@@ -5,12 +5,15 @@ and timed beside cuBLAS (``torch.matmul``) when PyTorch is installed.
     python examples/gemm.py [M N K]          # without a GPU: simulated, small
 
 The kernel is persistent (one block per SM, tiles handed out in grouped order for L2 reuse) and
-warp-specialised: warpgroup 0's elected thread issues the TMA loads of A (128 x 64) and B
-(256 x 64) tiles into a 4-stage ``numba_tma.pipeline.TmaPipeline``; warpgroups 1 and 2 each
-multiply a 64 x 256 half of the 128 x 256 output tile with ``wgmma.mma_async`` (m64n256k16, four
-per 64-wide K step, descriptors from the maps' 128B-swizzled layout), keep one wgmma group in
-flight while releasing the stage before, and store their fragment as bf16 with bounds (ragged M,
-N, K: TMA fills out-of-range input with zeros, the store skips out-of-range output).
+warp-specialised: warpgroup 0's elected thread issues the TMA loads of A (128 rows) and B
+(256 rows) tiles, one 128-byte K step wide, into a 4-stage ``numba_tma.pipeline.TmaPipeline``;
+warpgroups 1 and 2 each multiply a 64 x 256 half of the 128 x 256 output tile with
+``wgmma.mma_async`` (m64n256k16 for bf16, m64n256k32 for fp8 e4m3; four per K step,
+descriptors from the maps' 128B-swizzled layout), keep one wgmma group in flight while releasing
+the stage before, and write their fragment as bf16 into swizzled shared boxes that TMA stores
+(left in flight while the next tile's MMAs run).  Ragged M, N, K: TMA fills out-of-range input
+with zeros and clips out-of-range output (N and K multiples of 8: TMA's 16-byte row pitch).  ``make_gemm("e4m3")`` is the
+fp8 kernel (per-tensor scales applied to the fragment before the store).
 """
 
 import sys
@@ -22,20 +25,16 @@ import numpy as np
 from numba import cuda
 
 import numba_tma
-from numba_tma import SharedMemoryPlan, TensorMap, at, pipeline, wgmma
-from numba_tma import tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, fence, pipeline, sync, tma, wgmma
 
-BM, BN, BK = 128, 256, 64            # output tile, K step (64 bf16 = one 128-byte swizzle row)
-STAGES = 4                           # 4 x 48 KiB of shared memory
+BM, BN = 128, 256                    # the output tile: two warpgroups of 64 x 256
+STAGES = 3                           # 3 x 48 KiB of shared memory, and 64 KiB for the output tile
 GROUP_M = 8                          # output tiles walk GROUP_M tile rows at a time (L2 reuse of B)
 THREADS = 384                        # 3 warpgroups: the producer's, two consumers'
-
 RING = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2))
-plan = (SharedMemoryPlan()
-        .array("a", (STAGES, BM, BK), numba.uint16, swizzle="128B")
-        .array("b", (STAGES, BN, BK), numba.uint16, swizzle="128B")
-        .pipeline("ring", RING))
-carve = plan.carver()
+#: per input type: (its bytes, the shared element type, the wgmma dtype); the K step BK is one
+#: 128-byte swizzle row (64 bf16 or 128 fp8), four wgmma K steps of 32 bytes
+KINDS = {"bf16": (2, numba.uint16, "bf16"), "e4m3": (1, numba.uint8, "e4m3")}
 
 
 @cuda.jit(device=True, inline=True)
@@ -47,59 +46,97 @@ def tile_of(t, tiles_m, tiles_n):
     return first + (t % per_group) % rows, (t % per_group) // rows
 
 
-# one block of 384 threads per SM: ptxas may then give each thread 168 registers (the simulator's
-# cuda.jit takes no launch_bounds)
-@cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1)}))
-def gemm(desc_a, desc_b, c, tiles_m, tiles_n, k_tiles):
-    smem = carve()
-    ring = RING.create(smem.ring)
-    warpgroup = cuda.threadIdx.x // 128
-    n_tiles = tiles_m * tiles_n
-    if warpgroup == 0:                                     # the producer
-        if cuda.threadIdx.x == 0:
-            p = ring.producer_state()
+def make_gemm(kind):
+    """The kernel, its shared-memory plan and K step for inputs of ``kind`` ("bf16" or "e4m3")."""
+    size, element, mma_dtype = KINDS[kind]
+    bk = 128 // size
+    plan = (SharedMemoryPlan()
+            .array("a", (STAGES, BM, bk), element, swizzle="128B")
+            .array("b", (STAGES, BN, bk), element, swizzle="128B")
+            .array("c", (2 * BN // 64, 64, 64), numba.uint16, swizzle="128B")   # per warpgroup, 4 boxes of 64 x 64
+            .pipeline("ring", RING))
+    carve = plan.carver()
+
+    # one block of 384 threads per SM: ptxas may then give each thread 168 registers (the
+    # simulator's cuda.jit takes no launch_bounds)
+    @cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1)}))
+    def gemm(desc_a, desc_b, desc_c, tiles_m, tiles_n, k_tiles, scale):
+        smem = carve()
+        ring = RING.create(smem.ring)
+        warpgroup = cuda.threadIdx.x // 128
+        n_tiles = tiles_m * tiles_n
+        if warpgroup == 0:                                     # the producer
+            if cuda.threadIdx.x == 0:
+                p = ring.producer_state()
+                for t in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):
+                    m, n = tile_of(t, tiles_m, tiles_n)
+                    for k in range(k_tiles):
+                        ring.acquire(p, (desc_a, desc_b))
+                        tma.load(desc_a, at(smem.a, p.index), (k * bk, m * BM), ring.full(p))
+                        tma.load(desc_b, at(smem.b, p.index), (k * bk, n * BN), ring.full(p))
+                        p = p.advance()
+        else:                                                  # the consumers: rows 64 * half of the tile
+            half = warpgroup - 1
+            leader = cuda.threadIdx.x % 128 == 0
+            c_state = ring.consumer_state()
             for t in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):
                 m, n = tile_of(t, tiles_m, tiles_n)
-                for k in range(k_tiles):
-                    ring.acquire(p, (desc_a, desc_b))
-                    tma.load(desc_a, at(smem.a, p.index), (k * BK, m * BM), ring.full(p))
-                    tma.load(desc_b, at(smem.b, p.index), (k * BK, n * BN), ring.full(p))
-                    p = p.advance()
-    else:                                                  # the consumers: rows 64 * half of the tile
-        half = warpgroup - 1
-        c_state = ring.consumer_state()
-        for t in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):
-            m, n = tile_of(t, tiles_m, tiles_n)
-            acc = wgmma.zeros(128)
-            previous = c_state
-            for k in range(k_tiles):
-                ring.wait(c_state)
-                acc = wgmma.fence(acc)
-                a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, c_state.index)
-                for kk in range(BK // 16):
-                    acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
-                                          wgmma.descriptor(b_tile, desc_b, kk, 0), k + kk)
-                wgmma.commit_group()
-                acc = wgmma.wait_group(1, acc)             # the MMAs of K step k - 1 are done:
-                if k > 0:
-                    ring.release(previous)                 # their stage can be refilled
+                acc = wgmma.zeros(128)
                 previous = c_state
-                c_state = c_state.advance()
-            acc = wgmma.wait_group(0, acc)
-            ring.release(previous)
-            wgmma.store_bf16(acc, c, m * BM + 64 * half, n * BN)
+                for k in range(k_tiles):
+                    ring.wait(c_state)
+                    acc = wgmma.fence(acc)
+                    a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, c_state.index)
+                    for kk in range(4):
+                        acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
+                                              wgmma.descriptor(b_tile, desc_b, kk, 0), k + kk, dtype=mma_dtype)
+                    wgmma.commit_group()
+                    acc = wgmma.wait_group(1, acc)             # the MMAs of K step k - 1 are done:
+                    if k > 0:
+                        ring.release(previous)                 # their stage can be refilled
+                    previous = c_state
+                    c_state = c_state.advance()
+                acc = wgmma.wait_group(0, acc)
+                ring.release(previous)
+                if scale != 1:
+                    acc = wgmma.scale(acc, scale)
+                # the epilogue: the fragment as bf16 into this warpgroup's staging boxes (once its
+                # previous tile's TMA stores have read them), then TMA stores, left in flight
+                if leader:
+                    tma.wait_group_read(0)
+                sync.named_barrier_sync(1 + half, 128)
+                wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
+                fence.proxy_async()
+                sync.named_barrier_sync(1 + half, 128)
+                if leader:
+                    for box in range(BN // 64):
+                        tma.store(desc_c, at(smem.c, 4 * half + box), (n * BN + 64 * box, m * BM + 64 * half))
+                    tma.commit_group()
+            if leader:
+                tma.wait_group(0)
+
+    return gemm, plan, bk
 
 
-def maps(a_bits, b_bits):
-    """TMA maps of A (M x K) and B (N x K) bf16 bits, 128B-swizzled boxes of 128 x 64 and 256 x 64."""
-    return (TensorMap.tiled(a_bits, (BM, BK), swizzle="128B", data_type="bfloat16"),
-            TensorMap.tiled(b_bits, (BN, BK), swizzle="128B", data_type="bfloat16"))
+GEMMS = {kind: make_gemm(kind) for kind in KINDS}
 
 
-def matmul(desc_a, desc_b, c, m, n, k, blocks):
+def maps(a, b, c, kind="bf16"):
+    """TMA maps of A (M x K) and B (N x K), bf16 bits (uint16) or e4m3 bytes (uint8), 128B-swizzled
+    boxes of 128 and 256 rows by one K step; and of C (M x N bf16 bits), boxes of 64 x 64."""
+    bk = GEMMS[kind][2]
+    options = {"data_type": "bfloat16"} if kind == "bf16" else {}
+    return (TensorMap.tiled(a, (BM, bk), swizzle="128B", **options),
+            TensorMap.tiled(b, (BN, bk), swizzle="128B", **options),
+            TensorMap.tiled(c, (64, 64), swizzle="128B", data_type="bfloat16"))
+
+
+def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0):
+    """C = scale * A @ B^T into the map ``desc_c``'s M x N bf16 array, ``blocks`` persistent blocks."""
+    gemm, plan, bk = GEMMS[kind]
     tiles_m, tiles_n = -(-m // BM), -(-n // BN)
-    numba_tma.launch(gemm, min(blocks, tiles_m * tiles_n), THREADS, desc_a, desc_b, c, tiles_m, tiles_n,
-                     -(-k // BK), shared_mem=plan.nbytes)
+    numba_tma.launch(gemm, min(blocks, tiles_m * tiles_n), THREADS, desc_a, desc_b, desc_c, tiles_m, tiles_n,
+                     -(-k // bk), numba.float32(scale), shared_mem=plan.nbytes)
 
 
 def bf16_bits(x):
@@ -125,14 +162,14 @@ def timed(fn, repeats=20):
 
 
 def main(m=None, n=None, k=None):
-    m, n, k = (m or (200 if SIMULATED else 4096)), (n or (300 if SIMULATED else 4096)), (k or (96 if SIMULATED else 4096))
+    m, n, k = (m or (200 if SIMULATED else 4096)), (n or (296 if SIMULATED else 4096)), (k or (96 if SIMULATED else 4096))
     rng = np.random.default_rng(0)
     a_bits, b_bits = bf16_bits(rng.standard_normal((m, k))), bf16_bits(rng.standard_normal((n, k)))
     d_a, d_b = cuda.to_device(a_bits), cuda.to_device(b_bits)
     c = cuda.device_array((m, n), np.uint16)
-    desc_a, desc_b = maps(d_a, d_b)
+    desc_a, desc_b, desc_c = maps(d_a, d_b, c)
     blocks = 2 if SIMULATED else cuda.get_current_device().MULTIPROCESSOR_COUNT
-    matmul(desc_a, desc_b, c, m, n, k, blocks)
+    matmul(desc_a, desc_b, desc_c, m, n, k, blocks)
     got = bf16_values(c.copy_to_host())
     try:
         import torch
@@ -150,7 +187,7 @@ def main(m=None, n=None, k=None):
           f"{'PASS' if ok else 'FAIL'}")
     if not SIMULATED:
         flops = 2.0 * m * n * k
-        ours = flops / timed(lambda: matmul(desc_a, desc_b, c, m, n, k, blocks)) / 1e12
+        ours = flops / timed(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks)) / 1e12
         line = f"  numba-tma wgmma: {ours:.0f} TFLOP/s"
         if torch is not None:
             out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")

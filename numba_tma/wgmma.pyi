@@ -140,6 +140,22 @@ def zeros(count, dtype=float32):
     """
 
 
+def scale(acc, factor):
+    """``acc`` with every register multiplied by ``factor`` (a float; an fp8 GEMM's per-tensor
+    ``scale_a * scale_b``), unrolled.
+
+    Example::
+
+        acc = wgmma.scale(acc, scale_a * scale_b)
+
+    PTX::
+
+        mul.f32 d(i), d(i), factor;          // per register, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
+    """
+
+
 def store(acc, out, row, col):
     """Store a 64 x N float32 accumulator fragment into ``out`` (a 2-D float32 array or view) at
     (``row``, ``col``), unrolled (one store per element pair), skipping elements outside ``out``:
@@ -161,7 +177,8 @@ def store(acc, out, row, col):
 
 def store_bf16(acc, out, row, col):
     """As :func:`store`, converting each pair to bfloat16 (``cvt.rn.bf16x2.f32``)
-    into ``out``, a 2-D uint16 array holding bfloat16 bits.
+    into ``out``, a 2-D uint16 (or int16: a torch bfloat16 tensor's ``view(torch.int16)``) array
+    holding bfloat16 bits.
 
     Example::
 
@@ -171,6 +188,28 @@ def store_bf16(acc, out, row, col):
 
         cvt.rn.bf16x2.f32 pair, d(4j+2h+1), d(4j+2h);
         @inside st.global.b32 [out + (row * pitch + col * 2)], pair;         // per pair, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+
+
+def store_shared_bf16(acc, tile, desc):
+    """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
+    ``desc`` stores it from: ``N / box_cols`` consecutive boxes of ``desc``'s box (64 rows of one
+    128-byte swizzle span: box ``(64, 64)`` bf16, ``swizzle="128B"``) from ``tile`` (``at(ring, i)``),
+    each box in the map's swizzled layout, so that ``tma.store(desc, at(ring, i + b), ...)`` writes
+    box ``b`` (columns ``64 b`` to ``64 b + 63``) — the epilogue of a GEMM: one ``st.shared.b32``
+    per element pair (swizzled: no bank conflicts), unrolled; then ``fence.proxy_async()`` and a
+    barrier of the warpgroup before the store.
+
+    Example::
+
+        wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
+
+    PTX::
+
+        cvt.rn.bf16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+        st.shared.b32 [tile + box * BOX_BYTES + swizzle(row * 128 + col * 2)], pair;   // unrolled
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
     """

@@ -29,7 +29,7 @@ from numba.cuda.extending import _intrinsic, intrinsic
 from ..declarations import literal, reject
 from ..descriptors.enums import SWIZZLE_BYTES
 from ._core import (I32, Const, Fragment, Int, Operand, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
-                    Sample, SharedArray, exported)
+                    Sample, SharedArray, exported, shared_address)
 from .tensor_map_type import TensorMapType
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
@@ -340,10 +340,11 @@ def _fragment_coords(builder, row0, col0):
 def _store_codegen(kind):
     def typer(typingctx, acc, out, row, col):
         _ACC.check(f"wgmma.{kind}", acc)
-        want = types.float32 if kind == "store" else types.uint16
-        if not (isinstance(out, types.Array) and out.ndim == 2 and out.dtype == want):
-            raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D {want} array"
-                                  f"{' (bfloat16 bits)' if want == types.uint16 else ''}; got {out}")
+        want = (types.float32,) if kind == "store" else (types.uint16, types.int16)
+        if not (isinstance(out, types.Array) and out.ndim == 2 and out.dtype in want):
+            raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D "
+                                  f"{'float32' if kind == 'store' else 'uint16 or int16'} array"
+                                  f"{' (bfloat16 bits)' if kind != 'store' else ''}; got {out}")
         for name, ty in (("row", row), ("col", col)):
             if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
                 raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument {name!r} must be an integer; got {ty}")
@@ -413,7 +414,8 @@ Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
 """
 store_bf16 = intrinsic(_store_codegen("store_bf16"))
 store_bf16.__doc__ = """As :func:`store`, converting each pair to bfloat16 (``cvt.rn.bf16x2.f32``)
-into ``out``, a 2-D uint16 array holding bfloat16 bits.
+into ``out``, a 2-D uint16 (or int16: a torch bfloat16 tensor's ``view(torch.int16)``) array
+holding bfloat16 bits.
 
 Example::
 
@@ -427,5 +429,94 @@ PTX::
 Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
 """
 
-HELPERS = ("zeros", "store", "store_bf16")   # public, not PTX declarations
+@intrinsic
+def scale(typingctx, acc, factor):
+    """``acc`` with every register multiplied by ``factor`` (a float; an fp8 GEMM's per-tensor
+    ``scale_a * scale_b``), unrolled.
+
+    Example::
+
+        acc = wgmma.scale(acc, scale_a * scale_b)
+
+    PTX::
+
+        mul.f32 d(i), d(i), factor;          // per register, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
+    """
+    _ACC.check("wgmma.scale", acc)
+    if str(acc.dtype) != "float32" or not isinstance(factor, (types.Float, types.Integer, types.IntegerLiteral)):
+        raise OpArgumentError(f"numba_tma: wgmma.scale: arguments 'acc' and 'factor' must be a float32 fragment and a "
+                              f"number; got {acc} and {factor}")
+
+    def codegen(context, builder, sig, args):
+        f = context.cast(builder, args[1], sig.args[1], types.float32)
+        return context.make_tuple(builder, sig.return_type,
+                                  [builder.fmul(builder.extract_value(args[0], i), f) for i in range(acc.count)])
+
+    return acc(acc, factor), codegen
+
+
+@intrinsic
+def store_shared_bf16(typingctx, acc, tile, desc):
+    """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
+    ``desc`` stores it from: ``N / box_cols`` consecutive boxes of ``desc``'s box (64 rows of one
+    128-byte swizzle span: box ``(64, 64)`` bf16, ``swizzle="128B"``) from ``tile`` (``at(ring, i)``),
+    each box in the map's swizzled layout, so that ``tma.store(desc, at(ring, i + b), ...)`` writes
+    box ``b`` (columns ``64 b`` to ``64 b + 63``) — the epilogue of a GEMM: one ``st.shared.b32``
+    per element pair (swizzled: no bank conflicts), unrolled; then ``fence.proxy_async()`` and a
+    barrier of the warpgroup before the store.
+
+    Example::
+
+        wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
+
+    PTX::
+
+        cvt.rn.bf16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+        st.shared.b32 [tile + box * BOX_BYTES + swizzle(row * 128 + col * 2)], pair;   // unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+    _ACC.check("wgmma.store_shared_bf16", acc)
+    SharedArray("tile", what="the shared staging tile", contiguous=True).check("wgmma.store_shared_bf16", tile)
+    span, row_bytes = _layout_facts("wgmma.store_shared_bf16", desc)
+    if desc.element_bits != 16 or span != 128 or desc.box[0] != 64:
+        raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be a 16-bit map with box "
+                              f"(64, 64) and swizzle '128B' (the C tile a warpgroup stores); got {desc}")
+    box_bytes, box_cols = 64 * row_bytes, row_bytes // 2
+    if (2 * acc.count) % box_cols:
+        raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: argument 'acc' must cover whole boxes of "
+                              f"{box_cols} columns; got {2 * acc.count} columns")
+
+    def codegen(context, builder, sig, args):
+        accty, tilety, _ = sig.args
+        values = args[0]
+        base = shared_address(context, builder, tilety, args[1]) if isinstance(tilety, types.Array) else args[1]
+        fnty = ir.FunctionType(I32, [])
+        t = builder.and_(builder.call(ir.InlineAsm(fnty, "mov.u32 $0, %tid.x;", "=r"), []), ir.Constant(I32, 127))
+        warp, lane = builder.lshr(t, ir.Constant(I32, 5)), builder.and_(t, ir.Constant(I32, 31))
+        row = builder.add(builder.shl(warp, ir.Constant(I32, 4)), builder.lshr(lane, ir.Constant(I32, 2)))
+        col_bytes = builder.shl(builder.and_(lane, ir.Constant(I32, 3)), ir.Constant(I32, 2))   # 2 (l % 4) bf16
+        cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2), "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f")
+        st = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [I32, I32]), "st.shared.b32 [$0], $1;", "r,r",
+                          side_effect=True)
+        for j in range(accty.count // 4):
+            box, chunk_col = divmod(8 * j, box_cols)          # 8 columns per j: 16 bytes, one chunk
+            for half in (0, 1):
+                r = builder.add(row, ir.Constant(I32, 8 * half))
+                offset = builder.add(builder.mul(r, ir.Constant(I32, row_bytes)),
+                                     builder.add(ir.Constant(I32, 2 * chunk_col), col_bytes))
+                # the 128B swizzle: the 16-byte chunk index XOR the row's bits 7-9 of the offset
+                swizzled = builder.xor(offset, builder.shl(builder.and_(builder.lshr(offset, ir.Constant(I32, 7)),
+                                                                        ir.Constant(I32, 7)), ir.Constant(I32, 4)))
+                address = builder.add(base, builder.add(ir.Constant(I32, box * box_bytes), swizzled))
+                pair = [builder.extract_value(values, 4 * j + 2 * half + e) for e in (0, 1)]
+                builder.call(st, [address, builder.call(cvt, pair)])
+        return context.get_dummy_value()
+
+    return types.none(acc, tile, desc), codegen
+
+
+HELPERS = ("zeros", "scale", "store", "store_bf16", "store_shared_bf16")   # public, not PTX declarations
 __all__ = exported("wgmma") + list(HELPERS)

@@ -1,0 +1,145 @@
+"""The GEMM of examples/gemm.py beside cuBLAS (torch.matmul; torch._scaled_mm for fp8) and a
+Triton TMA persistent matmul, in one run on the GPU: every result checked against torch in
+float32 on the same inputs first (max error at most 1e-2 of max |C|), then the implementations
+interleaved, the median of 5 rounds.
+
+    python benchmarks/bench_gemm.py [--quick]
+"""
+
+import os
+import statistics
+import sys
+
+sys.path[:0] = [os.path.join(os.path.dirname(__file__), "..", "examples")]
+
+from numba import cuda  # noqa: E402
+
+import gemm  # noqa: E402
+
+ROUNDS = 5
+SHAPES = [("bf16", 8192, 8192, 8192), ("bf16", 4096, 4096, 4096), ("bf16", 8192, 8192, 1024),
+          ("bf16", 256, 8192, 8192), ("e4m3", 8192, 8192, 8192), ("e4m3", 4096, 4096, 4096)]
+
+
+def triton_matmul():
+    """A Triton TMA-descriptor persistent matmul (C = A @ B^T, B given N x K), or None."""
+    try:
+        import triton
+        import triton.language as tl
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        return None
+
+    @triton.jit
+    def kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
+        num_m, num_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+        k_tiles, num_tiles = tl.cdiv(K, BLOCK_K), num_m * num_n
+        per_group = GROUP_M * num_n
+        for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, flatten=True):
+            first = (tile // per_group) * GROUP_M
+            rows = min(num_m - first, GROUP_M)
+            pid_m = first + (tile % per_group) % rows
+            pid_n = (tile % per_group) // rows
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for ki in range(k_tiles):
+                a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
+                b = b_desc.load([pid_n * BLOCK_N, ki * BLOCK_K])
+                acc = tl.dot(a, b.T, acc)
+            c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+
+    def run(a, b, c, fp8):
+        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+        bm, bn, bk = (128, 256, 128) if fp8 else (128, 256, 64)
+        descs = [TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk]),
+                 TensorDescriptor.from_tensor(c, [bm, bn])]
+        m, k = a.shape
+        n = b.shape[0]
+        grid = (min(sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
+        kernel[grid](*descs, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=sms,
+                     num_stages=3, num_warps=8)
+    return run
+
+
+def seconds(fn, repeats):
+    fn()
+    start, stop = cuda.event(), cuda.event()
+    start.record()
+    for _ in range(repeats):
+        fn()
+    stop.record()
+    stop.synchronize()
+    return cuda.event_elapsed_time(start, stop) / 1e3 / repeats
+
+
+def case(torch, triton_run, kind, m, n, k, blocks):
+    fp8 = kind == "e4m3"
+    a = torch.randn((m, k), device="cuda")
+    b = torch.randn((n, k), device="cuda")
+    if fp8:
+        scale_a, scale_b = a.abs().max() / 448, b.abs().max() / 448
+        a, b = (a / scale_a).to(torch.float8_e4m3fn), (b / scale_b).to(torch.float8_e4m3fn)
+        want = (a.float() * scale_a) @ (b.float() * scale_b).T
+        raw_a, raw_b, scale = a.view(torch.uint8), b.view(torch.uint8), float(scale_a * scale_b)
+    else:
+        a, b = a.to(torch.bfloat16), b.to(torch.bfloat16)
+        want = a.float() @ b.float().T
+        raw_a, raw_b, scale = a.view(torch.int16), b.view(torch.int16), 1.0
+    c = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
+    desc_a, desc_b, desc_c = gemm.maps(cuda.as_cuda_array(raw_a), cuda.as_cuda_array(raw_b),
+                                       cuda.as_cuda_array(c.view(torch.int16)), kind)
+    fns = {"numba-tma": lambda: gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind, scale)}
+    if fp8:
+        sa, sb = scale_a.reshape(()).float(), scale_b.reshape(()).float()
+        fns["cuBLAS"] = lambda: torch._scaled_mm(a, b.T, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+    else:
+        fns["cuBLAS"] = lambda: torch.matmul(a, b.T, out=c_ref)
+        c_ref = torch.empty_like(c)
+    if triton_run is not None:
+        c_tri = torch.empty_like(c)
+        fns["Triton"] = lambda: triton_run(a, b, c_tri, fp8)
+    errors = {}
+    for name, fn in fns.items():
+        try:
+            got = fn()
+            torch.cuda.synchronize()
+        except Exception as exc:   # noqa: BLE001 - a reference that cannot run is reported, not fatal
+            errors[name] = f"{type(exc).__name__}: {str(exc)[:120]}"
+            continue
+        result = {"numba-tma": c, "Triton": c_tri if triton_run else None}.get(name, got if fp8 else c_ref)
+        unscaled = name == "Triton" and fp8            # Triton's kernel here applies no scales
+        errors[name] = float((result.float() * (scale if unscaled else 1) - want).abs().max() / want.abs().max())
+    fns = {name: fn for name, fn in fns.items() if isinstance(errors[name], float)}
+    times = {name: [] for name in fns}
+    repeats = max(3, int(2e12 / (2 * m * n * k)))
+    for _ in range(ROUNDS):
+        for name, fn in fns.items():
+            times[name].append(seconds(fn, repeats))
+    tflops = {name: 2.0 * m * n * k / statistics.median(t) / 1e12 for name, t in times.items()}
+    return tflops, errors
+
+
+def main():
+    import torch
+
+    triton_run = triton_matmul()
+    blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    shapes = SHAPES[:2] if "--quick" in sys.argv else SHAPES
+    print(f"bench_gemm: median of {ROUNDS} interleaved rounds, {cuda.get_current_device().name}; TFLOP/s "
+          "(max error / max |C| against torch float32)")
+    for kind, m, n, k in shapes:
+        tflops, errors = case(torch, triton_run, kind, m, n, k, blocks)
+        ours = tflops.get("numba-tma", float("nan"))
+        cells = []
+        for name in ("numba-tma", "cuBLAS", "Triton"):
+            if name in tflops:
+                cells.append(f"{name} {tflops[name]:6.0f} ({errors[name]:.1e})")
+            elif name in errors:
+                cells.append(f"{name}: {errors[name]}")
+        ratios = "  ".join(f"ours/{name} {ours / v:.3f}" for name, v in tflops.items() if name != "numba-tma")
+        print(f"{kind:5s} {m:5d}x{n:5d}x{k:5d}  " + "  ".join(cells) + f"  | {ratios}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
