@@ -1,0 +1,59 @@
+"""examples/gemm.py's kernels (bf16 and fp8 e4m3) checked against numpy in float64 on the same
+(dequantized) inputs, on the GPU and under the simulator (both ways): ragged M, N and K, more
+tiles than blocks (the persistent loop and the pipeline's states across tiles)."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import numba_tma
+from numba_tma import testing
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+# the example picks the simulator itself when it finds no GPU: tell it what this process runs
+_SAVED = os.environ.get("NUMBA_ENABLE_CUDASIM")
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if numba_tma.ops.SIMULATOR else "0"
+import gemm  # noqa: E402
+if _SAVED is None:
+    del os.environ["NUMBA_ENABLE_CUDASIM"]
+else:
+    os.environ["NUMBA_ENABLE_CUDASIM"] = _SAVED
+
+from test_gpu_wgmma import E4M3  # noqa: E402  (the e4m3 model, checked there against the format)
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("m, n, k, blocks", [(200, 296, 96, 2), (128, 256, 64, 1), (300, 520, 200, 3)])
+def test_bf16_gemm_matches_numpy(m, n, k, blocks):
+    if testing.WAY == "gpu":
+        m, n, k, blocks = 4 * m + 3, 3 * n + 8, 5 * k + 8, cuda.get_current_device().MULTIPROCESSOR_COUNT
+    elif m == 300:
+        pytest.skip("under the simulator the two smaller cases cover the kernel (this one takes 8 s there)")
+    rng = np.random.default_rng(m)
+    a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((n, k)))
+    c = cuda.to_device(np.full((m, n), 0xFFFF, np.uint16))
+    desc_a, desc_b, desc_c = gemm.maps(cuda.to_device(a), cuda.to_device(b), c)
+    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks)
+    want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64).T
+    got = gemm.bf16_values(c.copy_to_host())
+    assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max()
+    assert np.abs(got - want).max() <= 2 ** -7 * np.abs(want).max()    # bf16 output rounding, with margin
+
+
+@pytest.mark.both_ways
+def test_e4m3_gemm_with_scales_matches_numpy():
+    m, n, k, blocks = (130, 264, 256, 2) if testing.WAY == "simulator" else (1030, 2056, 1024, 132)
+    rng = np.random.default_rng(7)
+    codes = np.array([b for b in range(256) if np.isfinite(E4M3[b])], np.uint8)
+    a, b = rng.choice(codes, (m, k)), rng.choice(codes, (n, k))
+    scale = 0.03125
+    c = cuda.to_device(np.zeros((m, n), np.uint16))
+    desc_a, desc_b, desc_c = gemm.maps(cuda.to_device(a), cuda.to_device(b), c, "e4m3")
+    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, "e4m3", scale)
+    want = scale * (E4M3[a] @ E4M3[b].T)
+    got = gemm.bf16_values(c.copy_to_host())
+    # Hopper accumulates fp8 products with about 14 mantissa bits (see test_gpu_wgmma)
+    assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max()
