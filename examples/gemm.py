@@ -25,13 +25,13 @@ import numpy as np
 from numba import cuda
 
 import numba_tma
-from numba_tma import SharedMemoryPlan, TensorMap, at, fence, pipeline, sync, tma, wgmma
+from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline, sync, tma, wgmma
 
 BM, BN = 128, 256                    # the output tile: two warpgroups of 64 x 256
 STAGES = 3                           # 3 x 48 KiB of shared memory, and 64 KiB for the output tile
 GROUP_M = 8                          # output tiles walk GROUP_M tile rows at a time (L2 reuse of B)
 THREADS = 384                        # 3 warpgroups: the producer's, two consumers'
-RING = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2))
+STAGE_BYTES = 49152                  # a 128-row A tile and a 256-row B tile, 128 bytes of K each
 #: per input type: (its bytes, the shared element type, the wgmma dtype); the K step BK is one
 #: 128-byte swizzle row (64 bf16 or 128 fp8), four wgmma K steps of 32 bytes
 KINDS = {"bf16": (2, numba.uint16, "bf16"), "e4m3": (1, numba.uint8, "e4m3")}
@@ -46,47 +46,63 @@ def tile_of(t, tiles_m, tiles_n):
     return first + (t % per_group) % rows, (t % per_group) // rows
 
 
-def make_gemm(kind):
-    """The kernel, its shared-memory plan and K step for inputs of ``kind`` ("bf16" or "e4m3")."""
+def make_gemm(kind, pair=False):
+    """The kernel, its shared-memory plan and K step for inputs of ``kind`` ("bf16" or "e4m3").
+    ``pair``: clusters of 2 blocks computing vertically adjacent tiles, which share their B tile:
+    each block loads half of it with TMA multicast into both (B crosses from L2 once per pair)."""
     size, element, mma_dtype = KINDS[kind]
     bk = 128 // size
+    ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), cluster=pair)
     plan = (SharedMemoryPlan()
             .array("a", (STAGES, BM, bk), element, swizzle="128B")
-            .array("b", (STAGES, BN, bk), element, swizzle="128B")
+            .array("b", (2 * STAGES, BN // 2, bk), element, swizzle="128B")   # stage s: halves 2s, 2s + 1
             .array("c", (2 * BN // 64, 64, 64), numba.uint16, swizzle="128B")   # per warpgroup, 4 boxes of 64 x 64
-            .pipeline("ring", RING))
+            .pipeline("ring", ring_config))
     carve = plan.carver()
+    blocks_per_tile_row = 2 if pair else 1
 
     # one block of 384 threads per SM: ptxas may then give each thread 168 registers (the
     # simulator's cuda.jit takes no launch_bounds)
     @cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1)}))
     def gemm(desc_a, desc_b, desc_c, tiles_m, tiles_n, k_tiles, scale):
         smem = carve()
-        ring = RING.create(smem.ring)
+        ring = ring_config.create(smem.ring)
         warpgroup = cuda.threadIdx.x // 128
-        n_tiles = tiles_m * tiles_n
+        rank = cluster.ctarank() if pair else 0
+        rows_of_tiles = (tiles_m + blocks_per_tile_row - 1) // blocks_per_tile_row   # tile rows (pairs of them)
+        first, step = cuda.blockIdx.x // blocks_per_tile_row, cuda.gridDim.x // blocks_per_tile_row
+        n_tiles = rows_of_tiles * tiles_n
         if warpgroup == 0:                                     # the producer
             if cuda.threadIdx.x == 0:
                 p = ring.producer_state()
-                for t in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):
-                    m, n = tile_of(t, tiles_m, tiles_n)
+                for t in range(first, n_tiles, step):
+                    mp, n = tile_of(t, rows_of_tiles, tiles_n)
+                    m = mp * blocks_per_tile_row + rank
                     for k in range(k_tiles):
-                        ring.acquire(p, (desc_a, desc_b))
+                        ring.acquire(p, STAGE_BYTES)
                         tma.load(desc_a, at(smem.a, p.index), (k * bk, m * BM), ring.full(p))
-                        tma.load(desc_b, at(smem.b, p.index), (k * bk, n * BN), ring.full(p))
+                        if pair:                               # this block's half of B, into both blocks
+                            tma.load(desc_b, at(smem.b, 2 * p.index + rank), (k * bk, n * BN + rank * (BN // 2)),
+                                     ring.full(p), multicast=cluster.mask_all(2))
+                        else:
+                            tma.load(desc_b, at(smem.b, 2 * p.index), (k * bk, n * BN), ring.full(p))
+                            tma.load(desc_b, at(smem.b, 2 * p.index + 1), (k * bk, n * BN + BN // 2), ring.full(p))
                         p = p.advance()
+                if pair:
+                    ring.tail(p)                               # the other block released every stage
         else:                                                  # the consumers: rows 64 * half of the tile
             half = warpgroup - 1
             leader = cuda.threadIdx.x % 128 == 0
             c_state = ring.consumer_state()
-            for t in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):
-                m, n = tile_of(t, tiles_m, tiles_n)
+            for t in range(first, n_tiles, step):
+                mp, n = tile_of(t, rows_of_tiles, tiles_n)
+                m = mp * blocks_per_tile_row + rank
                 acc = wgmma.zeros(128)
                 previous = c_state
                 for k in range(k_tiles):
                     ring.wait(c_state)
                     acc = wgmma.fence(acc)
-                    a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, c_state.index)
+                    a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, 2 * c_state.index)
                     for kk in range(4):
                         acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
                                               wgmma.descriptor(b_tile, desc_b, kk, 0), k + kk, dtype=mma_dtype)
@@ -118,25 +134,27 @@ def make_gemm(kind):
     return gemm, plan, bk
 
 
-GEMMS = {kind: make_gemm(kind) for kind in KINDS}
+GEMMS = {(kind, pair): make_gemm(kind, pair) for kind in KINDS for pair in (False, True)}
 
 
 def maps(a, b, c, kind="bf16"):
     """TMA maps of A (M x K) and B (N x K), bf16 bits (uint16) or e4m3 bytes (uint8), 128B-swizzled
     boxes of 128 and 256 rows by one K step; and of C (M x N bf16 bits), boxes of 64 x 64."""
-    bk = GEMMS[kind][2]
+    bk = GEMMS[kind, False][2]
     options = {"data_type": "bfloat16"} if kind == "bf16" else {}
     return (TensorMap.tiled(a, (BM, bk), swizzle="128B", **options),
-            TensorMap.tiled(b, (BN, bk), swizzle="128B", **options),
+            TensorMap.tiled(b, (BN // 2, bk), swizzle="128B", **options),     # half a B tile per load
             TensorMap.tiled(c, (64, 64), swizzle="128B", data_type="bfloat16"))
 
 
-def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0):
-    """C = scale * A @ B^T into the map ``desc_c``'s M x N bf16 array, ``blocks`` persistent blocks."""
-    gemm, plan, bk = GEMMS[kind]
+def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False):
+    """C = scale * A @ B^T into the map ``desc_c``'s M x N bf16 array, ``blocks`` persistent blocks
+    (``pair``: in clusters of 2 sharing B by multicast)."""
+    gemm, plan, bk = GEMMS[kind, pair]
     tiles_m, tiles_n = -(-m // BM), -(-n // BN)
-    numba_tma.launch(gemm, min(blocks, tiles_m * tiles_n), THREADS, desc_a, desc_b, desc_c, tiles_m, tiles_n,
-                     -(-k // bk), numba.float32(scale), shared_mem=plan.nbytes)
+    grid = min(blocks, tiles_m * tiles_n) if not pair else 2 * min(blocks // 2, -(-tiles_m // 2) * tiles_n)
+    numba_tma.launch(gemm, grid, THREADS, desc_a, desc_b, desc_c, tiles_m, tiles_n, -(-k // bk),
+                     numba.float32(scale), shared_mem=plan.nbytes, cluster=(2, 1, 1) if pair else (1, 1, 1))
 
 
 def bf16_bits(x):
@@ -171,6 +189,9 @@ def main(m=None, n=None, k=None):
     blocks = 2 if SIMULATED else cuda.get_current_device().MULTIPROCESSOR_COUNT
     matmul(desc_a, desc_b, desc_c, m, n, k, blocks)
     got = bf16_values(c.copy_to_host())
+    c.copy_to_device(np.zeros((m, n), np.uint16))
+    matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=True)
+    got_pair = bf16_values(c.copy_to_host())
     try:
         import torch
     except ImportError:
@@ -182,13 +203,16 @@ def main(m=None, n=None, k=None):
         tb = torch.from_numpy(b_bits.view(np.int16)).cuda().view(torch.bfloat16)
         want = (ta.float() @ tb.float().T).cpu().numpy()
     error = float(np.abs(got - want).max() / np.abs(want).max())
+    error = max(error, float(np.abs(got_pair - want).max() / np.abs(want).max()))
     ok = error <= 1e-2
-    print(f"gemm: {m}x{n}x{k} bf16 -> bf16, {blocks} persistent blocks: max error {error:.2e} of max |C|: "
+    print(f"gemm: {m}x{n}x{k} bf16 -> bf16, {blocks} persistent blocks (and in pairs sharing B by multicast): "
+          f"max error {error:.2e} of max |C|: "
           f"{'PASS' if ok else 'FAIL'}")
     if not SIMULATED:
         flops = 2.0 * m * n * k
         ours = flops / timed(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks)) / 1e12
-        line = f"  numba-tma wgmma: {ours:.0f} TFLOP/s"
+        paired = flops / timed(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=True)) / 1e12
+        line = f"  numba-tma wgmma: {ours:.0f} TFLOP/s (clusters of 2, B multicast: {paired:.0f})"
         if torch is not None:
             out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
             theirs = flops / timed(lambda: torch.matmul(ta, tb.T, out=out)) / 1e12
