@@ -45,7 +45,8 @@ from . import (arguments, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier
                sync, tensormap, tma)
 from .scheduler import SimulatorError
 
-numba_sim.install(scheduler.run_block, memory.shared_array, sync.syncwarp)
+numba_sim.install(scheduler.run_block, memory.shared_array, sync.syncwarp,
+                  memory.global_stored if memory.MARKS else None)
 
 __all__ = ["FAMILIES", "SimulatorError", "at"]
 

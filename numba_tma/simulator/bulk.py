@@ -29,6 +29,8 @@ def bulk_load(dst, src, nbytes, bar, cache_hint=None, multicast=None):
     op = "bulk.load"
     thread, state = enter()
     _bulk_checks(op, dst, src, nbytes, load=True)
+    if thread.block.launch.global_marks:
+        memory.check_global_read(op, thread, memory.address(memory.host(src)) + np.arange(nbytes))
     data = memory.byte_view(memory.host(src))[:nbytes].copy()
 
     def write(view):
@@ -41,7 +43,7 @@ def bulk_store(dst, src, nbytes, cache_hint=None):
     thread, state = enter()
     _bulk_checks("bulk.store", dst, src, nbytes, load=False)
     memory.check_fenced("bulk.store", thread, src, nbytes)
-    state.stored("bulk.store", thread, src)
+    state.stored("bulk.store", thread, src, nbytes)
     memory.byte_view(memory.host(dst))[:nbytes] = memory.byte_view(src)[:nbytes]
 
 
@@ -49,7 +51,7 @@ def bulk_store_bytemask(dst, src, nbytes, mask, cache_hint=None):
     thread, state = enter()
     _bulk_checks("bulk.store_bytemask", dst, src, nbytes, load=False)
     memory.check_fenced("bulk.store_bytemask", thread, src, nbytes)
-    state.stored("bulk.store_bytemask", thread, src)
+    state.stored("bulk.store_bytemask", thread, src, nbytes)
     keep = np.tile(((int(mask) >> np.arange(16)) & 1).astype(bool), nbytes // 16)
     target = memory.byte_view(memory.host(dst))[:nbytes]
     target[keep] = memory.byte_view(src)[:nbytes][keep]
@@ -59,7 +61,7 @@ def bulk_reduce(dst, src, nbytes, op, cache_hint=None):
     thread, state = enter()
     _bulk_checks("bulk.reduce", dst, src, nbytes, load=False)
     memory.check_fenced("bulk.reduce", thread, src, nbytes)
-    state.stored("bulk.reduce", thread, src)
+    state.stored("bulk.reduce", thread, src, nbytes)
     ptx = _PTX.get(np.dtype(src.dtype).name)
     if op not in BULK_REDUCE_TYPES or ptx not in BULK_REDUCE_TYPES[op]:
         raise SimulatorError(f"numba_tma simulator: bulk.reduce: op {op!r} does not take {src.dtype} elements "
@@ -86,6 +88,8 @@ def bulk_wait_group(n):
     thread, state = enter()
     mine = state.stores.get(thread)
     if mine is not None and len(mine[1]) > n:     # the data is written at issue; the exit check counts groups
+        for group in mine[1][:len(mine[1]) - n]:
+            state.read_done(group)
         del mine[1][:len(mine[1]) - n]
 
 

@@ -47,6 +47,7 @@ def cluster_wait():
     gate, generation = arrival
     scheduler.wait(thread, lambda: gate.generation != generation,
                    lambda: f"cluster.wait: {len(gate.arrived)} of {gate.expected} threads of the cluster arrived")
+    scheduler.acquire(thread, gate.released)
 
 
 def cluster_sync():
@@ -68,7 +69,7 @@ def map_shared(array, cta_rank):
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: cluster.map_shared: array must be a shared "
                              f"array; got {memory.name(array)}")
     block, _ = peer("cluster.map_shared", thread, cta_rank)
-    return memory.peer_array(array, block)
+    return memory.mapped(array, block)
 
 
 def cta_rank_of(array):

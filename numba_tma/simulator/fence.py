@@ -5,12 +5,16 @@ proxy need (below).
 
 from __future__ import annotations
 
-from . import memory
+from . import scheduler, tensormap
 from .state import enter
+
+# the proxy fence's state spaces, as the checker's marks tell them apart
+_SPACES = {None: ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
+           "global": ("global",)}
 
 
 # The simulator has one coherent memory and completes a barrier's init at once; fence.proxy_async
-# orders the block's generic writes for the async proxy (memory.py checks TMA / bulk sources).
+# orders this thread's generic writes for the async proxy (memory.py checks TMA / bulk operands).
 
 def fence_mbarrier_init():
     thread, state = enter()
@@ -20,11 +24,7 @@ def fence_mbarrier_init():
 
 def fence_proxy_async(space):
     thread, _ = enter()
-    if space in (None, "shared::cta"):
-        memory.fence_generic(thread.block)
-    elif space == "shared::cluster":
-        for block in thread.block.cluster.blocks:
-            memory.fence_generic(block)
+    scheduler.proxy_fence(thread, _SPACES[space])
 
 
 def fence_acq_rel(scope):
@@ -36,11 +36,13 @@ def fence_sc(scope):
 
 
 def fence_proxy_tensormap_acquire(desc, scope):
-    pass
+    thread, _ = enter()
+    tensormap.acquire(thread, desc)
 
 
 def fence_proxy_tensormap_release(scope):
-    pass
+    thread, _ = enter()
+    tensormap.release(thread)
 
 
 FENCE_OPS = dict(mbarrier_init=fence_mbarrier_init, proxy_async=fence_proxy_async, acq_rel=fence_acq_rel,

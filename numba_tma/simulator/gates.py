@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from . import scheduler
 from .state import SimulatorError, where
 
 
@@ -12,6 +13,13 @@ class Gate:
 
     def __init__(self, expected):
         self.expected, self.arrived, self.generation = expected, set(), 0
+        self.clock = None            # the arrivals' clocks of this generation, merged (scheduler.release)
+        self.released = None         # ... and of the last generation completed, which its waiters acquire
+
+    def complete(self):
+        """Every thread has arrived: the next generation begins."""
+        self.arrived, self.generation = set(), self.generation + 1
+        self.released, self.clock = self.clock, None
 
 
 def arrive(state, thread, key, expected, op):
@@ -20,8 +28,9 @@ def arrive(state, thread, key, expected, op):
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} with {expected} threads, but the barrier's "
                              f"other threads said {gate.expected}")
     gate.arrived.add(thread)
+    gate.clock = scheduler.joined(gate.clock, scheduler.release(thread))
     generation = gate.generation
     if len(gate.arrived) >= gate.expected:
-        gate.arrived, gate.generation = set(), gate.generation + 1
+        gate.complete()
         state.changed()
     return gate, generation

@@ -61,6 +61,7 @@ def _arrive(thread, state, op, bar, count, drop=0, nbytes=0):
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} arrives {count} times on {b.describe()}:"
                              f" more arrivals than the phase still expects")
     token = StateToken(b.phase << _TOKEN_SHIFT | b.pending)
+    b.clock = scheduler.joined(b.clock, scheduler.release(thread))
     b.count -= drop
     b.pending -= count
     _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
@@ -151,6 +152,7 @@ def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
     for block, state in blocks:
         view, at = in_block(dst, block), in_block(bar, block)
         b = barrier(state, thread, op, at)
+        memory.check_overwrite(op, thread, view, nbytes)
         start = memory.address(view)
         what = memory.name(view)
         record = remote(op, thread, state, b, what)
@@ -238,6 +240,7 @@ def _wrong_parity(thread, op, b, parity):
 
 
 def _waited(thread, b, phase):
+    scheduler.acquire(thread, b.released)
     b.seen[thread] = phase
     if phase > b.observed:
         b.observed = phase

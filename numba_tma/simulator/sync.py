@@ -18,6 +18,7 @@ def _meet(key, expected, op, wait=True):
     if wait:
         scheduler.wait(thread, lambda: gate.generation != generation,
                        lambda: f"{op}: {len(gate.arrived)} of {gate.expected} threads arrived")
+        scheduler.acquire(thread, gate.released)
 
 
 def _check_named(op, barrier_id, nthreads):
@@ -56,15 +57,17 @@ def syncwarp(mask=0xFFFFFFFF):
 
     gate = state.gates.setdefault(key, Gate(0))
     gate.arrived.add(thread)
+    gate.clock = scheduler.joined(gate.clock, scheduler.release(thread))
     generation = gate.generation
 
     def done():
         if gate.generation == generation and lanes() <= gate.arrived:
-            gate.arrived, gate.generation = set(), gate.generation + 1
+            gate.complete()
             state.changed()
         return gate.generation != generation
 
     scheduler.wait(thread, done, lambda: f"cuda.syncwarp: {len(gate.arrived)} of {len(lanes())} lanes arrived")
+    scheduler.acquire(thread, gate.released)
 
 
 SYNC_OPS = dict(named_barrier_sync=named_barrier_sync, named_barrier_arrive=named_barrier_arrive,

@@ -9,7 +9,8 @@ import numpy as np
 from ..descriptors import layout
 from ..descriptors.tensor_map import TensorMap
 from . import memory
-from .state import SimulatorError, enter
+from . import scheduler as _sched
+from .state import SimulatorError, enter, where
 
 
 def _buffer(op, buf):
@@ -21,10 +22,60 @@ def _buffer(op, buf):
     return data[:layout.NUM_BYTES]
 
 
+class _Edit:
+    """A descriptor a thread of the launch edited in memory (``op``): whether it was released for
+    the tensormap proxy since, and the threads that acquired it after that."""
+
+    def __init__(self, thread, op, released):
+        self.thread, self.op, self.released, self.acquired = thread, op, released, set()
+
+
+def _edited(thread, op, buf, released=False):
+    thread.block.launch.tensormaps[memory.address(memory.host(buf))] = _Edit(thread, op, released)
+
+
+def release(thread):
+    """fence.proxy_tensormap_release in ``thread``: its edits are released for the tensormap proxy."""
+    for edit in thread.block.launch.tensormaps.values():
+        if edit.thread is thread:
+            edit.released = True
+
+
+def acquire(thread, desc):
+    """fence.proxy_tensormap_acquire(desc) in ``thread``: a released edit of ``desc`` is visible to its TMA ops."""
+    edit = thread.block.launch.tensormaps.get(memory.address(memory.host(desc)))
+    if edit is not None and edit.released:
+        edit.acquired.add(thread)
+
+
+def check_use(op, desc):
+    """A TMA op reads the descriptor in memory ``desc``: raise if a thread of the launch edited it
+    and the edit was not released, or this thread did not acquire it after the release."""
+    thread = _sched.current()
+    addr = memory.address(memory.host(desc))
+    edit = thread.block.launch.tensormaps.get(addr)
+    if edit is None or thread in edit.acquired:
+        return
+    by = "this thread" if edit.thread is thread else where(edit.thread)
+    what = memory.name(desc) if isinstance(desc, memory.SharedArray) else memory.global_name(thread.block.launch, addr)
+    if not edit.released:
+        step = (f"fence.proxy_tensormap_release() in {'this' if edit.thread is thread else 'that'} thread after its "
+                "edits (or tensormap.cp_fenceproxy, which copies and releases), then "
+                f"fence.proxy_tensormap_acquire(desc) in this thread before the {op}")
+        state = "and did not release it"
+    else:
+        step = f"fence.proxy_tensormap_acquire(desc) in this thread after the release, before the {op}"
+        state = "and released it, but this thread did not acquire it since"
+    raise SimulatorError(
+        f"numba_tma simulator: {where(thread)}: {op} uses the descriptor {what}, which {by} edited in memory "
+        f"({edit.op}) {state}: the tensormap proxy may read the old descriptor. Missing step: {step}")
+
+
 def _edit(op, buf, field, value):
     """Store ``value`` in ``field`` = (bit offset, width) of the descriptor in ``buf``."""
-    enter()
+    thread, _ = enter()
     data = _buffer(op, buf)
+    _edited(thread, op, buf)
     offset, width = field
     mask = (1 << width) - 1
     word = int.from_bytes(data.tobytes(), "little")
@@ -40,7 +91,8 @@ def _entry(name, i):
 
 
 def copy(buf, desc):
-    enter()
+    thread, _ = enter()
+    _edited(thread, "tensormap.copy", buf)
     raw = desc.bytes if isinstance(desc, TensorMap) else memory.byte_view(memory.host(desc))[:layout.NUM_BYTES].tobytes()
     _buffer("tensormap.copy", buf)[:] = np.frombuffer(raw, np.uint8)
 
@@ -54,7 +106,8 @@ def replace_global_stride(buf, i, value):
 
 
 def cp_fenceproxy(dst, src, scope="gpu"):
-    enter()
+    thread, _ = enter()
+    _edited(thread, "tensormap.cp_fenceproxy", dst, released=True)
     _buffer("tensormap.cp_fenceproxy", dst)[:] = _buffer("tensormap.cp_fenceproxy", src)
 
 
