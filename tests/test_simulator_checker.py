@@ -296,8 +296,9 @@ CASES = {
                                            ["mbarrier.arrive_remote", "block (1, 0, 0)", "cluster.sync()"]),
     "ring_slot_read_after_the_wrong_wait": (RING, {"RIGHT": "False"}, {"RIGHT": "True"},
                                             ["reads tiles[256]", "tma.load", "still in flight"]),
-    "multicast_bytes_not_announced": (UNANNOUNCED, {"ANNOUNCE": "False"}, {"ANNOUNCE": "True"},
-                                      ["tile[", "block (1, 0, 0)"]),
+    "multicast_bytes_not_announced": (   # by the schedule: read in flight, refill after a read, or bytes early
+        UNANNOUNCED, {"ANNOUNCE": "False"}, {"ANNOUNCE": "True"},
+        ["block (1, 0, 0)", ("reads tile[", "tma.load writes tile[", "the transaction count of bars[0]")]),
     "wrong_parity": (PARITY, {"FLIP": "False"}, {"FLIP": "True"}, ["parity 0", "bars[0]", "phase"]),
     "store_fenced_by_a_thread_that_does_not_issue_it": (
         FENCE_WHO, {"ISSUER_FENCES": "False"}, {"ISSUER_FENCES": "True"},
@@ -314,9 +315,8 @@ CASES = {
          "mbarrier.arrive on its 'empty' barrier"]),
     "store_source_rewritten_before_wait_group_read": (
         REUSE, {"WAITS": "False"}, {"WAITS": "True"},
-        ["thread (0, 0, 0) of block (0, 0, 0): writes tile[0] (allocated at kernel.py:",
-         "which the tma.store issued by this thread may still read",
-         "tma.commit_group() and tma.wait_group_read(0)"]),
+        ["of block (0, 0, 0): writes tile[", "(allocated at kernel.py:", "which the tma.store issued by ",
+         "thread (0, 0, 0) of block (0, 0, 0)", "may still read", "tma.commit_group() and tma.wait_group_read(0)"]),
     "edited_tensormap_not_released": (
         EDITED, {"RELEASE": "False", "ACQUIRE": "True"}, {"RELEASE": "True", "ACQUIRE": "True"},
         ["thread (1, 0, 0) of block (0, 0, 0): tma.load uses the descriptor descs[0] (kernel argument descs), which "
@@ -329,8 +329,8 @@ CASES = {
          "Missing step: fence.proxy_tensormap_acquire(desc) in this thread"]),
     "map_shared_read_before_a_cluster_barrier": (
         MAPPED, {"SYNCED": "False"}, {"SYNCED": "True"},
-        ["thread (0, 0, 0) of block (0, 0, 0) reads buf[0] (allocated at kernel.py:",
-         "of block (1, 0, 0) through cluster.map_shared, which thread (0, 0, 0) of block (1, 0, 0) wrote",
+        [" of block (", ") reads buf[", "(allocated at kernel.py:", "through cluster.map_shared, which thread (",
+         "wrote with no barrier ordering that write before this read",
          "Missing step: cluster.sync() in every block after the writes"]),
 }
 
@@ -349,8 +349,8 @@ def test_a_planted_mistake_is_reported_in_19_of_20_runs(case):
     print(f"{case}: reported in {reported} of 20 runs")
     assert reported >= 19, out
     message = out.split("message ", 1)[1]
-    for word in words:
-        assert word in message, (word, message)
+    for word in words:                   # a tuple: one of its alternatives
+        assert any(w in message for w in (word if isinstance(word, tuple) else (word,))), (word, message)
     assert "NUMBA_TMA_SIM_SEED=" in message, message
 
 

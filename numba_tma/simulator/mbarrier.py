@@ -164,7 +164,10 @@ def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
                 record.phase = b.phase
             deliver_bytes(state, thread, op, at, nbytes)
 
-        state.issue(Copy(op, thread, complete, (start, start + nbytes), bar=b, what=what))
+        copy = Copy(op, thread, complete, (start, start + nbytes), bar=b, what=what)
+        state.issue(copy)
+        if record is not None and b.pending and block.rng is not None and block.rng.random() < 0.5:
+            state.deliver_one(copy)      # adversarial: the bytes land in the other block before it announces them
 
 
 def deliver_bytes(state, thread, op, bar, nbytes):

@@ -67,12 +67,11 @@ class SharedArray(np.ndarray):
             if MARKS and owner is not None:
                 if self.remote:
                     check_peer_read(self, index)
-                if self.caller in owner.reads:       # a target of async copies: who read which byte when
-                    reads = self.__dict__.get("_reads")
-                    if reads is None:
-                        reads = self.__dict__["_reads"] = _marks_view(self, owner.reads)
-                    if reads is not False:
-                        reads[index] = _sched.current().mark
+                reads = self.__dict__.get("_reads")      # who read which byte when
+                if reads is None:
+                    reads = self.__dict__["_reads"] = _marks_view(self, owner.reads)
+                if reads is not False:
+                    reads[index] = _sched.current().mark
         return value
 
     def __setitem__(self, index, value):
@@ -270,7 +269,7 @@ def check_overwrite(op, thread, array, nbytes):
     """``thread`` issues an async write (``op``) of ``nbytes`` at ``array`` (a shared array of any
     block of the cluster): raise if an async store may still read those bytes, or if a thread read
     them with no barrier ordering the read before this issue (the refill of a ring slot whose
-    readers have not released it); from now on the reads of that allocation are marked."""
+    readers have not released it)."""
     if not MARKS or not isinstance(array, SharedArray) or array.owner is None:
         return
     if array.owner.reading:
@@ -280,7 +279,6 @@ def check_overwrite(op, thread, array, nbytes):
         return
     found = array.owner.reads.get(array.caller)
     if found is None:
-        marks_of(base, array.owner.reads)          # watched from now on
         return
     start = address(array) - address(base.base)
     region = found[start:start + nbytes]

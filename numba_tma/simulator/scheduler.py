@@ -144,7 +144,10 @@ class Block:
             return
         chosen = list(self.pending)
         if self.rng is not None:
-            self.rng.shuffle(chosen)
+            if self.rng.random() < 0.25:
+                chosen.reverse()                 # the latest-issued copy first
+            else:
+                self.rng.shuffle(chosen)
             if not everything:
                 chosen = [c for c in chosen if self.rng.random() < 0.5]
         done = True
@@ -202,6 +205,8 @@ class Cluster:
         self.interrupted = None        # an exception the launching thread got while waiting
         self.gates: dict = {}          # the cluster barrier's gates (cluster.py)
         self._finished = _thread.allocate_lock()
+        # with a seed, the next thread to run is any ready one, drawn at random
+        self.rng = None if SEED is None else random.Random(f"{SEED}/threads/{first}")
 
     def rank(self, block_index) -> int:
         x, y, z = (b % s for b, s in zip(block_index, self.shape))
@@ -294,6 +299,8 @@ class Cluster:
             self._abort()
         while True:
             if ready:
+                if self.rng is not None and len(ready) > 1:
+                    ready.rotate(-self.rng.randrange(len(ready)))
                 t = ready.popleft()
                 if self.aborting and t.worker is None:   # never started: it never will
                     t.status = DONE
