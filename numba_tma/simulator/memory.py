@@ -70,8 +70,9 @@ class SharedArray(np.ndarray):
                 reads = self.__dict__.get("_reads")      # who read which byte when
                 if reads is None:
                     reads = self.__dict__["_reads"] = _marks_view(self, owner.reads)
-                if reads is not False:
-                    reads[index] = _sched.current().mark
+                thread = _sched.running()
+                if reads is not False and thread is not None:    # not a read from outside the kernel
+                    reads[index] = thread.mark
         return value
 
     def __setitem__(self, index, value):

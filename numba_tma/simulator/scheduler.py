@@ -29,7 +29,13 @@ thread raises it.
 
 **Async copies in flight** (:meth:`Block.issue`) complete when the block next waits on an
 mbarrier (:meth:`Block.deliver`, called by the twins), or when every thread is blocked;
-``NUMBA_TMA_SIM_SEED=<int>`` delivers a random subset in random order at each wait.
+``NUMBA_TMA_SIM_SEED=<int>`` delivers a random subset in random order at each wait, and queues the
+threads that become ready together (at the start, at a barrier's release) in a random order.
+
+**Happens-before** (the memory-model checker, :mod:`.memory`): each thread has a vector clock
+(a row of ``Cluster.clock``); an arrival at a barrier (:func:`release`) publishes it and begins a
+new segment of the thread, a completed wait (:func:`acquire`) merges the barrier's, and
+``cuda.syncthreads()`` merges those of the block; :func:`proxy_fence` records fence.proxy_async.
 """
 
 from __future__ import annotations
@@ -97,7 +103,7 @@ class SimThread:
     def __init__(self, block, index, thread_id):
         self.index, self.thread_id, self.block = index, thread_id, block
         self.slot = block.rank * block.size + thread_id      # its row of the cluster's clocks
-        self.mark = 0                 # what its generic accesses leave in the marks (Cluster.clock_of)
+        self.mark = 0                 # what its accesses leave in the checker's marks (set by its Cluster)
         self.threadIdx, self.blockIdx = Dim3(*index), Dim3(*block.index)
         self.status, self.wait, self.worker, self.error = READY, None, None, None
         self.polls, self.poll_mark = 0, -1
@@ -197,7 +203,6 @@ class Cluster:
             for t in self.threads:
                 t.mark = self.serial << 40 | (t.slot + 1) << 24
         self.live = len(self.threads)
-        self.ready = collections.deque(self.threads)
         self.waiting: dict = {}        # WAITING / POLLING threads, in the order they began to wait
         self.progress = 0              # counts every change that could let a waiting thread go on
         self.error = None              # (exception, traceback) of the first thread that raised
@@ -205,8 +210,16 @@ class Cluster:
         self.interrupted = None        # an exception the launching thread got while waiting
         self.gates: dict = {}          # the cluster barrier's gates (cluster.py)
         self._finished = _thread.allocate_lock()
-        # with a seed, the next thread to run is any ready one, drawn at random
+        # with a seed, the threads that become ready together (at the start, at a barrier's release)
+        # are queued in a random order
         self.rng = None if SEED is None else random.Random(f"{SEED}/threads/{first}")
+        self.ready = collections.deque(self._shuffled(self.threads))
+
+    def _shuffled(self, threads) -> list:
+        threads = list(threads)
+        if self.rng is not None:
+            self.rng.shuffle(threads)
+        return threads
 
     def rank(self, block_index) -> int:
         x, y, z = (b % s for b, s in zip(block_index, self.shape))
@@ -299,8 +312,6 @@ class Cluster:
             self._abort()
         while True:
             if ready:
-                if self.rng is not None and len(ready) > 1:
-                    ready.rotate(-self.rng.randrange(len(ready)))
                 t = ready.popleft()
                 if self.aborting and t.worker is None:   # never started: it never will
                     t.status = DONE
@@ -319,7 +330,7 @@ class Cluster:
 
     def _wake_waiters(self) -> bool:
         """Ready the waiting threads whose condition now holds (whether any was)."""
-        woken = [t for t, _ in self.waiting.items() if t.wait[0]()]
+        woken = self._shuffled(t for t, _ in self.waiting.items() if t.wait[0]())
         for t in woken:
             del self.waiting[t]
             t.status = READY
@@ -419,7 +430,7 @@ class Cluster:
                 t.mark += 1
         for t in block.in_sync:
             t.status = READY
-        self.ready.extend(block.in_sync)
+        self.ready.extend(self._shuffled(block.in_sync))
         block.in_sync = []
 
 
@@ -599,6 +610,11 @@ def current() -> SimThread:
     if sim is None:
         raise SimulatorError("numba_tma simulator: a device op was called outside a kernel")
     return sim
+
+
+def running():
+    """The simulated CUDA thread running the caller, or None outside a kernel."""
+    return getattr(threading.current_thread(), "sim", None)
 
 
 def seed():
