@@ -70,7 +70,7 @@ class SharedArray(np.ndarray):
                 reads = self.__dict__.get("_reads")      # who read which byte when
                 if reads is None:
                     reads = self.__dict__["_reads"] = _marks_view(self, owner.reads)
-                thread = _sched.running()
+                thread = _sched.RUNNING_THREAD
                 if reads is not False and thread is not None:    # not a read from outside the kernel
                     reads[index] = thread.mark
         return value
@@ -82,8 +82,9 @@ class SharedArray(np.ndarray):
             marks = self.__dict__.get("_marks")
             if marks is None:
                 marks = self.__dict__["_marks"] = _marks_view(self, owner.marks)
-            if marks is not False:
-                marks[index] = _sched.current().mark      # written by the generic proxy: who, and when
+            thread = _sched.RUNNING_THREAD
+            if marks is not False and thread is not None:
+                marks[index] = thread.mark      # written by the generic proxy: who, and when
             if owner.reading:
                 check_store_source(self, index)
 
@@ -336,7 +337,9 @@ def mapped(array, block):
 def global_stored(ary, index):
     """A kernel's store ``ary[index] = ...`` into a device array (numba_sim's hook; ``ary`` the
     numpy array behind it): marks the bytes, for the async-proxy reads of the launch."""
-    thread = _sched.current()
+    thread = _sched.RUNNING_THREAD
+    if thread is None:
+        return
     launch = thread.block.launch
     if ary.base is None:                 # a kernel argument's own array: its marks' view kept for the launch
         cached = launch.global_views.get(id(ary))

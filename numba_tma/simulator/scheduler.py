@@ -60,6 +60,7 @@ SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SE
 EXIT_HOOK = None             # state.block_exit: called in the last thread of a block to end
 POLL_ROUNDS = 100            # failed probes in a row, with nothing changing, before a poller is stuck
 IN_FLIGHT = 0                # async copies in flight over all blocks: a fast "nothing to check" for reads
+RUNNING_THREAD = None        # the simulated thread running now (one runs at a time), None outside a kernel
 # the memory-model checker's happens-before clocks and generic-access marks: NUMBA_TMA_SIM_CHECKER=0 turns
 # them off (to measure their cost: benchmarks/bench_checker.py)
 CHECKER = os.environ.get("NUMBA_TMA_SIM_CHECKER", "1") != "0"
@@ -237,6 +238,8 @@ class Cluster:
             except BaseException as exc:      # e.g. KeyboardInterrupt: stop the threads, then raise
                 self._interrupted(exc)
                 raise
+            finally:
+                _running(None)
         for block in self.blocks:      # the blocks are over: free their memory now (no cycle to wait for)
             block._drop_pending()
             block.shared, block.state, block.marks, block.reads = {}, None, {}, {}
@@ -274,6 +277,7 @@ class Cluster:
                 if me in me.block.in_sync:
                     me.block.in_sync.remove(me)
                 me.status = RUNNING
+                _running(me)
                 raise
             me.worker.lock.acquire()       # parked until run again
         if self.aborting:
@@ -319,8 +323,10 @@ class Cluster:
                     t.block.live -= 1
                     continue
                 t.status = RUNNING
+                _running(t)
                 return t
             if self.live == 0:
+                _running(None)
                 return None
             try:
                 if not self._wake_waiters():
@@ -612,9 +618,9 @@ def current() -> SimThread:
     return sim
 
 
-def running():
-    """The simulated CUDA thread running the caller, or None outside a kernel."""
-    return getattr(threading.current_thread(), "sim", None)
+def _running(thread):
+    global RUNNING_THREAD
+    RUNNING_THREAD = thread
 
 
 def seed():
