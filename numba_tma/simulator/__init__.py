@@ -59,7 +59,8 @@ from .gates import syncwarp
 from .scheduler import SimulatorError
 from .state import RUNNING
 
-numba_sim.install(scheduler.run_block, memory.shared_array, syncwarp)
+numba_sim.install(scheduler.run_block, memory.shared_array, syncwarp,
+                  memory.global_stored if memory.MARKS else None)
 
 __all__ = ["FAMILIES", "SimulatorError", "at", "twins_of"]
 
