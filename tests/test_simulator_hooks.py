@@ -114,6 +114,18 @@ def test_device_arrays_forward_numpys_array_interface_to_the_memory():
         data[1, 2] = 5
 
 
+def test_a_kernels_store_into_a_device_array_goes_where_the_replacement_stores():
+    """Hook 5: the in-kernel wrapper keeps its FakeCUDAArray in ``_item``, which stores into its numpy
+    array ``_ary`` (as numba_sim._store does, before telling the checker)."""
+    data = np.zeros(4, np.float32)
+    device = FakeCUDAArray(data)
+    assert device._ary is data, "FakeCUDAArray no longer keeps its numpy array in _ary"
+    assert FakeWithinKernelCUDAArray(device)._item is device, "FakeWithinKernelCUDAArray no longer keeps _item"
+    assert "self._ary.__setitem__(idx, val)" in inspect.getsource(FakeCUDAArray.__setitem__), \
+        "FakeCUDAArray.__setitem__ no longer stores into _ary"
+    assert FakeWithinKernelCUDAArray.__setitem__ is numba_sim._store, "the store hook is not installed"
+
+
 def test_only_the_adapter_names_numba_cudas_simulator():
     """No other module of numba_tma imports from numba.cuda.simulator, so a numba-cuda change
     lands in numba_sim.py alone."""
@@ -133,7 +145,8 @@ def test_only_the_adapter_names_numba_cudas_simulator():
 def test_the_simulator_modules_import_only_downwards():
     """simulator/: each module imports only modules below it (no circle), the adapter nothing of
     numba_tma (tests/test_layers.py places the package among numba_tma's layers)."""
-    order = ["numba_sim", "scheduler", "memory", "state", "elect", "gates", "delivery", "barriers", "arguments",
+    order = ["numba_sim", "scheduler", "memory", "state", "elect", "gates", "delivery", "barriers", "wgmma",
+             "arguments",
              "mbarrier", "tensormap", "tma", "bulk", "dsmem", "cp_async", "sync", "cluster", "fence", "cache", "__init__"]
     for path in SIMULATOR.glob("*.py"):
         name = path.stem

@@ -52,7 +52,7 @@ def test_inspect_catalog_and_help_work_under_the_simulator():
         k[1, 1](np.zeros(1, np.int32))                     # and the simulator still runs kernels
         print("opcodes", sorted(inspect.sass_opcodes("        /*0010*/                   ELECT P0, URZ, PT ;")))
     """)
-    assert "find ['tma.gather4', 'tma.load', 'tma.load_im2col', 'tma.scatter4', 'tma.store'] ['mbarrier.wait']" in out, out
+    assert "find ['tma.gather4', 'tma.load', 'tma.load_im2col', 'tma.scatter4', 'tma.store'] ['mbarrier.wait', 'ring.wait']" in out, out
     assert "markdown True" in out and "help True" in out and "stubs left on numba.cuda []" in out, out
     assert "compile: numba_tma.inspect.compile(k): NUMBA_ENABLE_CUDASIM=1 replaced numba-cuda's compiler" in out, out
     assert "opcodes ['ELECT']" in out, out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import memory
+from . import memory, scheduler
 from .state import Barrier, Copy, SimulatorError, peer, remote, where
 
 TOKEN_SHIFT = 20
@@ -66,6 +66,7 @@ def arrive_on(thread, state, op, bar, count, drop=0, nbytes=0):
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} arrives {count} times on {b.describe()}:"
                              f" more arrivals than the phase still expects")
     token = StateToken(b.phase << TOKEN_SHIFT | b.pending)
+    b.clock = scheduler.joined(b.clock, scheduler.release(thread))
     b.count -= drop
     b.pending -= count
     _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
@@ -100,6 +101,7 @@ def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
     for block, state in blocks:
         view, at = in_block(dst, block), in_block(bar, block)
         b = barrier(state, thread, op, at)
+        memory.check_overwrite(op, thread, view, nbytes)
         start = memory.address(view)
         what = memory.name(view)
         record = remote(op, thread, state, b, what)
@@ -111,7 +113,10 @@ def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
                 record.phase = b.phase
             deliver_bytes(state, thread, op, at, nbytes)
 
-        state.issue(Copy(op, thread, complete, (start, start + nbytes), bar=b, what=what))
+        copy = Copy(op, thread, complete, (start, start + nbytes), bar=b, what=what)
+        state.issue(copy)
+        if record is not None and b.pending and block.rng is not None and block.rng.random() < 0.5:
+            state.deliver_one(copy)      # adversarial: the bytes land in the other block before it announces them
 
 
 def deliver_bytes(state, thread, op, bar, nbytes):

@@ -29,6 +29,8 @@ def load(dst, src, nbytes, bar, cache_hint=None, multicast=None):
     op = RUNNING.op
     thread, state = enter()
     _bulk_checks(op, dst, src, nbytes, load=True)
+    if thread.block.launch.global_marks:
+        memory.check_global_read(op, thread, memory.address(memory.host(src)) + np.arange(nbytes))
     data = memory.byte_view(memory.host(src))[:nbytes].copy()
 
     def write(view):
@@ -42,7 +44,7 @@ def _issue_store(op, dst, src, nbytes):
     thread, state = enter()
     _bulk_checks(op, dst, src, nbytes, load=False)
     memory.check_fenced(op, thread, src, nbytes)
-    state.stored(op, thread, src)
+    state.stored(op, thread, src, nbytes)
 
 
 def store(dst, src, nbytes, cache_hint=None):
@@ -86,6 +88,8 @@ def wait_group(n):
     thread, state = enter()
     mine = state.stores.get(thread)
     if mine is not None and len(mine[1]) > n:     # the data is written at issue; the exit check counts groups
+        for group in mine[1][:len(mine[1]) - n]:
+            state.read_done(group)
         del mine[1][:len(mine[1]) - n]
 
 

@@ -46,6 +46,7 @@ def _wait(op):
     gate, generation = arrival
     scheduler.wait(thread, lambda: gate.generation != generation,
                    lambda: f"{op}: {len(gate.arrived)} of {gate.expected} threads of the cluster arrived")
+    scheduler.acquire(thread, gate.released)
 
 
 def arrive(relaxed=False):
@@ -108,7 +109,7 @@ def map_shared(array, cta_rank):
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op}: array must be a shared "
                              f"array; got {memory.name(array)}")
     block, _ = peer(op, thread, cta_rank)
-    return memory.peer_array(array, block)
+    return memory.mapped(array, block)
 
 
 def cta_rank_of(array):

@@ -35,6 +35,7 @@ def load(dst, src, nbytes, src_nbytes=None, cache="ca"):
     n = nbytes if src_nbytes is None else int(src_nbytes)
     data = np.zeros(nbytes, np.uint8)
     data[:n] = memory.byte_view(memory.host(src))[:n]
+    memory.check_overwrite(op, thread, dst, nbytes)
     start = memory.address(dst)
     copy = Copy(op, thread, lambda: memory.byte_view(dst)[:nbytes].__setitem__(slice(None), data),
                 (start, start + nbytes))

@@ -5,12 +5,16 @@ proxy need (below).
 
 from __future__ import annotations
 
-from . import memory
+from . import memory, scheduler
 from .state import enter
+
+# the proxy fence's state spaces, as the checker's marks tell them apart
+_SPACES = {None: ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
+           "global": ("global",)}
 
 
 # The simulator has one coherent memory and completes a barrier's init at once; fence.proxy_async
-# orders the block's generic writes for the async proxy (memory.py checks TMA / bulk sources).
+# orders this thread's generic writes for the async proxy (memory.py checks TMA / bulk operands).
 
 def mbarrier_init():
     thread, state = enter()
@@ -20,11 +24,7 @@ def mbarrier_init():
 
 def proxy_async(space):
     thread, _ = enter()
-    if space in (None, "shared::cta"):
-        memory.fence_generic(thread.block)
-    elif space == "shared::cluster":
-        for block in thread.block.cluster.blocks:
-            memory.fence_generic(block)
+    scheduler.proxy_fence(thread, _SPACES[space])
 
 
 def acq_rel(scope):
@@ -36,9 +36,11 @@ def sc(scope):
 
 
 def proxy_tensormap_acquire(desc, scope):
-    pass
+    thread, _ = enter()
+    memory.tensormap_acquire(thread, desc)
 
 
 def proxy_tensormap_release(scope):
-    pass
+    thread, _ = enter()
+    memory.tensormap_release(thread)
 

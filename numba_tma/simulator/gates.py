@@ -14,6 +14,13 @@ class Gate:
 
     def __init__(self, expected):
         self.expected, self.arrived, self.generation = expected, set(), 0
+        self.clock = None            # the arrivals' clocks of this generation, merged (scheduler.release)
+        self.released = None         # ... and of the last generation completed, which its waiters acquire
+
+    def complete(self):
+        """Every thread has arrived: the next generation begins."""
+        self.arrived, self.generation = set(), self.generation + 1
+        self.released, self.clock = self.clock, None
 
 
 def arrive(state, thread, key, expected, op):
@@ -22,9 +29,10 @@ def arrive(state, thread, key, expected, op):
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} with {expected} threads, but the barrier's "
                              f"other threads said {gate.expected}")
     gate.arrived.add(thread)
+    gate.clock = scheduler.joined(gate.clock, scheduler.release(thread))
     generation = gate.generation
     if len(gate.arrived) >= gate.expected:
-        gate.arrived, gate.generation = set(), gate.generation + 1
+        gate.complete()
         state.changed()
     return gate, generation
 
@@ -49,12 +57,14 @@ def syncwarp(mask=0xFFFFFFFF):
 
     gate = state.gates.setdefault(key, Gate(0))
     gate.arrived.add(thread)
+    gate.clock = scheduler.joined(gate.clock, scheduler.release(thread))
     generation = gate.generation
 
     def done():
         if gate.generation == generation and lanes() <= gate.arrived:
-            gate.arrived, gate.generation = set(), gate.generation + 1
+            gate.complete()
             state.changed()
         return gate.generation != generation
 
     scheduler.wait(thread, done, lambda: f"cuda.syncwarp: {len(gate.arrived)} of {len(lanes())} lanes arrived")
+    scheduler.acquire(thread, gate.released)

@@ -120,6 +120,7 @@ def _wrong_parity(thread, op, b, parity):
 
 
 def _waited(thread, b, phase):
+    scheduler.acquire(thread, b.released)
     b.seen[thread] = phase
     if phase > b.observed:
         b.observed = phase

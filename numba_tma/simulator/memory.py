@@ -31,10 +31,11 @@ from . import scheduler as _sched
 from .scheduler import SimulatorError, where
 
 _MAX_ALIGNMENT = 1 << 12
-# the memory-model checker's generic-write marks (fence.proxy_async checks): NUMBA_TMA_SIM_CHECKER=0
-# turns them off (to measure their cost: benchmarks/bench_simulator.py --examples)
-MARKS = os.environ.get("NUMBA_TMA_SIM_CHECKER", "1") != "0"
+# the memory-model checker's marks (fence.proxy_async, read-before-refill, store-source and map_shared
+# checks): NUMBA_TMA_SIM_CHECKER=0 turns them off (to measure their cost: benchmarks/bench_checker.py)
+MARKS = _sched.CHECKER
 _DYNAMIC = ("dynamic shared memory", 0)          # the allocation key of a block's dynamic buffer
+_SEGMENT = (1 << 24) - 1
 
 
 _getitem = np.ndarray.__getitem__
@@ -50,114 +51,410 @@ class SharedArray(np.ndarray):
     caller = None            # the allocation's key: (file, line) of its cuda.shared.array
     owner = None             # the block it belongs to (a scheduler.Block)
     piece = None             # a SharedMemoryPlan piece: (its name, its address, its offset in the plan)
+    remote = False           # reached through cluster.map_shared from another block
 
     def __array_finalize__(self, obj):
         if obj is not None:
-            for attribute in ("variable", "place", "origin", "caller", "owner", "piece"):
+            for attribute in ("variable", "place", "origin", "caller", "owner", "piece", "remote"):
                 setattr(self, attribute, getattr(obj, attribute, getattr(self, attribute)))
 
     def __getitem__(self, index):
         value = _getitem(self, index)
-        if _sched.IN_FLIGHT and not isinstance(value, np.ndarray):
-            check_read(self, index)
+        if not isinstance(value, np.ndarray):
+            if _sched.IN_FLIGHT:
+                check_read(self, index)
+            owner = self.owner
+            if MARKS and owner is not None:
+                if self.remote:
+                    check_peer_read(self, index)
+                reads = self.__dict__.get("_reads")      # who read which byte when
+                if reads is None:
+                    reads = self.__dict__["_reads"] = _marks_view(self, owner.reads)
+                thread = _sched.RUNNING_THREAD
+                if reads is not False and thread is not None:    # not a read from outside the kernel
+                    reads[index] = thread.mark
         return value
 
     def __setitem__(self, index, value):
         _setitem(self, index, value)
-        if MARKS and self.owner is not None:
+        owner = self.owner
+        if MARKS and owner is not None:
             marks = self.__dict__.get("_marks")
             if marks is None:
-                marks = self.__dict__["_marks"] = _marks_view(self)
-            if marks is not False:
-                thread = _sched.current()
-                marks[index] = thread.thread_id + 1      # written by the generic proxy, not fenced yet
+                marks = self.__dict__["_marks"] = _marks_view(self, owner.marks)
+            thread = _sched.RUNNING_THREAD
+            if marks is not False and thread is not None:
+                marks[index] = thread.mark      # written by the generic proxy: who, and when
+            if owner.reading:
+                check_store_source(self, index)
 
 
-def _marks_view(array):
-    """The generic-write marks of ``array``'s bytes (a uint16 per byte: the writing thread's id + 1,
-    0 where no thread wrote since the last fence.proxy_async), shaped ``array.shape + (itemsize,)``."""
+def _marks_view(array, store):
+    """The marks of ``array``'s bytes in ``store`` (its block's write or read marks: an int64 per
+    byte, the accessing thread's ``mark``, 0 where none), shaped ``array.shape + (itemsize,)``."""
     base = array.owner.shared.get(array.caller)
     if base is None or array.caller is None:
         return False
-    marks = generic_marks(base)
+    marks = marks_of(base, store)
     offset = address(array) - address(base.base)
     if not 0 <= offset < base.base.size:         # a copy of a shared array (tile.copy(), tile * 2): not shared
         return False
     try:
-        return np.ndarray(array.shape + (array.itemsize,), np.uint16, buffer=marks, offset=2 * offset,
-                          strides=tuple(2 * s for s in array.strides) + (2,))
+        return np.ndarray(array.shape + (array.itemsize,), np.int64, buffer=marks, offset=8 * offset,
+                          strides=tuple(8 * s for s in array.strides) + (8,))
     except (TypeError, ValueError):
         return False
 
 
-def generic_marks(base):
-    """The mark buffer of an allocation (its raw buffer's bytes, one uint16 each), made on first use."""
-    marks = base.owner.marks.get(base.caller)
+def marks_of(base, store):
+    """The marks of an allocation in ``store`` (one int64 per byte of its raw buffer), made on first use."""
+    marks = store.get(base.caller)
     if marks is None:
-        marks = base.owner.marks[base.caller] = np.zeros(base.base.size, np.uint16)
+        marks = store[base.caller] = np.zeros(base.base.size, np.int64)
     return marks
 
 
-def _raw_marks(array):
+def _raw(array, store):
     """``(marks, offset of array's first byte in them)`` for a shared array, or None."""
     if not isinstance(array, SharedArray) or array.owner is None or array.caller is None:
         return None
     base = array.owner.shared.get(array.caller)
     if base is None:
         return None
-    return generic_marks(base), address(array) - address(base.base)
+    marks = marks_of(base, store)
+    start = address(array) - address(base.base)
+    return (marks, start) if 0 <= start < marks.size else None
 
 
-def unfenced(array, offsets):
-    """The first byte offset (into ``array``) among ``offsets`` (an int count from 0, or an index
-    array) that a thread wrote with no fence.proxy_async since, as ``(offset, writer thread id)``;
-    None when every byte is ordered for the async proxy."""
-    found = _raw_marks(array)
+def _region(array, offsets, store):
+    """The marks of ``array``'s bytes at ``offsets`` (a byte count from 0, or byte offsets), and
+    those offsets; None when ``array`` is not in shared memory."""
+    found = _raw(array, store)
     if found is None:
         return None
     marks, start = found
-    if not 0 <= start < marks.size:
-        return None
     if isinstance(offsets, (int, np.integer)):
-        region = marks[start:start + int(offsets)]
-        hit = np.flatnonzero(region)
-        return None if not hit.size else (int(hit[0]), int(region[hit[0]]) - 1)
-    region = marks[np.minimum(start + np.asarray(offsets), marks.size - 1)]
-    hit = np.flatnonzero(region)
-    return None if not hit.size else (int(np.asarray(offsets)[hit[0]]), int(region[hit[0]]) - 1)
+        return marks[start:start + int(offsets)], np.arange(min(int(offsets), marks.size - start))
+    offsets = np.asarray(offsets)
+    return marks[np.minimum(start + offsets, marks.size - 1)], offsets
 
 
-def clear_marks(array, nbytes):
-    """An async-proxy write of ``nbytes`` at ``array``: those bytes are no longer generic writes."""
-    found = _raw_marks(array)
-    if found is not None:
-        marks, start = found
-        if 0 <= start < marks.size:
-            marks[start:start + nbytes] = 0
+def _decode(thread, marks):
+    """Of nonzero marks: whether each was left in this cluster, by which thread (its slot), in which segment."""
+    mine = (marks >> 40) == thread.block.cluster.serial
+    return mine, np.where(mine, ((marks >> 24) & 0xFFFF) - 1, 0), marks & _SEGMENT
+
+
+def unordered(thread, marks):
+    """Which of ``marks`` (nonzero) are accesses of this cluster not ordered before ``thread``'s present."""
+    mine, slot, segment = _decode(thread, marks)
+    return mine & (segment > thread.block.cluster.clock[thread.slot][slot])
+
+
+def unfenced(thread, marks, space):
+    """Which of ``marks`` (generic writes, nonzero) are not ordered for an async-proxy op of
+    ``thread`` in ``space`` ("shared" or "global"): ordered when the writer fenced
+    (fence.proxy_async) after the write and ``thread`` synchronised with it after that fence, or
+    when ``thread`` fenced after a barrier that ordered the write before it."""
+    cluster = thread.block.cluster
+    mine, slot, segment = _decode(thread, marks)
+    ordered = ~mine
+    snapshot = cluster.fenced[space].get(thread.slot)
+    if snapshot is not None:
+        ordered |= segment <= snapshot[slot]
+    if cluster.fences[space]:
+        fences = np.sort(np.array(cluster.fences[space], np.int64))
+        at = np.searchsorted(fences, (slot + 1) << 24 | segment)     # the writer's first fence after the write
+        found = fences[np.minimum(at, fences.size - 1)]
+        ordered |= (at < fences.size) & (found >> 24 == slot + 1) & \
+            ((found & _SEGMENT) <= cluster.clock[thread.slot][slot])
+    return ~ordered
+
+
+def _who(thread, marks, bad):
+    """``(first bad index, how a message names the thread that left that mark)``."""
+    first = int(np.flatnonzero(bad)[0])
+    writer = thread.block.cluster.threads[int((marks[first] >> 24) & 0xFFFF) - 1]
+    if writer is thread:
+        return first, "this thread"
+    return first, f"thread {writer.index}" if writer.block is thread.block else where(writer)
 
 
 def check_fenced(op, thread, array, offsets, role="src"):
     """An async-proxy op of ``thread`` reads ``array`` at ``offsets`` (a byte count, or byte offsets):
-    raise if a thread wrote one of those bytes with ordinary stores and no fence.proxy_async since."""
-    found = unfenced(array, offsets)
+    raise if a thread wrote one of those bytes with ordinary stores and no fence.proxy_async orders
+    the write for this op."""
+    found = _region(array, offsets, array.owner.marks) if MARKS and isinstance(array, SharedArray) else None
     if found is None:
         return
-    offset, writer = found
-    who = array.owner.threads[writer] if 0 <= writer < len(array.owner.threads) else None
-    by = f"thread {who.index}" if who is not None else "a thread"
-    if who is thread:
-        by = "this thread"
+    marks, offsets = found
+    hit = np.flatnonzero(marks)
+    if not hit.size:
+        return
+    bad = unfenced(thread, marks[hit], "shared")
+    if not bad.any():
+        return
+    first, by = _who(thread, marks[hit], bad)
     raise SimulatorError(
-        f"numba_tma simulator: {where(thread)}: {op} reads {role} {name(array, address(array) + offset)}, which "
-        f"{by} wrote with ordinary stores (the generic proxy) and no fence.proxy_async() since: the async proxy may "
-        f"read the old bytes. Missing step: fence.proxy_async() after the writes (in each writing thread), then "
-        f"cuda.syncthreads(), then the {op}")
+        f"numba_tma simulator: {where(thread)}: {op} reads {role} {name(array, address(array) + int(offsets[hit[first]]))}"
+        f", which {by} wrote with ordinary stores (the generic proxy) and no fence.proxy_async() orders that write "
+        f"before this {op}: the async proxy may read the old bytes. Missing step: fence.proxy_async() after the "
+        f"writes (in each writing thread), then cuda.syncthreads(), then the {op} (or, after the "
+        f"cuda.syncthreads(), fence.proxy_async() in the thread that issues the {op})")
 
 
-def fence_generic(block):
-    """fence.proxy_async in ``block``: every generic write so far is ordered for the async proxy."""
-    for marks in block.marks.values():
-        marks[:] = 0
+def clear_marks(array, nbytes):
+    """An async-proxy write of ``nbytes`` at ``array``: those bytes are no longer generic writes."""
+    found = _raw(array, array.owner.marks) if MARKS else None
+    if found is not None:
+        marks, start = found
+        marks[start:start + nbytes] = 0
+
+
+class StoreSource:
+    """The shared bytes an async store (shared -> global) may still read: from ``lo``, where ``mask``
+    is set; until the issuing thread's wait_group_read covers its group."""
+
+    def __init__(self, op, thread, src, offsets):
+        self.op, self.thread, self.what = op, thread, name(src)
+        offsets = np.arange(int(offsets)) if isinstance(offsets, (int, np.integer)) else np.asarray(offsets)
+        self.lo = address(src)
+        self.mask = np.zeros(int(offsets.max()) + 1 if offsets.size else 0, bool)
+        self.mask[offsets] = True
+
+    def covers(self, addresses) -> int | None:
+        """The first of ``addresses`` (byte addresses) this store still reads, or None."""
+        rel = addresses - self.lo
+        inside = rel[(rel >= 0) & (rel < self.mask.size)]
+        hit = inside[self.mask[inside]]
+        return int(hit[0]) + self.lo if hit.size else None
+
+
+def _byte_addresses(view) -> np.ndarray:
+    """The addresses of the bytes of a numpy view."""
+    view = np.asarray(view)
+    first = address(view)
+    if view.ndim == 0:
+        return first + np.arange(view.itemsize)
+    grids = np.indices(view.shape).reshape(view.ndim, -1)
+    elements = first + (grids * np.array(view.strides)[:, None]).sum(axis=0)
+    return (elements[:, None] + np.arange(view.itemsize)).reshape(-1)
+
+
+def _overwritten(thread, what, array, addresses):
+    """Raise if ``addresses`` (bytes of ``array`` that ``thread`` writes; ``what``: how) lie in the
+    source of an async store of its block that may still read them."""
+    for source in array.owner.reading:
+        hit = source.covers(addresses)
+        if hit is not None:
+            issuer = "this thread" if source.thread is thread else where(source.thread)
+            raise SimulatorError(
+                f"numba_tma simulator: {where(thread)}: {what} {name(array, hit)}, which the "
+                f"{source.op} issued by {issuer} may still read (the async proxy reads a store's source until the "
+                "issuing thread's tma.wait_group_read covers it). Missing step: tma.commit_group() and "
+                f"tma.wait_group_read(0) (or wait_group) in {'this' if source.thread is thread else 'that'} thread "
+                "before the source is written again (then a barrier before other threads write it)")
+
+
+def check_store_source(array, index):
+    """A generic write of ``array[index]`` while async stores of its block may still read some of its bytes."""
+    value = _getitem(array, index)
+    try:
+        addresses = _byte_addresses(value) if isinstance(value, np.ndarray) else \
+            element_address(array, index) + np.arange(array.itemsize)
+    except (TypeError, ValueError):
+        return
+    _overwritten(_sched.current(), "writes", array, addresses)
+
+
+def check_overwrite(op, thread, array, nbytes):
+    """``thread`` issues an async write (``op``) of ``nbytes`` at ``array`` (a shared array of any
+    block of the cluster): raise if an async store may still read those bytes, or if a thread read
+    them with no barrier ordering the read before this issue (the refill of a ring slot whose
+    readers have not released it)."""
+    if not MARKS or not isinstance(array, SharedArray) or array.owner is None:
+        return
+    if array.owner.reading:
+        _overwritten(thread, f"{op} writes", array, address(array) + np.arange(nbytes))
+    base = array.owner.shared.get(array.caller)
+    if base is None:
+        return
+    found = array.owner.reads.get(array.caller)
+    if found is None:
+        return
+    start = address(array) - address(base.base)
+    region = found[start:start + nbytes]
+    hit = np.flatnonzero(region)
+    if not hit.size:
+        return
+    bad = unordered(thread, region[hit])
+    if bad.any():
+        first, by = _who(thread, region[hit], bad)
+        raise SimulatorError(
+            f"numba_tma simulator: {where(thread)}: {op} writes {name(array, address(array) + int(hit[first]))}, "
+            f"which {by} read with no barrier ordering that read before this {op}: the copy may overwrite the "
+            "bytes before they are read (a refill of a slot its readers have not released). Missing step: the "
+            f"readers release the slot after their last read (mbarrier.arrive on its 'empty' barrier, which the "
+            f"issuing thread waits for before the {op}; or cuda.syncthreads() between the reads and the {op})")
+
+
+def check_peer_read(array, index):
+    """A read through cluster.map_shared of another block's ``array[index]``: raise if a thread wrote
+    it with no barrier ordering the write before this read."""
+    thread = _sched.current()
+    if array.owner is thread.block:
+        return
+    marks = array.__dict__.get("_marks")
+    if marks is None:
+        marks = array.__dict__["_marks"] = _marks_view(array, array.owner.marks)
+    if marks is False:
+        return
+    values = np.asarray(marks[index]).reshape(-1)
+    hit = np.flatnonzero(values)
+    if not hit.size:
+        return
+    bad = unordered(thread, values[hit])
+    if bad.any():
+        _, by = _who(thread, values[hit], bad)
+        raise SimulatorError(
+            f"numba_tma simulator: {where(thread)} reads {name(array, element_address(array, index))} of block "
+            f"{array.owner.index} through cluster.map_shared, which {by} wrote with no barrier ordering that write "
+            "before this read: the read may see the old bytes. Missing step: cluster.sync() in every block after "
+            "the writes, before reading another block's shared memory (or cluster.arrive() after the writes and "
+            "cluster.wait() before the read)")
+
+
+def mapped(array, block):
+    """``array`` as it lies in ``block``, for the running thread's reads through cluster.map_shared."""
+    view = peer_array(array, block)
+    if view is not array:
+        view.remote = True
+    return view
+
+
+# -- global memory: the generic stores of a launch's threads into device arrays --------------------
+
+def global_stored(ary, index):
+    """A kernel's store ``ary[index] = ...`` into a device array (numba_sim's hook; ``ary`` the
+    numpy array behind it): marks the bytes, for the async-proxy reads of the launch."""
+    thread = _sched.RUNNING_THREAD
+    if thread is None:
+        return
+    launch = thread.block.launch
+    if ary.base is None:                 # a kernel argument's own array: its marks' view kept for the launch
+        cached = launch.global_views.get(id(ary))
+        if cached is None or cached[0] is not ary:
+            cached = launch.global_views[id(ary)] = (ary, _global_view(launch, ary))
+        view = cached[1]
+    else:
+        view = _global_view(launch, ary)
+    if view is not None:
+        view[index] = thread.mark
+
+
+def _global_view(launch, ary):
+    """The marks of a device array's bytes, shaped ``ary.shape + (itemsize,)``; None for a record."""
+    if ary.dtype.fields is not None or not ary.size:
+        return None
+    root = ary
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    key = address(root)
+    found = launch.global_marks.get(key)
+    if found is None:
+        found = launch.global_marks[key] = np.zeros(root.nbytes, np.int64)
+    try:
+        return np.ndarray(ary.shape + (ary.itemsize,), np.int64, buffer=found, offset=8 * (address(ary) - key),
+                          strides=tuple(8 * s for s in ary.strides) + (8,))
+    except (TypeError, ValueError):
+        return None
+
+
+def check_global_read(op, thread, addresses):
+    """An async-proxy op of ``thread`` reads global memory at ``addresses`` (byte addresses): raise if
+    a thread of the launch wrote one of them with ordinary stores and no fence.proxy_async("global")
+    orders the write for this op."""
+    launch = thread.block.launch
+    for key, marks in launch.global_marks.items():
+        inside = addresses[(addresses >= key) & (addresses < key + marks.size)]
+        values = marks[inside - key]
+        hit = np.flatnonzero(values)
+        if not hit.size:
+            continue
+        bad = unfenced(thread, values[hit], "global")
+        if bad.any():
+            first, by = _who(thread, values[hit], bad)
+            raise SimulatorError(
+                f"numba_tma simulator: {where(thread)}: {op} reads {global_name(launch, int(inside[hit[first]]))}, "
+                f"which {by} wrote in this launch with ordinary stores (the generic proxy) and no "
+                f"fence.proxy_async(\"global\") orders that write before this {op}: the async proxy may read the "
+                f"old bytes. Missing step: fence.proxy_async(\"global\") after the writes (in each writing thread), "
+                f"then a barrier (cuda.syncthreads(), an mbarrier, cluster.sync()) before the {op}")
+
+
+def global_name(launch, addr) -> str:
+    """How messages name a byte of global memory: ``src[3, 4] (kernel argument src)``."""
+    code = launch.fn.__code__
+    for parameter, arg in zip(code.co_varnames[:code.co_argcount], launch.args):
+        ary = numba_sim.host_array_or_none(arg)
+        if ary is not None and ary.size and 0 <= addr - address(ary) < ary.nbytes and ary.flags.c_contiguous:
+            index = np.unravel_index((addr - address(ary)) // ary.itemsize, ary.shape)
+            return f"{parameter}[{', '.join(str(int(i)) for i in index)}] (kernel argument {parameter})"
+    return "global memory"
+
+
+# -- descriptors edited in memory: the tensormap proxy's release / acquire ------------------------
+# (the tensormap family's edits record them, fence.proxy_tensormap_release / _acquire order them,
+# the TMA ops check them at use)
+
+class _Edit:
+    """A descriptor a thread of the launch edited in memory (``op``): whether it was released for
+    the tensormap proxy since, and the threads that acquired it after that."""
+
+    def __init__(self, thread, op, released):
+        self.thread, self.op, self.released, self.acquired = thread, op, released, set()
+
+
+def tensormap_edited(thread, op, buf, released=False):
+    """``thread`` edited the descriptor in ``buf`` (``op``; ``released``: the op also released it)."""
+    thread.block.launch.tensormaps[address(host(buf))] = _Edit(thread, op, released)
+
+
+def tensormap_release(thread):
+    """fence.proxy_tensormap_release in ``thread``: its edits are released for the tensormap proxy."""
+    for edit in thread.block.launch.tensormaps.values():
+        if edit.thread is thread:
+            edit.released = True
+
+
+def tensormap_acquire(thread, desc):
+    """fence.proxy_tensormap_acquire(desc) in ``thread``: a released edit of ``desc`` is visible to its TMA ops."""
+    edit = thread.block.launch.tensormaps.get(address(host(desc)))
+    if edit is not None and edit.released:
+        edit.acquired.add(thread)
+
+
+def check_tensormap_use(op, desc):
+    """A TMA op reads the descriptor in memory ``desc``: raise if a thread of the launch edited it
+    and the edit was not released, or this thread did not acquire it after the release."""
+    thread = _sched.current()
+    addr = address(host(desc))
+    edit = thread.block.launch.tensormaps.get(addr)
+    if edit is None or thread in edit.acquired:
+        return
+    by = "this thread" if edit.thread is thread else where(edit.thread)
+    what = name(desc) if isinstance(desc, SharedArray) else global_name(thread.block.launch, addr)
+    if not edit.released:
+        step = (f"fence.proxy_tensormap_release() in {'this' if edit.thread is thread else 'that'} thread after its "
+                "edits (or tensormap.cp_fenceproxy, which copies and releases), then "
+                f"fence.proxy_tensormap_acquire(desc) in this thread before the {op}")
+        state = "and did not release it"
+    else:
+        step = f"fence.proxy_tensormap_acquire(desc) in this thread after the release, before the {op}"
+        state = "and released it, but this thread did not acquire it since"
+    raise SimulatorError(
+        f"numba_tma simulator: {where(thread)}: {op} uses the descriptor {what}, which {by} edited in memory "
+        f"({edit.op}) {state}: the tensormap proxy may read the old descriptor. Missing step: {step}")
 
 
 def address(array) -> int:

@@ -22,6 +22,9 @@ that and replaces what runs a block, and two methods of the kernel's ``cuda`` mo
    ``cast_python_value``; for one plain number the replacement calls ``cast_python_value`` at
    once (the same value, about 3x faster; the docs' 32-bit index style calls it dozens of times
    per thread), and anything else goes to numba's own.
+5. **devicearray.FakeWithinKernelCUDAArray.__setitem__** (a kernel's store into a device array):
+   the store, then the memory-model checker is told of it (:func:`.memory.global_stored`, with
+   the numpy array behind the device array); not replaced with the checker off.
 
 Device arrays (``FakeCUDAArray``, and ``FakeWithinKernelCUDAArray`` around it inside a kernel)
 are read through the numpy array protocol they forward (:func:`host_array`).
@@ -36,12 +39,14 @@ from numba.core import types as _types
 from numba.cuda.np import numpy_support
 from numba.cuda.simulator import kernel as _kernel
 from numba.cuda.simulator import kernelapi as _kernelapi
+from numba.cuda.simulator.cudadrv import devicearray as _devicearray
 
 SUPPORTED = "0.30"   # the numba-cuda minor this adapter was verified against
 
 _RUN_BLOCK = None    # set by install(): scheduler.run_block
 _ALLOCATE = None     # set by install(): memory.shared_array
 _SYNCWARP = None     # set by install(): threads.syncwarp
+_STORED = None       # set by install(): memory.global_stored, or None with the checker off
 
 
 class _Blocks:
@@ -64,6 +69,13 @@ def _shared_array(self, shape, dtype, alignment=None):
 
 def _syncwarp(self, mask=0xFFFFFFFF):
     _SYNCWARP(mask)
+
+
+def _store(self, idx, val):
+    """``array[idx] = val`` on a device array in a kernel (``self``: its ``FakeWithinKernelCUDAArray``)."""
+    item = self._item
+    item._ary[idx] = val
+    _STORED(item._ary, idx)
 
 
 _DTYPES: dict = {}
@@ -106,10 +118,13 @@ def _number_call(self, *args):
     return _TYPE_CALL(self, *args)
 
 
-def install(run_block, shared_array, syncwarp) -> None:
-    """Wire numba-cuda's simulator to numba_tma's scheduler, allocator and syncwarp (idempotent)."""
-    global _RUN_BLOCK, _ALLOCATE, _SYNCWARP
-    _RUN_BLOCK, _ALLOCATE, _SYNCWARP = run_block, shared_array, syncwarp
+def install(run_block, shared_array, syncwarp, stored=None) -> None:
+    """Wire numba-cuda's simulator to numba_tma's scheduler, allocator and syncwarp, and (``stored``)
+    its device arrays' stores to the checker (idempotent)."""
+    global _RUN_BLOCK, _ALLOCATE, _SYNCWARP, _STORED
+    _RUN_BLOCK, _ALLOCATE, _SYNCWARP, _STORED = run_block, shared_array, syncwarp, stored
+    if stored is not None:
+        _devicearray.FakeWithinKernelCUDAArray.__setitem__ = _store
     _kernel.BlockManager = _Blocks
     _kernelapi.FakeCUDAShared.array = _shared_array
     _kernelapi.FakeCUDAModule.syncwarp = _syncwarp

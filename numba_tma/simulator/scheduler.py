@@ -29,7 +29,13 @@ thread raises it.
 
 **Async copies in flight** (:meth:`Block.issue`) complete when the block next waits on an
 mbarrier (:meth:`Block.deliver`, called by the twins), or when every thread is blocked;
-``NUMBA_TMA_SIM_SEED=<int>`` delivers a random subset in random order at each wait.
+``NUMBA_TMA_SIM_SEED=<int>`` delivers a random subset in random order at each wait, and queues the
+threads that become ready together (at the start, at a barrier's release) in a random order.
+
+**Happens-before** (the memory-model checker, :mod:`.memory`): each thread has a vector clock
+(a row of ``Cluster.clock``); an arrival at a barrier (:func:`release`) publishes it and begins a
+new segment of the thread, a completed wait (:func:`acquire`) merges the barrier's, and
+``cuda.syncthreads()`` merges those of the block; :func:`proxy_fence` records fence.proxy_async.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from __future__ import annotations
 import _thread
 import collections
 import contextlib
+import itertools
 import os
 import random
 import threading
@@ -53,6 +60,11 @@ SEED = int(os.environ["NUMBA_TMA_SIM_SEED"]) if os.environ.get("NUMBA_TMA_SIM_SE
 EXIT_HOOK = None             # state.block_exit: called in the last thread of a block to end
 POLL_ROUNDS = 100            # failed probes in a row, with nothing changing, before a poller is stuck
 IN_FLIGHT = 0                # async copies in flight over all blocks: a fast "nothing to check" for reads
+RUNNING_THREAD = None        # the simulated thread running now (one runs at a time), None outside a kernel
+# the memory-model checker's happens-before clocks and generic-access marks: NUMBA_TMA_SIM_CHECKER=0 turns
+# them off (to measure their cost: benchmarks/bench_checker.py)
+CHECKER = os.environ.get("NUMBA_TMA_SIM_CHECKER", "1") != "0"
+_CLUSTERS = itertools.count(1)    # each cluster's serial number (in the marks of the bytes its threads write)
 
 READY, RUNNING, WAITING, POLLING, SYNC, DONE = "ready", "running", "waiting", "polling", "sync", "done"
 
@@ -87,10 +99,12 @@ class SimThread:
     """One simulated CUDA thread: its indices, its block, and where it is."""
 
     __slots__ = ("threadIdx", "blockIdx", "thread_id", "index", "block", "status", "wait", "worker", "polls",
-                 "poll_mark", "error")
+                 "poll_mark", "error", "slot", "mark")
 
     def __init__(self, block, index, thread_id):
         self.index, self.thread_id, self.block = index, thread_id, block
+        self.slot = block.rank * block.size + thread_id      # its row of the cluster's clocks
+        self.mark = 0                 # what its accesses leave in the checker's marks (set by its Cluster)
         self.threadIdx, self.blockIdx = Dim3(*index), Dim3(*block.index)
         self.status, self.wait, self.worker, self.error = READY, None, None, None
         self.polls, self.poll_mark = 0, -1
@@ -116,6 +130,8 @@ class Block:
         self.votes = None                             # syncthreads_count / _and / _or: a value per thread
         self.shared: dict = {}                        # memory: allocation key -> this block's array
         self.marks: dict = {}                         # memory: allocation key -> its generic-write marks
+        self.reads: dict = {}                         # memory: allocation key -> its generic-read marks
+        self.reading: list = []                       # state: async stores that may still read its bytes
         self.state = None                             # the twins' state of this block (state.state_of)
         self.pending: list = []                       # async copies in flight into this block
         self.rng = None if SEED is None else random.Random(f"{SEED}/{index}")
@@ -135,7 +151,10 @@ class Block:
             return
         chosen = list(self.pending)
         if self.rng is not None:
-            self.rng.shuffle(chosen)
+            if self.rng.random() < 0.25:
+                chosen.reverse()                 # the latest-issued copy first
+            else:
+                self.rng.shuffle(chosen)
             if not everything:
                 chosen = [c for c in chosen if self.rng.random() < 0.5]
         done = True
@@ -172,8 +191,19 @@ class Cluster:
             index = tuple(f * c + o for f, c, o in zip(first, self.shape, offset[::-1]))
             self.blocks.append(Block(self, index, len(self.blocks)))
         self.threads = [t for b in self.blocks for t in b.threads]
+        self.serial = next(_CLUSTERS)
+        # happens-before: clock[t] is thread t's vector clock (clock[t, u]: the last segment of thread u
+        # ordered before t's present; clock[t, t]: t's own segment, which each release ends)
+        self.clock = None
+        self.fences = {"shared": [], "global": []}   # fence.proxy_async per space: (slot + 1) << 24 | segment
+        self.fenced = {"shared": {}, "global": {}}   # per space: slot -> its clock at its last proxy fence
+        if CHECKER:
+            n = len(self.threads)
+            self.clock = np.full((n, n), -1, np.int32)
+            np.fill_diagonal(self.clock, 0)
+            for t in self.threads:
+                t.mark = self.serial << 40 | (t.slot + 1) << 24
         self.live = len(self.threads)
-        self.ready = collections.deque(self.threads)
         self.waiting: dict = {}        # WAITING / POLLING threads, in the order they began to wait
         self.progress = 0              # counts every change that could let a waiting thread go on
         self.error = None              # (exception, traceback) of the first thread that raised
@@ -181,6 +211,16 @@ class Cluster:
         self.interrupted = None        # an exception the launching thread got while waiting
         self.gates: dict = {}          # the cluster barrier's gates (cluster.py)
         self._finished = _thread.allocate_lock()
+        # with a seed, the threads that become ready together (at the start, at a barrier's release)
+        # are queued in a random order
+        self.rng = None if SEED is None else random.Random(f"{SEED}/threads/{first}")
+        self.ready = collections.deque(self._shuffled(self.threads))
+
+    def _shuffled(self, threads) -> list:
+        threads = list(threads)
+        if self.rng is not None:
+            self.rng.shuffle(threads)
+        return threads
 
     def rank(self, block_index) -> int:
         x, y, z = (b % s for b, s in zip(block_index, self.shape))
@@ -198,9 +238,11 @@ class Cluster:
             except BaseException as exc:      # e.g. KeyboardInterrupt: stop the threads, then raise
                 self._interrupted(exc)
                 raise
+            finally:
+                _running(None)
         for block in self.blocks:      # the blocks are over: free their memory now (no cycle to wait for)
             block._drop_pending()
-            block.shared, block.state, block.marks = {}, None, {}
+            block.shared, block.state, block.marks, block.reads = {}, None, {}, {}
         self.gates.clear()
         if self.error is not None:
             raise self.error[0].with_traceback(self.error[1])
@@ -235,6 +277,7 @@ class Cluster:
                 if me in me.block.in_sync:
                     me.block.in_sync.remove(me)
                 me.status = RUNNING
+                _running(me)
                 raise
             me.worker.lock.acquire()       # parked until run again
         if self.aborting:
@@ -280,8 +323,10 @@ class Cluster:
                     t.block.live -= 1
                     continue
                 t.status = RUNNING
+                _running(t)
                 return t
             if self.live == 0:
+                _running(None)
                 return None
             try:
                 if not self._wake_waiters():
@@ -291,7 +336,7 @@ class Cluster:
 
     def _wake_waiters(self) -> bool:
         """Ready the waiting threads whose condition now holds (whether any was)."""
-        woken = [t for t, _ in self.waiting.items() if t.wait[0]()]
+        woken = self._shuffled(t for t, _ in self.waiting.items() if t.wait[0]())
         for t in woken:
             del self.waiting[t]
             t.status = READY
@@ -382,9 +427,16 @@ class Cluster:
         self._switch(me)
 
     def _release_sync(self, block):
+        if self.clock is not None and block.in_sync:
+            rows = np.array([t.slot for t in block.in_sync])
+            merged = self.clock[rows].max(axis=0)
+            self.clock[rows] = merged
+            self.clock[rows, rows] = merged[rows] + 1
+            for t in block.in_sync:
+                t.mark += 1
         for t in block.in_sync:
             t.status = READY
-        self.ready.extend(block.in_sync)
+        self.ready.extend(self._shuffled(block.in_sync))
         block.in_sync = []
 
 
@@ -466,6 +518,9 @@ class Launch:
         self.idle: list = []
         self.shared_layout: dict = {}    # memory: allocation key -> its first declaration's arguments
         self.dynamic_placed = None       # memory: (the dynamic buffer's alignment, where first declared)
+        self.global_marks: dict = {}     # memory: a device array's address -> its bytes' generic-write marks
+        self.global_views: dict = {}     # memory: id of a kernel argument's array -> (it, its marks' view)
+        self.tensormaps: dict = {}       # memory: a descriptor's address -> its edit by a thread of the launch
         self.cluster = None              # the cluster running now
         self.call = None                 # numba-cuda's kernel call this launch serves
 
@@ -563,6 +618,11 @@ def current() -> SimThread:
     return sim
 
 
+def _running(thread):
+    global RUNNING_THREAD
+    RUNNING_THREAD = thread
+
+
 def seed():
     """The seed of this run's completion order (NUMBA_TMA_SIM_SEED replays it)."""
     return SEED
@@ -606,6 +666,45 @@ def poll(thread, done, what):
     thread.status, thread.wait = POLLING, (done, what)
     cluster.waiting[thread] = None
     cluster._switch(thread)
+
+
+def release(thread):
+    """``thread`` releases (arrives at a barrier): its clock as the barrier publishes it (a copy;
+    None with the checker off); the thread goes on in a new segment."""
+    clock = thread.block.cluster.clock
+    if clock is None:
+        return None
+    row = clock[thread.slot].copy()
+    clock[thread.slot, thread.slot] += 1
+    thread.mark += 1
+    return row
+
+
+def acquire(thread, published):
+    """``thread`` has waited for a barrier that published ``published`` (clocks merged by
+    :func:`joined`): what was ordered before those releases is ordered before ``thread``'s present."""
+    if published is not None:
+        row = thread.block.cluster.clock[thread.slot]
+        np.maximum(row, published, out=row)
+
+
+def joined(published, more):
+    """The clocks of two releases at one barrier phase, merged."""
+    return more if published is None else published if more is None else np.maximum(published, more)
+
+
+def proxy_fence(thread, spaces):
+    """``thread`` fences the generic proxy against the async proxy for ``spaces`` ("shared",
+    "global"): its writes so far (its segments up to now) are ordered for the async ops of the
+    threads that synchronise with it later, and every write ordered before it for its own."""
+    cluster = thread.block.cluster
+    if cluster.clock is None:
+        return
+    for space in spaces:
+        cluster.fences[space].append((thread.slot + 1) << 24 | int(cluster.clock[thread.slot, thread.slot]))
+        cluster.fenced[space][thread.slot] = cluster.clock[thread.slot].copy()
+    cluster.clock[thread.slot, thread.slot] += 1
+    thread.mark += 1
 
 
 def changed(thread):

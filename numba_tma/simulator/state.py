@@ -32,6 +32,8 @@ class Barrier:
         self.published = None        # (cluster gate, generation) the initialiser arrived at after init + fence
         self.seen: dict = {}         # thread -> the last phase it waited for
         self.observed = -1           # the latest phase a wait in its block saw complete
+        self.clock = None            # the arrivals' clocks of the current phase, merged (scheduler.release)
+        self.released = None         # ... and of the last phase completed, which its waiters acquire
 
     @property
     def tx(self):
@@ -45,6 +47,7 @@ class Barrier:
         if self.pending == 0 and self.tx == 0:
             self.phase += 1
             self.pending, self.expected, self.delivered = self.count, 0, 0
+            self.released, self.clock = self.clock, None
 
 
 class Copy:
@@ -82,10 +85,19 @@ class BlockState:
         self.remote: list = []           # Remote ops of other blocks into this block
         self.stores: dict = {}           # thread -> [uncommitted async stores, committed groups]
 
-    def stored(self, op, thread, src):
-        """``thread`` issued an async store (shared -> global) reading ``src``."""
-        from .memory import name
-        self.stores.setdefault(thread, [[], []])[0].append(f"{op} of {name(src)}")
+    def stored(self, op, thread, src, offsets):
+        """``thread`` issued an async store (shared -> global) reading ``src`` at ``offsets`` (a byte
+        count, or byte offsets): its source until a wait_group_read of ``thread`` covers it."""
+        from .memory import StoreSource
+        source = StoreSource(op, thread, src, offsets)
+        self.stores.setdefault(thread, [[], []])[0].append(source)
+        self.block.reading.append(source)
+
+    def read_done(self, sources):
+        """A wait_group_read covered ``sources``: their stores no longer read shared memory."""
+        reading = self.block.reading
+        for source in sources:
+            reading.remove(source)
 
     def changed(self):
         """Something a waiting thread may wait for has changed."""
@@ -131,7 +143,8 @@ def block_exit(thread):
         if pending:
             step = ("tma.commit_group() and tma.wait_group_read(0)" if open_ else "tma.wait_group_read(0)")
             raise SimulatorError(
-                f"numba_tma simulator: block {block.index} exits while the {pending[0]} issued by thread {t.index} "
+                f"numba_tma simulator: block {block.index} exits while the {pending[0].op} of {pending[0].what} "
+                f"issued by thread {t.index} "
                 f"is not waited for{f' (and {len(pending) - 1} more)' if len(pending) > 1 else ''}: the store may "
                 f"still read the block's shared memory after it is gone. Missing step: {step} (or wait_group(0)) "
                 "in that thread before the block exits")

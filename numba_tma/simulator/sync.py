@@ -18,6 +18,7 @@ def _meet(key, expected, op, wait=True):
     if wait:
         scheduler.wait(thread, lambda: gate.generation != generation,
                        lambda: f"{op}: {len(gate.arrived)} of {gate.expected} threads arrived")
+        scheduler.acquire(thread, gate.released)
 
 
 def _check_named(op, barrier_id, nthreads):

@@ -25,8 +25,9 @@ def _buffer(op, buf):
 
 def _edit(buf, field, value):
     """Store ``value`` in ``field`` = (bit offset, width) of the descriptor in ``buf``."""
-    enter()
+    thread, _ = enter()
     data = _buffer(RUNNING.op, buf)
+    memory.tensormap_edited(thread, RUNNING.op, buf)
     offset, width = field
     mask = (1 << width) - 1
     word = int.from_bytes(data.tobytes(), "little")
@@ -42,14 +43,16 @@ def _entry(name, i):
 
 
 def copy(buf, desc):
-    enter()
+    thread, _ = enter()
+    memory.tensormap_edited(thread, RUNNING.op, buf)
     raw = desc.bytes if isinstance(desc, TensorMap) else memory.byte_view(memory.host(desc))[:layout.NUM_BYTES].tobytes()
     _buffer(RUNNING.op, buf)[:] = np.frombuffer(raw, np.uint8)
 
 
 def cp_fenceproxy(dst, src, scope="gpu"):
-    enter()
+    thread, _ = enter()
     op = RUNNING.op
+    memory.tensormap_edited(thread, op, dst, released=True)
     _buffer(op, dst)[:] = _buffer(op, src)
 
 

@@ -30,7 +30,7 @@ from ..descriptors.tensor_map import TensorMap
 from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, smem_row_bytes,
                                  swizzled_offsets)
 from ..reductions import TENSOR_REDUCE_TYPES
-from . import memory
+from . import memory, scheduler
 from .delivery import combine
 from .barriers import deliver_later, targets
 from .state import RUNNING, SimulatorError, enter
@@ -43,9 +43,12 @@ _NAN = {2: 0x7FF7, 4: 0x7FF77FF7, 8: 0x7FF77FF77FF77FF7}   # the H200's fill: 0x
 
 
 def _fields_of(desc, op):
-    """The decoded fields of a TensorMap or of 128 descriptor bytes in a uint8 array."""
-    raw = desc.bytes if isinstance(desc, TensorMap) else memory.host(desc).tobytes()
-    return _decoded(raw, op)
+    """The decoded fields of a TensorMap or of 128 descriptor bytes in a uint8 array, which ``op``
+    reads through the tensormap proxy (an edited one must have been released and acquired)."""
+    if isinstance(desc, TensorMap):
+        return _decoded(desc.bytes, op)
+    memory.check_tensormap_use(op, desc)
+    return _decoded(memory.host(desc).tobytes(), op)
 
 
 @functools.lru_cache(maxsize=256)
@@ -122,12 +125,18 @@ def _positions(fields, coords, op, store=False):
     return [c + e * np.arange(n) for c, e, n in zip(reversed(coords), reversed(strides), reversed(counts))]
 
 
-def _gather(view, fields, index):
-    """``view`` at the broadcast index arrays ``index`` (outermost first), out-of-bounds filled."""
+def _gather(view, fields, index, op):
+    """``view`` at the broadcast index arrays ``index`` (outermost first), out-of-bounds filled; the
+    bytes read checked against the launch's unfenced generic writes (memory.check_global_read)."""
     shape = view.shape
     valid = np.ones(np.broadcast_shapes(*(i.shape for i in index)), bool)
     for i, n in zip(index, shape):
         valid &= (i >= 0) & (i < n)
+    thread = scheduler.current()
+    if thread.block.launch.global_marks:
+        at = memory.address(view) + sum(i * s for i, s in zip(index, view.strides))
+        at = np.broadcast_to(at, valid.shape)[valid]
+        memory.check_global_read(op, thread, (at[:, None] + np.arange(view.itemsize)).reshape(-1))
     values = view[tuple(np.clip(i, 0, n - 1) for i, n in zip(index, shape))]
     fill = 0
     if fields.oob_fill == OOBFill.NAN_REQUEST_ZERO_FMA and TYPE_INFO[fields.data_type].floating:
@@ -192,7 +201,7 @@ def load(desc, dst, coords, bar, cache_hint=None, multicast=None, dst_space="clu
     _check_coords(op, fields, coords)
     _check_tile(op, fields, dst, fields.transfer_bytes, "dst")
     index = np.ix_(*_positions(fields, coords, op))
-    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index)).reshape(-1).view(np.uint8)
+    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index, op)).reshape(-1).view(np.uint8)
     _issue_load(op, thread, state, dst, raw, fields, bar, multicast)
 
 
@@ -249,7 +258,7 @@ def load_im2col(desc, dst, coords, offsets, bar, cache_hint=None, multicast=None
     channels = coords[0] + np.arange(fields.channels_per_pixel)
     index = (images[:, None],) + tuple(spatial[:, d][:, None] for d in reversed(range(fields.rank - 2))) \
         + (channels[None, :],)
-    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index)).reshape(-1).view(np.uint8)
+    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index, op)).reshape(-1).view(np.uint8)
     _issue_load(op, thread, state, dst, raw, fields, bar, multicast)
 
 
@@ -280,8 +289,9 @@ def _write_box(op, desc, src, coords, combine, allow_overrun):
                              "traversal without offsets is not established)")
     _check_coords(op, fields, coords, store=True)
     _check_tile(op, fields, src, fields.transfer_bytes, "src")
-    memory.check_fenced(op, thread, src, _smem_offsets(fields.transfer_bytes, fields))
-    state.stored(op, thread, src)
+    offsets = _smem_offsets(fields.transfer_bytes, fields)
+    memory.check_fenced(op, thread, src, offsets)
+    state.stored(op, thread, src, offsets)
     positions = _positions(fields, coords, op, store=True)
     view = _global_view(fields, _store_reach(op, desc, fields, coords[0], fields.box_dim[0], allow_overrun))
     shape = tuple(len(p) for p in positions)
@@ -325,7 +335,7 @@ def gather4(desc, dst, col, rows, bar):
     fields = _four_rows(op, desc, dst, col, rows, "dst")
     _check_coords(op, fields, (col, rows[0]))
     index = (np.array(rows)[:, None], col + np.arange(fields.box_dim[0])[None, :])
-    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index)).reshape(-1).view(np.uint8)
+    raw = np.ascontiguousarray(_gather(_global_view(fields), fields, index, op)).reshape(-1).view(np.uint8)
     _issue_load(op, thread, state, dst, raw, fields, bar, None)
 
 
@@ -335,8 +345,9 @@ def scatter4(desc, src, col, rows, allow_overrun=False):
     op = RUNNING.op
     thread, state = enter()
     fields = _four_rows(op, desc, src, col, rows, "src")
-    memory.check_fenced(op, thread, src, _smem_offsets(4 * fields.transfer_bytes, fields))
-    state.stored(op, thread, src)
+    offsets = _smem_offsets(4 * fields.transfer_bytes, fields)
+    memory.check_fenced(op, thread, src, offsets)
+    state.stored(op, thread, src, offsets)
     _check_coords(op, fields, (col, 0), store=True)
     view = _global_view(fields, _store_reach(op, desc, fields, col, fields.box_dim[0], allow_overrun))
     width = fields.box_dim[0]
@@ -365,7 +376,7 @@ def prefetch_descriptor(desc):
 
 def swizzled_index(desc, r, c):
     """The flat shared-memory element index of box element (r, c) under the map's swizzle."""
-    fields = _fields_of(desc, RUNNING.op)
+    fields = _decoded(desc.bytes if isinstance(desc, TensorMap) else memory.host(desc).tobytes(), RUNNING.op)
     size = _itemsize(fields)
     pitch = smem_row_bytes(fields.box_dim[0] * size, _swizzle_bytes(fields))
     return int(swizzled_offsets(r * pitch + c * size, _swizzle_bytes(fields)) // size)
