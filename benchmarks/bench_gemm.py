@@ -16,6 +16,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(__file__), "..", "examples")]
 from numba import cuda  # noqa: E402
 
 import gemm  # noqa: E402
+from numba_tma.testing import gpu_seconds  # noqa: E402
 
 ROUNDS = 5
 SHAPES = [("bf16", 8192, 8192, 8192), ("bf16", 4096, 4096, 4096), ("bf16", 8192, 8192, 1024),
@@ -62,17 +63,6 @@ def triton_matmul():
     return run
 
 
-def seconds(fn, repeats):
-    fn()
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(repeats):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return cuda.event_elapsed_time(start, stop) / 1e3 / repeats
-
-
 def case(torch, triton_run, kind, m, n, k, blocks):
     fp8 = kind == "e4m3"
     a = torch.randn((m, k), device="cuda")
@@ -117,7 +107,7 @@ def case(torch, triton_run, kind, m, n, k, blocks):
     repeats = max(3, int(2e12 / (2 * m * n * k)))
     for _ in range(ROUNDS):
         for name, fn in fns.items():
-            times[name].append(seconds(fn, repeats))
+            times[name].append(gpu_seconds(fn, repeats))
     tflops = {name: 2.0 * m * n * k / statistics.median(t) / 1e12 for name, t in times.items()}
     return tflops, errors
 

@@ -25,19 +25,9 @@ import reference_rings as ref  # noqa: E402
 import tma_copy_store as cs  # noqa: E402
 import warp_specialized_ring as ws  # noqa: E402
 from numba_tma import TensorMap, launch  # noqa: E402
+from numba_tma.testing import gpu_seconds  # noqa: E402
 
 ROUNDS = 7
-
-
-def seconds(fn, repeats):
-    fn()
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(repeats):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return cuda.event_elapsed_time(start, stop) / 1e3 / repeats
 
 
 def median_times(fns, repeats):
@@ -45,7 +35,7 @@ def median_times(fns, repeats):
     times = {name: [] for name in fns}
     for _ in range(ROUNDS):
         for name, fn in fns.items():
-            times[name].append(seconds(fn, repeats))
+            times[name].append(gpu_seconds(fn, repeats))
     return {name: statistics.median(t) for name, t in times.items()}
 
 

@@ -26,6 +26,7 @@ from numba import cuda
 
 import numba_tma
 from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline, sync, tma, wgmma
+from numba_tma.testing import gpu_seconds
 
 BM, BN = 128, 256                    # the output tile: two warpgroups of 64 x 256
 STAGES = 3                           # 3 x 48 KiB of shared memory, and 64 KiB for the output tile
@@ -167,18 +168,6 @@ def bf16_values(bits):
     return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
 
-def timed(fn, repeats=20):
-    """Seconds per call of ``fn`` (CUDA events, after one warm-up call)."""
-    fn()
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(repeats):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return cuda.event_elapsed_time(start, stop) / 1e3 / repeats
-
-
 def main(m=None, n=None, k=None):
     m, n, k = (m or (136 if SIMULATED else 4096)), (n or (264 if SIMULATED else 4096)), (k or (72 if SIMULATED else 4096))
     rng = np.random.default_rng(0)
@@ -210,12 +199,12 @@ def main(m=None, n=None, k=None):
           f"{'PASS' if ok else 'FAIL'}")
     if not SIMULATED:
         flops = 2.0 * m * n * k
-        ours = flops / timed(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks)) / 1e12
-        paired = flops / timed(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=True)) / 1e12
+        ours = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks)) / 1e12
+        paired = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=True)) / 1e12
         line = f"  numba-tma wgmma: {ours:.0f} TFLOP/s (clusters of 2, B multicast: {paired:.0f})"
         if torch is not None:
             out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
-            theirs = flops / timed(lambda: torch.matmul(ta, tb.T, out=out)) / 1e12
+            theirs = flops / gpu_seconds(lambda: torch.matmul(ta, tb.T, out=out)) / 1e12
             line += f"; cuBLAS (torch.matmul): {theirs:.0f} TFLOP/s; ratio {ours / theirs:.3f}"
         print(line)
     return 0 if ok else 1

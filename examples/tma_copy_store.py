@@ -35,6 +35,7 @@ from numba import cuda
 
 import numba_tma
 from numba_tma import SharedMemoryPlan, TensorMap, at, pipeline, tma
+from numba_tma.testing import gpu_seconds
 
 BOX_R, BOX_C = 16, 256         # 16 rows x 1 KiB of float32 per tile
 STAGES = 6                     # 6 x 16 KiB of shared memory per block
@@ -116,17 +117,9 @@ def tma_copy(src_map, dst_map, shape, counter, blocks):
                      shared_mem=plan.nbytes)
 
 
-def bandwidth(run, nbytes, repeats=20):
-    """GB/s moved (read + write) by ``repeats`` back-to-back ``run()`` calls timed with CUDA events
-    (the host queues each launch while the previous one runs, so its launch time is not counted)."""
-    run()
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(repeats):
-        run()
-    stop.record()
-    stop.synchronize()
-    return 2 * nbytes * repeats / (cuda.event_elapsed_time(start, stop) / 1e3) / 1e9
+def bandwidth(run, nbytes):
+    """GB/s moved (read + write) by ``run()`` (:func:`numba_tma.testing.gpu_seconds`)."""
+    return 2 * nbytes / gpu_seconds(run) / 1e9
 
 
 def main(rows=64 if SIMULATED else 16384, cols=512 if SIMULATED else 16384):

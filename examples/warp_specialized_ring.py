@@ -22,6 +22,7 @@ import numpy as np
 from numba import cuda
 
 from numba_tma import SharedMemoryPlan, TensorMap, at, pipeline, sync, tma
+from numba_tma.testing import gpu_seconds
 
 ROWS, COLS = 16, 32          # one tile: 16 rows x 128 bytes of float32
 STAGES = 4
@@ -65,18 +66,6 @@ def run(kernel, src, out, n_tiles, blocks, shared_mem):
     kernel[blocks, 32 * (1 + CONSUMERS), 0, shared_mem](src, out, n_tiles)
 
 
-def bandwidth(fn, nbytes, repeats=20):
-    """GB/s (read + write) of ``repeats`` back-to-back calls, timed with CUDA events."""
-    fn()
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(repeats):
-        fn()
-    stop.record()
-    stop.synchronize()
-    return 2 * nbytes * repeats / (cuda.event_elapsed_time(start, stop) / 1e3) / 1e9
-
-
 def main(rows=32 if SIMULATED else 8192, cols=64 if SIMULATED else 4096):
     x = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)
     out = cuda.device_array_like(x)
@@ -88,7 +77,7 @@ def main(rows=32 if SIMULATED else 8192, cols=64 if SIMULATED else 4096):
     print(f"warp_specialized_ring: {rows}x{cols} float32, {n_tiles} tiles, {STAGES}-stage ring, "
           f"{blocks} blocks: {'PASS' if ok else 'FAIL'}")
     if not SIMULATED:
-        gbs = bandwidth(lambda: run(twice_plus_one, src, out, n_tiles, blocks, plan.nbytes), x.nbytes)
+        gbs = 2 * x.nbytes / gpu_seconds(lambda: run(twice_plus_one, src, out, n_tiles, blocks, plan.nbytes)) / 1e9
         print(f"  {gbs:.0f} GB/s")
     return 0 if ok else 1
 

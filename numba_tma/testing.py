@@ -240,3 +240,25 @@ def check_seeds(launch, n: int = 20, seeds=None) -> None:
     if failed:
         raise AssertionError(f"{len(failed)} of {len(runs)} simulator runs failed; the first with "
                              f"NUMBA_TMA_SIM_SEED={failed[0].seed}: {failed[0].error}") from failed[0].error
+
+
+def gpu_seconds(fn, repeats: int = 20) -> float:
+    """Seconds per call of ``fn`` (which launches GPU work), from CUDA events around ``repeats``
+    back-to-back calls after one warm-up call: the host queues each launch while the previous one
+    runs, so launch overhead is hidden as in a real pipeline of kernels.  A benchmark helper, for
+    ratios from one run (the examples and ``benchmarks/`` use it); never for timed tests.
+
+    Example::
+
+        seconds = testing.gpu_seconds(lambda: kernel[grid, block](x, y))
+    """
+    from numba import cuda
+
+    fn()
+    start, stop = cuda.event(), cuda.event()
+    start.record()
+    for _ in range(repeats):
+        fn()
+    stop.record()
+    stop.synchronize()
+    return cuda.event_elapsed_time(start, stop) / 1e3 / repeats

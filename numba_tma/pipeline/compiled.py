@@ -168,10 +168,7 @@ def _load(ring, state, desc, tile, coords, multicast=None):
     config = ring.config
     _only(config, "load", ("tma",))
     _state(config, "load", state)
-    if isinstance(multicast, (types.NoneType, types.Omitted)) or multicast is None:
-        step = steps(config)["load"]
-        return lambda ring, state, desc, tile, coords, multicast=None: step(ring.bars, state.index, desc, tile, coords)
-    step = steps(config)["load_multicast"]
+    step = steps(config)["load"]
     return lambda ring, state, desc, tile, coords, multicast=None: step(ring.bars, state.index, desc, tile, coords,
                                                                         multicast)
 

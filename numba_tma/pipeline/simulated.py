@@ -111,10 +111,7 @@ class SimulatedRing:
 
     def load(self, state, desc, tile, coords, multicast=None):
         index, _ = self._check("load", state)
-        if multicast is None:
-            self._steps["load"](self.bars, index, desc, tile, coords)
-        else:
-            self._steps["load_multicast"](self.bars, index, desc, tile, coords, multicast)
+        self._steps["load"](self.bars, index, desc, tile, coords, multicast)
 
     def commit(self, state):
         index, _ = self._check("commit", state)

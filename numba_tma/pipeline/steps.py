@@ -70,15 +70,7 @@ def _steps(config):
         wait_empty(bars, index, phase)
 
     @_device
-    def load(bars, index, desc, tile, coords):
-        if producer_warp:
-            if sync.elect_one():
-                tma.load(desc, tile, coords, at(bars, index))
-        else:
-            tma.load(desc, tile, coords, at(bars, index))
-
-    @_device
-    def load_multicast(bars, index, desc, tile, coords, multicast):
+    def load(bars, index, desc, tile, coords, multicast):
         if producer_warp:
             if sync.elect_one():
                 tma.load(desc, tile, coords, at(bars, index), multicast=multicast)
@@ -145,7 +137,7 @@ def _steps(config):
     def store_tail():
         tma.wait_group(0)
 
-    return dict(init=init, acquire=acquire, prime=prime, acquire_slot=acquire_slot, load=load, load_multicast=load_multicast,
+    return dict(init=init, acquire=acquire, prime=prime, acquire_slot=acquire_slot, load=load,
                 commit=commit, commit_cp_async=commit_cp_async, wait=wait, release=release, tail=tail,
                 store_acquire=store_acquire, store_commit=store_commit, store_tail=store_tail)
 
