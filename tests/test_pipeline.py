@@ -321,6 +321,7 @@ def _ring_model(x, n_tiles, rounds, groups):
 
 @pytest.mark.both_ways
 @pytest.mark.parametrize("stages, groups, iterations", [(1, 1, 10_000), (2, 4, 3000), (3, 2, 1000), (4, 1, 5000),
+                                                        (6, 1, 2000), (7, 2, 700),
                                                         (8, 3, 10_000), (5, 4, 1)])
 def test_a_warp_specialised_ring_delivers_every_tile(stages, groups, iterations):
     n_tiles = 16
