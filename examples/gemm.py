@@ -29,7 +29,7 @@ from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline,
 from numba_tma.testing import gpu_seconds
 
 BM, BN = 128, 256                    # the output tile: two warpgroups of 64 x 256
-STAGES = 3                           # 3 x 48 KiB of shared memory, and 64 KiB for the output tile
+STAGES = 4                           # 4 x 48 KiB of shared memory, and 32 KiB to stage the output
 GROUP_M = 8                          # output tiles walk GROUP_M tile rows at a time (L2 reuse of B)
 THREADS = 384                        # 3 warpgroups: the producer's, two consumers'
 STAGE_BYTES = 49152                  # a 128-row A tile and a 256-row B tile, 128 bytes of K each
@@ -57,7 +57,7 @@ def make_gemm(kind, pair=False):
     plan = (SharedMemoryPlan()
             .array("a", (STAGES, BM, bk), element, swizzle="128B")
             .array("b", (2 * STAGES, BN // 2, bk), element, swizzle="128B")   # stage s: halves 2s, 2s + 1
-            .array("c", (2 * BN // 64, 64, 64), numba.uint16, swizzle="128B")   # per warpgroup, 4 boxes of 64 x 64
+            .array("c", (BN // 64, 64, 64), numba.uint16, swizzle="128B")   # per warpgroup, 2 boxes of 64 x 64
             .pipeline("ring", ring_config))
     carve = plan.carver()
     blocks_per_tile_row = 2 if pair else 1
@@ -117,18 +117,24 @@ def make_gemm(kind, pair=False):
                 ring.release(previous)
                 if scale != 1:
                     acc = wgmma.scale(acc, scale)
-                # the epilogue: the fragment as bf16 into this warpgroup's staging boxes (once its
-                # previous tile's TMA stores have read them), then TMA stores, left in flight
-                if leader:
-                    tma.wait_group_read(0)
-                sync.named_barrier_sync(1 + half, 128)
-                wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
-                fence.proxy_async()
-                sync.named_barrier_sync(1 + half, 128)
-                if leader:
-                    for box in range(BN // 64):
-                        tma.store(desc_c, at(smem.c, 4 * half + box), (n * BN + 64 * box, m * BM + 64 * half))
-                    tma.commit_group()
+                # the epilogue, in two rounds of 128 columns: the fragment as bf16 into this
+                # warpgroup's two staging boxes (once the TMA stores before have read them), then
+                # TMA stores, the last round's left in flight while the next tile's MMAs run
+                for part in range(2):
+                    if leader:
+                        tma.wait_group_read(0)
+                    sync.named_barrier_sync(1 + half, 128)
+                    if part == 0:
+                        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 0, 2)
+                    else:
+                        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, 2)
+                    fence.proxy_async()
+                    sync.named_barrier_sync(1 + half, 128)
+                    if leader:
+                        for box in range(2):
+                            tma.store(desc_c, at(smem.c, 2 * half + box),
+                                      (n * BN + 128 * part + 64 * box, m * BM + 64 * half))
+                        tma.commit_group()
             if leader:
                 tma.wait_group(0)
 

@@ -193,18 +193,21 @@ def store_bf16(acc, out, row, col):
     """
 
 
-def store_shared_bf16(acc, tile, desc):
+def store_shared_bf16(acc, tile, desc, first=omitted(default=0), count=omitted(default=None)):
     """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
     ``desc`` stores it from: ``N / box_cols`` consecutive boxes of ``desc``'s box (64 rows of one
     128-byte swizzle span: box ``(64, 64)`` bf16, ``swizzle="128B"``) from ``tile`` (``at(ring, i)``),
     each box in the map's swizzled layout, so that ``tma.store(desc, at(ring, i + b), ...)`` writes
     box ``b`` (columns ``64 b`` to ``64 b + 63``) — the epilogue of a GEMM: one ``st.shared.b32``
     per element pair (swizzled: no bank conflicts), unrolled; then ``fence.proxy_async()`` and a
-    barrier of the warpgroup before the store.
+    barrier of the warpgroup before the store.  ``first`` / ``count`` (constants): only the
+    fragment's boxes ``first`` to ``first + count - 1``, into ``count`` boxes from ``tile`` (an
+    epilogue in rounds, through less shared memory).
 
     Example::
 
         wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
+        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, 2)     # columns 128-255
 
     PTX::
 

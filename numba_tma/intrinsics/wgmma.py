@@ -457,19 +457,22 @@ def scale(typingctx, acc, factor):
     return acc(acc, factor), codegen
 
 
-@intrinsic
-def store_shared_bf16(typingctx, acc, tile, desc):
+@_intrinsic(target="cuda", prefer_literal=True)
+def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=types.Omitted(None)):
     """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
     ``desc`` stores it from: ``N / box_cols`` consecutive boxes of ``desc``'s box (64 rows of one
     128-byte swizzle span: box ``(64, 64)`` bf16, ``swizzle="128B"``) from ``tile`` (``at(ring, i)``),
     each box in the map's swizzled layout, so that ``tma.store(desc, at(ring, i + b), ...)`` writes
     box ``b`` (columns ``64 b`` to ``64 b + 63``) — the epilogue of a GEMM: one ``st.shared.b32``
     per element pair (swizzled: no bank conflicts), unrolled; then ``fence.proxy_async()`` and a
-    barrier of the warpgroup before the store.
+    barrier of the warpgroup before the store.  ``first`` / ``count`` (constants): only the
+    fragment's boxes ``first`` to ``first + count - 1``, into ``count`` boxes from ``tile`` (an
+    epilogue in rounds, through less shared memory).
 
     Example::
 
         wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
+        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, 2)     # columns 128-255
 
     PTX::
 
@@ -488,9 +491,17 @@ def store_shared_bf16(typingctx, acc, tile, desc):
     if (2 * acc.count) % box_cols:
         raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: argument 'acc' must cover whole boxes of "
                               f"{box_cols} columns; got {2 * acc.count} columns")
+    total = 2 * acc.count // box_cols
+    first_box = literal(first) if not isinstance(first, types.Omitted) else first.value
+    n_boxes = literal(count) if not isinstance(count, types.Omitted) else count.value
+    n_boxes = total - (first_box or 0) if n_boxes is None else n_boxes
+    if not (isinstance(first_box, int) and isinstance(n_boxes, int) and 0 <= first_box and 1 <= n_boxes
+            and first_box + n_boxes <= total):
+        raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: arguments 'first' and 'count' must be constants "
+                              f"naming boxes of the fragment's {total}; got {first} and {count}")
 
     def codegen(context, builder, sig, args):
-        accty, tilety, _ = sig.args
+        accty, tilety = sig.args[:2]
         values = args[0]
         base = shared_address(context, builder, tilety, args[1]) if isinstance(tilety, types.Array) else args[1]
         fnty = ir.FunctionType(I32, [])
@@ -501,8 +512,9 @@ def store_shared_bf16(typingctx, acc, tile, desc):
         cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2), "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f")
         st = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [I32, I32]), "st.shared.b32 [$0], $1;", "r,r",
                           side_effect=True)
-        for j in range(accty.count // 4):
+        for j in range(first_box * box_cols // 8, (first_box + n_boxes) * box_cols // 8):
             box, chunk_col = divmod(8 * j, box_cols)          # 8 columns per j: 16 bytes, one chunk
+            box -= first_box
             for half in (0, 1):
                 r = builder.add(row, ir.Constant(I32, 8 * half))
                 offset = builder.add(builder.mul(r, ir.Constant(I32, row_bytes)),
@@ -515,7 +527,7 @@ def store_shared_bf16(typingctx, acc, tile, desc):
                 builder.call(st, [address, builder.call(cvt, pair)])
         return context.get_dummy_value()
 
-    return types.none(acc, tile, desc), codegen
+    return types.none(acc, tile, desc, first, count), codegen
 
 
 HELPERS = ("zeros", "scale", "store", "store_bf16", "store_shared_bf16")   # public, not PTX declarations

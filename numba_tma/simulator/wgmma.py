@@ -150,7 +150,7 @@ def store_bf16(acc, out, row, col):
     _store(acc, out, row, col, to_bf16)
 
 
-def store_shared_bf16(acc, tile, desc):
+def store_shared_bf16(acc, tile, desc, first=0, count=None):
     thread, _ = enter()
     row_bytes = desc.layout.box[-1] * desc.layout.element_bits // 8
     box_cols, box_bytes = row_bytes // 2, 64 * row_bytes
@@ -158,11 +158,16 @@ def store_shared_bf16(acc, tile, desc):
     t = thread.index[0] % 128
     w, lane = t // 32, t % 32
     r0, c0 = 16 * w + lane // 4, 2 * (lane % 4)
-    words = raw[:(2 * len(acc) // box_cols) * box_bytes].view(np.uint16)
+    total = 2 * len(acc) // box_cols
+    count = total - first if count is None else count
+    words = raw[:count * box_bytes].view(np.uint16)
     for i, value in enumerate(acc):
         j, h, e = i // 4, (i // 2) % 2, i % 2
         r, c = r0 + 8 * h, c0 + 8 * j + e
         box, col = divmod(c, box_cols)
+        if not first <= box < first + count:
+            continue
+        box -= first
         offset = box * box_bytes + int(swizzled_offsets(r * row_bytes + 2 * col, 128))
         bits = int(np.float32(value).view(np.uint32))
         words[offset // 2] = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 & 0xFFFF
