@@ -15,8 +15,8 @@ from .launch import ClusterKernel, LaunchError, cluster_kernel, launch
 from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError
 from .debugging import debug
-from .ops import (FAMILIES, SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, sync, tensormap,
-                  tma, wgmma)
+from .ops import (FAMILIES, SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, mma, sync,
+                  tensormap, tma, wgmma)
 
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = globals()[_family]

@@ -22,6 +22,7 @@ from numba_tma import cp_async as cp_async
 from numba_tma import dsmem as dsmem
 from numba_tma import fence as fence
 from numba_tma import mbarrier as mbarrier
+from numba_tma import mma as mma
 from numba_tma import sync as sync
 from numba_tma import tensormap as tensormap
 from numba_tma import tma as tma

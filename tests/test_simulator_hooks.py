@@ -145,7 +145,7 @@ def test_only_the_adapter_names_numba_cudas_simulator():
 def test_the_simulator_modules_import_only_downwards():
     """simulator/: each module imports only modules below it (no circle), the adapter nothing of
     numba_tma (tests/test_layers.py places the package among numba_tma's layers)."""
-    order = ["numba_sim", "scheduler", "memory", "state", "elect", "gates", "delivery", "barriers", "wgmma",
+    order = ["numba_sim", "scheduler", "memory", "state", "elect", "gates", "delivery", "barriers", "wgmma", "mma",
              "arguments",
              "mbarrier", "tensormap", "tma", "bulk", "dsmem", "cp_async", "sync", "cluster", "fence", "cache", "__init__"]
     for path in SIMULATOR.glob("*.py"):

@@ -738,6 +738,7 @@ class PtxOp(Declaration):
     debug: Callable | None = None       # debug mode: debug(context, builder, tys, args) adds run-time checks
     debug_wait: str | None = None       # debug mode: a bounded form of the template; {out} = 1 on time-out
     tied: str | None = None             # a Fragment operand read and written: the op returns its new tuple
+    returns_regs: Callable | None = None   # (**qualifier values) -> n: the op returns n uint32 registers, {out}
 
     # -- what a given call needs and emits ---------------------------------------------------
     def requirement(self, chosen: Mapping = {}, given: tuple = ()) -> Requirement:
@@ -788,7 +789,7 @@ class PtxOp(Declaration):
         return texts
 
     def result_annotation(self):
-        if self.tied:
+        if self.tied or self.returns_regs:
             return "tuple"
         return "None" if self.returns == types.void else "bool" if self.returns == types.boolean else "int"
 
@@ -830,7 +831,8 @@ def build_intrinsic(op: PtxOp):
             result = "=r" if bounded or op.returns == types.boolean else \
                 None if op.returns == types.void else _RESULT[op.returns.bitwidth]
             tied = tys[op.tied] if op.tied else None
-            values, slots, lowered_by_name, n = [], {}, {}, tied.count if tied else 1 if result else 0
+            regs = op.returns_regs(**chosen) if op.returns_regs else 0
+            values, slots, lowered_by_name, n = [], {}, {}, tied.count if tied else regs or (1 if result else 0)
             by_name = dict(zip(names, llargs))
             if debug.STATE.on:   # checks run before the op, on the arguments as the kernel passed them
                 for o in op.operands:
@@ -858,7 +860,12 @@ def build_intrinsic(op: PtxOp):
             extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
             if bounded:
                 extra = dict(extra, timeout=debug.timeout_ns())
-            text = op.render(slots | {"out": "$0"}, chosen, extra, template=op.debug_wait if bounded else None)
+            out_slot = ", ".join(f"${i}" for i in range(regs)) if regs else "$0"
+            text = op.render(slots | {"out": out_slot}, chosen, extra, template=op.debug_wait if bounded else None)
+            if regs:
+                out = emit_tied_asm(builder, text, values, ["=r"] * regs, memory=op.memory)
+                return context.make_tuple(builder, types.UniTuple(types.uint32, regs),
+                                          [builder.extract_value(out, i) for i in range(regs)])
             if tied:
                 letter = "=f" if str(tied.dtype) == "float32" else "=r"
                 out = emit_tied_asm(builder, text, values, [letter] * tied.count, memory=op.memory)
@@ -871,7 +878,9 @@ def build_intrinsic(op: PtxOp):
                 return builder.icmp_unsigned("!=", out, ir.Constant(I32, 0))
             return out if result else context.get_dummy_value()
 
-        return (tys[op.tied] if op.tied else op.returns)(*argtys), codegen
+        result_type = tys[op.tied] if op.tied else \
+            types.UniTuple(types.uint32, op.returns_regs(**chosen)) if op.returns_regs else op.returns
+        return result_type(*argtys), codegen
 
     typer.__signature__ = signature
     typer.__name__ = typer.__qualname__ = op.short_name

@@ -26,7 +26,7 @@ diagnostics the GPU cannot give:
 
 One module per family, as ``intrinsics/``.  Layers, each importing only those below it:
 ``numba_sim``; ``scheduler``; ``memory``; ``state``; ``elect``, ``gates``, ``delivery``,
-``barriers``, ``wgmma`` (whose value types ``arguments`` knows); ``arguments`` and the families ``mbarrier``, ``tensormap``, ``tma``, ``bulk``,
+``barriers``, ``wgmma`` (whose value types ``arguments`` knows), ``mma``; ``arguments`` and the families ``mbarrier``, ``tensormap``, ``tma``, ``bulk``,
 ``dsmem``, ``cp_async``, ``sync``, ``cluster``, ``fence``, ``cache``; this package, which wires
 numba-cuda's simulator to them (:func:`.numba_sim.install`) and the declarations to their twins.
 

@@ -27,7 +27,7 @@ def _bf16(raw):
     return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
-_DECODE = {"bf16": (2, _bf16), "f16": (2, lambda raw: raw.view(np.float16).astype(np.float64)),
+DECODE = {"bf16": (2, _bf16), "f16": (2, lambda raw: raw.view(np.float16).astype(np.float64)),
            "tf32": (4, lambda raw: (raw.view(np.uint32) & 0xFFFFE000).view(np.float32).astype(np.float64)),
            "e4m3": (1, lambda raw: _E4M3[raw]), "e5m2": (1, lambda raw: _E5M2[raw]),
            "s8": (1, lambda raw: raw.view(np.int8).astype(np.float64)), "u8": (1, lambda raw: raw.astype(np.float64))}
@@ -88,7 +88,7 @@ def mma_async(acc, a, b, scale_d, dtype, trans_a, trans_b, negate_a, negate_b):
         raise SimulatorError(f"numba_tma simulator: {op}: trans_a / trans_b (MN-major tiles) are not simulated yet")
     a, b = _operand("a", a), _operand("b", b)
     types = dtype.split(".") if "." in dtype else [dtype, dtype]
-    (ea, da), (eb, db) = _DECODE[types[0]], _DECODE[types[1]]
+    (ea, da), (eb, db) = DECODE[types[0]], DECODE[types[1]]
     n = 2 * len(acc)
     rows_a, rows_b = a.read(64, 32, ea, da), b.read(n, 32, eb, db)       # 64 x K and N x K (K-major)
     t = thread.index[0] % 128

@@ -1,0 +1,100 @@
+"""``numba_tma.mma`` under the simulator: the warp-collective ops exchange their lanes' registers
+(each lane's operands reach every lane, as the hardware's do) and compute in the fragment layouts
+of :mod:`numba_tma.intrinsics.mma`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import memory
+from .gates import syncwarp
+from .state import RUNNING, SimulatorError, enter
+from .wgmma import DECODE, Fragment
+
+
+def _exchange(value):
+    """Every running lane's ``value`` of this warp, by lane: a warp-collective op's operands."""
+    thread, _ = enter()
+    warp, lane = thread.thread_id // 32, thread.thread_id % 32
+    box = memory.per_block(("mma exchange", warp), dict)
+    box[lane] = value
+    syncwarp()                      # every lane has put its value in
+    values = dict(box)
+    syncwarp()                      # every lane has read them: the next op may overwrite
+    return lane, values
+
+
+_K = {"bf16": 16, "f16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
+
+
+def _matrices(values, dtype):
+    """A (16 x K) and B (K x 8) of the warp from its lanes' ``(a, b)`` registers."""
+    k = _K[dtype]
+    size, decode = DECODE[dtype]
+    per = 4 // size                          # elements per register
+    a, b = np.zeros((16, k)), np.zeros((k, 8))
+    for lane, (ra, rb) in values.items():
+        g, t = lane // 4, lane % 4
+        ea = [decode(np.asarray([r], np.uint32).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size]))
+              for r in ra]
+        eb = [decode(np.asarray([r], np.uint32).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size]))
+              for r in rb]
+        half = k // 2
+        for i, (row, col) in enumerate([(g, per * t), (g + 8, per * t), (g, per * t + half), (g + 8, per * t + half)]):
+            a[row, col:col + per] = ea[i]
+        for i, row in enumerate([per * t, per * t + half]):
+            b[row:row + per, g] = eb[i]
+    return a, b
+
+
+def sync(acc, a, b, dtype):
+    lane, values = _exchange((a, b))
+    if len(values) != 32:
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: {len(values)} lanes of the warp took part; "
+                             "mma.sync needs all 32 (it is .aligned)")
+    ma, mb = _matrices(values, dtype)
+    d = ma @ mb
+    g, t = lane // 4, lane % 4
+    mine = [d[g, 2 * t], d[g, 2 * t + 1], d[g + 8, 2 * t], d[g + 8, 2 * t + 1]]
+    if acc.dtype == "int32":
+        return Fragment([int(np.int32(x + int(y))) for x, y in zip(acc, mine)], "int32")
+    return Fragment([float(np.float32(x + y)) for x, y in zip(acc, mine)], "float32")
+
+
+def _rows(values, count):
+    """The 16-bit rows (8 elements each) the lanes' addresses name: matrix i's row r."""
+    return {(lane // 8, lane % 8): memory.host(tile).reshape(-1).view(np.uint8)[:16].view(np.uint16)
+            for lane, tile in values.items() if lane < 8 * count}
+
+
+def ldmatrix(tile, count, trans):
+    lane, values = _exchange(tile)
+    rows = _rows(values, count)
+    g, t = lane // 4, lane % 4
+    regs = []
+    for i in range(count):
+        if trans:
+            pair = [rows[i, 2 * t][g], rows[i, 2 * t + 1][g]]
+        else:
+            pair = list(rows[i, g][2 * t:2 * t + 2])
+        regs.append(int(pair[0]) | int(pair[1]) << 16)
+    return tuple(regs)
+
+
+def stmatrix(tile, regs, trans):
+    lane, values = _exchange((tile, regs))
+    count = len(regs)
+    g, t = lane // 4, lane % 4
+    if lane < 8 * count:     # this lane's row address: row lane % 8 of matrix lane // 8
+        i, row = lane // 8, lane % 8
+        out = memory.byte_view(memory.host(tile))[:16].view(np.uint16)
+        for col in range(8):
+            if trans:      # element (row, col) of the transposed matrix came from lane (row // 2 + 4 col)
+                src, e = 4 * col + row // 2, row % 2
+            else:
+                src, e = 4 * row + col // 2, col % 2
+            out[col] = (values[src][1][i] >> (16 * e)) & 0xFFFF
+
+
+def zeros():
+    return Fragment([0.0] * 4, "float32")
