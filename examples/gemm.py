@@ -175,7 +175,7 @@ def bf16_values(bits):
 
 
 def main(m=None, n=None, k=None):
-    m, n, k = (m or (136 if SIMULATED else 4096)), (n or (264 if SIMULATED else 4096)), (k or (72 if SIMULATED else 4096))
+    m, n, k = (m or (72 if SIMULATED else 4096)), (n or (264 if SIMULATED else 4096)), (k or (72 if SIMULATED else 4096))
     rng = np.random.default_rng(0)
     a_bits, b_bits = bf16_bits(rng.standard_normal((m, k))), bf16_bits(rng.standard_normal((n, k)))
     d_a, d_b = cuda.to_device(a_bits), cuda.to_device(b_bits)

@@ -30,8 +30,8 @@ from test_gpu_wgmma import E4M3  # noqa: E402  (the e4m3 model, checked there ag
 def test_bf16_gemm_matches_numpy(m, n, k, blocks):
     if testing.WAY != "simulator":          # the GPU (a plain pytest run too: WAY is None there)
         m, n, k, blocks = 4 * m + 3, 3 * n + 8, 5 * k + 8, cuda.get_current_device().MULTIPROCESSOR_COUNT
-    elif m == 300:
-        pytest.skip("under the simulator the two smaller cases cover the kernel (this one takes 8 s there)")
+    elif m != 72:
+        pytest.skip("under the simulator the ragged case covers the kernel (each takes seconds there)")
     rng = np.random.default_rng(m)
     a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((n, k)))
     c = cuda.to_device(np.full((m, n), 0xFFFF, np.uint16))
@@ -45,7 +45,7 @@ def test_bf16_gemm_matches_numpy(m, n, k, blocks):
 
 @pytest.mark.both_ways
 def test_e4m3_gemm_with_scales_matches_numpy():
-    m, n, k, blocks = (130, 264, 144, 2) if testing.WAY == "simulator" else (1030, 2056, 1024, 132)
+    m, n, k, blocks = (130, 264, 128, 2) if testing.WAY == "simulator" else (1030, 2056, 1024, 132)
     if testing.WAY != "simulator":
         blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
     rng = np.random.default_rng(7)
