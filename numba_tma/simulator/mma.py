@@ -84,7 +84,6 @@ def ldmatrix(tile, count, trans):
 def stmatrix(tile, regs, trans):
     lane, values = _exchange((tile, regs))
     count = len(regs)
-    g, t = lane // 4, lane % 4
     if lane < 8 * count:     # this lane's row address: row lane % 8 of matrix lane // 8
         i, row = lane // 8, lane % 8
         out = memory.byte_view(memory.host(tile))[:16].view(np.uint16)
