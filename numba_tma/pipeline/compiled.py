@@ -147,8 +147,8 @@ def _acquire(ring, state, expect=None):
     if given:
         raise refuse(_where(config, "acquire"), "expect", "must be left out: an AsyncPipeline's producers arrive, it "
                      "counts no bytes", expect)
-    slot = steps(config)["acquire_slot"]
-    return lambda ring, state, expect=None: slot(ring.bars, state.index, state.phase)
+    wait_empty = steps(config)["wait_empty"]
+    return lambda ring, state, expect=None: wait_empty(ring.bars, state.index, state.phase)
 
 
 @_method(RingType, "prime")
@@ -173,20 +173,23 @@ def _load(ring, state, desc, tile, coords, multicast=None):
                                                                         multicast)
 
 
-def _indexed_step(name, kinds, with_phase):
+def _indexed_step(name, kinds, takes):
+    """``ring.name(state)``: the step given the state's index and phase, its index, or the state."""
     @_method(RingType, name)
     def typer(ring, state):
         config = ring.config
         _only(config, name, kinds)
         _state(config, name, state)
         step = steps(config)[name]
-        if with_phase:
+        if takes == "index, phase":
             return lambda ring, state: step(ring.bars, state.index, state.phase)
+        if takes == "state":
+            return lambda ring, state: step(ring.bars, state)
         return lambda ring, state: step(ring.bars, state.index)
 
 
-_indexed_step("wait", ("tma", "async"), True)
-_indexed_step("release", ("tma", "async"), False)
-_indexed_step("tail", ("tma", "async"), True)
-_indexed_step("commit", ("async",), False)
-_indexed_step("commit_cp_async", ("async",), False)
+_indexed_step("wait", ("tma", "async"), "index, phase")
+_indexed_step("release", ("tma", "async"), "index")
+_indexed_step("tail", ("tma", "async"), "state")
+_indexed_step("commit", ("async",), "index")
+_indexed_step("commit_cp_async", ("async",), "index")

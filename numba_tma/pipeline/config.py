@@ -72,10 +72,17 @@ def _participants(where, argument, value):
     return value
 
 
+_ONE_THREAD = Participants("thread", 1)
+
+
 class _Pipeline:
-    """What the three pipelines share: their stage count and a name for messages."""
+    """What the three pipelines share: their stage count and a name for messages; the facts a
+    kind does not set keep these defaults (a store ring has no barriers, no participants)."""
 
     kind = "pipeline"
+    producer = producers = consumers = _ONE_THREAD
+    cluster = async_consumer = False
+    full_count = empty_count = 0
 
     def __init__(self, stages):
         self.stages = _positive(type(self).__name__, "stages", stages, MAX_STAGES)
@@ -85,8 +92,7 @@ class _Pipeline:
         """The mbarriers the ring needs (``full`` then ``empty``, ``stages`` each; ``full`` only when
         the producer's thread consumes): the length of the uint64 shared array ``create`` takes
         (``SharedMemoryPlan.pipeline`` reserves it)."""
-        consumers = getattr(self, "consumers", None)
-        return self.stages if consumers is not None and consumers.kind == "same_thread" else 2 * self.stages
+        return self.stages if self.consumers.kind == "same_thread" else 2 * self.stages
 
     def _key(self):
         return (type(self).__name__, self.stages)
@@ -163,7 +169,6 @@ class AsyncPipeline(_Pipeline):
         if not isinstance(async_consumer, bool):
             raise refuse("AsyncPipeline", "async_consumer", "must be True or False", async_consumer)
         self.async_consumer = async_consumer
-        self.cluster = False
         self.full_count = self.producers.arrivals
         self.empty_count = self.consumers.arrivals
 

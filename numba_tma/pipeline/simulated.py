@@ -95,7 +95,7 @@ class SimulatedRing:
             if expect is not None:
                 raise refuse(where, "expect", "must be left out: an AsyncPipeline's producers arrive, it counts no "
                              "bytes", expect)
-            self._steps["acquire_slot"](self.bars, index, phase)
+            self._steps["wait_empty"](self.bars, index, phase)
 
     def prime(self, state, expect):
         index, phase = self._check("prime", state)
@@ -133,9 +133,9 @@ class SimulatedRing:
                            "this thread (ring.wait(state) first; or it was released twice)")
         self._waited.discard((index, phase))
         consumers = self.config.consumers
-        if consumers.kind == "same_thread":
-            pass
-        elif consumers.kind == "thread" or scheduler.current().thread_id % 32 == 0:     # one count per warp
+        counted = consumers.kind == "thread" or (consumers.kind != "same_thread"        # one count per warp
+                                                 and scheduler.current().thread_id % 32 == 0)
+        if counted:
             releases = self._book.releases
             releases[index, 1 - phase] = 0          # that round's releases all came before this one's wait
             count = releases.get((index, phase), 0) + 1
@@ -147,8 +147,8 @@ class SimulatedRing:
         self._steps["release"](self.bars, index)
 
     def tail(self, state):
-        index, phase = self._check("tail", state)
-        self._steps["tail"](self.bars, index, phase)
+        self._check("tail", state)
+        self._steps["tail"](self.bars, state)
 
 
 def bind_ring(config, bars, steps):

@@ -3,25 +3,22 @@ Python on the simulator's ops under the simulator."""
 
 from __future__ import annotations
 
-import numba
 from numba import cuda
 
 from ..ops import at, cluster, cp_async, fence, mbarrier, sync, tma
-from .config import threads
+from .state import advance
 from .state import device as _device
 
 
 def _steps(config):
     """The step functions of ``config``'s ring; its facts are constants of their closures."""
     stages = config.stages
-    cluster_wide = getattr(config, "cluster", False)
-    full_count, empty_count = getattr(config, "full_count", 0), getattr(config, "empty_count", 0)
-    consumer_kind = getattr(config, "consumers", threads(1)).kind
-    consumer_warps = consumer_kind in ("warp", "warpgroup")
-    has_empty = consumer_kind != "same_thread"
-    producer_warp = getattr(config, "producer", threads(1)).kind != "thread"
-    producer_thread_arrives = getattr(config, "producers", threads(1)).kind == "thread"
-    async_consumer = getattr(config, "async_consumer", False)
+    cluster_wide, full_count, empty_count = config.cluster, config.full_count, config.empty_count
+    consumer_warps = config.consumers.kind in ("warp", "warpgroup")
+    has_empty = config.consumers.kind != "same_thread"
+    producer_warp = config.producer.kind != "thread"
+    producer_thread_arrives = config.producers.kind == "thread"
+    async_consumer = config.async_consumer
     reading = stages - 1                  # stores still reading when a store stage is acquired
 
     @_device
@@ -40,22 +37,14 @@ def _steps(config):
 
     # The producer's wait on ``empty`` has the default (CTA-scope acquire) semantics in a cluster
     # ring too, as CUTLASS's ClusterBarrier::wait (the PipelineTmaAsync producer_acquire) has:
-    # the consumers' remote arrivals are cluster-scope releases, and an ``.acquire.cluster`` wait
-    # costs an L1 invalidation (CCTL.IVALL) per stage that the ring measured ~6 % slower for.
+    # the consumers' remote arrivals are cluster-scope releases.  An ``.acquire.cluster`` wait adds
+    # an L1 invalidation (CCTL.IVALL) per stage; on the H200 the two scopes timed within the
+    # run-to-run spread of examples/cluster_multicast.py (BENCHMARKS.md, seventh session).
     @_device
     def wait_empty(bars, index, phase):
         if not has_empty:
             return
         mbarrier.wait(at(bars, stages + index), phase)
-
-    @_device
-    def acquire(bars, index, phase, nbytes):
-        wait_empty(bars, index, phase)
-        if producer_warp:
-            if sync.elect_one():
-                mbarrier.arrive_expect_tx(at(bars, index), nbytes)
-        else:
-            mbarrier.arrive_expect_tx(at(bars, index), nbytes)
 
     @_device
     def prime(bars, index, nbytes):
@@ -66,8 +55,9 @@ def _steps(config):
             mbarrier.arrive_expect_tx(at(bars, index), nbytes)
 
     @_device
-    def acquire_slot(bars, index, phase):
+    def acquire(bars, index, phase, nbytes):
         wait_empty(bars, index, phase)
+        prime(bars, index, nbytes)
 
     @_device
     def load(bars, index, desc, tile, coords, multicast):
@@ -97,33 +87,32 @@ def _steps(config):
         mbarrier.wait(at(bars, index), phase)
 
     @_device
-    def release(bars, index):
-        if not has_empty:
-            return
-        if consumer_warps:
-            cuda.syncwarp()
-            if sync.elect_one():
-                if cluster_wide:
-                    for rank in range(cluster.nctarank()):
-                        mbarrier.arrive_remote(at(bars, stages + index), rank)
-                else:
-                    mbarrier.arrive(at(bars, stages + index))
-        elif cluster_wide:
+    def arrive_empty(bars, index):
+        """One consumer's arrival on ``empty[index]``: in every block of a cluster ring."""
+        if cluster_wide:
             for rank in range(cluster.nctarank()):
                 mbarrier.arrive_remote(at(bars, stages + index), rank)
         else:
             mbarrier.arrive(at(bars, stages + index))
 
     @_device
-    def tail(bars, index, phase):
+    def release(bars, index):
+        if not has_empty:
+            return
+        if consumer_warps:
+            cuda.syncwarp()
+            if sync.elect_one():
+                arrive_empty(bars, index)
+        else:
+            arrive_empty(bars, index)
+
+    @_device
+    def tail(bars, state):
         if not has_empty:
             return
         for _ in range(stages):
-            wait_empty(bars, index, phase)
-            index = numba.uint32(index + numba.uint32(1))
-            if index == stages:
-                index = numba.uint32(0)
-                phase = numba.uint32(phase ^ numba.uint32(1))
+            wait_empty(bars, state.index, state.phase)
+            state = advance(state)
 
     @_device
     def store_acquire():
@@ -137,7 +126,7 @@ def _steps(config):
     def store_tail():
         tma.wait_group(0)
 
-    return dict(init=init, acquire=acquire, prime=prime, acquire_slot=acquire_slot, load=load,
+    return dict(init=init, acquire=acquire, prime=prime, wait_empty=wait_empty, load=load,
                 commit=commit, commit_cp_async=commit_cp_async, wait=wait, release=release, tail=tail,
                 store_acquire=store_acquire, store_commit=store_commit, store_tail=store_tail)
 
