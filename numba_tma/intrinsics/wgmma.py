@@ -337,6 +337,12 @@ def _fragment_coords(builder, row0, col0):
     return row, col
 
 
+def _bf16x2(builder, pair):
+    """Two float32 as one register of two bfloat16, the first in the low half."""
+    cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2), "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f")
+    return builder.call(cvt, pair)
+
+
 def _store_codegen(kind):
     def typer(typingctx, acc, out, row, col):
         _ACC.check(f"wgmma.{kind}", acc)
@@ -371,8 +377,7 @@ def _store_codegen(kind):
                     c1 = builder.add(c, ir.Constant(I32, 1))
                     pair = [builder.extract_value(values, 4 * j + 2 * half + e) for e in (0, 1)]
                     if kind == "store_bf16":
-                        packed = builder.call(ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2),
-                                                           "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f"), pair)
+                        packed = _bf16x2(builder, pair)
                         pair = [builder.trunc(packed, element), builder.trunc(builder.lshr(packed, ir.Constant(I32, 16)),
                                                                               element)]
                     inside = builder.and_(builder.icmp_signed("<", r, rows), builder.icmp_signed("<", c, cols))
@@ -504,12 +509,8 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
         accty, tilety = sig.args[:2]
         values = args[0]
         base = shared_address(context, builder, tilety, args[1]) if isinstance(tilety, types.Array) else args[1]
-        fnty = ir.FunctionType(I32, [])
-        t = builder.and_(builder.call(ir.InlineAsm(fnty, "mov.u32 $0, %tid.x;", "=r"), []), ir.Constant(I32, 127))
-        warp, lane = builder.lshr(t, ir.Constant(I32, 5)), builder.and_(t, ir.Constant(I32, 31))
-        row = builder.add(builder.shl(warp, ir.Constant(I32, 4)), builder.lshr(lane, ir.Constant(I32, 2)))
-        col_bytes = builder.shl(builder.and_(lane, ir.Constant(I32, 3)), ir.Constant(I32, 2))   # 2 (l % 4) bf16
-        cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2), "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f")
+        row, col = _fragment_coords(builder, ir.Constant(I32, 0), ir.Constant(I32, 0))
+        col_bytes = builder.shl(col, ir.Constant(I32, 1))                # bf16
         st = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [I32, I32]), "st.shared.b32 [$0], $1;", "r,r",
                           side_effect=True)
         for j in range(first_box * box_cols // 8, (first_box + n_boxes) * box_cols // 8):
@@ -524,7 +525,7 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
                                                                         ir.Constant(I32, 7)), ir.Constant(I32, 4)))
                 address = builder.add(base, builder.add(ir.Constant(I32, box * box_bytes), swizzled))
                 pair = [builder.extract_value(values, 4 * j + 2 * half + e) for e in (0, 1)]
-                builder.call(st, [address, builder.call(cvt, pair)])
+                builder.call(st, [address, _bf16x2(builder, pair)])
         return context.get_dummy_value()
 
     return types.none(acc, tile, desc, first, count), codegen

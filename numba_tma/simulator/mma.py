@@ -24,21 +24,17 @@ def _exchange(value):
     return lane, values
 
 
-_K = {"bf16": 16, "f16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
-
-
 def _matrices(values, dtype):
-    """A (16 x K) and B (K x 8) of the warp from its lanes' ``(a, b)`` registers."""
-    k = _K[dtype]
+    """A (16 x K) and B (K x 8) of the warp from its lanes' ``(a, b)`` registers; K is what 32
+    bytes of the type hold (16 bf16/f16, 8 tf32, 32 fp8/int8) in every mma.sync shape here."""
     size, decode = DECODE[dtype]
-    per = 4 // size                          # elements per register
+    k, per = 32 // size, 4 // size              # K; elements per register
+    words = {1: np.uint8, 2: np.uint16, 4: np.uint32}[size]
     a, b = np.zeros((16, k)), np.zeros((k, 8))
     for lane, (ra, rb) in values.items():
         g, t = lane // 4, lane % 4
-        ea = [decode(np.asarray([r], np.uint32).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size]))
-              for r in ra]
-        eb = [decode(np.asarray([r], np.uint32).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size]))
-              for r in rb]
+        ea = [decode(np.asarray([r], np.uint32).view(words)) for r in ra]
+        eb = [decode(np.asarray([r], np.uint32).view(words)) for r in rb]
         half = k // 2
         for i, (row, col) in enumerate([(g, per * t), (g + 8, per * t), (g, per * t + half), (g + 8, per * t + half)]):
             a[row, col:col + per] = ea[i]

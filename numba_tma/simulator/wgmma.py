@@ -125,18 +125,29 @@ def scale(acc, factor):
     return Fragment((np.asarray(acc, np.float32) * np.float32(factor)).tolist(), acc.dtype)
 
 
+def _elements(thread, count):
+    """``(register, row, col)`` of each of a thread's ``count`` fragment registers in the 64 x N
+    tile (the thread's place: ``threadIdx.x % 128``, as the compiled helpers take it)."""
+    t = thread.index[0] % 128
+    w, lane = t // 32, t % 32
+    for i in range(count):
+        j, h, e = i // 4, (i // 2) % 2, i % 2
+        yield i, 16 * w + lane // 4 + 8 * h, 8 * j + 2 * (lane % 4) + e
+
+
+def _bf16_bits(value):
+    """A float as bfloat16 bits, rounded to nearest even (``cvt.rn.bf16x2.f32``)."""
+    bits = int(np.float32(value).view(np.uint32))
+    return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 & 0xFFFF
+
+
 def _store(acc, out, row, col, convert):
     thread, _ = enter()
     target = memory.host(out)
-    t = thread.index[0] % 128
-    w, lane = t // 32, t % 32
-    r0, c0 = row + 16 * w + lane // 4, col + 2 * (lane % 4)
     rows, cols = target.shape
-    for i, value in enumerate(acc):
-        j, h, e = i // 4, (i // 2) % 2, i % 2
-        r, c = r0 + 8 * h, c0 + 8 * j + e
-        if r < rows and c < cols:
-            target[r, c] = convert(value)
+    for i, r, c in _elements(thread, len(acc)):
+        if row + r < rows and col + c < cols:
+            target[row + r, col + c] = convert(acc[i])
 
 
 def store(acc, out, row, col):
@@ -144,10 +155,7 @@ def store(acc, out, row, col):
 
 
 def store_bf16(acc, out, row, col):
-    def to_bf16(value):
-        bits = int(np.float32(value).view(np.uint32))
-        return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 & 0xFFFF
-    _store(acc, out, row, col, to_bf16)
+    _store(acc, out, row, col, _bf16_bits)
 
 
 def store_shared_bf16(acc, tile, desc, first=0, count=None):
@@ -155,19 +163,11 @@ def store_shared_bf16(acc, tile, desc, first=0, count=None):
     row_bytes = desc.layout.box[-1] * desc.layout.element_bits // 8
     box_cols, box_bytes = row_bytes // 2, 64 * row_bytes
     raw = memory.byte_view(memory.host(tile))
-    t = thread.index[0] % 128
-    w, lane = t // 32, t % 32
-    r0, c0 = 16 * w + lane // 4, 2 * (lane % 4)
     total = 2 * len(acc) // box_cols
     count = total - first if count is None else count
     words = raw[:count * box_bytes].view(np.uint16)
-    for i, value in enumerate(acc):
-        j, h, e = i // 4, (i // 2) % 2, i % 2
-        r, c = r0 + 8 * h, c0 + 8 * j + e
+    for i, r, c in _elements(thread, len(acc)):
         box, col = divmod(c, box_cols)
-        if not first <= box < first + count:
-            continue
-        box -= first
-        offset = box * box_bytes + int(swizzled_offsets(r * row_bytes + 2 * col, 128))
-        bits = int(np.float32(value).view(np.uint32))
-        words[offset // 2] = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 & 0xFFFF
+        if first <= box < first + count:
+            offset = (box - first) * box_bytes + int(swizzled_offsets(r * row_bytes + 2 * col, 128))
+            words[offset // 2] = _bf16_bits(acc[i])
