@@ -10,7 +10,7 @@ from numba.cuda.extending import overload_attribute, overload_method
 
 from ..intrinsics.tensor_map_type import TensorMapType
 from ..ops import at
-from .config import MAX_TX_BYTES, TmaStorePipeline, refuse
+from .config import TmaStorePipeline, refuse, stage_bytes
 from .numba_types import PipelineType, RingType, StateType, new_ring, new_state
 from .state import advance
 from .steps import steps
@@ -108,26 +108,18 @@ def _full(ring, state):
 
 
 def _constant_bytes(config, expect, step="acquire"):
-    """``expect``'s bytes when its type says them (maps, a tuple of maps, a constant), else None."""
+    """``expect``'s bytes when its type says them (maps, a tuple of maps, a constant), else None
+    (a run-time count)."""
     where = _where(config, step)
     if isinstance(expect, TensorMapType):
-        maps = (expect,)
-    elif isinstance(expect, types.BaseTuple) and len(expect) and all(isinstance(e, TensorMapType) for e in expect):
-        maps = tuple(expect)
-    elif isinstance(expect, types.IntegerLiteral):
-        maps, nbytes = (), expect.literal_value
-    elif isinstance(expect, types.Integer):
+        return stage_bytes(where, expect, (expect.layout,))
+    if isinstance(expect, types.BaseTuple) and len(expect) and all(isinstance(e, TensorMapType) for e in expect):
+        return stage_bytes(where, expect, tuple(e.layout for e in expect))
+    if isinstance(expect, types.IntegerLiteral):
+        return stage_bytes(where, expect, (), expect.literal_value)
+    if isinstance(expect, types.Integer):
         return None
-    else:
-        raise refuse(where, "expect", "must be a TensorMap, a tuple of them, or a byte count", expect)
-    if maps:
-        if any(m.box_bytes is None for m in maps):
-            raise refuse(where, "expect", "must be maps whose box_bytes is known (not interleaved)", expect)
-        nbytes = sum(m.box_bytes for m in maps)
-    if not 1 <= nbytes <= MAX_TX_BYTES:
-        raise refuse(where, "expect", f"must be from 1 to {MAX_TX_BYTES} bytes per stage (what one mbarrier phase can "
-                     "count)", nbytes)
-    return nbytes
+    raise refuse(where, "expect", "must be a TensorMap, a tuple of them, or a byte count", expect)
 
 
 @_method(RingType, "acquire")

@@ -17,6 +17,20 @@ def refuse(where, argument, rule, value):
     return OpArgumentError(f"numba_tma: {where}: argument {argument!r} {rule}; got {value!r}")
 
 
+def stage_bytes(where, expect, layouts, count=None) -> int:
+    """The bytes a TMA stage receives: the box bytes of the maps whose ``TileLayout``s are
+    ``layouts`` (a map's ``desc.layout``, its Numba type's ``layout`` alike), or ``count``;
+    refused, naming ``expect`` as given, beyond what one mbarrier phase can count."""
+    if layouts:
+        if any(layout.box_bytes is None for layout in layouts):
+            raise refuse(where, "expect", "must be maps whose box_bytes is known (not interleaved)", expect)
+        count = sum(layout.box_bytes for layout in layouts)
+    if not 1 <= count <= MAX_TX_BYTES:
+        raise refuse(where, "expect", f"must be from 1 to {MAX_TX_BYTES} bytes per stage (what one mbarrier phase can "
+                     "count)", count)
+    return count
+
+
 def _positive(where, argument, value, limit):
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
         raise refuse(where, argument, f"must be an integer from 1 to {limit}", value)

@@ -14,27 +14,20 @@ from __future__ import annotations
 from ..descriptors.tensor_map import TensorMap
 from ..simulator import memory, scheduler
 from ..simulator.scheduler import SimulatorError
-from .config import MAX_TX_BYTES, refuse
+from .config import refuse, stage_bytes
 from .state import PipelineState
 
 
 def expected_bytes(where, expect):
     """The bytes ``expect`` stands for: a ``TensorMap`` (its ``box_bytes``), a tuple of them, or an
-    integer (from 1 to what one mbarrier phase can count)."""
+    integer (:func:`~.config.stage_bytes`)."""
     if isinstance(expect, TensorMap):
-        if expect.layout.box_bytes is None:
-            raise refuse(where, "expect", "must be a map whose box_bytes is known (not interleaved)", expect)
-        nbytes = expect.layout.box_bytes
-    elif isinstance(expect, tuple) and expect and all(isinstance(e, TensorMap) for e in expect):
-        nbytes = sum(e.layout.box_bytes for e in expect)
-    elif isinstance(expect, int) and not isinstance(expect, bool):
-        nbytes = int(expect)
-    else:
-        raise refuse(where, "expect", "must be a TensorMap, a tuple of them, or a byte count", expect)
-    if not 1 <= nbytes <= MAX_TX_BYTES:
-        raise refuse(where, "expect", f"must be from 1 to {MAX_TX_BYTES} bytes per stage (what one mbarrier phase "
-                     "can count)", nbytes)
-    return nbytes
+        return stage_bytes(where, expect, (expect.layout,))
+    if isinstance(expect, tuple) and expect and all(isinstance(e, TensorMap) for e in expect):
+        return stage_bytes(where, expect, tuple(e.layout for e in expect))
+    if isinstance(expect, int) and not isinstance(expect, bool):
+        return stage_bytes(where, expect, (), int(expect))
+    raise refuse(where, "expect", "must be a TensorMap, a tuple of them, or a byte count", expect)
 
 
 class _Book:
