@@ -137,6 +137,13 @@ for i in range(4):
     ring.release(c)
     c = c.advance()""", "stage 0 (phase 0) released without a wait for it by this thread (ring.wait(state) first; "
                         "or it was released twice)"),
+    ("""c = ring.consumer_state()
+for i in range(4):
+    ring.wait(c)
+    ring.release(c)
+    out[cuda.threadIdx.x] += tiles[c.index, 0, cuda.threadIdx.x]
+    c = c.advance()""", "(allocated at kernel.py:15): TmaPipeline(stages=2, consumers=threads(32), producer=threads(1)): "
+                        "stage 0 (phase 0) was released by this thread, and its producer may refill it at any time"),
 ])
 def test_consumer_misuse_is_reported_in_the_pipeline_terms(consume, expected):
     body = "def consume(ring, tiles, out):\n" + "".join(f"    {line}\n" for line in consume.splitlines())

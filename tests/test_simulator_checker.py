@@ -223,6 +223,33 @@ out = np.zeros((3, 4), np.float32)
 count(lambda: k[1, 4](desc, out, READ_FIRST))
 """
 
+RELAXED = """
+@cuda.jit
+def k(desc, out, fenced):
+    full = cuda.shared.array(1, numba.uint64)
+    empty = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
+    tid = cuda.threadIdx.x
+    if tid == 0:
+        mbarrier.init(full, 1)
+        mbarrier.init(empty, 3)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    for it in range(3):
+        if tid == 0:
+            mbarrier.wait(empty, (it & 1) ^ 1)
+            mbarrier.arrive_expect_tx(full, 1024)
+            tma.load(desc, tile, (0, 8 * it), full)
+        else:
+            mbarrier.wait(full, it & 1)
+            out[it, tid] = tile[0, tid]
+            if fenced:
+                fence.acq_rel("cta")             # a relaxed arrival after a fence: the release pattern
+            mbarrier.arrive(empty, sem="relaxed")
+out = np.zeros((3, 4), np.float32)
+count(lambda: k[1, 4](desc, out, FENCED))
+"""
+
 REUSE = """
 @cuda.jit
 def k(ddesc, waits):
@@ -313,6 +340,9 @@ CASES = {
         ["thread (0, 0, 0) of block (0, 0, 0): tma.load writes tile[1] (allocated at kernel.py:",
          "which thread (1, 0, 0) read with no barrier ordering that read before this tma.load",
          "mbarrier.arrive on its 'empty' barrier"]),
+    "refill_of_a_slot_released_by_a_relaxed_arrival_without_a_fence": (
+        RELAXED, {"FENCED": "False"}, {"FENCED": "True"},
+        ["tma.load writes tile[", "read with no barrier ordering that read before this tma.load"]),
     "store_source_rewritten_before_wait_group_read": (
         REUSE, {"WAITS": "False"}, {"WAITS": "True"},
         ["of block (0, 0, 0): writes tile[", "(allocated at kernel.py:", "which the tma.store issued by ",
@@ -359,3 +389,19 @@ def test_its_correct_twin_runs_clean_under_20_seeds(case):
     template, planted, correct, words = CASES[case]
     out = simulate(_body(template, correct), setup=SETUP)
     assert "reported 0 of 20" in out, out
+
+
+def test_a_relaxed_arrival_publishes_only_what_a_fence_of_reaching_scope_covered():
+    from types import SimpleNamespace
+
+    from numba_tma.simulator.scheduler import relaxed_release
+
+    home, other = object(), object()
+    row = [3, 1]
+    unfenced = SimpleNamespace(fenced=None, block=home)
+    assert relaxed_release(unfenced, home) is None                     # a relaxed arrival orders nothing
+    cta = SimpleNamespace(fenced=(row, "cta"), block=home)
+    assert relaxed_release(cta, home) is row
+    assert relaxed_release(cta, other) is None                         # a CTA fence does not reach a peer block
+    cluster_wide = SimpleNamespace(fenced=(row, "cluster"), block=home)
+    assert relaxed_release(cluster_wide, other) is row

@@ -4,6 +4,8 @@ ops, and the checks of the object's use, reported in its terms (stage, round, pa
 * a consumer releasing a stage it did not wait for (or releasing it twice);
 * a producer acquiring a stage again in the same round (its state was not advanced);
 * more releases of a stage in one round than the consumers the pipeline declares;
+* a stage used after release: a consumer reading a stage's tile (the bytes the copies that filled
+  it wrote) after it released the stage and before it waits for the stage's next round;
 * a state of another ring's stage count, a barrier array too small for the ring.
 
 Raw-barrier mistakes (a wrong parity, a missing fence) stay the simulator checker's.
@@ -14,6 +16,7 @@ from __future__ import annotations
 from ..descriptors.tensor_map import TensorMap
 from ..simulator import memory, scheduler
 from ..simulator.scheduler import SimulatorError
+from ..simulator.state import enter
 from .config import refuse, stage_bytes
 from .state import PipelineState
 
@@ -118,6 +121,20 @@ class SimulatedRing:
         index, phase = self._check("wait", state)
         self._steps["wait"](self.bars, index, phase)
         self._waited.add((index, phase))
+        thread = scheduler.current()
+        if thread.released:
+            thread.released = [r for r in thread.released if r[3] != (self, index)]
+
+    def _give_back(self, index, phase):
+        """The releasing thread may not read the stage's tile again before its next wait: the
+        bytes that the copies completing on ``full[index]`` wrote (``memory.check_released``)."""
+        thread, block_state = enter()
+        full = block_state.barriers.get(memory.address(self.bars[index:]))
+        if full is None:
+            return
+        why = (f"{self.config!r}: stage {index} (phase {phase}) was released by this thread, and its producer may "
+               f"refill it at any time: read a stage between ring.wait(state) and ring.release(state)")
+        thread.released = thread.released + [(lo, hi, why, (self, index)) for lo, hi in full.fills.items()]
 
     def release(self, state):
         index, phase = self._check("release", state)
@@ -138,6 +155,7 @@ class SimulatedRing:
                                f"({consumers.arrivals} arrivals)")
             releases[index, phase] = count
         self._steps["release"](self.bars, index)
+        self._give_back(index, phase)
 
     def tail(self, state):
         self._check("tail", state)

@@ -56,9 +56,10 @@ def barrier(state, thread, op, bar) -> Barrier:
     return found
 
 
-def arrive_on(thread, state, op, bar, count, drop=0, nbytes=0):
+def arrive_on(thread, state, op, bar, count, drop=0, nbytes=0, sem=None):
     """``count`` arrivals of ``op`` on ``bar`` (``drop`` of them also leave the barrier's count;
-    ``nbytes`` announced first); returns the state token."""
+    ``nbytes`` announced first) with release semantics, or (``sem="relaxed"``) publishing only
+    what the thread's last fence covered; returns the state token."""
     b = barrier(state, thread, op, bar)
     if nbytes:
         b.expected += nbytes
@@ -66,7 +67,8 @@ def arrive_on(thread, state, op, bar, count, drop=0, nbytes=0):
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} arrives {count} times on {b.describe()}:"
                              f" more arrivals than the phase still expects")
     token = StateToken(b.phase << TOKEN_SHIFT | b.pending)
-    b.clock = scheduler.joined(b.clock, scheduler.release(thread))
+    published = scheduler.relaxed_release(thread, b.block) if sem == "relaxed" else scheduler.release(thread)
+    b.clock = scheduler.joined(b.clock, published)
     b.count -= drop
     b.pending -= count
     _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
@@ -109,6 +111,7 @@ def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
         def complete(view=view, at=at, state=state, b=b, record=record):
             write(view)
             memory.clear_marks(view, nbytes)
+            b.fills[start] = start + nbytes
             if record is not None:
                 record.phase = b.phase
             deliver_bytes(state, thread, op, at, nbytes)

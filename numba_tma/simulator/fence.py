@@ -1,6 +1,6 @@
-"""``numba_tma.fence`` under the simulator: in its one coherent memory the ordering fences are
-no-ops; ``mbarrier_init`` and ``proxy_async`` record what the checks of barriers and of the async
-proxy need (below).
+"""``numba_tma.fence`` under the simulator: its one memory is coherent, so the fences only record
+what the checker needs: ``acq_rel`` / ``sc`` what a later relaxed arrival publishes,
+``mbarrier_init`` and ``proxy_async`` what the checks of barriers and of the async proxy need.
 """
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ def proxy_async(space):
 
 
 def acq_rel(scope):
-    pass
+    thread, _ = enter()
+    scheduler.fence(thread, scope)
 
 
 def sc(scope):
-    pass
+    thread, _ = enter()
+    scheduler.fence(thread, scope)
 
 
 def proxy_tensormap_acquire(desc, scope):

@@ -31,22 +31,22 @@ def arrive(bar, count=1, sem=None, scope=None, no_complete=False):
         if count >= b.pending:
             raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op}(no_complete=True) would "
                                  f"complete the phase of {b.describe()}")
-    return arrive_on(thread, state, op, bar, count)
+    return arrive_on(thread, state, op, bar, count, sem=sem)
 
 
 def arrive_expect_tx(bar, nbytes, sem=None, scope=None):
     thread, state = enter()
-    return arrive_on(thread, state, RUNNING.op, bar, 1, nbytes=nbytes)
+    return arrive_on(thread, state, RUNNING.op, bar, 1, nbytes=nbytes, sem=sem)
 
 
 def arrive_drop(bar, count=1, sem=None, scope=None):
     thread, state = enter()
-    return arrive_on(thread, state, RUNNING.op, bar, count, drop=count)
+    return arrive_on(thread, state, RUNNING.op, bar, count, drop=count, sem=sem)
 
 
 def arrive_drop_expect_tx(bar, nbytes, sem=None, scope=None):
     thread, state = enter()
-    return arrive_on(thread, state, RUNNING.op, bar, 1, drop=1, nbytes=nbytes)
+    return arrive_on(thread, state, RUNNING.op, bar, 1, drop=1, nbytes=nbytes, sem=sem)
 
 
 def arrive_remote(bar, cta_rank, count=1, sem="release"):
@@ -58,7 +58,7 @@ def arrive_remote(bar, cta_rank, count=1, sem="release"):
     record = remote(op, thread, state, b, None)
     if record is not None:
         record.phase = b.phase
-    arrive_on(thread, state, op, at, count)
+    arrive_on(thread, state, op, at, count, sem=sem)
 
 
 def expect_tx(bar, nbytes, scope="cta"):

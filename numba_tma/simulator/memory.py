@@ -63,6 +63,9 @@ class SharedArray(np.ndarray):
         if not isinstance(value, np.ndarray):
             if _sched.IN_FLIGHT:
                 check_read(self, index)
+            running = _sched.RUNNING_THREAD
+            if running is not None and running.released:
+                check_released(running, self, index)
             owner = self.owner
             if MARKS and owner is not None:
                 if self.remote:
@@ -630,6 +633,18 @@ def check_read(array, index):
                 f"numba_tma simulator: {where(thread)} reads {name(array, addr)} while the {copy.op} issued by "
                 f"{copy.issuer} that writes it is still in flight: wait for it (mbarrier.wait on its barrier, or "
                 "cp_async.wait_group) before reading")
+
+
+def check_released(thread, array, index):
+    """Raise if ``array[index]`` lies in shared bytes ``thread`` gave back (``thread.released``:
+    ``(lo, hi, why, owner)``, a pipeline stage it released and has not waited for again)."""
+    try:
+        addr = element_address(array, index)
+    except (TypeError, ValueError):
+        return
+    for lo, hi, why, _ in thread.released:
+        if lo <= addr < hi:
+            raise SimulatorError(f"numba_tma simulator: {where(thread)} reads {name(array, addr)}: {why}")
 
 
 def byte_view(array) -> np.ndarray:

@@ -99,7 +99,7 @@ class SimThread:
     """One simulated CUDA thread: its indices, its block, and where it is."""
 
     __slots__ = ("threadIdx", "blockIdx", "thread_id", "index", "block", "status", "wait", "worker", "polls",
-                 "poll_mark", "error", "slot", "mark")
+                 "poll_mark", "error", "slot", "mark", "fenced", "released")
 
     def __init__(self, block, index, thread_id):
         self.index, self.thread_id, self.block = index, thread_id, block
@@ -108,6 +108,8 @@ class SimThread:
         self.threadIdx, self.blockIdx = Dim3(*index), Dim3(*block.index)
         self.status, self.wait, self.worker, self.error = READY, None, None, None
         self.polls, self.poll_mark = 0, -1
+        self.fenced = None            # (its clock at its last fence.acq_rel / fence.sc, the fence's scope)
+        self.released = []            # shared byte ranges it gave back (memory.check_released)
 
     def __repr__(self):
         return f"<simulated thread {self.index} of block {self.block.index}: {self.status}>"
@@ -678,6 +680,22 @@ def release(thread):
     clock[thread.slot, thread.slot] += 1
     thread.mark += 1
     return row
+
+
+def fence(thread, scope):
+    """``thread``'s ``fence.acq_rel`` / ``fence.sc`` at ``scope``: what it did and acquired so far,
+    as a later relaxed arrival publishes it (:func:`relaxed_release`); it goes on in a new segment."""
+    thread.fenced = (release(thread), scope)
+
+
+def relaxed_release(thread, block):
+    """What a relaxed arrival of ``thread`` at a barrier of ``block`` publishes: nothing of its own
+    accesses (a relaxed arrival orders nothing), only what its last fence covered, if that fence's
+    scope reaches ``block`` (a CTA-scope fence does not reach another block of the cluster)."""
+    if thread.fenced is None:
+        return None
+    row, scope = thread.fenced
+    return None if scope == "cta" and block is not thread.block else row
 
 
 def acquire(thread, published):

@@ -34,6 +34,7 @@ class Barrier:
         self.observed = -1           # the latest phase a wait in its block saw complete
         self.clock = None            # the arrivals' clocks of the current phase, merged (scheduler.release)
         self.released = None         # ... and of the last phase completed, which its waiters acquire
+        self.fills: dict = {}        # the shared byte ranges the copies that completed on it wrote: start -> end
 
     @property
     def tx(self):
