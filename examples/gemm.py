@@ -53,7 +53,7 @@ def make_gemm(kind, pair=False):
     each block loads half of it with TMA multicast into both (B crosses from L2 once per pair)."""
     size, element, mma_dtype = KINDS[kind]
     bk = 128 // size
-    ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), cluster=pair)
+    ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), cluster=pair, reads="wgmma")
     plan = (SharedMemoryPlan()
             .array("a", (STAGES, BM, bk), element, swizzle="128B")
             .array("b", (2 * STAGES, BN // 2, bk), element, swizzle="128B")   # stage s: halves 2s, 2s + 1

@@ -30,6 +30,7 @@ SIMULATED = numba_tma.ops.SIMULATOR
     (lambda: pipeline.TmaPipeline(2, consumers=pipeline.same_thread(), cluster=True),
      r"'consumers' may be same_thread\(\) only with producer=threads\(1\) and no cluster"),
     (lambda: pipeline.TmaPipeline(2, cluster=1), r"'cluster' must be True or False; got 1"),
+    (lambda: pipeline.TmaPipeline(2, reads="tma"), r"TmaPipeline: argument 'reads' must be 'loads' \(the consumers read stages with ordinary loads\) or 'wgmma'"),
     (lambda: pipeline.warps(0), r"pipeline.warps: argument 'count' must be an integer from 1 to 1048575; got 0"),
     (lambda: pipeline.warpgroups(1 << 18), r"pipeline.warpgroups: argument 'count' must be an integer from 1 to 262143"),
     (lambda: pipeline.AsyncPipeline(3, producers=pipeline.threads(-1)), r"'count' must be an integer"),
@@ -466,3 +467,58 @@ def test_a_ring_filled_by_threads_delivers_every_tile(stages, cp_async_form, n_t
     sums = x.astype(np.float64).sum(0)
     expected = np.stack([sums[0:32] + sums[32:64], sums[64:96] + sums[96:128]])
     np.testing.assert_array_equal(out.copy_to_host(), expected)
+
+
+_WGMMA_RING = """
+from numba_tma import pipeline, wgmma
+RING = pipeline.TmaPipeline(2, consumers=pipeline.warpgroups(1), reads="wgmma")
+
+@cuda.jit
+def k(desc_a, desc_b, out, early):
+    bars = cuda.shared.array(4, numba.uint64)
+    a = cuda.shared.array((2, 64, 64), numba.uint16, alignment=1024)
+    b = cuda.shared.array((2, 8, 64), numba.uint16, alignment=1024)
+    ring = RING.create(bars)
+    if cuda.threadIdx.x == 128:
+        p = ring.producer_state()
+        for i in range(3):
+            ring.acquire(p, (desc_a, desc_b))
+            tma.load(desc_a, at(a, p.index), (0, 0), ring.full(p))
+            tma.load(desc_b, at(b, p.index), (0, 0), ring.full(p))
+            p = p.advance()
+    elif cuda.threadIdx.x < 128:
+        c = ring.consumer_state()
+        acc = wgmma.zeros(4)
+        for i in range(3):
+            ring.wait(c)
+            acc = wgmma.fence(acc)
+            acc = wgmma.mma_async(acc, wgmma.descriptor(at(a, c.index), desc_a, 0, 0),
+                                  wgmma.descriptor(at(b, c.index), desc_b, 0, 0), i)
+            wgmma.commit_group()
+            if early:
+                ring.release(c)                  # the MMA may still be reading the stage
+            acc = wgmma.wait_group(0, acc)
+            if not early:
+                ring.release(c)
+            c = c.advance()
+        wgmma.store(acc, out, 0, 0)
+
+a = np.ones((64, 64), np.uint16) * 0x3F80          # bf16 1.0
+b = np.ones((8, 64), np.uint16) * 0x3F80
+da = TensorMap.tiled(a, (64, 64), swizzle="128B", data_type="bfloat16")
+db = TensorMap.tiled(b, (8, 64), swizzle="128B", data_type="bfloat16")
+for early in (False, True):
+    out = np.zeros((64, 8), np.float32)
+    try:
+        k[1, 160](da, db, out, early)
+        print("EARLY" if early else "RIGHT", "sums", sorted(set(out.ravel().tolist())))
+    except Exception as exc:
+        print("REPORT:", exc)
+"""
+
+
+def test_a_release_while_wgmma_reads_the_stage_is_reported():
+    out = simulate(_WGMMA_RING, setup="")
+    assert "RIGHT sums [48.0]" in out, out         # 3 K steps of 16 ones: every element 3 * 16
+    assert ("REPORT:" in out and "TmaPipeline(stages=2, consumers=warpgroups(1), producer=threads(1), reads='wgmma'): "
+            "release: stage 0 (phase 0) released while a wgmma.mma_async of this thread may still read it" in out), out

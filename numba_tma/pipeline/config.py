@@ -96,6 +96,7 @@ class _Pipeline:
     kind = "pipeline"
     producer = producers = consumers = _ONE_THREAD
     cluster = async_consumer = False
+    reads = "loads"
     full_count = empty_count = 0
 
     def __init__(self, stages):
@@ -139,11 +140,18 @@ class TmaPipeline(_Pipeline):
     ``full(state)`` (the barrier a ``tma.load`` completes), ``load(state, desc, tile, coords,
     multicast=None)``, ``wait(state)``, ``release(state)``, ``tail(state)`` (the producer's drain
     before exit: waits every stage's last release, so no arrival is still on its way in).
+
+    ``reads``: how the consumers read a stage.  ``"loads"`` (default): ordinary loads, which a
+    cluster ring's release orders with one ``fence.acq_rel.cluster`` before its relaxed arrivals.
+    ``"wgmma"``: only ``wgmma.mma_async`` from shared memory, waited for (``wgmma.wait_group``)
+    before the release: those reads are over, so the arrivals order nothing and need no fence
+    (CUTLASS's consumer_release; the fence is a ``MEMBAR.ALL.GPU`` per warp and K step).  Under the
+    simulator a release while the thread's wgmma may still read the stage is reported.
     """
 
     kind = "tma"
 
-    def __init__(self, stages, consumers=None, producer=None, cluster=False):
+    def __init__(self, stages, consumers=None, producer=None, cluster=False, reads="loads"):
         super().__init__(stages)
         self.consumers = _participants("TmaPipeline", "consumers", consumers if consumers is not None else threads(1))
         self.producer = _participants("TmaPipeline", "producer", producer if producer is not None else threads(1))
@@ -156,15 +164,19 @@ class TmaPipeline(_Pipeline):
         if self.consumers.kind == "same_thread" and (cluster or self.producer != threads(1)):
             raise refuse("TmaPipeline", "consumers", "may be same_thread() only with producer=threads(1) and no cluster",
                          self.consumers)
+        if reads not in ("loads", "wgmma"):
+            raise refuse("TmaPipeline", "reads", "must be 'loads' (the consumers read stages with ordinary loads) or "
+                         "'wgmma' (only with wgmma.mma_async, waited for before each release)", reads)
+        self.reads = reads
         self.full_count = 1
         self.empty_count = self.consumers.arrivals       # times the cluster's size, at run time
 
     def _key(self):
-        return (*super()._key(), self.consumers, self.producer, self.cluster)
+        return (*super()._key(), self.consumers, self.producer, self.cluster, self.reads)
 
     def __repr__(self):
         return (f"TmaPipeline(stages={self.stages}, consumers={self.consumers}, producer={self.producer}"
-                f"{', cluster=True' if self.cluster else ''})")
+                f"{', cluster=True' if self.cluster else ''}{', reads=' + repr(self.reads) if self.reads != 'loads' else ''})")
 
 
 class AsyncPipeline(_Pipeline):

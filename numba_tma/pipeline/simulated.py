@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..descriptors.tensor_map import TensorMap
 from ..simulator import memory, scheduler
 from ..simulator.scheduler import SimulatorError
-from ..simulator.state import enter
+from ..simulator.state import async_reads, enter
 from .config import refuse, stage_bytes
 from .state import PipelineState
 
@@ -127,11 +127,17 @@ class SimulatedRing:
 
     def _give_back(self, index, phase):
         """The releasing thread may not read the stage's tile again before its next wait: the
-        bytes that the copies completing on ``full[index]`` wrote (``memory.check_released``)."""
+        bytes that the copies completing on ``full[index]`` wrote (``memory.check_released``);
+        nor may its wgmma ops still be reading them."""
         thread, block_state = enter()
         full = block_state.barriers.get(memory.address(self.bars[index:]))
         if full is None:
             return
+        for lo, hi in async_reads(thread).pending():
+            if any(lo < end and start < hi for start, end in full.fills.items()):
+                raise _problem(self.config, f"release: stage {index} (phase {phase}) released while a wgmma.mma_async "
+                               "of this thread may still read it: wgmma.commit_group() and wgmma.wait_group(n) "
+                               "covering that MMA before ring.release(state)")
         why = (f"{self.config!r}: stage {index} (phase {phase}) was released by this thread, and its producer may "
                f"refill it at any time: read a stage between ring.wait(state) and ring.release(state)")
         thread.released = thread.released + [(lo, hi, why, (self, index)) for lo, hi in full.fills.items()]

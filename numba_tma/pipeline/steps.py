@@ -19,6 +19,7 @@ def _steps(config):
     producer_warp = config.producer.kind != "thread"
     producer_thread_arrives = config.producers.kind == "thread"
     async_consumer = config.async_consumer
+    ordering_release = config.reads == "loads"     # "wgmma": the consumers' reads are over at their release
     reading = stages - 1                  # stores still reading when a store stage is acquired
 
     @_device
@@ -94,7 +95,8 @@ def _steps(config):
     def arrive_empty(bars, index):
         """One consumer's arrival on ``empty[index]``: in every block of a cluster ring."""
         if cluster_wide:
-            fence.acq_rel("cluster")
+            if ordering_release:
+                fence.acq_rel("cluster")
             for rank in range(cluster.nctarank()):
                 mbarrier.arrive_remote(at(bars, stages + index), rank, sem="relaxed")
         else:
@@ -111,7 +113,8 @@ def _steps(config):
             if cluster_wide:
                 lane = cuda.laneid
                 if lane < cluster.nctarank():
-                    fence.acq_rel("cluster")
+                    if ordering_release:
+                        fence.acq_rel("cluster")
                     mbarrier.arrive_remote(at(bars, stages + index), lane, sem="relaxed")
             elif sync.elect_one():
                 arrive_empty(bars, index)

@@ -85,6 +85,7 @@ class BlockState:
         self.gates: dict = {}            # named / cluster / warp barriers, elections, cp.async groups
         self.remote: list = []           # Remote ops of other blocks into this block
         self.stores: dict = {}           # thread -> [uncommitted async stores, committed groups]
+        self.async_reads: dict = {}      # thread -> its AsyncReads (the shared bytes its wgmma may read)
 
     def stored(self, op, thread, src, offsets):
         """``thread`` issued an async store (shared -> global) reading ``src`` at ``offsets`` (a byte
@@ -187,6 +188,27 @@ RUNNING = _Running()
 serving several ops, the one the kernel called), recorded by the package's wiring before it runs
 the twin: the name a twin's messages give.  A twin reads it before it blocks or defers anything
 (a deadlock report and an async copy run in other threads)."""
+
+
+class AsyncReads:
+    """The shared byte ranges a thread's warpgroup MMAs may still read (wgmma reads its tiles
+    between issue and ``wait_group``): those not committed yet, and each committed group's."""
+
+    def __init__(self):
+        self.open: list = []
+        self.groups: list = []
+
+    def pending(self):
+        return [r for group in (self.open, *self.groups) for r in group]
+
+
+def async_reads(thread) -> AsyncReads:
+    """``thread``'s :class:`AsyncReads`, kept in its block's state."""
+    state = state_of(thread.block)
+    found = state.async_reads.get(thread)
+    if found is None:
+        found = state.async_reads[thread] = AsyncReads()
+    return found
 
 
 def enter():

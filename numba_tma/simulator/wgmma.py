@@ -1,8 +1,9 @@
 """``numba_tma.wgmma`` under the simulator: each thread's share of a warpgroup's 64 x N
 accumulator, computed from the shared tiles its descriptors name, read through the swizzle the
 map wrote them with (so a descriptor of the wrong tile, row or K step gives the wrong answer here
-as on the GPU), in the hardware's fragment layout.  The MMA completes at once; ``wait_group``
-has nothing left to wait for.
+as on the GPU), in the hardware's fragment layout.  The MMA computes at once; the tiles it read
+stay the thread's pending reads (``state.async_reads``) until a ``wait_group`` covers its group,
+so a pipeline stage released before that is reported.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 
 from ..descriptors.enums import SWIZZLE_BYTES, swizzled_offsets
 from . import memory
-from .state import RUNNING, SimulatorError, enter
+from .state import RUNNING, SimulatorError, async_reads, enter
 
 #: (A, B) element types -> (K of one instruction, the byte decoders of A and B)
 _E4M3 = np.array([((-1.0) ** (b >> 7)) * (2.0 ** ((b >> 3 & 15) - 7) * (1 + (b & 7) / 8) if b >> 3 & 15 else
@@ -53,6 +54,11 @@ class MatrixDescriptor(int):
         descriptor.tile, descriptor.span, descriptor.row_bytes, descriptor.row, descriptor.k = tile, span, row_bytes, row, k
         return descriptor
 
+    def bytes(self):
+        """The shared byte range of the tile it names: ``(first, end)``."""
+        start = memory.address(self.tile)
+        return start, start + memory.host(self.tile).nbytes
+
     def read(self, rows, k_bytes, element_bytes, decode):
         """``rows`` x (``k_bytes`` / ``element_bytes``) elements from the descriptor's row and K step."""
         raw = memory.byte_view(memory.host(self.tile))
@@ -91,6 +97,7 @@ def mma_async(acc, a, b, scale_d, dtype, trans_a, trans_b, negate_a, negate_b):
     (ea, da), (eb, db) = DECODE[types[0]], DECODE[types[1]]
     n = 2 * len(acc)
     rows_a, rows_b = a.read(64, 32, ea, da), b.read(n, 32, eb, db)       # 64 x K and N x K (K-major)
+    async_reads(thread).open.extend((a.bytes(), b.bytes()))
     t = thread.index[0] % 128
     w, lane = t // 32, t % 32
     r = 16 * w + lane // 4
@@ -109,10 +116,16 @@ def fence(acc):
 
 
 def commit_group():
-    pass
+    thread, _ = enter()
+    reads = async_reads(thread)
+    reads.groups.append(reads.open)
+    reads.open = []
 
 
 def wait_group(n, acc):
+    thread, _ = enter()
+    reads = async_reads(thread)
+    del reads.groups[:max(0, len(reads.groups) - n)]
     return acc
 
 
