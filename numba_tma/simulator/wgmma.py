@@ -2,7 +2,8 @@
 accumulator, computed from the shared tiles its descriptors name, read through the swizzle the
 map wrote them with (so a descriptor of the wrong tile, row or K step gives the wrong answer here
 as on the GPU), in the hardware's fragment layout.  The MMA completes at once; ``wait_group``
-has nothing left to wait for.
+has nothing left to wait for.  ``setmaxnreg`` moves no registers: it checks that the whole
+warpgroup runs it together.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors.enums import SWIZZLE_BYTES, swizzled_offsets
-from . import memory
+from . import memory, scheduler
+from .gates import arrive
 from .state import RUNNING, SimulatorError, enter
 
 #: (A, B) element types -> (K of one instruction, the byte decoders of A and B)
@@ -115,6 +117,20 @@ def commit_group():
 def wait_group(n, acc):
     return acc
 
+
+def setmaxnreg(n, action):
+    """Every thread of the warpgroup meets here with the same ``n`` and ``action`` (the
+    instruction is ``.sync.aligned``); a missing one is reported as a deadlock naming the count."""
+    thread, state = enter()
+    op, group = RUNNING.op, thread.thread_id // 128
+    threads = len(thread.block.threads) - 128 * group
+    if threads < 128:
+        raise SimulatorError(f"numba_tma simulator: {op}: warpgroup {group} of this block has {threads} threads; "
+                             "setmaxnreg needs all 128 of a warpgroup (blocks of a multiple of 128 threads)")
+    gate, generation = arrive(state, thread, ("setmaxnreg", group, action, n), 128, op)
+    scheduler.wait(thread, lambda: gate.generation != generation,
+                   lambda: f"{op}({n}, {action!r}): {len(gate.arrived)} of the 128 threads of warpgroup {group} arrived")
+    scheduler.acquire(thread, gate.released)
 
 def zeros(count, dtype=None):
     integer = dtype is not None and np.dtype(str(dtype)) == np.int32
