@@ -15,6 +15,11 @@ class LaunchError(ValueError):
     ``numba_tma.LaunchError``, ``numba_tma.launch.LaunchError``)."""
 
 
+class RegisterCountError(RuntimeError):
+    """ptxas dropped a kernel's ``wgmma.setmaxnreg`` (raised when the kernel is linked, with the
+    rule that makes it take effect)."""
+
+
 # The rule both paths give when a parity wait is handed a state token (arrive's return value).
 PHASE_NOT_TOKEN = ("must be a phase parity (0 or 1, or a phase counter: bit 0 is used), not the state token "
                    "arrive() returned — wait on a token with test_wait_token / try_wait_token")

@@ -25,7 +25,8 @@ compiled by NVRTC) come from numba-cuda's code library, as its ``compile_all`` w
 without needing the driver; kernels calling ``@cuda.jit(device=True)`` functions compile too, for
 the arch given (both in :mod:`numba_tma.numba_cuda_hooks`).  The cubin is linked
 from all of them by nvJitLink (a host library, from the same CUDA wheels as NVVM, so the PTX ISA
-always matches) and SASS comes from ``cuobjdump`` (PyPI ``nvidia-cuda-cuobjdump`` +
+always matches; a kernel calling ``setmaxnreg`` as LTO-IR with ``-lto``, whole program, as
+numba_tma links it for a launch) and SASS comes from ``cuobjdump`` (PyPI ``nvidia-cuda-cuobjdump`` +
 ``nvidia-cuda-nvdisasm``).  The cubin and SASS are made only when first read.  Results are cached
 per (function, signature, arch, options).
 
@@ -47,7 +48,7 @@ import tempfile
 
 from . import debugging
 from .intrinsics._core import arch_name, parse_arch
-from .numba_cuda_hooks import SIMULATED, kernel_codes
+from .numba_cuda_hooks import SIMULATED, kernel_codes, refuse_ignored_setmaxnreg
 
 __all__ = ["Compiled", "CompilerMissing", "assemble_together", "compile", "ptx", "link", "sass", "sass_opcodes",
            "ToolMissing"]
@@ -64,10 +65,10 @@ class CompilerMissing(RuntimeError):
 class Compiled:
     """One kernel compiled for one architecture: ``ptx`` now, ``cubin`` and ``sass`` on first use."""
 
-    def __init__(self, arch: str, codes: list):
+    def __init__(self, arch: str, ptx: str, codes: list):
         self.arch = arch
-        self._codes = codes                  # the kernel's PTX, then what numba links with it
-        self.ptx = codes[0]
+        self.ptx = ptx
+        self._codes = codes                  # what numba links: the kernel's PTX (or LTO-IR), then its files
 
     @functools.cached_property
     def cubin(self) -> bytes:
@@ -105,9 +106,9 @@ class Compiled:
 def assemble_together(kernels) -> None:
     """Give each of ``kernels`` (:class:`Compiled`, one architecture) its cubin and SASS from one
     nvJitLink link and one ``cuobjdump`` run over all of them, instead of one of each per kernel
-    (a disassembler process costs ~0.4 s).  Kernels that link other files as well are assembled on
-    their own, as :attr:`Compiled.sass` does."""
-    kernels = [k for k in kernels if len(k._codes) == 1 and "sass" not in k.__dict__]
+    (a disassembler process costs ~0.4 s).  Kernels that link other files as well, or link
+    whole-program (``setmaxnreg``), are assembled on their own, as :attr:`Compiled.sass` does."""
+    kernels = [k for k in kernels if k._codes == [k.ptx] and "sass" not in k.__dict__]
     if not kernels:
         return
     arch = kernels[0].arch
@@ -128,7 +129,8 @@ def _signature(sig):
 def compile(fn, sig, arch="sm_90a", **options) -> Compiled:  # noqa: A001 - mirrors numba's name
     """Kernel ``fn`` with argument types ``sig`` (a tuple of Numba types or a signature string such
     as ``"void(float32[::1])"``) compiled for ``arch`` (``"sm_90a"``, ``"sm_100a"``...); ``options``
-    go to numba-cuda's compiler (``debug``, ``opt``, ``fastmath``, ``lineinfo``...)."""
+    go to numba-cuda's compiler (``debug``, ``opt``, ``fastmath``, ``lineinfo``, ``launch_bounds``:
+    a ``@cuda.jit`` kernel's own by default...)."""
     if SIMULATED:
         name = getattr(fn, "__name__", repr(fn))
         raise CompilerMissing(
@@ -145,40 +147,45 @@ def ptx(fn, sig, arch="sm_90a", **options) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _compile(fn, sig, cc, options, debug_key):   # debug_key: debug mode changes the code
-    return Compiled(arch_name(cc), kernel_codes(fn, sig, cc, **dict(options)))
+    return Compiled(arch_name(cc), *kernel_codes(fn, sig, cc, **dict(options)))
 
 
 def _inputs(codes):
     """``(nvJitLink input type, bytes, name)`` for each code numba's ``compile_all`` returned."""
     from cuda.bindings import nvjitlink
+    from numba.cuda import LTOIR, Archive, Cubin, Fatbin, Object, PTXSource
 
-    kinds = {"ptx": nvjitlink.InputType.PTX, "cubin": nvjitlink.InputType.CUBIN,
-             "fatbin": nvjitlink.InputType.FATBIN, "o": nvjitlink.InputType.OBJECT,
-             "a": nvjitlink.InputType.LIBRARY, "ltoir": nvjitlink.InputType.LTOIR}
+    kinds = {PTXSource: nvjitlink.InputType.PTX, Cubin: nvjitlink.InputType.CUBIN, Fatbin: nvjitlink.InputType.FATBIN,
+             Object: nvjitlink.InputType.OBJECT, Archive: nvjitlink.InputType.LIBRARY, LTOIR: nvjitlink.InputType.LTOIR}
     for i, code in enumerate(codes):
         if isinstance(code, (str, bytes)):   # PTX from NVVM or NVRTC
             data = code.encode() if isinstance(code, str) else code
             yield nvjitlink.InputType.PTX, data.rstrip(b"\0") + b"\0", f"numba_tma_{i}.ptx"
         else:                                # a LinkableCode object
-            yield kinds[code.kind], bytes(code.data), code.name
+            yield kinds[type(code)], bytes(code.data), code.name
 
 
 def link(codes, arch="sm_90a") -> bytes:
     """Link PTX (a string, or a list of codes as ``compile_all`` returns them) into a cubin for
-    ``arch`` with nvJitLink (no GPU needed)."""
+    ``arch`` with nvJitLink (no GPU needed); with LTO-IR among them, with link-time optimisation
+    (``-lto``: the whole program at once, as numba-cuda links it).  A ``setmaxnreg`` ptxas dropped
+    is refused (:class:`~numba_tma.errors.RegisterCountError`)."""
     from cuda.bindings import nvjitlink
 
     codes = [codes] if isinstance(codes, (str, bytes)) else codes
     name = arch_name(parse_arch(arch))
-    handle = nvjitlink.create(1, [f"-arch={name}"])
+    inputs = list(_inputs(codes))
+    options = [f"-arch={name}"] + ["-lto"] * any(kind == nvjitlink.InputType.LTOIR for kind, _, _ in inputs)
+    handle = nvjitlink.create(len(options), options)
     try:
         try:
-            for kind, data, label in _inputs(codes):
+            for kind, data, label in inputs:
                 nvjitlink.add_data(handle, kind, data, len(data), label)
             nvjitlink.complete(handle)
         except nvjitlink.nvJitLinkError as exc:
             log = _jitlink_log(handle)
             raise RuntimeError(f"nvJitLink could not link the code for {name}: {exc}\n{log}") from exc
+        refuse_ignored_setmaxnreg(_jitlink_log(handle, info=True))
         out = bytearray(nvjitlink.get_linked_cubin_size(handle))
         nvjitlink.get_linked_cubin(handle, out)
         return bytes(out)
@@ -186,13 +193,13 @@ def link(codes, arch="sm_90a") -> bytes:
         nvjitlink.destroy(handle)
 
 
-
-def _jitlink_log(handle) -> str:
+def _jitlink_log(handle, info=False) -> str:
+    """nvJitLink's error log (``info``: its info log, where ptxas's notes are)."""
     from cuda.bindings import nvjitlink
 
-    size = nvjitlink.get_error_log_size(handle)
+    size = (nvjitlink.get_info_log_size if info else nvjitlink.get_error_log_size)(handle)
     buf = bytearray(size)
-    nvjitlink.get_error_log(handle, buf)
+    (nvjitlink.get_info_log if info else nvjitlink.get_error_log)(handle, buf)
     return buf.decode(errors="replace").rstrip("\x00")
 
 

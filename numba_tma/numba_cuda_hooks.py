@@ -28,7 +28,7 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    own launch does (``_Kernel._prepare_args``, write-backs), and hands back the ``CUkernel``.
 6. **The op declarations under numba-cuda's CUDA simulator** (``NUMBA_ENABLE_CUDASIM=1``), which
    puts its own ``dispatcher``, ``compiler`` and ``cudadrv`` in place of numba-cuda's: nothing
-   compiles there, so hooks 1-5 and 7 are not installed (:data:`SIMULATED`).  The declarations
+   compiles there, so hooks 1-5, 7 and 9 are not installed (:data:`SIMULATED`).  The declarations
    (``numba_tma.intrinsics``: the catalogue, the docstrings) import numba-cuda's typing modules,
    which read device stubs (``cuda.shared``...) the simulator's ``numba.cuda`` lacks;
    :func:`import_declarations` lends them numba-cuda's own stubs for that import.
@@ -46,6 +46,16 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    names each static shared array ``_cudapy_smem_<n>`` from one process-wide counter; kernels
    compiled in two processes (a forked compiler) and linked into one cubin would define the same
    symbol twice.  :func:`separate_shared_names` moves this process's counter to another range.
+9. **Kernels calling ``setmaxnreg`` linked whole-program** (``CUDACodeLibrary.get_cubin``).
+   numba-cuda links PTX with nvJitLink, which runs ptxas on it as relocatable code, and ptxas then
+   drops ``setmaxnreg`` ("C7504 ... ignored to maintain compatibility across compilation units").
+   numba-cuda's own LTO link (its ``lto=True``: the kernel and every CUDA source it links as LTO-IR,
+   nvJitLink ``-lto``) compiles the whole program at once, and there ptxas keeps it when it knows
+   the register count at entry (the kernel's ``launch_bounds=(threads, min_blocks)``, or
+   ``max_registers`` without launch bounds).  The hook links each kernel whose code
+   (:func:`uses_setmaxnreg`) has the instruction that way, and refuses the cubin where ptxas still
+   dropped it (:func:`refuse_ignored_setmaxnreg`); :func:`kernel_codes` gives such a kernel's codes as
+   LTO-IR for :mod:`numba_tma.inspect`.  Other kernels link as before.
 """
 
 from __future__ import annotations
@@ -170,8 +180,11 @@ def _nvrtc_includes():
     return includes + [os.path.join(root, "memory_management")]
 
 
-def _nvrtc_ptx(source: bytes, name: str, cc) -> bytes:
+def _nvrtc_code(source: bytes, name: str, cc, lto: bool):
+    """The CUDA source as PTX (bytes), or with ``lto`` as LTO-IR (a ``LinkableCode``), as
+    numba-cuda's ``nvrtc.compile`` makes it."""
     from cuda.bindings import nvrtc
+    from numba.cuda.cudadrv.linkable_code import LTOIR
 
     def check(result, *values):
         if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
@@ -181,13 +194,18 @@ def _nvrtc_ptx(source: bytes, name: str, cc) -> bytes:
     program = check(*nvrtc.nvrtcCreateProgram(source, name.encode(), 0, [], []))
     try:
         arch = f"sm_{cc[0]}{cc[1]}{cc[2] if len(cc) > 2 else ''}"
-        options = [f"-arch={arch}".encode(), b"-rdc=true"] + [f"-I{d}".encode() for d in _nvrtc_includes()]
+        options = [f"-arch={arch}".encode(), b"-rdc=true"] + [b"-dlto"] * lto + \
+            [f"-I{d}".encode() for d in _nvrtc_includes()]
         result, = nvrtc.nvrtcCompileProgram(program, len(options), options)
         if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             size = check(*nvrtc.nvrtcGetProgramLogSize(program))
             log = b" " * size
             nvrtc.nvrtcGetProgramLog(program, log)
             raise RuntimeError(f"NVRTC could not compile {name}: {log.decode(errors='replace')}")
+        if lto:
+            code = b" " * check(*nvrtc.nvrtcGetLTOIRSize(program))
+            check(*nvrtc.nvrtcGetLTOIR(program, code))
+            return LTOIR(code, name=name)
         ptx = b" " * check(*nvrtc.nvrtcGetPTXSize(program))
         check(*nvrtc.nvrtcGetPTX(program, ptx))
         return ptx
@@ -209,25 +227,30 @@ def _kernel_link_files(asm: str) -> list:
     return link
 
 
-def kernel_codes(fn, sig, cc, **options) -> list:
-    """What numba-cuda's ``compile_all(fn, sig, device=False, cc=cc, output="ptx")`` returns — the
-    kernel's PTX, then every file its code library links (CUDA sources compiled to PTX, other
-    code as ``LinkableCode``) — without the driver."""
+def kernel_codes(fn, sig, cc, **options) -> tuple:
+    """``(ptx, codes)``: the kernel's PTX and what numba-cuda's ``compile_all(fn, sig, device=False,
+    cc=cc, output=...)`` returns for it — with ``output="ptx"`` (the PTX, then every file its code
+    library links: CUDA sources compiled to PTX, other code as ``LinkableCode``), or for a kernel
+    linked whole-program (hook 9) ``output="ltoir"`` — without the driver.  A ``@cuda.jit`` kernel's
+    own ``launch_bounds`` apply unless ``options`` give them."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
-    from numba.cuda.cudadrv.linkable_code import LinkableCode
+    from numba.cuda.cudadrv.linkable_code import LTOIR, LinkableCode
 
+    options.setdefault("launch_bounds", getattr(fn, "targetoptions", {}).get("launch_bounds"))
     lib, _ = _compile_pyfunc_with_fixup(fn, sig, device=False, abi="numba", cc=cc, **options)
-    codes = list(lib.get_asm_strs(cc=cc))
-    for path in _kernel_link_files("\n".join(codes)):
+    ptxes = list(lib.get_asm_strs(cc=cc))
+    lto = uses_setmaxnreg(lib)
+    codes = [LTOIR(lib.get_ltoir(cc=cc), name=lib._entry_name)] if lto else list(ptxes)
+    for path in _kernel_link_files("\n".join(ptxes)):
         lib.add_linking_file(path)
     for path_or_obj in lib._linking_files:
         obj = LinkableCode.from_path_or_obj(path_or_obj)
         if obj.kind == "cu":
             source = obj.data.encode() if isinstance(obj.data, str) else bytes(obj.data)
-            codes.append(_nvrtc_ptx(source, obj.name, cc))
+            codes.append(_nvrtc_code(source, obj.name, cc, lto))
         else:
             codes.append(obj)
-    return codes
+    return ptxes[0], codes
 
 
 # -- 5. numba-cuda's launch preparation, for launches it cannot express --------------------------------
@@ -371,9 +394,10 @@ def _launch_checked(self, args, griddim, blockdim, stream=0, sharedmem=0):
 
 
 def install() -> None:
-    """Install hooks 1, 2, 3 and 7 (idempotent); none under the simulator, where nothing compiles."""
+    """Install hooks 1, 2, 3, 7 and 9 (idempotent); none under the simulator, where nothing compiles."""
     if SIMULATED:
         return
+    CUDACodeLibrary.get_cubin = _get_cubin_whole_program
     _nvvm.set_cuda_kernel = _set_cuda_kernel_with_grid_constants
     _dispatcher._Kernel._prepare_args = _prepare_args_by_value
     _dispatcher.get_current_device = current_target_device
@@ -388,3 +412,45 @@ def separate_shared_names(start: int) -> None:
     from numba.cuda import cudaimpl
 
     cudaimpl._unique_smem_id = max(cudaimpl._unique_smem_id, start)
+
+
+# -- 9. kernels calling setmaxnreg linked whole-program ------------------------------------------
+
+SETMAXNREG_RULE = (
+    "a kernel calling wgmma.setmaxnreg must let ptxas compile it whole-program with a known register count: "
+    "declare its launch bounds with the blocks per SM, @cuda.jit(launch_bounds=(threads, min_blocks)) (e.g. "
+    "(384, 1)), or max_registers=N without launch bounds, and link no PTX, cubin or object files (link= only CUDA "
+    "sources, which compile to LTO-IR)")
+
+
+def uses_setmaxnreg(library) -> bool:
+    """Whether a kernel's code library (its module or a device function's it links) has ``setmaxnreg``
+    (the inline asm of ``wgmma.setmaxnreg``, in the LLVM IR)."""
+    return any("setmaxnreg." in text for text in library.llvm_strs)
+
+
+def refuse_ignored_setmaxnreg(log: str) -> None:
+    """Raise :class:`~numba_tma.errors.RegisterCountError` where the linker's info ``log`` says
+    ptxas dropped a ``setmaxnreg`` (a no-op kernel is never handed out)."""
+    ignored = [line.strip() for line in log.splitlines() if "'setmaxnreg' ignored" in line]
+    if ignored:
+        from .errors import RegisterCountError
+
+        raise RegisterCountError(f"numba_tma: wgmma.setmaxnreg: ptxas ignored it ({'; '.join(ignored)}): "
+                                 f"{SETMAXNREG_RULE}")
+
+
+if not SIMULATED:   # the simulator's numba.cuda cannot import numba-cuda's code generator
+    from numba.cuda.codegen import CUDACodeLibrary
+
+_get_cubin = None if SIMULATED else CUDACodeLibrary.get_cubin
+
+
+def _get_cubin_whole_program(self, cc=None):
+    """numba-cuda's ``get_cubin``; a kernel calling ``setmaxnreg`` linked with its LTO (whole program)."""
+    if not uses_setmaxnreg(self):
+        return _get_cubin(self, cc)
+    self._lto = True
+    cubin = _get_cubin(self, cc)
+    refuse_ignored_setmaxnreg(self.get_linkerinfo(self._ensure_cc(cc)))
+    return cubin

@@ -106,6 +106,39 @@ def mma_async(acc: tuple, a: int, b: int, scale_d: int, dtype: Literal['f16', 'b
     """
 
 
+def setmaxnreg(n: int, action: Literal['dec', 'inc']) -> None:
+    """Set the warpgroup's registers per thread to ``n`` (a constant multiple of 8 in [24, 256]):
+    ``action="dec"`` gives registers back to the block's pool (a producer warpgroup that only
+    issues TMA), ``"inc"`` waits until the pool has them and takes them (the MMA warpgroups; the
+    new registers' contents are undefined).  All 128 threads of the warpgroup call it together,
+    with the same ``n``, and meet before another ``setmaxnreg``.
+
+    ptxas keeps it only in a kernel compiled whole-program with a known register count at entry:
+    numba_tma links a kernel that calls it with numba-cuda's LTO (its own ``inspect`` too), and the
+    kernel must declare ``launch_bounds=(threads, min_blocks)`` (or ``max_registers`` without launch
+    bounds); otherwise linking it raises :class:`numba_tma.errors.RegisterCountError` naming the
+    rule (never a kernel without it).  The block's registers bound the sum: with
+    ``launch_bounds=(384, 1)`` (168 per thread) a producer at 40 leaves two consumers 232.
+
+    Example::
+
+        @cuda.jit(launch_bounds=(384, 1))
+        def kernel(...):
+            if cuda.threadIdx.x // 128 == 0:
+                wgmma.setmaxnreg(40, "dec")      # the producer
+            else:
+                wgmma.setmaxnreg(232, "inc")     # the two consumers
+
+    PTX::
+
+        setmaxnreg.dec.sync.aligned.u32 n;
+
+    Requires sm_90a up to (excluding) sm_100, PTX ISA 8.0.
+
+    Also known as: ``cute.arch.warpgroup_reg_alloc``, ``cute.arch.warpgroup_reg_dealloc``, ``cutlass::arch::warpgroup_reg_alloc``, ``cuda::ptx::setmaxnreg_inc``, ``cuda::ptx::setmaxnreg_dec``.
+    """
+
+
 def wait_group(n: int, acc: tuple) -> tuple:
     """Wait until at most ``n`` of the warpgroup's committed wgmma groups are pending; returns
     the accumulator (its registers are only valid after the wait that covers the MMA writing them).

@@ -104,18 +104,19 @@ def _compile(op, sample, chosen, arch, name="kernel"):
     if sample.desc:
         dtype, box, swizzle = sample.desc
         sig = (TensorMap.numba_type(dtype, box, swizzle=swizzle), SIG[1])
-    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen, op.name), name), sig, arch)
+    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen, op.name), name), sig, arch, **sample.options)
 
 
 def _codes(share):
-    """``{row id: what numba links for it (its PTX first), or the error it raised}`` for the rows
+    """``{row id: (its PTX, what numba links for it), or the error it raised}`` for the rows
     ``ROWS[share::2]`` (an index: a forked process then pickles only its results).  Each kernel has
     a name of its own, as the two processes' kernels are linked into one cubin per architecture."""
     out = {}
     for n, row in enumerate(ROWS[share::2]):
         op, sample, chosen, arch, _ = row.values
         try:
-            out[row.id] = _compile(op, sample, chosen, arch, f"kernel_{share}_{n}")._codes
+            compiled = _compile(op, sample, chosen, arch, f"kernel_{share}_{n}")
+            out[row.id] = compiled.ptx, compiled._codes
         except Exception as exc:   # noqa: BLE001 - reported by the row's own test
             try:
                 pickle.dumps(exc)
@@ -149,7 +150,7 @@ def _assembled(arch):
     for row in ROWS:
         if row.values[3] == arch:
             code = _all_codes()[row.id]
-            results[row.id] = code if isinstance(code, Exception) else inspect.Compiled(arch, code)
+            results[row.id] = code if isinstance(code, Exception) else inspect.Compiled(arch, *code)
     control = inspect.compile(_kernel("pass"), SIG, arch)
     inspect.assemble_together([control] + [r for r in results.values() if not isinstance(r, Exception)])
     return results, control

@@ -1,6 +1,6 @@
 """wgmma checked against numpy, on the GPU and under the simulator (both ways): one 64 x N x K
 warpgroup tile loaded by TMA (128B swizzle), bf16 and fp8 (e4m3) inputs, float32 accumulators,
-ragged stores."""
+ragged stores; and setmaxnreg in numba's own launch (GPU only)."""
 
 import numba
 import numpy as np
@@ -112,3 +112,28 @@ def test_e4m3_tile_matches_numpy():
     want = E4M3[a] @ E4M3[b].T
     # Hopper accumulates fp8 products with about 14 bits of mantissa (DeepSeek-V3, section 3.3.2)
     np.testing.assert_allclose(out.copy_to_host(), want, rtol=0, atol=2e-3 * np.abs(want).max())
+
+
+
+@pytest.mark.gpu
+def test_setmaxnreg_takes_effect_in_numbas_own_launch():
+    """numba's ``kernel[grid, block]`` of a kernel calling setmaxnreg runs the code linked whole-program:
+    its SASS (numba's, from the loaded cubin) has USETMAXREG and it starts with the 168 registers
+    ``launch_bounds=(384, 1)`` allows; and the data are right."""
+    @cuda.jit(launch_bounds=(384, 1))     # (the simulator's cuda.jit takes no launch_bounds: GPU only)
+    def rebalanced(out):
+        group = cuda.threadIdx.x // 128
+        if group == 0:
+            wgmma.setmaxnreg(40, "dec")       # the GEMM's split: the producer drops to 40,
+        else:
+            wgmma.setmaxnreg(232, "inc")      # the two consumer warpgroups rise to 232
+        out[cuda.blockIdx.x, cuda.threadIdx.x] = 1000 * group + cuda.threadIdx.x
+
+    out = cuda.to_device(np.zeros((4, 384), np.int32))
+    rebalanced[4, 384](out)
+    cuda.synchronize()
+    t = np.arange(384)
+    np.testing.assert_array_equal(out.copy_to_host(), np.broadcast_to(1000 * (t // 128) + t, (4, 384)))
+    (sass,), (registers,) = rebalanced.inspect_sass().values(), rebalanced.get_regs_per_thread().values()
+    assert "USETMAXREG.DEALLOC.CTAPOOL" in sass and "USETMAXREG.TRY_ALLOC.CTAPOOL" in sass
+    assert registers == 168

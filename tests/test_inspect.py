@@ -5,7 +5,8 @@ import pytest
 from numba import cuda
 from numba.cuda import types
 
-from numba_tma import inspect
+from numba_tma import inspect, wgmma
+from numba_tma.errors import RegisterCountError
 
 
 def half_math(a, out):
@@ -64,3 +65,40 @@ def test_kernels_assembled_together_each_get_their_own_sass():
     assert "SYNCS.ARRIVE.TRANS64.A1T0" in first and "UBLKCP.G.S" not in first
     assert "UBLKCP.G.S" in second and not any(o.startswith("SYNCS.ARRIVE") for o in second)
     assert together[0].cubin == together[1].cubin          # one link
+
+
+def _warp_specialised(out):
+    """Warpgroup 0 gives registers back, warpgroups 1 and 2 take them (the GEMM's producer and consumers)."""
+    if cuda.threadIdx.x // 128 == 0:
+        wgmma.setmaxnreg(40, "dec")
+    else:
+        wgmma.setmaxnreg(232, "inc")
+    out[cuda.threadIdx.x] = cuda.threadIdx.x // 128
+
+
+def _control(out):
+    out[cuda.threadIdx.x] = cuda.threadIdx.x // 128
+
+
+def test_setmaxnreg_takes_effect_linked_whole_program():
+    """A kernel calling setmaxnreg links as LTO-IR (nvJitLink -lto, whole program) and its SASS has
+    USETMAXREG; the same PTX linked relocatable, as numba-cuda links other kernels, loses it (ptxas
+    C7504), and a kernel without the op links as before, with no USETMAXREG."""
+    sig = (numba.int32[::1],)
+    out = inspect.compile(_warp_specialised, sig, "sm_90a", launch_bounds=(384, 1))
+    assert [type(c).__name__ for c in out._codes] == ["LTOIR"]
+    assert {"USETMAXREG.DEALLOC.CTAPOOL", "USETMAXREG.TRY_ALLOC.CTAPOOL"} <= out.opcodes()
+    with pytest.raises(RegisterCountError, match=r"\(C7504\).*'setmaxnreg' ignored to maintain compatibility"):
+        inspect.link(out.ptx, "sm_90a")
+    control = inspect.compile(_control, sig, "sm_90a", launch_bounds=(384, 1))
+    assert control._codes == [control.ptx] and not any(o.startswith("USETMAXREG") for o in control.opcodes())
+
+
+def test_a_jit_kernels_launch_bounds_apply_and_setmaxnreg_without_them_is_refused():
+    sig = (numba.int32[::1],)
+    bounded = cuda.jit(launch_bounds=(384, 1))(_warp_specialised)
+    assert ".minnctapersm 1" in inspect.ptx(bounded, sig) and "USETMAXREG.DEALLOC.CTAPOOL" in \
+        inspect.compile(bounded, sig).opcodes()
+    unbounded = inspect.compile(_warp_specialised, sig, "sm_90a", launch_bounds=384)   # no blocks per SM
+    with pytest.raises(RegisterCountError, match=r"\(C7508\).*launch_bounds=\(threads, min_blocks\)"):
+        unbounded.cubin

@@ -137,3 +137,47 @@ def test_shared_array_symbols_come_from_the_counter_the_hook_moves():
     ptx = inspect.ptx(kernel, (numba.int32[::1],), "sm_90a")
     numbers = [int(n) for n in re.findall(r"_cudapy_smem_(\d+)", ptx)]
     assert numbers and min(numbers) > 10**6, numbers
+
+
+def test_a_kernel_calling_setmaxnreg_links_with_numbas_own_lto():
+    """Hook 9 wraps ``CUDACodeLibrary.get_cubin(cc)`` (what loading a kernel for a launch calls),
+    which links through ``_link_all`` with the LTO-IR of ``get_ltoir`` when ``_lto`` is set and keeps
+    the linker's info log (``get_linkerinfo``).  Through it, without a GPU (nvJitLink), a kernel calling
+    setmaxnreg gets USETMAXREG and a control kernel links as before (no LTO)."""
+    from numba.cuda.compiler import _compile_pyfunc_with_fixup
+
+    from numba_tma import wgmma
+    from numba_tma.errors import RegisterCountError
+
+    source = pyinspect.getsource(numba_cuda_hooks._get_cubin)
+    assert "lto=self._lto" in source and "self._link_all(linker, cc" in source, CHANGED
+    assert "self._linkerinfo_cache[cc] = linker.info_log" in source, CHANGED
+    assert "if linker.lto:" in pyinspect.getsource(CUDACodeLibrary._link_all), CHANGED
+    assert "cubin = self.get_cubin()" in pyinspect.getsource(CUDACodeLibrary.get_cufunc), CHANGED
+    assert CUDACodeLibrary.get_cubin is numba_cuda_hooks._get_cubin_whole_program, "hook 9 not installed"
+
+    def ws(out):
+        if cuda.threadIdx.x // 128 == 0:
+            wgmma.setmaxnreg(40, "dec")
+        else:
+            wgmma.setmaxnreg(232, "inc")
+        out[cuda.threadIdx.x] = 1
+
+    def control(out):
+        out[cuda.threadIdx.x] = 1
+
+    def sass_of(fn, **options):
+        lib, _ = _compile_pyfunc_with_fixup(fn, (numba.int32[::1],), device=False, abi="numba", cc=(9, 0, "a"),
+                                            **options)
+        return lib, inspect.sass(bytes(lib.get_cubin(cc=(9, 0, "a")).code))
+
+    lib, sass = sass_of(ws, launch_bounds=(384, 1))
+    assert lib._lto and "USETMAXREG.TRY_ALLOC.CTAPOOL" in sass and "USETMAXREG.DEALLOC.CTAPOOL" in sass
+    lib, sass = sass_of(control, launch_bounds=(384, 1))
+    assert not lib._lto and "USETMAXREG" not in sass
+    try:
+        sass_of(ws)
+    except RegisterCountError as refusal:
+        assert "(C7508)" in str(refusal) and "launch_bounds=(threads, min_blocks)" in str(refusal)
+    else:
+        raise AssertionError("a kernel whose setmaxnreg ptxas dropped was linked")

@@ -1,7 +1,7 @@
 """Simulator semantics the GPU defines: elect_one under a partial mask, dynamic shared memory at
 its declared alignment, numpy integers wherever ints go, an error ending the launch as that
-error (no polling thread left behind, no deadlock report), and no false deadlock in a correct
-cluster while a block waits in cuda.syncthreads()."""
+error (no polling thread left behind, no deadlock report), no false deadlock in a correct
+cluster while a block waits in cuda.syncthreads(), and setmaxnreg run by a whole warpgroup only."""
 
 from test_simulator import simulate
 
@@ -235,3 +235,28 @@ def test_votes_probes_and_a_polling_deadlock():
         in out, out
     assert "4 threads ((0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0)): polls mbarrier.try_wait(parity 0) on barrier bars[0]" in out, out
     assert "expects 2 arrivals per phase, 1 arrived" in out, out
+
+
+def test_setmaxnreg_is_a_check_that_the_whole_warpgroup_runs_it():
+    out = simulate(setup=SETUP, body="""
+        from numba_tma import wgmma
+
+        @cuda.jit
+        def k(out, split):
+            if cuda.threadIdx.x // 128 == 0:
+                if cuda.threadIdx.x < split:
+                    wgmma.setmaxnreg(40, "dec")
+            else:
+                wgmma.setmaxnreg(232, "inc")
+            out[cuda.threadIdx.x] = cuda.threadIdx.x // 128
+
+        out = np.zeros(384, np.int32)
+        k[1, 384](out, 128)
+        print("groups", np.bincount(out).tolist())
+        try:
+            k[1, 384](out, 64)
+        except Exception as exc:
+            print("raised", exc)
+    """)
+    assert "groups [128, 128, 128]" in out, out
+    assert "wgmma.setmaxnreg(40, 'dec'): 64 of the 128 threads of warpgroup 0 arrived" in out, out

@@ -671,7 +671,8 @@ class Sample:
     ``"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r], [%rd], %r, [%r];"``.
     Lines are matched whole and in order (other lines may come between); ``.reg`` declarations
     and the braces of an asm block are not written.  ``isa``: the PTX ISA 9.1 section(s) the lines
-    were written from (``"9.7.9.25.4.1 cp.async.bulk"``; several joined by ``"; "``).
+    were written from (``"9.7.9.25.4.1 cp.async.bulk"``; several joined by ``"; "``).  ``options``:
+    numba-cuda compile options of the test kernel (``launch_bounds``, which ``setmaxnreg`` needs).
     """
 
     call: str
@@ -681,6 +682,7 @@ class Sample:
     desc: tuple = ()   # (dtype, box, swizzle): ``desc`` is a by-value map of that type, not global bytes
     ptx: tuple = ()    # the hand-written PTX lines (a str is one line)
     isa: str = ""      # the PTX ISA section(s) they come from
+    options: Mapping = field(default_factory=dict)   # numba-cuda compile options of the test kernel
 
     def __post_init__(self):
         if isinstance(self.ptx, str):

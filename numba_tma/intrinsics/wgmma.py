@@ -28,8 +28,8 @@ from numba.cuda.extending import _intrinsic, intrinsic
 
 from ..declarations import literal, reject
 from ..descriptors.enums import SWIZZLE_BYTES
-from ._core import (I32, Const, Fragment, Int, Operand, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
-                    Sample, SharedArray, exported, shared_address)
+from ._core import (I32, REQUIRED, Const, Fragment, Int, Operand, OpArgumentError, PtxOp, Qualifier, Refusal,
+                    Requirement, Sample, SharedArray, exported, shared_address)
 from .tensor_map_type import TensorMapType
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
@@ -286,6 +286,53 @@ wait_group = PtxOp(
                     ptx="wgmma.wait_group.sync.aligned 0;", isa=_ISA + "; 9.7.15.5.5 wgmma.wait_group"),),
     refusals=(Refusal("acc = wgmma.wait_group(8, wgmma.zeros(4))",
                       "wgmma.wait_group: argument 'n' must be in [0, 7]: the wgmma groups left pending"),),
+).intrinsic()
+
+
+# -- register reallocation between warpgroups -----------------------------------------------------
+
+_NREG_RULE = "must be a multiple of 8 in [24, 256]"
+
+
+def _check_setmaxnreg(n=None, action=None):
+    if literal(n) % 8:
+        raise reject("wgmma.setmaxnreg", "n", _NREG_RULE, literal(n))
+
+
+setmaxnreg = PtxOp(
+    "wgmma.setmaxnreg", "setmaxnreg{action}.sync.aligned.u32 {n};",
+    (Const("n", 24, 256, rule=_NREG_RULE),),
+    qualifiers=(Qualifier("action", {"dec": ".dec", "inc": ".inc"}, REQUIRED),),
+    need=SM90A, check=_check_setmaxnreg,
+    tlx=("cute.arch.warpgroup_reg_alloc", "cute.arch.warpgroup_reg_dealloc", "cutlass::arch::warpgroup_reg_alloc",
+         "cuda::ptx::setmaxnreg_inc", "cuda::ptx::setmaxnreg_dec"),
+    doc="""Set the warpgroup's registers per thread to ``n`` (a constant multiple of 8 in [24, 256]):
+    ``action="dec"`` gives registers back to the block's pool (a producer warpgroup that only
+    issues TMA), ``"inc"`` waits until the pool has them and takes them (the MMA warpgroups; the
+    new registers' contents are undefined).  All 128 threads of the warpgroup call it together,
+    with the same ``n``, and meet before another ``setmaxnreg``.
+
+    ptxas keeps it only in a kernel compiled whole-program with a known register count at entry:
+    numba_tma links a kernel that calls it with numba-cuda's LTO (its own ``inspect`` too), and the
+    kernel must declare ``launch_bounds=(threads, min_blocks)`` (or ``max_registers`` without launch
+    bounds); otherwise linking it raises :class:`numba_tma.errors.RegisterCountError` naming the
+    rule (never a kernel without it).  The block's registers bound the sum: with
+    ``launch_bounds=(384, 1)`` (168 per thread) a producer at 40 leaves two consumers 232.
+
+    Example::
+
+        @cuda.jit(launch_bounds=(384, 1))
+        def kernel(...):
+            if cuda.threadIdx.x // 128 == 0:
+                wgmma.setmaxnreg(40, "dec")      # the producer
+            else:
+                wgmma.setmaxnreg(232, "inc")     # the two consumers
+    """,
+    samples=(Sample("wgmma.setmaxnreg(40)", "USETMAXREG", options={"launch_bounds": (384, 1)},
+                    ptx="setmaxnreg.dec.sync.aligned.u32 40;", isa="9.7.19.5 setmaxnreg"),),
+    refusals=(Refusal("wgmma.setmaxnreg(100, 'inc')", "wgmma.setmaxnreg: argument 'n' " + _NREG_RULE),
+              Refusal("wgmma.setmaxnreg(16, 'dec')", "wgmma.setmaxnreg: argument 'n' " + _NREG_RULE),
+              Refusal("wgmma.setmaxnreg(264, 'inc')", "wgmma.setmaxnreg: argument 'n' " + _NREG_RULE)),
 ).intrinsic()
 
 

@@ -3,7 +3,8 @@ accumulator, computed from the shared tiles its descriptors name, read through t
 map wrote them with (so a descriptor of the wrong tile, row or K step gives the wrong answer here
 as on the GPU), in the hardware's fragment layout.  The MMA computes at once; the tiles it read
 stay the thread's pending reads (``state.async_reads``) until a ``wait_group`` covers its group,
-so a pipeline stage released before that is reported.
+so a pipeline stage released before that is reported.  ``setmaxnreg`` moves no registers: it
+checks that the whole warpgroup runs it together.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors.enums import SWIZZLE_BYTES, swizzled_offsets
-from . import memory
+from . import memory, scheduler
+from .gates import arrive
 from .state import RUNNING, SimulatorError, async_reads, enter
 
 #: (A, B) element types -> (K of one instruction, the byte decoders of A and B)
@@ -128,6 +130,20 @@ def wait_group(n, acc):
     del reads.groups[:max(0, len(reads.groups) - n)]
     return acc
 
+
+def setmaxnreg(n, action):
+    """Every thread of the warpgroup meets here with the same ``n`` and ``action`` (the
+    instruction is ``.sync.aligned``); a missing one is reported as a deadlock naming the count."""
+    thread, state = enter()
+    op, group = RUNNING.op, thread.thread_id // 128
+    threads = len(thread.block.threads) - 128 * group
+    if threads < 128:
+        raise SimulatorError(f"numba_tma simulator: {op}: warpgroup {group} of this block has {threads} threads; "
+                             "setmaxnreg needs all 128 of a warpgroup (blocks of a multiple of 128 threads)")
+    gate, generation = arrive(state, thread, ("setmaxnreg", group, action, n), 128, op)
+    scheduler.wait(thread, lambda: gate.generation != generation,
+                   lambda: f"{op}({n}, {action!r}): {len(gate.arrived)} of the 128 threads of warpgroup {group} arrived")
+    scheduler.acquire(thread, gate.released)
 
 def zeros(count, dtype=None):
     integer = dtype is not None and np.dtype(str(dtype)) == np.int32
