@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..descriptors.enums import SWIZZLE_BYTES, swizzled_offsets
+from ..descriptors import matrix
+from ..descriptors.enums import swizzled_offsets
 from . import memory
 from .state import RUNNING, SimulatorError, enter
 
@@ -45,20 +46,18 @@ class Fragment(tuple):
 
 
 class MatrixDescriptor(int):
-    """A descriptor's 64 bits, with what the simulator reads through it: the tile's bytes, the
-    map's swizzle span and row bytes, and the first row and K step."""
+    """A descriptor's 64 bits, with the tile they name (the simulator reads its bytes through
+    the bits: :func:`numba_tma.descriptors.matrix.read_offsets`)."""
 
-    def __new__(cls, bits, tile, span, row_bytes, row, k):
+    def __new__(cls, bits, tile):
         descriptor = super().__new__(cls, bits)
-        descriptor.tile, descriptor.span, descriptor.row_bytes, descriptor.row, descriptor.k = tile, span, row_bytes, row, k
+        descriptor.tile = tile
         return descriptor
 
     def read(self, rows, k_bytes, element_bytes, decode):
         """``rows`` x (``k_bytes`` / ``element_bytes``) elements from the descriptor's row and K step."""
         raw = memory.byte_view(memory.host(self.tile))
-        r = np.arange(rows)[:, None] + self.row
-        b = np.arange(k_bytes)[None, :] + 32 * self.k
-        offsets = swizzled_offsets(r * self.row_bytes + b, self.span)
+        offsets = matrix.read_offsets(self, memory.address(self.tile), rows, k_bytes)
         if offsets.max() >= raw.size:
             raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: the descriptor reads {offsets.max() + 1} bytes of "
                                  f"a tile of {raw.size}")
@@ -66,12 +65,22 @@ class MatrixDescriptor(int):
         return decode(values.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[element_bytes]))
 
 
+def _aligned(op, tile, span, why):
+    """A tile aligned to its 8-row swizzle atom (what the GPU's debug mode checks too)."""
+    need, addr = matrix.alignment(span), memory.address(tile)
+    if addr % need:
+        raise SimulatorError(f"numba_tma simulator: {op}: argument 'tile' {memory.name(tile)} is only "
+                             f"{addr & -addr}-byte aligned, not {need} ({why}): cuda.shared.array(..., "
+                             f"alignment={need})")
+
+
 def descriptor(tile, desc, k, row):
-    span = SWIZZLE_BYTES[desc.layout.swizzle]
-    row_bytes = desc.layout.box[-1] * desc.layout.element_bits // 8
-    address = memory.address(tile) + row * row_bytes + 32 * k
-    bits = ((address >> 4) & 0x3FFF) | (1 << 16) | ((((8 * row_bytes) >> 4) | ({128: 1, 64: 2, 32: 3}[span] << 30)) << 32)
-    return MatrixDescriptor(bits, tile, span, row_bytes, row, k)
+    span, row_bytes = matrix.operand_bytes(desc.layout)
+    _aligned(RUNNING.op, tile, span, matrix.alignment_why(desc.layout.swizzle))
+    rows = memory.host(tile).nbytes // row_bytes        # (an at() tile: the rest of its array)
+    if not 0 <= row < rows:
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: row = {row}: {matrix.rows_rule(rows, row_bytes)}")
+    return MatrixDescriptor(matrix.encode(memory.address(tile), row_bytes, span, row, k), tile)
 
 
 def _operand(name, value):
@@ -165,6 +174,11 @@ def store_shared_bf16(acc, tile, desc, first=0, count=None):
     raw = memory.byte_view(memory.host(tile))
     total = 2 * len(acc) // box_cols
     count = total - first if count is None else count
+    _aligned(RUNNING.op, tile, 128, matrix.STAGING_WHY)
+    if raw.size < count * box_bytes:
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: argument 'tile' {memory.name(tile)} holds "
+                             f"{raw.size} bytes, fewer than {count * box_bytes} (the {count} boxes of {box_bytes} "
+                             "bytes it writes)")
     words = raw[:count * box_bytes].view(np.uint16)
     for i, r, c in _elements(thread, len(acc)):
         box, col = divmod(c, box_cols)
