@@ -36,7 +36,9 @@ def descriptor(tile: SharedArray, desc: TensorMap, k: int, row: int) -> int:
     span).  Its fields come from the map: the swizzle, the stride of 8 rows (8 x the row bytes),
     the start address, in 32-bit arithmetic.  The map's box rows must be one swizzle span (bf16
     with ``"128B"``: box ``(rows, 64)``), and the tile aligned to its 8-row atom (1024 bytes for
-    ``"128B"``: ``SharedMemoryPlan.array(..., swizzle="128B")``).
+    ``"128B"``: ``SharedMemoryPlan.array(..., swizzle="128B")``).  Debug mode traps a misaligned
+    tile, a run-time ``k`` outside the span and a run-time ``row`` not a multiple of 8 or past the
+    tile; ``numba_tma.viz.wgmma_reads`` lists what an MMA reads through the descriptor.
 
     Example::
 
@@ -235,7 +237,8 @@ def store_shared_bf16(acc, tile, desc, first=omitted(default=0), count=omitted(d
     per element pair (swizzled: no bank conflicts), unrolled; then ``fence.proxy_async()`` and a
     barrier of the warpgroup before the store.  ``first`` / ``count`` (constants): only the
     fragment's boxes ``first`` to ``first + count - 1``, into ``count`` boxes from ``tile`` (an
-    epilogue in rounds, through less shared memory).
+    epilogue in rounds, through less shared memory).  ``tile`` must be 1024-byte aligned and hold
+    the ``count`` boxes: debug mode traps otherwise (an ``at()`` address: its alignment only).
 
     Example::
 

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from numba_tma import TensorMap, at, bulk, fence, mbarrier, tensormap, tma
+from numba_tma import TensorMap, at, bulk, fence, mbarrier, tensormap, tma, wgmma
 
 BOX = (8, 32)
 
@@ -115,6 +115,30 @@ def bulk_store(dst, nbytes):
         bulk.wait_group(0)
 
 
+@cuda.jit
+def wgmma_tile(desc, out, case, value):
+    """A wgmma descriptor or epilogue store with one mistake, chosen by ``case``, at a run-time
+    ``value`` (only a debug-mode check can see it), in thread 0."""
+    big = cuda.shared.array(2 * 64 * 64, numba.uint16, alignment=1024)
+    if cuda.threadIdx.x == 0:
+        if case == 0:                                   # a tile 128 bytes into a 1024-aligned array
+            out[0] = wgmma.descriptor(big[value:], desc, 0, 0)
+        elif case == 1:                                 # K step 4 of a 128-byte span
+            out[0] = wgmma.descriptor(big, desc, value, 0)
+        elif case == 2:                                 # a row offset inside the 8-row atom, or past the tile
+            out[0] = wgmma.descriptor(big, desc, 0, value)
+        elif case == 3:                                 # two boxes (16 KiB) into 8 KiB
+            wgmma.store_shared_bf16(wgmma.zeros(64), big[:value], desc, 0, 2)
+        elif case == 4:                                 # boxes into a 128-aligned tile
+            wgmma.store_shared_bf16(wgmma.zeros(64), big[value:], desc, 0, 2)
+    cuda.syncthreads()
+    out[1] = big[cuda.threadIdx.x]
+
+
+WGMMA_CASES = {"wgmma_tile_alignment": (0, 64), "wgmma_k": (1, 4), "wgmma_row_multiple": (2, 4),
+               "wgmma_row_outside": (2, 128), "store_shared_small": (3, 4096), "store_shared_alignment": (4, 64)}
+
+
 def store_edge(name):
     """The store-edge routes only the device knows: prints the columns 56..63 of row 0 after the
     store (59 is the first past the edge) when no trap stopped it."""
@@ -133,6 +157,12 @@ def main(name):
         return
     if name.startswith("bulk_"):                 # 512 bytes: past a 256-byte destination; 40: not whole chunks
         bulk_store[1, 256](cuda.to_device(np.zeros(64, np.float32)), 512 if name == "bulk_past_array" else 40)
+        cuda.synchronize()
+        print("finished without an error")
+        return
+    if name in WGMMA_CASES:
+        desc = TensorMap.tiled(cuda.to_device(np.zeros((64, 64), np.uint16)), (64, 64), swizzle="128B")
+        wgmma_tile[1, 128](desc, cuda.to_device(np.zeros(2, np.uint64)), *WGMMA_CASES[name])
         cuda.synchronize()
         print("finished without an error")
         return

@@ -7,7 +7,7 @@ import numba
 import pytest
 from numba import cuda
 
-from numba_tma import TensorMap, at, debug, fence, inspect, mbarrier, tma
+from numba_tma import TensorMap, at, debug, fence, inspect, mbarrier, tma, wgmma
 from numba_tma.debugging import STATE
 
 SIG = (TensorMap.numba_type("float32", (8, 32), swizzle="128B"), numba.int32[::1])
@@ -110,3 +110,104 @@ def test_a_store_through_a_map_in_memory_checks_the_edge():
         assert any(message in text for text in _strings(inspect.ptx(k, sig)))
         assert not any(message in text for text in _strings(inspect.ptx(opted_in, sig)))
         assert "BPT.TRAP" in inspect.compile(k, sig, "sm_90a").opcodes()
+
+
+# -- wgmma: the descriptor's run-time arguments and the epilogue's staging tile -------------------------
+
+WGMMA_SIG = (TensorMap.numba_type("uint16", (64, 64), swizzle="128B"), numba.uint64[::1], numba.int32, numba.int32,
+             numba.int32)
+
+
+def _wgmma_tiles(descriptor):
+    """A tile at a run-time element offset (its alignment and size unknown: nothing folds away),
+    a descriptor of it at a run-time ``k`` and ``row``, and the epilogue's store into it."""
+    def wgmma_tiles(desc, out, off, kk, row):
+        big = cuda.shared.array(2 * 64 * 64, numba.uint16, alignment=128)
+        tile = big[off:]
+        out[0] = descriptor(tile, desc, kk, row)
+        wgmma.store_shared_bf16(wgmma.zeros(64), tile, desc, 0, 2)
+    return wgmma_tiles
+
+
+def test_wgmma_checks_are_emitted_in_debug_mode_only():
+    """Debug mode traps on a descriptor's tile not aligned to its 8-row atom, a run-time ``k``
+    outside the span, a run-time ``row`` not a multiple of 8 or past the tile, and a staging tile
+    of store_shared_bf16 smaller than the boxes written (tests/debug_cases.py runs each on the
+    GPU); the release kernel's PTX has none of it and its SASS the opcode counts of a control
+    kernel whose descriptor op has no debug hook at all."""
+    import dataclasses
+
+    from numba_tma.intrinsics._core import OPS, build_intrinsic
+
+    kernel = _wgmma_tiles(wgmma.descriptor)
+    control = _wgmma_tiles(build_intrinsic(dataclasses.replace(OPS["wgmma.descriptor"], debug=None)))
+    release, reference = inspect.compile(kernel, WGMMA_SIG), inspect.compile(control, WGMMA_SIG)
+    assert not any(mark in release.ptx for mark in MARKS)
+    inspect.assemble_together([release, reference])
+    assert release.opcode_counts() == reference.opcode_counts()
+    assert release.opcode_counts()["STS"] == 32         # 2 boxes x 64 rows x 128 bytes: 32 per thread
+    with debug():
+        ptx = inspect.ptx(kernel, WGMMA_SIG)
+    assert "trap;" in ptx and "1023" in ptx               # the 1024-byte atom of 128B swizzle
+    texts = _strings(ptx)
+    for message in ("wgmma.descriptor: argument 'tile' is not in shared memory",
+                    "wgmma.descriptor: argument 'tile' at 0x%llx is not 1024-byte aligned (the 8-row swizzle atom "
+                    "of a wgmma operand tile with swizzle SWIZZLE_128B)",
+                    "wgmma.descriptor: k = %lld: must be in [0, 4): a K step of 32 bytes inside the 128-byte swizzle "
+                    "span of the map (a wider K is the next tile)",
+                    "wgmma.descriptor: row = %lld: must be a multiple of 8 (the 8-row swizzle atom)",
+                    "wgmma.descriptor: row = %lld: must be below the tile's %lld rows of 128 bytes (the descriptor "
+                    "would start past the tile)",
+                    "wgmma.store_shared_bf16: argument 'tile' at 0x%llx is not 1024-byte aligned (the 8-row atom of "
+                    "the 128B-swizzled boxes it writes)",
+                    "wgmma.store_shared_bf16: argument 'tile' holds %lld bytes, fewer than 16384 (the 2 boxes of 8192 "
+                    "bytes it writes)"):
+        assert any(message in text for text in texts), message
+
+
+def test_the_simulator_refuses_the_same_wgmma_mistakes():
+    """Under the simulator (no debug mode needed) the twins check the same rules, with the same
+    words: a run-time k or row is a value there, refused by the declaration's own rule."""
+    from test_simulator import simulate
+
+    out = simulate(setup="from numba_tma import wgmma\n", body="""
+        @cuda.jit
+        def mistake(desc, case, value):
+            big = cuda.shared.array(2 * 64 * 64, numba.uint16, alignment=1024)
+            if case == 0:
+                wgmma.descriptor(big[value:], desc, 0, 0)
+            elif case == 1:
+                wgmma.descriptor(big, desc, value, 0)
+            elif case == 2:
+                wgmma.descriptor(big, desc, 0, value)
+            elif case == 3:
+                wgmma.store_shared_bf16(wgmma.zeros(64), big[:value], desc, 0, 2)
+            elif case == 4:
+                wgmma.store_shared_bf16(wgmma.zeros(64), big[value:], desc, 0, 2)
+            else:
+                wgmma.descriptor(at(big, value), desc, 3, 120)        # the last 8 rows of the tile: fine
+        desc = TensorMap.tiled(cuda.to_device(np.zeros((64, 64), np.uint16)), (64, 64), swizzle="128B")
+        for case, value in [(0, 64), (1, 4), (2, 4), (2, 128), (3, 4096), (4, 64), (5, 0)]:
+            try:
+                mistake[1, 1](desc, case, value)
+            except Exception as exc:
+                print(case, value, "raised", str(exc).splitlines()[0])
+            else:
+                print(case, value, "no error")
+    """)
+    lines = dict((tuple(line.split()[:2]), line) for line in out.splitlines())
+    aligned = "is only 128-byte aligned, not 1024 (the 8-row"
+    for key, *messages in [
+            (("0", "64"), "wgmma.descriptor: argument 'tile' big[64] (allocated at kernel.py:", aligned,
+             "swizzle atom of a wgmma operand tile with swizzle SWIZZLE_128B): cuda.shared.array(..., alignment=1024)"),
+            (("1", "4"), "wgmma.descriptor: argument 'k' must be in [0, 3]: a K step of 32 bytes inside a swizzle "
+                         "span of at most 128 bytes; got 4"),
+            (("2", "4"), "wgmma.descriptor: argument 'row' must be a multiple of 8 (the 8-row swizzle atom); got 4"),
+            (("2", "128"), "wgmma.descriptor: row = 128: must be below the tile's 128 rows of 128 bytes (the "
+                           "descriptor would start past the tile)"),
+            (("3", "4096"), "wgmma.store_shared_bf16: argument 'tile' big[0] (allocated at kernel.py:",
+             "holds 8192 bytes, fewer than 16384 (the 2 boxes of 8192 bytes it writes)"),
+            (("4", "64"), "wgmma.store_shared_bf16: argument 'tile' big[64] (allocated at kernel.py:", aligned,
+             "atom of the 128B-swizzled boxes it writes)"),
+            (("5", "0"), "no error")]:
+        assert all(message in lines.get(key, "") for message in messages), (key, out)

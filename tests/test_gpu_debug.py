@@ -34,6 +34,16 @@ CASES = Path(__file__).with_name("debug_cases.py")
                   "chunks)"),
     ("store_edge_edited", "tma.store: coords[0] = 48: the box ends at element 64, past the end of the row (59 "
                           "elements"),
+    ("wgmma_tile_alignment", "is not 1024-byte aligned (the 8-row swizzle atom of a wgmma operand tile with swizzle "
+                             "SWIZZLE_128B)"),
+    ("wgmma_k", "wgmma.descriptor: k = 4: must be in [0, 4): a K step of 32 bytes inside the 128-byte swizzle span "
+                "of the map (a wider K is the next tile)"),
+    ("wgmma_row_multiple", "wgmma.descriptor: row = 4: must be a multiple of 8 (the 8-row swizzle atom)"),
+    ("wgmma_row_outside", "wgmma.descriptor: row = 128: must be below the tile's 128 rows of 128 bytes (the "
+                          "descriptor would start past the tile)"),
+    ("store_shared_small", "wgmma.store_shared_bf16: argument 'tile' holds 8192 bytes, fewer than 16384 (the 2 "
+                           "boxes of 8192 bytes it writes)"),
+    ("store_shared_alignment", "wgmma.store_shared_bf16: argument 'tile' at 0x"),
 ])
 def test_each_mistake_ends_with_its_message(case, message):
     env = dict(os.environ, NUMBA_TMA_DEBUG="1", NUMBA_TMA_DEBUG_TIMEOUT_MS="300")

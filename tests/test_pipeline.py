@@ -488,6 +488,7 @@ def k(desc_a, desc_b, out, early):
             p = p.advance()
     elif cuda.threadIdx.x < 128:
         c = ring.consumer_state()
+        previous = c
         acc = wgmma.zeros(4)
         for i in range(3):
             ring.wait(c)
@@ -497,10 +498,15 @@ def k(desc_a, desc_b, out, early):
             wgmma.commit_group()
             if early:
                 ring.release(c)                  # the MMA may still be reading the stage
-            acc = wgmma.wait_group(0, acc)
-            if not early:
-                ring.release(c)
+            else:                                # the GEMM's order: one group in flight, the stage before released
+                acc = wgmma.wait_group(1, acc)
+                if i > 0:
+                    ring.release(previous)
+            previous = c
             c = c.advance()
+        acc = wgmma.wait_group(0, acc)
+        if not early:
+            ring.release(previous)
         wgmma.store(acc, out, 0, 0)
 
 a = np.ones((64, 64), np.uint16) * 0x3F80          # bf16 1.0

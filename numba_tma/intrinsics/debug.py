@@ -11,6 +11,9 @@ On, every op checks before it runs, in the thread that issues it:
 * a TMA destination or source array holds at least the map's box bytes; ``coords[0]`` times the
   element size is a multiple of 16 bytes (the H200 faults otherwise); a map in global memory is
   64-byte aligned;
+* a ``wgmma.descriptor`` tile is aligned to its 8-row swizzle atom, a run-time ``k`` lies inside
+  the swizzle span and a run-time ``row`` is a multiple of 8 inside the tile; the staging tile of
+  ``wgmma.store_shared_bf16`` holds the boxes it writes;
 * ``mbarrier.wait`` gives up after a time limit (``%globaltimer``; ``NUMBA_TMA_DEBUG_TIMEOUT_MS``,
   default 2000, or ``debug(timeout_ms=...)``) instead of hanging.
 

@@ -27,9 +27,11 @@ from numba.cuda import types
 from numba.cuda.extending import _intrinsic, intrinsic
 
 from ..declarations import literal, reject
-from ..descriptors.enums import SWIZZLE_BYTES
-from ._core import (I32, REQUIRED, Const, Fragment, Int, Operand, OpArgumentError, PtxOp, Qualifier, Refusal,
-                    Requirement, Sample, SharedArray, exported, shared_address)
+from ..descriptors import matrix
+from ..descriptors.matrix import SWIZZLE_CODE
+from . import debug
+from ._core import (I32, I64, REQUIRED, Const, Fragment, Int, Operand, OpArgumentError, PtxOp, Qualifier, Refusal,
+                    Requirement, Sample, SharedArray, SharedRef, exported, shared_address)
 from .tensor_map_type import TensorMapType
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
@@ -48,26 +50,19 @@ MAP_DTYPES = {"f16": ("float16",), "bf16": ("bfloat16", "uint16"), "tf32": ("flo
               "e4m3": ("uint8", "int8"), "e5m2": ("uint8", "int8"), "s8": ("int8", "uint8"), "u8": ("uint8", "int8")}
 _N_FLOAT = tuple(range(8, 257, 8))
 _N_INT = (8, 16, 24, *range(32, 257, 16))
-SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}      # the descriptor's layout field (bits 62-63)
 
 
 # -- matrix descriptors ----------------------------------------------------------------------------
 
 def _layout_facts(op_name, desc):
     """``(swizzle bytes, row bytes)`` of the tiles ``desc`` (a by-value TensorMap) fills, for a
-    K-major wgmma operand: each row of the tile is one swizzle span."""
+    K-major wgmma operand: each row of the tile is one swizzle span (:mod:`numba_tma.descriptors.matrix`)."""
     if not isinstance(desc, TensorMapType):
         raise reject(op_name, "desc", "must be the by-value numba_tma.TensorMap that fills the tile", desc)
-    swizzle = SWIZZLE_BYTES.get(desc.swizzle)
-    if desc.mode != "tiled" or not swizzle:
-        raise reject(op_name, "desc", "must be a tiled map with swizzle '32B', '64B' or '128B' (the layouts a wgmma "
-                     f"descriptor names); got mode={desc.mode!r}, swizzle={desc.swizzle!r}", desc)
-    row_bytes = desc.box[-1] * desc.element_bits // 8
-    if row_bytes != swizzle:
-        raise reject(op_name, "desc", f"must have a box whose rows are one swizzle span: {desc.box[-1]} elements of "
-                     f"{desc.element_bits} bits are {row_bytes} bytes, the swizzle {swizzle} (K-major operand: box "
-                     f"(rows, {swizzle * 8 // desc.element_bits}))", desc)
-    return swizzle, row_bytes
+    rule = matrix.layout_rule(desc)
+    if rule:
+        raise reject(op_name, "desc", rule, desc)
+    return matrix.operand_bytes(desc)
 
 
 class TileMap(Operand):
@@ -95,12 +90,37 @@ def _descriptor_fields(cc=None, tile=None, desc=None, k=None, row=None, **_):
 def _check_descriptor(tile=None, desc=None, k=None, row=None, **_):
     swizzle, _ = _layout_facts("wgmma.descriptor", desc)
     step = literal(k)
-    if isinstance(step, int) and not 0 <= step * 32 < swizzle:
-        raise reject("wgmma.descriptor", "k", f"must be in [0, {swizzle // 32}): a K step of 32 bytes inside the "
-                     f"{swizzle}-byte swizzle span of the map (a wider K is the next tile)", step)
+    if isinstance(step, int) and not 0 <= step * matrix.K_STEP_BYTES < swizzle:
+        raise reject("wgmma.descriptor", "k", matrix.k_rule(swizzle), step)
     rows = literal(row)
-    if isinstance(rows, int) and rows % 8:
-        raise reject("wgmma.descriptor", "row", "must be a multiple of 8 (the 8-row swizzle atom)", rows)
+    if isinstance(rows, int) and rows % matrix.ATOM_ROWS:
+        raise reject("wgmma.descriptor", "row", matrix.ROW_RULE, rows)
+
+
+def _debug_descriptor(context, builder, tys, args):
+    """Debug mode (:mod:`.debug`): the tile aligned to its 8-row swizzle atom, a run-time ``k``
+    inside the span, a run-time ``row`` a multiple of 8 and inside the tile (an ``at()`` tile has
+    no extent: only its alignment is checked).  Constants were checked at compile time."""
+    desc_ty, tile_ty, tile = tys["desc"], tys["tile"], args["tile"]
+    span, row_bytes = _layout_facts("wgmma.descriptor", desc_ty)
+    address = tile if isinstance(tile_ty, SharedRef) else shared_address(context, builder, tile_ty, tile)
+    debug.check_aligned(builder, "wgmma.descriptor", "tile", address, matrix.alignment(span),
+                        matrix.alignment_why(desc_ty.swizzle))
+    if not isinstance(literal(tys["k"]), int):
+        k = context.cast(builder, args["k"], tys["k"], types.int64)
+        debug.fail_if(builder, builder.icmp_unsigned(">=", k, ir.Constant(I64, span // matrix.K_STEP_BYTES)),
+                      "wgmma.descriptor", f"k = %lld: {matrix.k_rule(span)}", [k])
+    if not isinstance(literal(tys["row"]), int):
+        row = context.cast(builder, args["row"], tys["row"], types.int64)
+        low = builder.and_(row, ir.Constant(I64, matrix.ATOM_ROWS - 1))
+        debug.fail_if(builder, builder.icmp_unsigned("!=", low, ir.Constant(I64, 0)), "wgmma.descriptor",
+                      f"row = %lld: {matrix.ROW_RULE}", [row])
+    else:
+        row = ir.Constant(I64, literal(tys["row"]))
+    if isinstance(tile_ty, types.Array):
+        rows = builder.udiv(debug.array_bytes(context, builder, tile_ty, tile), ir.Constant(I64, row_bytes))
+        debug.fail_if(builder, builder.icmp_unsigned(">=", row, rows), "wgmma.descriptor",
+                      f"row = %lld: {matrix.rows_rule('%lld', row_bytes)}", [row, rows])
 
 
 descriptor = PtxOp(
@@ -120,6 +140,7 @@ descriptor = PtxOp(
          "bytes"),
      Int("row", bits=32)),
     need=SM90A, returns=types.uint64, memory=False, check=_check_descriptor, fields=_descriptor_fields,
+    debug=_debug_descriptor,
     doc_fields={"row_bytes": "ROW_BYTES", "hi": "SBO>>4 | SWIZZLE<<30"},
     doc="""The 64-bit shared-memory matrix descriptor of a K-major wgmma operand: the tile ``tile``
     (``at(ring, s)``) filled by the map ``desc``, from its ``row``-th row (a multiple of 8), at K
@@ -127,7 +148,9 @@ descriptor = PtxOp(
     span).  Its fields come from the map: the swizzle, the stride of 8 rows (8 x the row bytes),
     the start address, in 32-bit arithmetic.  The map's box rows must be one swizzle span (bf16
     with ``"128B"``: box ``(rows, 64)``), and the tile aligned to its 8-row atom (1024 bytes for
-    ``"128B"``: ``SharedMemoryPlan.array(..., swizzle="128B")``).
+    ``"128B"``: ``SharedMemoryPlan.array(..., swizzle="128B")``).  Debug mode traps a misaligned
+    tile, a run-time ``k`` outside the span and a run-time ``row`` not a multiple of 8 or past the
+    tile; ``numba_tma.viz.wgmma_reads`` lists what an MMA reads through the descriptor.
 
     Example::
 
@@ -509,6 +532,10 @@ def scale(typingctx, acc, factor):
     return acc(acc, factor), codegen
 
 
+_STAGING = SharedArray("tile", what="the shared staging tile", contiguous=True, align=matrix.alignment(128),
+                       why=matrix.STAGING_WHY)
+
+
 @_intrinsic(target="cuda", prefer_literal=True)
 def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=types.Omitted(None)):
     """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
@@ -519,7 +546,8 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
     per element pair (swizzled: no bank conflicts), unrolled; then ``fence.proxy_async()`` and a
     barrier of the warpgroup before the store.  ``first`` / ``count`` (constants): only the
     fragment's boxes ``first`` to ``first + count - 1``, into ``count`` boxes from ``tile`` (an
-    epilogue in rounds, through less shared memory).
+    epilogue in rounds, through less shared memory).  ``tile`` must be 1024-byte aligned and hold
+    the ``count`` boxes: debug mode traps otherwise (an ``at()`` address: its alignment only).
 
     Example::
 
@@ -534,7 +562,7 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
     """
     _ACC.check("wgmma.store_shared_bf16", acc)
-    SharedArray("tile", what="the shared staging tile", contiguous=True).check("wgmma.store_shared_bf16", tile)
+    _STAGING.check("wgmma.store_shared_bf16", tile)
     span, row_bytes = _layout_facts("wgmma.store_shared_bf16", desc)
     if desc.element_bits != 16 or span != 128 or desc.box[0] != 64:
         raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be a 16-bit map with box "
@@ -555,6 +583,12 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
     def codegen(context, builder, sig, args):
         accty, tilety = sig.args[:2]
         values = args[0]
+        if debug.STATE.on:   # as PtxOp's debug checks: in shared memory, aligned, holding the boxes written
+            _STAGING.debug_check(context, builder, "wgmma.store_shared_bf16", tilety, args[1])
+            if isinstance(tilety, types.Array):
+                debug.check_at_least(builder, "wgmma.store_shared_bf16", "tile",
+                                     debug.array_bytes(context, builder, tilety, args[1]), n_boxes * box_bytes,
+                                     f"the {n_boxes} boxes of {box_bytes} bytes it writes")
         base = shared_address(context, builder, tilety, args[1]) if isinstance(tilety, types.Array) else args[1]
         row, col = _fragment_coords(builder, ir.Constant(I32, 0), ir.Constant(I32, 0))
         col_bytes = builder.shl(col, ir.Constant(I32, 1))                # bf16

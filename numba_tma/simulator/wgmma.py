@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..descriptors.enums import SWIZZLE_BYTES, swizzled_offsets
+from ..descriptors import matrix
+from ..descriptors.enums import swizzled_offsets
 from . import memory, scheduler
 from .gates import arrive
 from .state import RUNNING, SimulatorError, async_reads, enter
@@ -48,38 +49,44 @@ class Fragment(tuple):
 
 
 class MatrixDescriptor(int):
-    """A descriptor's 64 bits, with what the simulator reads through it: the tile's bytes, the
-    map's swizzle span and row bytes, and the first row and K step."""
+    """A descriptor's 64 bits, with the tile they name (the simulator reads its bytes through
+    the bits: :func:`numba_tma.descriptors.matrix.read_offsets`)."""
 
-    def __new__(cls, bits, tile, span, row_bytes, row, k):
+    def __new__(cls, bits, tile):
         descriptor = super().__new__(cls, bits)
-        descriptor.tile, descriptor.span, descriptor.row_bytes, descriptor.row, descriptor.k = tile, span, row_bytes, row, k
+        descriptor.tile = tile
         return descriptor
 
-    def bytes(self):
-        """The shared byte range of the tile it names: ``(first, end)``."""
-        start = memory.address(self.tile)
-        return start, start + memory.host(self.tile).nbytes
-
     def read(self, rows, k_bytes, element_bytes, decode):
-        """``rows`` x (``k_bytes`` / ``element_bytes``) elements from the descriptor's row and K step."""
+        """``rows`` x (``k_bytes`` / ``element_bytes``) elements from the descriptor's row and K step,
+        and the shared byte range they lie in: ``(values, (first, end))``."""
         raw = memory.byte_view(memory.host(self.tile))
-        r = np.arange(rows)[:, None] + self.row
-        b = np.arange(k_bytes)[None, :] + 32 * self.k
-        offsets = swizzled_offsets(r * self.row_bytes + b, self.span)
+        start = memory.address(self.tile)
+        offsets = matrix.read_offsets(self, start, rows, k_bytes)
         if offsets.max() >= raw.size:
             raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: the descriptor reads {offsets.max() + 1} bytes of "
                                  f"a tile of {raw.size}")
         values = np.ascontiguousarray(raw[offsets])          # (rows, k_bytes) bytes
-        return decode(values.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[element_bytes]))
+        values = decode(values.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[element_bytes]))
+        return values, (start + int(offsets.min()), start + int(offsets.max()) + 1)
+
+
+def _aligned(op, tile, span, why):
+    """A tile aligned to its 8-row swizzle atom (what the GPU's debug mode checks too)."""
+    need, addr = matrix.alignment(span), memory.address(tile)
+    if addr % need:
+        raise SimulatorError(f"numba_tma simulator: {op}: argument 'tile' {memory.name(tile)} is only "
+                             f"{addr & -addr}-byte aligned, not {need} ({why}): cuda.shared.array(..., "
+                             f"alignment={need})")
 
 
 def descriptor(tile, desc, k, row):
-    span = SWIZZLE_BYTES[desc.layout.swizzle]
-    row_bytes = desc.layout.box[-1] * desc.layout.element_bits // 8
-    address = memory.address(tile) + row * row_bytes + 32 * k
-    bits = ((address >> 4) & 0x3FFF) | (1 << 16) | ((((8 * row_bytes) >> 4) | ({128: 1, 64: 2, 32: 3}[span] << 30)) << 32)
-    return MatrixDescriptor(bits, tile, span, row_bytes, row, k)
+    span, row_bytes = matrix.operand_bytes(desc.layout)
+    _aligned(RUNNING.op, tile, span, matrix.alignment_why(desc.layout.swizzle))
+    rows = memory.host(tile).nbytes // row_bytes        # (an at() tile: the rest of its array)
+    if not 0 <= row < rows:
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: row = {row}: {matrix.rows_rule(rows, row_bytes)}")
+    return MatrixDescriptor(matrix.encode(memory.address(tile), row_bytes, span, row, k), tile)
 
 
 def _operand(name, value):
@@ -98,8 +105,8 @@ def mma_async(acc, a, b, scale_d, dtype, trans_a, trans_b, negate_a, negate_b):
     types = dtype.split(".") if "." in dtype else [dtype, dtype]
     (ea, da), (eb, db) = DECODE[types[0]], DECODE[types[1]]
     n = 2 * len(acc)
-    rows_a, rows_b = a.read(64, 32, ea, da), b.read(n, 32, eb, db)       # 64 x K and N x K (K-major)
-    async_reads(thread).open.extend((a.bytes(), b.bytes()))
+    (rows_a, read_a), (rows_b, read_b) = a.read(64, 32, ea, da), b.read(n, 32, eb, db)   # 64 x K, N x K (K-major)
+    async_reads(thread).open.extend((read_a, read_b))
     t = thread.index[0] % 128
     w, lane = t // 32, t % 32
     r = 16 * w + lane // 4
@@ -194,6 +201,11 @@ def store_shared_bf16(acc, tile, desc, first=0, count=None):
     raw = memory.byte_view(memory.host(tile))
     total = 2 * len(acc) // box_cols
     count = total - first if count is None else count
+    _aligned(RUNNING.op, tile, 128, matrix.STAGING_WHY)
+    if raw.size < count * box_bytes:
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: argument 'tile' {memory.name(tile)} holds "
+                             f"{raw.size} bytes, fewer than {count * box_bytes} (the {count} boxes of {box_bytes} "
+                             "bytes it writes)")
     words = raw[:count * box_bytes].view(np.uint16)
     for i, r, c in _elements(thread, len(acc)):
         box, col = divmod(c, box_cols)
