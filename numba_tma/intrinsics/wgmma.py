@@ -27,10 +27,9 @@ from numba.cuda import types
 from numba.cuda.extending import _intrinsic, intrinsic
 
 from ..declarations import literal, reject
-from ..descriptors.enums import SWIZZLE_BYTES
-from ._core import (I32, Const, Fragment, Int, Operand, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
-                    Sample, SharedArray, exported, shared_address)
-from .tensor_map_type import TensorMapType
+from . import matrix_descriptor
+from ._core import (I32, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement, Sample, SharedArray,
+                    exported, shared_address)
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
 _ISA = "9.7.15 Asynchronous Warpgroup Level Matrix Instructions (wgmma)"
@@ -53,73 +52,15 @@ SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}      # the descriptor's layout field (bits
 
 # -- matrix descriptors ----------------------------------------------------------------------------
 
-def _layout_facts(op_name, desc):
-    """``(swizzle bytes, row bytes)`` of the tiles ``desc`` (a by-value TensorMap) fills, for a
-    K-major wgmma operand: each row of the tile is one swizzle span."""
-    if not isinstance(desc, TensorMapType):
-        raise reject(op_name, "desc", "must be the by-value numba_tma.TensorMap that fills the tile", desc)
-    swizzle = SWIZZLE_BYTES.get(desc.swizzle)
-    if desc.mode != "tiled" or not swizzle:
-        raise reject(op_name, "desc", "must be a tiled map with swizzle '32B', '64B' or '128B' (the layouts a wgmma "
-                     f"descriptor names); got mode={desc.mode!r}, swizzle={desc.swizzle!r}", desc)
-    row_bytes = desc.box[-1] * desc.element_bits // 8
-    if row_bytes != swizzle:
-        raise reject(op_name, "desc", f"must have a box whose rows are one swizzle span: {desc.box[-1]} elements of "
-                     f"{desc.element_bits} bits are {row_bytes} bytes, the swizzle {swizzle} (K-major operand: box "
-                     f"(rows, {swizzle * 8 // desc.element_bits}))", desc)
-    return swizzle, row_bytes
-
-
-class TileMap(Operand):
-    """The by-value TensorMap that filled a wgmma operand's tile: its type says the tile's layout
-    (the descriptor's fields); it emits nothing."""
-
-    annotation = "TensorMap"
-
-    def check(self, op_name, ty):
-        _layout_facts(op_name, ty)
-
-    def lower(self, context, builder, ty, val):
-        return []
-
-    def keys(self, slot, ty):
-        return {}
-
-
-def _descriptor_fields(cc=None, tile=None, desc=None, k=None, row=None, **_):
-    swizzle, row_bytes = _layout_facts("wgmma.descriptor", desc)
-    return {"row_bytes": row_bytes,
-            "hi": f"{((8 * row_bytes) >> 4) | (SWIZZLE_CODE[swizzle] << 30):#x}"}
-
-
-def _check_descriptor(tile=None, desc=None, k=None, row=None, **_):
-    swizzle, _ = _layout_facts("wgmma.descriptor", desc)
-    step = literal(k)
-    if isinstance(step, int) and not 0 <= step * 32 < swizzle:
-        raise reject("wgmma.descriptor", "k", f"must be in [0, {swizzle // 32}): a K step of 32 bytes inside the "
-                     f"{swizzle}-byte swizzle span of the map (a wider K is the next tile)", step)
-    rows = literal(row)
-    if isinstance(rows, int) and rows % 8:
-        raise reject("wgmma.descriptor", "row", "must be a multiple of 8 (the 8-row swizzle atom)", rows)
+def _descriptor_hi(swizzle, row_bytes):
+    """The high 32 bits: the 8-row stride >> 4 (bits 32-45), the swizzle code (bits 62-63)."""
+    return ((8 * row_bytes) >> 4) | (SWIZZLE_CODE[swizzle] << 30)
 
 
 descriptor = PtxOp(
-    "wgmma.descriptor",
-    """{{
-    .reg .b32 a, lo, hi;
-    mad.lo.u32 a, {row}, {row_bytes}, {tile};
-    mad.lo.u32 a, {k}, 32, a;
-    shr.u32 a, a, 4;
-    and.b32 a, a, 0x3fff;
-    or.b32 lo, a, 0x10000;
-    mov.b32 hi, {hi};
-    mov.b64 {out}, {{lo, hi}};
-    }}""",
-    (SharedArray("tile", what="the shared tile the map filled", contiguous=True), TileMap("desc"),
-     Int("k", bits=32, lo=0, hi=3, rule="must be in [0, 3]: a K step of 32 bytes inside a swizzle span of at most 128 "
-         "bytes"),
-     Int("row", bits=32)),
-    need=SM90A, returns=types.uint64, memory=False, check=_check_descriptor, fields=_descriptor_fields,
+    "wgmma.descriptor", matrix_descriptor.TEMPLATE, matrix_descriptor.operands(),
+    need=SM90A, returns=types.uint64, memory=False, check=matrix_descriptor.check("wgmma.descriptor"),
+    fields=matrix_descriptor.fields("wgmma.descriptor", _descriptor_hi),
     doc_fields={"row_bytes": "ROW_BYTES", "hi": "SBO>>4 | SWIZZLE<<30"},
     doc="""The 64-bit shared-memory matrix descriptor of a K-major wgmma operand: the tile ``tile``
     (``at(ring, s)``) filled by the map ``desc``, from its ``row``-th row (a multiple of 8), at K
@@ -488,7 +429,7 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
     """
     _ACC.check("wgmma.store_shared_bf16", acc)
     SharedArray("tile", what="the shared staging tile", contiguous=True).check("wgmma.store_shared_bf16", tile)
-    span, row_bytes = _layout_facts("wgmma.store_shared_bf16", desc)
+    span, row_bytes = matrix_descriptor.layout_facts("wgmma.store_shared_bf16", desc)
     if desc.element_bits != 16 or span != 128 or desc.box[0] != 64:
         raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be a 16-bit map with box "
                               f"(64, 64) and swizzle '128B' (the C tile a warpgroup stores); got {desc}")
