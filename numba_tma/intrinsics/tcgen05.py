@@ -404,6 +404,7 @@ ld = PtxOp(
         acc = tcgen05.ld(tmem[0] + ((32 * (warp % 4)) << 16), 32)   # 32 columns of this warp's lanes
         tcgen05.wait_ld()
     """,
+    # a row passes its qualifiers (``only``: num= and shape=) as keywords to the call
     samples=(Sample("r = tcgen05.ld(numba.uint32(out[0]))\nout[1] = r[0] + r[3]", "LDTM.x4",
                     only={"num": 4, "shape": "32x32b"},
                     ptx="tcgen05.ld.sync.aligned.32x32b.x4.b32 {%r, %r, %r, %r}, [%r];",
