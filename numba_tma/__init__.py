@@ -16,7 +16,7 @@ from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError
 from .debugging import debug
 from .ops import (FAMILIES, SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, mma, sync,
-                  tensormap, tma, wgmma)
+                  tcgen05, tensormap, tma, wgmma)
 
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = globals()[_family]

@@ -24,6 +24,7 @@ from numba_tma import fence as fence
 from numba_tma import mbarrier as mbarrier
 from numba_tma import mma as mma
 from numba_tma import sync as sync
+from numba_tma import tcgen05 as tcgen05
 from numba_tma import tensormap as tensormap
 from numba_tma import tma as tma
 from numba_tma import wgmma as wgmma

@@ -76,7 +76,7 @@ def markdown() -> str:
             sass = sorted({s.sass if isinstance(s.sass, str) else "/".join(v for v in s.sass.values() if v) for s in op.samples})
             lines.append("| " + " | ".join(_cell(x) for x in (
                 f"`{op.name}`", f"`{ptx}`" if "\n" not in ptx else f"<pre>{ptx}</pre>", str(op.need), options,
-                ", ".join(f"`{t}`" for t in op.tlx), ", ".join(f"`{s}`" for s in sass))) + " |")
+                ", ".join(f"`{t}`" for t in op.tlx), ", ".join(f"`{s}`" if s else "none" for s in sass))) + " |")
         lines.append("")
     lines += ["## `numba_tma.amd`", "", "AMD ops (gfx942, gfx950, gfx1250; no simulator twin), by family "
               "(`numba_tma.amd.ops.<family>`).", ""]

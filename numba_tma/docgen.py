@@ -141,7 +141,7 @@ def _op_sections(family: str, module, names: list[str], declared: list[str]) -> 
         op = _op(family, name) if name in declared else None
         lines.append(markdown_of(op.docstring() if op else inspect.cleandoc(obj.__doc__ or "")))
         if op is not None and op.vendor == "nvidia" and _sass(op):
-            lines += [f"SASS: {', '.join(f'`{s}`' for s in _sass(op))}.", ""]
+            lines += [f"SASS: {', '.join(f'`{s}`' if s else 'none of its own' for s in _sass(op))}.", ""]
         if op is not None and op.vendor == "nvidia" and _isa(op):
             lines += [f"PTX ISA 9.1: {'; '.join(_isa(op))}.", ""]
         if op is not None and op.vendor == "amd":

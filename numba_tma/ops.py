@@ -7,17 +7,17 @@ intrinsics (:mod:`numba_tma.intrinsics`) and, under numba-cuda's CUDA simulator
 
 from .numba_cuda_hooks import SIMULATED as SIMULATOR
 
-FAMILIES = ("bulk", "cache", "cluster", "cp_async", "dsmem", "fence", "mbarrier", "mma", "sync", "tensormap", "tma",
-            "wgmma")
+FAMILIES = ("bulk", "cache", "cluster", "cp_async", "dsmem", "fence", "mbarrier", "mma", "sync", "tcgen05", "tensormap",
+            "tma", "wgmma")
 
 if SIMULATOR:   # numba-cuda's CUDA simulator runs kernels as Python: the ops' Python twins
     from .simulator import FAMILIES as _TWINS
     from .simulator import at
 
-    bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, mma, sync, tensormap, tma, wgmma = (
+    bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, mma, sync, tcgen05, tensormap, tma, wgmma = (
         _TWINS[f] for f in FAMILIES)
 else:
-    from .intrinsics import (at, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, mma, sync, tensormap, tma,
-                             wgmma)
+    from .intrinsics import (at, bulk, cache, cluster, cp_async, dsmem, fence, mbarrier, mma, sync, tcgen05, tensormap,
+                             tma, wgmma)
 
 __all__ = ["FAMILIES", "SIMULATOR", "at", *FAMILIES]

@@ -147,7 +147,8 @@ def test_the_simulator_modules_import_only_downwards():
     numba_tma (tests/test_layers.py places the package among numba_tma's layers)."""
     order = ["numba_sim", "scheduler", "memory", "state", "elect", "gates", "delivery", "barriers", "wgmma", "mma",
              "arguments",
-             "mbarrier", "tensormap", "tma", "bulk", "dsmem", "cp_async", "sync", "cluster", "fence", "cache", "__init__"]
+             "mbarrier", "tensormap", "tma", "bulk", "dsmem", "cp_async", "sync", "cluster", "fence", "cache", "tcgen05",
+             "__init__"]
     for path in SIMULATOR.glob("*.py"):
         name = path.stem
         assert name in order, f"simulator/{path.name} is not in the layer order of this test"

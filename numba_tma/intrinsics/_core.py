@@ -599,9 +599,11 @@ def emit_tied_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str
     letters = {"=f": ir.FloatType(), "=r": I32, "=l": I64}
     struct = ir.LiteralStructType([letters[o] for o in outputs])
     constraints = list(outputs) + [c for _, c in operands] + (["~{memory}"] if memory else [])
-    fnty = ir.FunctionType(struct, [v.type for v, _ in operands])
+    single = len(outputs) == 1   # LLVM returns a lone output as its value, not as a struct of one
+    fnty = ir.FunctionType(struct.elements[0] if single else struct, [v.type for v, _ in operands])
     asm = ir.InlineAsm(fnty, template, ",".join(constraints), side_effect=memory)
-    return builder.call(asm, [v for v, _ in operands])
+    out = builder.call(asm, [v for v, _ in operands])
+    return builder.insert_value(ir.Constant(struct, ir.Undefined), out, 0) if single else out
 
 
 MULTICAST_MARK = "numba_tma.multicast"   # see mark_constant_multicast

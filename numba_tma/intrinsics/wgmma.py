@@ -29,10 +29,9 @@ from numba.cuda.extending import _intrinsic, intrinsic
 from ..declarations import literal, reject
 from ..descriptors import matrix
 from ..descriptors.matrix import SWIZZLE_CODE
-from . import debug
-from ._core import (I32, I64, REQUIRED, Const, Fragment, Int, Operand, OpArgumentError, PtxOp, Qualifier, Refusal,
-                    Requirement, Sample, SharedArray, SharedRef, exported, shared_address)
-from .tensor_map_type import TensorMapType
+from . import debug, matrix_descriptor
+from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
+                    Sample, SharedArray, exported, shared_address)
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
 _ISA = "9.7.15 Asynchronous Warpgroup Level Matrix Instructions (wgmma)"
@@ -54,93 +53,16 @@ _N_INT = (8, 16, 24, *range(32, 257, 16))
 
 # -- matrix descriptors ----------------------------------------------------------------------------
 
-def _layout_facts(op_name, desc):
-    """``(swizzle bytes, row bytes)`` of the tiles ``desc`` (a by-value TensorMap) fills, for a
-    K-major wgmma operand: each row of the tile is one swizzle span (:mod:`numba_tma.descriptors.matrix`)."""
-    if not isinstance(desc, TensorMapType):
-        raise reject(op_name, "desc", "must be the by-value numba_tma.TensorMap that fills the tile", desc)
-    rule = matrix.layout_rule(desc)
-    if rule:
-        raise reject(op_name, "desc", rule, desc)
-    return matrix.operand_bytes(desc)
-
-
-class TileMap(Operand):
-    """The by-value TensorMap that filled a wgmma operand's tile: its type says the tile's layout
-    (the descriptor's fields); it emits nothing."""
-
-    annotation = "TensorMap"
-
-    def check(self, op_name, ty):
-        _layout_facts(op_name, ty)
-
-    def lower(self, context, builder, ty, val):
-        return []
-
-    def keys(self, slot, ty):
-        return {}
-
-
-def _descriptor_fields(cc=None, tile=None, desc=None, k=None, row=None, **_):
-    swizzle, row_bytes = _layout_facts("wgmma.descriptor", desc)
-    return {"row_bytes": row_bytes,
-            "hi": f"{((8 * row_bytes) >> 4) | (SWIZZLE_CODE[swizzle] << 30):#x}"}
-
-
-def _check_descriptor(tile=None, desc=None, k=None, row=None, **_):
-    swizzle, _ = _layout_facts("wgmma.descriptor", desc)
-    step = literal(k)
-    if isinstance(step, int) and not 0 <= step * matrix.K_STEP_BYTES < swizzle:
-        raise reject("wgmma.descriptor", "k", matrix.k_rule(swizzle), step)
-    rows = literal(row)
-    if isinstance(rows, int) and rows % matrix.ATOM_ROWS:
-        raise reject("wgmma.descriptor", "row", matrix.ROW_RULE, rows)
-
-
-def _debug_descriptor(context, builder, tys, args):
-    """Debug mode (:mod:`.debug`): the tile aligned to its 8-row swizzle atom, a run-time ``k``
-    inside the span, a run-time ``row`` a multiple of 8 and inside the tile (an ``at()`` tile has
-    no extent: only its alignment is checked).  Constants were checked at compile time."""
-    desc_ty, tile_ty, tile = tys["desc"], tys["tile"], args["tile"]
-    span, row_bytes = _layout_facts("wgmma.descriptor", desc_ty)
-    address = tile if isinstance(tile_ty, SharedRef) else shared_address(context, builder, tile_ty, tile)
-    debug.check_aligned(builder, "wgmma.descriptor", "tile", address, matrix.alignment(span),
-                        matrix.alignment_why(desc_ty.swizzle))
-    if not isinstance(literal(tys["k"]), int):
-        k = context.cast(builder, args["k"], tys["k"], types.int64)
-        debug.fail_if(builder, builder.icmp_unsigned(">=", k, ir.Constant(I64, span // matrix.K_STEP_BYTES)),
-                      "wgmma.descriptor", f"k = %lld: {matrix.k_rule(span)}", [k])
-    if not isinstance(literal(tys["row"]), int):
-        row = context.cast(builder, args["row"], tys["row"], types.int64)
-        low = builder.and_(row, ir.Constant(I64, matrix.ATOM_ROWS - 1))
-        debug.fail_if(builder, builder.icmp_unsigned("!=", low, ir.Constant(I64, 0)), "wgmma.descriptor",
-                      f"row = %lld: {matrix.ROW_RULE}", [row])
-    else:
-        row = ir.Constant(I64, literal(tys["row"]))
-    if isinstance(tile_ty, types.Array):
-        rows = builder.udiv(debug.array_bytes(context, builder, tile_ty, tile), ir.Constant(I64, row_bytes))
-        debug.fail_if(builder, builder.icmp_unsigned(">=", row, rows), "wgmma.descriptor",
-                      f"row = %lld: {matrix.rows_rule('%lld', row_bytes)}", [row, rows])
+def _descriptor_hi(swizzle, row_bytes):
+    """The high 32 bits: the 8-row stride >> 4 (bits 32-45), the swizzle code (bits 62-63)."""
+    return ((8 * row_bytes) >> 4) | (SWIZZLE_CODE[swizzle] << 30)
 
 
 descriptor = PtxOp(
-    "wgmma.descriptor",
-    """{{
-    .reg .b32 a, lo, hi;
-    mad.lo.u32 a, {row}, {row_bytes}, {tile};
-    mad.lo.u32 a, {k}, 32, a;
-    shr.u32 a, a, 4;
-    and.b32 a, a, 0x3fff;
-    or.b32 lo, a, 0x10000;
-    mov.b32 hi, {hi};
-    mov.b64 {out}, {{lo, hi}};
-    }}""",
-    (SharedArray("tile", what="the shared tile the map filled", contiguous=True), TileMap("desc"),
-     Int("k", bits=32, lo=0, hi=3, rule="must be in [0, 3]: a K step of 32 bytes inside a swizzle span of at most 128 "
-         "bytes"),
-     Int("row", bits=32)),
-    need=SM90A, returns=types.uint64, memory=False, check=_check_descriptor, fields=_descriptor_fields,
-    debug=_debug_descriptor,
+    "wgmma.descriptor", matrix_descriptor.TEMPLATE, matrix_descriptor.operands(),
+    need=SM90A, returns=types.uint64, memory=False, check=matrix_descriptor.check("wgmma.descriptor"),
+    fields=matrix_descriptor.fields("wgmma.descriptor", _descriptor_hi),
+    debug=matrix_descriptor.debug_checks("wgmma.descriptor"),
     doc_fields={"row_bytes": "ROW_BYTES", "hi": "SBO>>4 | SWIZZLE<<30"},
     doc="""The 64-bit shared-memory matrix descriptor of a K-major wgmma operand: the tile ``tile``
     (``at(ring, s)``) filled by the map ``desc``, from its ``row``-th row (a multiple of 8), at K
@@ -563,7 +485,7 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
     """
     _ACC.check("wgmma.store_shared_bf16", acc)
     _STAGING.check("wgmma.store_shared_bf16", tile)
-    span, row_bytes = _layout_facts("wgmma.store_shared_bf16", desc)
+    span, row_bytes = matrix_descriptor.layout_facts("wgmma.store_shared_bf16", desc)
     if desc.element_bits != 16 or span != 128 or desc.box[0] != 64:
         raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be a 16-bit map with box "
                               f"(64, 64) and swizzle '128B' (the C tile a warpgroup stores); got {desc}")

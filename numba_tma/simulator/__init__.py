@@ -14,6 +14,7 @@ diagnostics the GPU cannot give:
 * :mod:`.sync` — named barriers, elect_one, ``cuda.syncwarp``; :mod:`.cluster` — clusters (their
   blocks run at once); :mod:`.fence`; :mod:`.cache` — cache policies;
 * :mod:`.tensormap` — descriptor edits on the 128 bytes;
+* :mod:`.tcgen05` — refused: Blackwell's tensor memory and MMA (sm_100a) are not modelled;
 * :mod:`.state` — the per-block state of barriers, the op each thread runs; :mod:`.memory` —
   shared arrays that catch misaligned tiles and reads of bytes a copy has not delivered;
 * :mod:`.delivery` — what the copy families share: operand checks, reduction arithmetic;
@@ -27,7 +28,7 @@ diagnostics the GPU cannot give:
 One module per family, as ``intrinsics/``.  Layers, each importing only those below it:
 ``numba_sim``; ``scheduler``; ``memory``; ``state``; ``elect``, ``gates``, ``delivery``,
 ``barriers``, ``wgmma`` (whose value types ``arguments`` knows), ``mma``; ``arguments`` and the families ``mbarrier``, ``tensormap``, ``tma``, ``bulk``,
-``dsmem``, ``cp_async``, ``sync``, ``cluster``, ``fence``, ``cache``; this package, which wires
+``dsmem``, ``cp_async``, ``sync``, ``cluster``, ``fence``, ``cache``, ``tcgen05``; this package, which wires
 numba-cuda's simulator to them (:func:`.numba_sim.install`) and the declarations to their twins.
 
 **The declarations say which twins there are** (:func:`twins_of`): the twin of an op declared
