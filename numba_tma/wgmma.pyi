@@ -61,6 +61,42 @@ def descriptor(tile: SharedArray, desc: TensorMap, k: int, row: int) -> int:
     """
 
 
+def descriptor_mn(tile: SharedArray, desc: TensorMap, k: int, col: int) -> int:
+    """The 64-bit shared-memory matrix descriptor of an MN-major 16-bit wgmma operand (``B``
+    given K x N row-major, or ``A`` given K x M: ``mma_async(..., trans_b=True)`` /
+    ``trans_a=True``): the tile ``tile`` filled by the map ``desc`` with boxes of (K rows, W) — W
+    elements of MN one swizzle span wide (64 bf16 for ``"128B"``), box after box along MN — from
+    MN element ``col`` (a multiple of W), at K step ``k`` (16 rows of the box each).  Its fields
+    come from the map: the leading byte offset (one box's bytes: from W elements of MN to the
+    next), the stride byte offset (8 rows: 8 x the span), the swizzle, the start address, in 32-bit
+    arithmetic.  The tile aligned to its 8-row atom (1024 bytes for ``"128B"``).  Debug mode traps a
+    misaligned tile, a run-time ``k`` past the box's rows and a run-time ``col`` not a multiple
+    of W.
+
+    Example::
+
+        b = wgmma.descriptor_mn(at(tiles_b, s), desc_b, kk, 0)      # B tile: (64 K rows, 256 N) in 4 boxes
+        acc = wgmma.mma_async(acc, a, b, 1, trans_b=True)
+
+    PTX::
+
+        {
+        .reg .b32 a, lo, hi;
+        mad.lo.u32 a, col, BOX_BYTES/W, tile;
+        mad.lo.u32 a, k, 16*SPAN, a;
+        shr.u32 a, a, 4;
+        and.b32 a, a, 0x3fff;
+        or.b32 lo, a, LBO>>4<<16;
+        mov.b32 hi, SBO>>4 | SWIZZLE<<30;
+        mov.b64 out, {lo, hi};
+        }
+
+    Requires sm_90a up to (excluding) sm_100, PTX ISA 8.0.
+
+    Also known as: ``cute make_gmma_desc<Major::MN>``, ``cute.nvgpu.warpgroup (OperandMajorMode.MN)``.
+    """
+
+
 def fence(acc: tuple) -> tuple:
     """Order the warpgroup's register and shared-memory writes before the wgmma that read them
     (before the first ``mma_async`` of a tile, and after the accumulator was touched by other
@@ -82,8 +118,8 @@ def fence(acc: tuple) -> tuple:
 
 def mma_async(acc: tuple, a: int, b: int, scale_d: int, dtype: Literal['f16', 'bf16', 'tf32', 'e4m3', 'e5m2', 'e4m3.e5m2', 'e5m2.e4m3', 's8', 'u8', 's8.u8', 'u8.s8'] = 'bf16', trans_a: Literal[False, True] = False, trans_b: Literal[False, True] = False, negate_a: Literal[False, True] = False, negate_b: Literal[False, True] = False) -> tuple:
     """``acc + A @ B`` (``acc`` ignored where ``scale_d`` is 0) for one warpgroup, issued
-    asynchronously: A is 64 x K, B is K x N, both K-major in shared memory, named by descriptors
-    (:func:`descriptor`); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
+    asynchronously: A is 64 x K, B is K x N, in shared memory, named by descriptors
+    (:func:`descriptor` for K-major tiles, :func:`descriptor_mn` for MN-major ones); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
     (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types; ``trans_a`` / ``trans_b``
     (16-bit types): the tile is MN-major; ``negate_a`` / ``negate_b``: the immediate scale -1.
     The result is valid after ``commit_group()`` and ``wait_group(n, acc)``.  All 128 threads of

@@ -115,6 +115,50 @@ def test_e4m3_tile_matches_numpy():
 
 
 
+def _mn_kernel(n):
+    """A (64 x 64, K-major) times B given K x N row-major: B's tile is N / 64 boxes of (64 K rows,
+    64 N), read MN-major (descriptor_mn, trans_b=True)."""
+    boxes = n // 64
+
+    @cuda.jit
+    def kernel(desc_a, desc_b, out):
+        ta = cuda.shared.array(64 * 64, numba.uint16, alignment=1024)
+        tb = cuda.shared.array(64 * n, numba.uint16, alignment=1024)
+        bars = cuda.shared.array(1, numba.uint64)
+        if cuda.threadIdx.x == 0:
+            mbarrier.init(bars, 1)
+            fence.mbarrier_init()
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            mbarrier.arrive_expect_tx(bars, desc_a.box_bytes + boxes * desc_b.box_bytes)
+            tma.load(desc_a, ta, (0, 0), bars)
+            for j in range(boxes):
+                tma.load(desc_b, tb[j * 4096:], (64 * j, 0), bars)
+        mbarrier.wait(bars, 0)
+        acc = wgmma.zeros(n // 2)
+        acc = wgmma.fence(acc)
+        for k in range(4):
+            acc = wgmma.mma_async(acc, wgmma.descriptor(ta, desc_a, k, 0), wgmma.descriptor_mn(tb, desc_b, k, 0), k,
+                                  trans_b=True)
+        wgmma.commit_group()
+        acc = wgmma.wait_group(0, acc)
+        wgmma.store(acc, out, 0, 0)
+    return kernel
+
+
+@pytest.mark.parametrize("n", [64, 256])
+@pytest.mark.both_ways
+def test_mn_major_b_given_k_by_n_matches_numpy(n):
+    rng = np.random.default_rng(10 + n)
+    a = rng.integers(-4, 5, (64, 64)).astype(np.float32)
+    b = rng.integers(-4, 5, (64, n)).astype(np.float32)             # B as K x N (MN-major)
+    da = TensorMap.tiled(cuda.to_device(bf16_bits(a)), (64, 64), swizzle="128B", data_type="bfloat16")
+    db = TensorMap.tiled(cuda.to_device(bf16_bits(b)), (64, 64), swizzle="128B", data_type="bfloat16")
+    out = cuda.to_device(np.full((64, n), -1.0, np.float32))
+    _mn_kernel(n)[1, 128](da, db, out)
+    np.testing.assert_array_equal(out.copy_to_host(), a @ b)
+
+
 @pytest.mark.gpu
 def test_setmaxnreg_takes_effect_in_numbas_own_launch():
     """numba's ``kernel[grid, block]`` of a kernel calling setmaxnreg runs the code linked whole-program:

@@ -1,6 +1,6 @@
 """wgmma's shared-memory matrix descriptors on the host, in pure Python: the 64 bits
-``wgmma.descriptor`` builds for a K-major operand tile, their rules, and the bytes one
-``wgmma.mma_async`` reads through them.  The simulator's twins build and read descriptors with
+``wgmma.descriptor`` builds for a K-major operand tile (and ``wgmma.descriptor_mn`` for an
+MN-major one), their rules, and the bytes one ``wgmma.mma_async`` reads through them.  The simulator's twins build and read descriptors with
 these functions, and ``numba_tma.viz.wgmma_reads`` draws what they read, so the two cannot differ.
 
 >>> from numba_tma.descriptors import matrix
@@ -99,3 +99,68 @@ def read_offsets(bits: int, base: int, rows: int, k_bytes: int) -> np.ndarray:
     start = (fields.start - base) % (1 << ADDRESS_BITS)
     r, b = np.arange(rows)[:, None], np.arange(k_bytes)[None, :]
     return swizzled_offsets(start + (r // ATOM_ROWS) * fields.stride + (r % ATOM_ROWS) * fields.span + b, fields.span)
+
+
+# -- MN-major operands (a 16-bit B given K x N, or A given K x M: ``trans_b`` / ``trans_a``) ---------
+#
+# The tile is what a map with box (K rows, W) wrote, W elements of one swizzle span per row (64 bf16
+# for 128B): box after box along MN.  The descriptor (CUTLASS's canonical MN-major layout
+# ((T, span/16, m), (8, k)) : ((1, T, LBO), (span/2, SBO)) in 16-bit elements): the leading byte
+# offset (bits 16-29) steps from one box (W elements of MN) to the next, the stride byte offset
+# (bits 32-45) from one 8-row group of K to the next.
+
+MN_K_ROWS = 16                              # one ``k`` step of an MN-major operand: the 16 K of a 16-bit wgmma
+
+
+def mn_layout_rule(layout) -> str | None:
+    """Why tiles of ``layout`` cannot be an MN-major wgmma operand, or ``None``: 16-bit elements
+    (wgmma transposes only those), rows of one swizzle span, a multiple of 16 rows (K steps)."""
+    rule = layout_rule(layout)
+    if rule:
+        return rule.replace("K-major operand: box (rows, ", "MN-major operand: box (K rows, ")
+    if layout.element_bits != 16:
+        return (f"must have 16-bit elements for an MN-major operand (wgmma transposes only f16 / bf16 tiles); got "
+                f"{layout.element_bits}-bit")
+    if layout.box[0] % MN_K_ROWS:
+        return f"must have a box of a multiple of {MN_K_ROWS} K rows (one K step each); got {layout.box[0]}"
+    return None
+
+
+def mn_operand(layout) -> tuple[int, int, int]:
+    """``(swizzle span, box width in elements, box bytes)`` of a layout :func:`mn_layout_rule` accepts."""
+    span = SWIZZLE_BYTES[layout.swizzle]
+    return span, layout.box[-1], layout.box[0] * span
+
+
+def mn_k_rule(k_rows: int) -> str:
+    return (f"must be in [0, {k_rows // MN_K_ROWS}): a K step of {MN_K_ROWS} rows inside the box's {k_rows} K rows "
+            "(a wider K is the next tile)")
+
+
+def mn_col_rule(width: int) -> str:
+    return f"must be a multiple of {width} (the box width: one swizzle span of MN elements)"
+
+
+def encode_mn(address: int, span: int, width: int, box_bytes: int, col: int, k: int) -> int:
+    """The 64 bits of the MN-major descriptor of the tile at ``address`` from MN element ``col``
+    (a multiple of ``width``), K step ``k`` (what the compiled ``wgmma.descriptor_mn`` computes)."""
+    start = address + (col // width) * box_bytes + k * MN_K_ROWS * span
+    high = ((ATOM_ROWS * span) >> 4) | (SWIZZLE_CODE[span] << 30)
+    return ((start >> 4) & 0x3FFF) | ((box_bytes >> 4) << 16) | (high << 32)
+
+
+def read_offsets_mn(bits: int, base: int, mn: int, k_rows: int, element_bytes: int) -> np.ndarray:
+    """Byte offsets from ``base`` of the ``mn`` x ``k_rows`` elements (``element_bytes`` each, as
+    ``mn`` x ``k_rows * element_bytes`` bytes) a wgmma reads through the MN-major descriptor
+    ``bits``: element ``(n, k)`` at ``start + (n // W) * leading + (k // 8) * stride + (k % 8) *
+    span + (n % W) * element_bytes``, swizzled as the K-major layouts."""
+    fields = decode(bits)
+    leading = ((bits >> 16) & 0x3FFF) << 4
+    width = fields.span // element_bytes
+    start = (fields.start - base) % (1 << ADDRESS_BITS)
+    n = np.arange(mn)[:, None, None]
+    k = np.arange(k_rows)[None, :, None]
+    b = np.arange(element_bytes)[None, None, :]
+    offsets = (start + (n // width) * leading + (k // ATOM_ROWS) * fields.stride + (k % ATOM_ROWS) * fields.span
+               + (n % width) * element_bytes + b)
+    return swizzled_offsets(offsets, fields.span).reshape(mn, k_rows * element_bytes)

@@ -116,3 +116,85 @@ def debug_checks(op_name):
             debug.fail_if(builder, builder.icmp_unsigned(">=", row, rows), op_name,
                           f"row = %lld: {matrix.rows_rule('%lld', row_bytes)}", [row, rows])
     return checks
+
+
+# -- MN-major (a 16-bit operand given K x N / K x M: wgmma's trans_b / trans_a) ----------------------
+
+MN_TEMPLATE = """{{
+    .reg .b32 a, lo, hi;
+    mad.lo.u32 a, {col}, {col_bytes}, {tile};
+    mad.lo.u32 a, {k}, {k_bytes}, a;
+    shr.u32 a, a, 4;
+    and.b32 a, a, 0x3fff;
+    or.b32 lo, a, {leading};
+    mov.b32 hi, {hi};
+    mov.b64 {out}, {{lo, hi}};
+    }}"""
+
+
+def mn_layout_facts(op_name, desc):
+    """``(swizzle bytes, box width, box bytes)`` of the tiles ``desc`` fills as an MN-major
+    operand (:func:`numba_tma.descriptors.matrix.mn_layout_rule`)."""
+    if not isinstance(desc, TensorMapType):
+        raise reject(op_name, "desc", "must be the by-value numba_tma.TensorMap that fills the tile", desc)
+    rule = matrix.mn_layout_rule(desc)
+    if rule:
+        raise reject(op_name, "desc", rule, desc)
+    return matrix.mn_operand(desc)
+
+
+class MnTileMap(TileMap):
+    """The map that filled an MN-major operand's tile (its layout: the descriptor's fields)."""
+
+    def check(self, op_name, ty):
+        mn_layout_facts(op_name, ty)
+
+
+def mn_operands():
+    """``(tile, desc, k, col)``: the tile, the map that filled it, the K step and the first MN element."""
+    return (SharedArray("tile", what="the shared tile the map filled", contiguous=True), MnTileMap("desc"),
+            Int("k", bits=32), Int("col", bits=32))
+
+
+def mn_check(op_name):
+    """Constant ``k`` inside the box's K rows, constant ``col`` a multiple of the box width."""
+    def check_tile(tile=None, desc=None, k=None, col=None, **_):
+        _, width, _ = mn_layout_facts(op_name, desc)
+        step = literal(k)
+        if isinstance(step, int) and not 0 <= step * matrix.MN_K_ROWS < desc.box[0]:
+            raise reject(op_name, "k", matrix.mn_k_rule(desc.box[0]), step)
+        first = literal(col)
+        if isinstance(first, int) and (first < 0 or first % width):
+            raise reject(op_name, "col", matrix.mn_col_rule(width), first)
+    return check_tile
+
+
+def mn_fields(op_name, hi):
+    """The template keys of ``op_name``'s MN-major descriptor (``hi(swizzle bytes, row bytes)``:
+    the high 32 bits, the row bytes one swizzle span)."""
+    def descriptor_fields(cc=None, desc=None, **_):
+        span, width, box_bytes = mn_layout_facts(op_name, desc)
+        return {"col_bytes": box_bytes // width, "k_bytes": matrix.MN_K_ROWS * span,
+                "leading": f"{(box_bytes >> 4) << 16:#x}", "hi": f"{hi(span, span):#x}"}
+    return descriptor_fields
+
+
+def mn_debug_checks(op_name):
+    """Debug mode: the tile aligned to its 8-row atom, a run-time ``k`` inside the box's K rows, a
+    run-time ``col`` a multiple of the box width."""
+    def checks(context, builder, tys, args):
+        desc_ty, tile_ty, tile = tys["desc"], tys["tile"], args["tile"]
+        span, width, _ = mn_layout_facts(op_name, desc_ty)
+        address = tile if isinstance(tile_ty, SharedRef) else shared_address(context, builder, tile_ty, tile)
+        debug.check_aligned(builder, op_name, "tile", address, matrix.alignment(span),
+                            matrix.alignment_why(desc_ty.swizzle))
+        if not isinstance(literal(tys["k"]), int):
+            k = context.cast(builder, args["k"], tys["k"], types.int64)
+            debug.fail_if(builder, builder.icmp_unsigned(">=", k, ir.Constant(I64, desc_ty.box[0] // matrix.MN_K_ROWS)),
+                          op_name, f"k = %lld: {matrix.mn_k_rule(desc_ty.box[0])}", [k])
+        if not isinstance(literal(tys["col"]), int):
+            col = context.cast(builder, args["col"], tys["col"], types.int64)
+            debug.fail_if(builder, builder.icmp_unsigned("!=", builder.urem(col, ir.Constant(I64, width)),
+                                                         ir.Constant(I64, 0)),
+                          op_name, f"col = %lld: {matrix.mn_col_rule(width)}", [col])
+    return checks

@@ -128,6 +128,47 @@ def _mma_spell(dtype, trans_a, trans_b, negate_a, negate_b):
     return {"types": ptx, "imm": scales + trans}
 
 
+descriptor_mn = PtxOp(
+    "wgmma.descriptor_mn", matrix_descriptor.MN_TEMPLATE, matrix_descriptor.mn_operands(),
+    need=SM90A, returns=types.uint64, memory=False, check=matrix_descriptor.mn_check("wgmma.descriptor_mn"),
+    fields=matrix_descriptor.mn_fields("wgmma.descriptor_mn", _descriptor_hi),
+    debug=matrix_descriptor.mn_debug_checks("wgmma.descriptor_mn"),
+    tlx=("cute make_gmma_desc<Major::MN>", "cute.nvgpu.warpgroup (OperandMajorMode.MN)"),
+    doc_fields={"col_bytes": "BOX_BYTES/W", "k_bytes": "16*SPAN", "leading": "LBO>>4<<16",
+                "hi": "SBO>>4 | SWIZZLE<<30"},
+    doc="""The 64-bit shared-memory matrix descriptor of an MN-major 16-bit wgmma operand (``B``
+    given K x N row-major, or ``A`` given K x M: ``mma_async(..., trans_b=True)`` /
+    ``trans_a=True``): the tile ``tile`` filled by the map ``desc`` with boxes of (K rows, W) — W
+    elements of MN one swizzle span wide (64 bf16 for ``"128B"``), box after box along MN — from
+    MN element ``col`` (a multiple of W), at K step ``k`` (16 rows of the box each).  Its fields
+    come from the map: the leading byte offset (one box's bytes: from W elements of MN to the
+    next), the stride byte offset (8 rows: 8 x the span), the swizzle, the start address, in 32-bit
+    arithmetic.  The tile aligned to its 8-row atom (1024 bytes for ``"128B"``).  Debug mode traps a
+    misaligned tile, a run-time ``k`` past the box's rows and a run-time ``col`` not a multiple
+    of W.
+
+    Example::
+
+        b = wgmma.descriptor_mn(at(tiles_b, s), desc_b, kk, 0)      # B tile: (64 K rows, 256 N) in 4 boxes
+        acc = wgmma.mma_async(acc, a, b, 1, trans_b=True)
+    """,
+    samples=(Sample("out[0] = wgmma.descriptor_mn(smem, desc, 1, 64)", "MOV", desc=("uint16", (64, 64), "128B"),
+                    # box (64 K rows, 64 N): 8192 bytes a box, 128 a K row; the asm's own registers a, lo, hi
+                    ptx=("mad.lo.u32 a, %r, 128, %r;", "mad.lo.u32 a, %r, 2048, a;", "shr.u32 a, a, 4;",
+                         "and.b32 a, a, 0x3fff;", "or.b32 lo, a, 0x2000000;", "mov.b32 hi, 0x40000040;",
+                         "mov.b64 %rd, {lo, hi};"),
+                    isa="9.7.15.5.1 Matrix Descriptor Format (MN-major canonical layouts); 9.7.9.8 mov"),),
+    refusals=(Refusal("out[0] = wgmma.descriptor_mn(smem, desc, 0, 0)",
+                      "wgmma.descriptor_mn: argument 'desc' must have 16-bit elements for an MN-major operand",
+                      desc=("uint8", (64, 128), "128B")),
+              Refusal("out[0] = wgmma.descriptor_mn(smem, desc, 4, 0)",
+                      "wgmma.descriptor_mn: argument 'k' must be in [0, 4): a K step of 16 rows inside the box's 64 "
+                      "K rows", desc=("uint16", (64, 64), "128B")),
+              Refusal("out[0] = wgmma.descriptor_mn(smem, desc, 0, 32)",
+                      "wgmma.descriptor_mn: argument 'col' must be a multiple of 64 (the box width",
+                      desc=("uint16", (64, 64), "128B"))),
+).intrinsic()
+
 mma_async = PtxOp(
     "wgmma.mma_async",
     """{{
@@ -143,8 +184,8 @@ mma_async = PtxOp(
     doc_fields={"n": "N", "k": "K", "d": "f32"},
     tlx=("tlx.async_dot", "gluon warpgroup_mma", "cute.nvgpu.warpgroup.MmaF16BF16Op", "SM90_64x128x16_F32BF16BF16_SS"),
     doc="""``acc + A @ B`` (``acc`` ignored where ``scale_d`` is 0) for one warpgroup, issued
-    asynchronously: A is 64 x K, B is K x N, both K-major in shared memory, named by descriptors
-    (:func:`descriptor`); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
+    asynchronously: A is 64 x K, B is K x N, in shared memory, named by descriptors
+    (:func:`descriptor` for K-major tiles, :func:`descriptor_mn` for MN-major ones); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
     (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types; ``trans_a`` / ``trans_b``
     (16-bit types): the tile is MN-major; ``negate_a`` / ``negate_b``: the immediate scale -1.
     The result is valid after ``commit_group()`` and ``wait_group(n, acc)``.  All 128 threads of

@@ -52,9 +52,9 @@ class MatrixDescriptor(int):
     """A descriptor's 64 bits, with the tile they name (the simulator reads its bytes through
     the bits: :func:`numba_tma.descriptors.matrix.read_offsets`)."""
 
-    def __new__(cls, bits, tile):
+    def __new__(cls, bits, tile, major="K"):
         descriptor = super().__new__(cls, bits)
-        descriptor.tile = tile
+        descriptor.tile, descriptor.major = tile, major        # major: "K" or "MN" (descriptor_mn)
         return descriptor
 
     def read(self, rows, k_bytes, element_bytes, decode):
@@ -62,7 +62,10 @@ class MatrixDescriptor(int):
         and the shared byte range they lie in: ``(values, (first, end))``."""
         raw = memory.byte_view(memory.host(self.tile))
         start = memory.address(self.tile)
-        offsets = matrix.read_offsets(self, start, rows, k_bytes)
+        if self.major == "MN":
+            offsets = matrix.read_offsets_mn(self, start, rows, k_bytes // element_bytes, element_bytes)
+        else:
+            offsets = matrix.read_offsets(self, start, rows, k_bytes)
         if offsets.max() >= raw.size:
             raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: the descriptor reads {offsets.max() + 1} bytes of "
                                  f"a tile of {raw.size}")
@@ -89,6 +92,12 @@ def descriptor(tile, desc, k, row):
     return MatrixDescriptor(matrix.encode(memory.address(tile), row_bytes, span, row, k), tile)
 
 
+def descriptor_mn(tile, desc, k, col):
+    span, width, box_bytes = matrix.mn_operand(desc.layout)
+    _aligned(RUNNING.op, tile, span, matrix.alignment_why(desc.layout.swizzle))
+    return MatrixDescriptor(matrix.encode_mn(memory.address(tile), span, width, box_bytes, col, k), tile, "MN")
+
+
 def _operand(name, value):
     if not isinstance(value, MatrixDescriptor):
         raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: argument {name!r} must be a descriptor made by "
@@ -99,9 +108,12 @@ def _operand(name, value):
 def mma_async(acc, a, b, scale_d, dtype, trans_a, trans_b, negate_a, negate_b):
     op = RUNNING.op
     thread, _ = enter()
-    if trans_a or trans_b:
-        raise SimulatorError(f"numba_tma simulator: {op}: trans_a / trans_b (MN-major tiles) are not simulated yet")
     a, b = _operand("a", a), _operand("b", b)
+    for name, trans, d in (("a", trans_a, a), ("b", trans_b, b)):
+        if trans != (d.major == "MN"):
+            raise SimulatorError(f"numba_tma simulator: {op}: argument {name!r} is a descriptor of a {d.major}-major "
+                                 f"tile but trans_{name}={trans}: an MN-major tile (wgmma.descriptor_mn) is read with "
+                                 f"trans_{name}=True, a K-major one (wgmma.descriptor) with trans_{name}=False")
     types = dtype.split(".") if "." in dtype else [dtype, dtype]
     (ea, da), (eb, db) = DECODE[types[0]], DECODE[types[1]]
     n = 2 * len(acc)
