@@ -1,6 +1,7 @@
 """The GEMM of examples/gemm.py beside cuBLAS (torch.matmul; torch._scaled_mm for fp8) and a
 Triton TMA persistent matmul, in one run on the GPU ("numba-tma x2": the same kernel in clusters of
-2 blocks sharing their B tile by TMA multicast): every result checked against torch in
+2 blocks sharing their B tile by TMA multicast; "numba-tma B=KxN", bf16: B given K x N row-major,
+its tiles read MN-major): every result checked against torch in
 float32 on the same inputs first (max error at most 1e-2 of max |C|), then the implementations
 interleaved, the median of 5 rounds.
 
@@ -81,6 +82,13 @@ def case(torch, triton_run, kind, m, n, k, blocks):
                                        cuda.as_cuda_array(c.view(torch.int16)), kind)
     fns = {"numba-tma": lambda: gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind, scale),
            "numba-tma x2": lambda: gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind, scale, pair=True)}
+    c_kn = None
+    if not fp8:                                  # B given K x N row-major: MN-major tiles (trans_b)
+        b_kn = raw_b.T.contiguous()
+        c_kn = torch.empty_like(c)
+        kn_maps = gemm.maps(cuda.as_cuda_array(raw_a), cuda.as_cuda_array(b_kn),
+                            cuda.as_cuda_array(c_kn.view(torch.int16)), kind, b_kn=True)
+        fns["numba-tma B=KxN"] = lambda: gemm.matmul(*kn_maps, m, n, k, blocks, kind, scale, b_kn=True)
     if fp8:
         sa, sb = scale_a.reshape(()).float(), scale_b.reshape(()).float()
         fns["cuBLAS"] = lambda: torch._scaled_mm(a, b.T, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
@@ -98,7 +106,7 @@ def case(torch, triton_run, kind, m, n, k, blocks):
         except Exception as exc:   # noqa: BLE001 - a reference that cannot run is reported, not fatal
             errors[name] = f"{type(exc).__name__}: {str(exc)[:120]}"
             continue
-        result = {"numba-tma": c, "numba-tma x2": c, "Triton": c_tri if triton_run else None}.get(
+        result = {"numba-tma": c, "numba-tma x2": c, "numba-tma B=KxN": c_kn, "Triton": c_tri if triton_run else None}.get(
             name, got if fp8 else c_ref)
         unscaled = name == "Triton" and fp8            # Triton's kernel here applies no scales
         errors[name] = float((result.float() * (scale if unscaled else 1) - want).abs().max() / want.abs().max())
@@ -124,13 +132,14 @@ def main():
         tflops, errors = case(torch, triton_run, kind, m, n, k, blocks)
         ours = tflops.get("numba-tma", float("nan"))
         cells = []
-        for name in ("numba-tma", "numba-tma x2", "cuBLAS", "Triton"):
+        for name in ("numba-tma", "numba-tma x2", "numba-tma B=KxN", "cuBLAS", "Triton"):
             if name in tflops:
                 cells.append(f"{name} {tflops[name]:6.0f} ({errors[name]:.1e})")
             elif name in errors:
                 cells.append(f"{name}: {errors[name]}")
         ratios = "  ".join(f"ours/{name} {ours / v:.3f}" for name, v in tflops.items() if name != "numba-tma")
         ratios = ratios.replace("ours/numba-tma x2", "(x2: clusters of 2 with B multicast; ours/x2)")
+        ratios = ratios.replace("ours/numba-tma B=KxN", "(B=KxN: B given K x N, MN-major tiles; ours/KxN)")
         print(f"{kind:5s} {m:5d}x{n:5d}x{k:5d}  " + "  ".join(cells) + f"  | {ratios}")
     return 0
 

@@ -47,16 +47,20 @@ def tile_of(t, tiles_m, tiles_n):
     return first + (t % per_group) % rows, (t % per_group) // rows
 
 
-def make_gemm(kind, pair=False):
+def make_gemm(kind, pair=False, b_kn=False):
     """The kernel, its shared-memory plan and K step for inputs of ``kind`` ("bf16" or "e4m3").
     ``pair``: clusters of 2 blocks computing vertically adjacent tiles, which share their B tile:
-    each block loads half of it with TMA multicast into both (B crosses from L2 once per pair)."""
+    each block loads half of it with TMA multicast into both (B crosses from L2 once per pair).
+    ``b_kn`` (bf16): B given K x N row-major; its tile is 4 boxes of (64 K rows, 64 N), read
+    MN-major (``wgmma.descriptor_mn``, ``trans_b=True``)."""
     size, element, mma_dtype = KINDS[kind]
     bk = 128 // size
+    b_boxes = BN // 64 if b_kn else 2               # B boxes per stage: (bk, 64) given K x N, (128, bk) given N x K
+    mine = b_boxes // 2 if pair else b_boxes        # the boxes of B each block loads
     ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), cluster=pair, reads="wgmma")
     plan = (SharedMemoryPlan()
             .array("a", (STAGES, BM, bk), element, swizzle="128B")
-            .array("b", (2 * STAGES, BN // 2, bk), element, swizzle="128B")   # stage s: halves 2s, 2s + 1
+            .array("b", (b_boxes * STAGES,) + ((bk, 64) if b_kn else (BN // 2, bk)), element, swizzle="128B")
             .array("c", (BN // 64, 64, 64), numba.uint16, swizzle="128B")   # per warpgroup, 2 boxes of 64 x 64
             .pipeline("ring", ring_config))
     carve = plan.carver()
@@ -82,7 +86,15 @@ def make_gemm(kind, pair=False):
                     for k in range(k_tiles):
                         ring.acquire(p, STAGE_BYTES)
                         tma.load(desc_a, at(smem.a, p.index), (k * bk, m * BM), ring.full(p))
-                        if pair:                               # this block's half of B, into both blocks
+                        if b_kn:                               # boxes of (bk K rows, 64 N); a pair: half each
+                            for j in range(rank * mine, (rank + 1) * mine):
+                                if pair:
+                                    tma.load(desc_b, at(smem.b, b_boxes * p.index + j), (n * BN + 64 * j, k * bk),
+                                             ring.full(p), multicast=cluster.mask_all(2))
+                                else:
+                                    tma.load(desc_b, at(smem.b, b_boxes * p.index + j), (n * BN + 64 * j, k * bk),
+                                             ring.full(p))
+                        elif pair:                             # this block's half of B, into both blocks
                             tma.load(desc_b, at(smem.b, 2 * p.index + rank), (k * bk, n * BN + rank * (BN // 2)),
                                      ring.full(p), multicast=cluster.mask_all(2))
                         else:
@@ -103,10 +115,15 @@ def make_gemm(kind, pair=False):
                 for k in range(k_tiles):
                     ring.wait(c_state)
                     acc = wgmma.fence(acc)
-                    a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, 2 * c_state.index)
+                    a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, b_boxes * c_state.index)
                     for kk in range(4):
-                        acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
-                                              wgmma.descriptor(b_tile, desc_b, kk, 0), k + kk, dtype=mma_dtype)
+                        if b_kn:
+                            acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
+                                                  wgmma.descriptor_mn(b_tile, desc_b, kk, 0), k + kk, dtype=mma_dtype,
+                                                  trans_b=True)
+                        else:
+                            acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
+                                                  wgmma.descriptor(b_tile, desc_b, kk, 0), k + kk, dtype=mma_dtype)
                     wgmma.commit_group()
                     acc = wgmma.wait_group(1, acc)             # the MMAs of K step k - 1 are done:
                     if k > 0:
@@ -141,23 +158,25 @@ def make_gemm(kind, pair=False):
     return gemm, plan, bk
 
 
-GEMMS = {(kind, pair): make_gemm(kind, pair) for kind in KINDS for pair in (False, True)}
+GEMMS = {(kind, pair, b_kn): make_gemm(kind, pair, b_kn) for kind in KINDS for pair in (False, True)
+         for b_kn in ((False, True) if kind == "bf16" else (False,))}
 
 
-def maps(a, b, c, kind="bf16"):
-    """TMA maps of A (M x K) and B (N x K), bf16 bits (uint16) or e4m3 bytes (uint8), 128B-swizzled
-    boxes of 128 and 256 rows by one K step; and of C (M x N bf16 bits), boxes of 64 x 64."""
-    bk = GEMMS[kind, False][2]
+def maps(a, b, c, kind="bf16", b_kn=False):
+    """TMA maps of A (M x K) and B (N x K; ``b_kn``: K x N), bf16 bits (uint16) or e4m3 bytes
+    (uint8), 128B-swizzled boxes of 128 rows and half a B tile by one K step (B given K x N: one K
+    step of rows by 64 columns); and of C (M x N bf16 bits), boxes of 64 x 64."""
+    bk = GEMMS[kind, False, False][2]
     options = {"data_type": "bfloat16"} if kind == "bf16" else {}
     return (TensorMap.tiled(a, (BM, bk), swizzle="128B", **options),
-            TensorMap.tiled(b, (BN // 2, bk), swizzle="128B", **options),     # half a B tile per load
+            TensorMap.tiled(b, (bk, 64) if b_kn else (BN // 2, bk), swizzle="128B", **options),
             TensorMap.tiled(c, (64, 64), swizzle="128B", data_type="bfloat16"))
 
 
-def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False):
-    """C = scale * A @ B^T into the map ``desc_c``'s M x N bf16 array, ``blocks`` persistent blocks
-    (``pair``: in clusters of 2 sharing B by multicast)."""
-    gemm, plan, bk = GEMMS[kind, pair]
+def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False, b_kn=False):
+    """C = scale * A @ B^T (``b_kn``: scale * A @ B, B given K x N) into the map ``desc_c``'s M x N
+    bf16 array, ``blocks`` persistent blocks (``pair``: in clusters of 2 sharing B by multicast)."""
+    gemm, plan, bk = GEMMS[kind, pair, b_kn]
     tiles_m, tiles_n = -(-m // BM), -(-n // BN)
     grid = min(blocks, tiles_m * tiles_n) if not pair else 2 * min(blocks // 2, -(-tiles_m // 2) * tiles_n)
     numba_tma.launch(gemm, grid, THREADS, desc_a, desc_b, desc_c, tiles_m, tiles_n, -(-k // bk),

@@ -59,3 +59,23 @@ def test_e4m3_gemm_with_scales_matches_numpy():
     got = gemm.bf16_values(c.copy_to_host())
     # Hopper accumulates fp8 products with about 14 mantissa bits (see test_gpu_wgmma)
     assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max()
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("pair", [False, True])
+def test_bf16_gemm_with_b_given_k_by_n_matches_numpy(pair):
+    """B as K x N row-major (its tiles MN-major: wgmma.descriptor_mn, trans_b=True), alone and in
+    clusters of 2 sharing B by multicast; ragged M, N, K."""
+    m, n, k, blocks = (72, 264, 72, 2) if testing.WAY == "simulator" else (1027, 776, 1032, 132)
+    if testing.WAY != "simulator":
+        blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    elif pair:
+        pytest.skip("under the simulator the single-block case covers the MN-major tile (seconds each)")
+    rng = np.random.default_rng(11)
+    a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((k, n)))
+    c = cuda.to_device(np.full((m, n), 0xFFFF, np.uint16))
+    desc_a, desc_b, desc_c = gemm.maps(cuda.to_device(a), cuda.to_device(b), c, b_kn=True)
+    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=pair, b_kn=True)
+    want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64)
+    got = gemm.bf16_values(c.copy_to_host())
+    assert np.abs(got - want).max() <= 2 ** -7 * np.abs(want).max()    # bf16 output rounding, with margin
