@@ -288,3 +288,112 @@ def store_shared_bf16(acc, tile, desc, first=omitted(default=0), count=omitted(d
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
     """
+
+
+def load(array, row, col, count):
+    """A float32 fragment of ``count`` registers (a 64 x ``2 count`` tile) read from ``array`` (a
+    2-D float32 array or view) at (``row``, ``col``): the reverse of :func:`store`, in the same
+    layout (register ``4j + 2h + e`` of a thread is element ``(16 w + l // 4 + 8 h, 8 j +
+    2 (l % 4) + e)``), unrolled; elements outside ``array`` read as 0.  All 128 threads of the
+    warpgroup call it (1-D blocks: the place comes from ``threadIdx.x % 128``).  A bias or a
+    mask tile, or a known tile to test the fragment ops with.
+
+    Example::
+
+        acc = wgmma.load(bias, m0 + 64 * warpgroup, n0, 64)      # 64 x 128 float32
+
+    PTX::
+
+        mov.u32 t, %tid.x;
+        @inside ld.f32 d(4j+2h+e), [array + (row * pitch + col * 4)];   // else 0; per element, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+
+
+def row_max(acc):
+    """``(m0, m1)``: the float32 maxima of the two rows of the 64 x N fragment ``acc``
+    this thread holds (``m0`` of row ``16 w + l // 4``, ``m1`` of the row 8 below), over all N
+    columns: the maximum of the thread's own registers of each row (a tree, unrolled), then across
+    the 4 lanes sharing the row (``shfl.sync.bfly`` with lane masks 1 and 2), so all 4 lanes hold
+    the row's maximum — an online softmax's running maximum.  All 32 lanes of each warp call it (the
+    shuffles are ``.sync`` with the full mask).  A NaN register is skipped (``max.f32``: the other
+    operand; the simulator: ``np.fmax``).
+
+    Example::
+
+        m0, m1 = wgmma.row_max(s)          # s: the 64 x N scores of a Q @ K^T tile
+
+    PTX::
+
+        max.f32 m, d(4j), d(4j+1);                       // per register of the row, a tree, unrolled
+        shfl.sync.bfly.b32 o, m, 1, 0x1f, 0xffffffff;   // then lane masks 1 and 2
+        max.f32 m, m, o;
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout; ``shfl.sync``: sm_30, PTX ISA 6.0).
+    """
+
+
+def row_sum(acc):
+    """``(s0, s1)``: the float32 sums of the two rows of the 64 x N fragment ``acc``
+    this thread holds, as :func:`row_max` (the thread's registers of each row summed pairwise in a
+    tree, then across the row's 4 lanes with ``shfl.sync.bfly`` 1 and 2: all 4 lanes hold the same
+    bits) — an online softmax's running denominator.  ``add.rn`` is never fused with a multiply, so
+    the simulator's sums, in the same order, are the same to the bit.  All 32 lanes of each warp
+    call it.
+
+    Example::
+
+        s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(s, scale, m0, m1)
+
+    PTX::
+
+        add.rn.f32 s, d(4j), d(4j+1);                    // per register of the row, a tree, unrolled
+        shfl.sync.bfly.b32 o, s, 1, 0x1f, 0xffffffff;   // then lane masks 1 and 2
+        add.rn.f32 s, s, o;
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout; ``shfl.sync``: sm_30, PTX ISA 6.0).
+    """
+
+
+def exp2_rows(acc, scale, m0, m1):
+    """The fragment ``acc`` with every register ``x`` of row ``h`` (``m0``: the thread's row ``16 w
+    + l // 4``, ``m1``: the row 8 below) replaced by ``exp2(x * scale - m_h)``: an ``fma.rn.f32``
+    then ``ex2.approx.ftz.f32`` per register, unrolled — the online softmax's probabilities, with
+    ``scale`` the softmax scale times ``log2(e)`` and ``m_h`` the row maximum times the same (from
+    :func:`row_max`).  ``ex2.approx`` is within 2 ulp of the exact ``2^t`` (PTX ISA), and flushes
+    subnormal results to 0 (``.ftz``).  The simulator computes ``x * scale - m_h`` in float64
+    (where the product is exact) rounded to float32, as the fma rounds it, then ``np.exp2`` in
+    float32 and the same flush: the GPU's results differ from it by up to 2 ulp, so compare
+    them with a tolerance (``rtol=2**-21``).
+
+    Example::
+
+        p = wgmma.exp2_rows(s, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
+
+    PTX::
+
+        neg.f32 n, m_h;                                   // per row
+        fma.rn.f32 t, d(i), scale, n;                     // per register, unrolled
+        ex2.approx.ftz.f32 d(i), t;
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+
+
+def scale_rows(acc, f0, f1):
+    """The fragment ``acc`` with the registers of row ``h`` multiplied by ``f_h`` (``f0``: the
+    thread's row ``16 w + l // 4``, ``f1``: the row 8 below), unrolled: the online softmax's
+    rescale of the output accumulator by ``exp2(m_old - m_new)`` of each row.  ``mul.rn`` is
+    never fused into an ``fma``: the simulator's products are the same to the bit.
+
+    Example::
+
+        o = wgmma.scale_rows(o, alpha0, alpha1)
+
+    PTX::
+
+        mul.rn.f32 d(i), d(i), f_h;          // per register, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
+    """

@@ -324,10 +324,10 @@ setmaxnreg = PtxOp(
 
 # -- fragments: unrolled inside (Numba does not unroll a loop over a tuple) ------------------------------
 
-def _count(name, count):
+def _count(op, count):
     value = literal(count)
     if not isinstance(value, int) or isinstance(value, bool) or value not in _ACC.lengths:
-        raise OpArgumentError(f"numba_tma: wgmma.zeros: argument 'count' must be a constant N / 2 for an N of 8 to "
+        raise OpArgumentError(f"numba_tma: {op}: argument 'count' must be a constant N / 2 for an N of 8 to "
                               f"256 in steps of 8 (4, 8, ... 128 registers); got {count}")
     return value
 
@@ -347,7 +347,7 @@ def zeros(typingctx, count, dtype=types.float32):
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
     """
-    n = _count("count", count)
+    n = _count("wgmma.zeros", count)
     element = types.int32 if isinstance(dtype, types.NumberClass) and dtype.instance_type == types.int32 else \
         types.float32
     tuple_type = types.UniTuple(element, n)
@@ -370,10 +370,34 @@ def _fragment_coords(builder, row0, col0):
     return row, col
 
 
+def _tile_access(context, builder, aryty, ary, place_types, place, element):
+    """For the 2-D array ``ary`` with the fragment's element 0 at ``place`` (row, col): this
+    thread's (row, col) of that element, the array's rows and columns, and ``address(r, c)``, a
+    pointer to element (r, c) of ``element`` type (32-bit index arithmetic)."""
+    array = context.make_array(aryty)(context, builder, ary)
+    r0, c0 = (context.cast(builder, v, t, types.int32) for v, t in zip(place, place_types))
+    row, col = _fragment_coords(builder, r0, c0)
+    rows, cols = (builder.trunc(v, I32) for v in cgutils.unpack_tuple(builder, array.shape, 2))
+    pitch, step = (builder.trunc(v, I32) for v in cgutils.unpack_tuple(builder, array.strides, 2))
+    base = builder.ptrtoint(array.data, ir.IntType(64))
+
+    def address(r, c):
+        offset = builder.add(builder.mul(r, pitch), builder.mul(c, step))
+        return builder.inttoptr(builder.add(base, builder.sext(offset, ir.IntType(64))), element.as_pointer())
+
+    return row, col, rows, cols, address
+
+
 def _bf16x2(builder, pair):
     """Two float32 as one register of two bfloat16, the first in the low half."""
     cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2), "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f")
     return builder.call(cvt, pair)
+
+
+def _place_check(op, row, col):
+    for name, ty in (("row", row), ("col", col)):
+        if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
+            raise OpArgumentError(f"numba_tma: {op}: argument {name!r} must be an integer; got {ty}")
 
 
 def _store_codegen(kind):
@@ -384,24 +408,15 @@ def _store_codegen(kind):
             raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D "
                                   f"{'float32' if kind == 'store' else 'uint16 or int16'} array"
                                   f"{' (bfloat16 bits)' if kind != 'store' else ''}; got {out}")
-        for name, ty in (("row", row), ("col", col)):
-            if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
-                raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument {name!r} must be an integer; got {ty}")
+        _place_check(f"wgmma.{kind}", row, col)
 
         def codegen(context, builder, sig, args):
             accty, outty = sig.args[:2]
-            values, array = args[0], context.make_array(outty)(context, builder, args[1])
-            r0, c0 = (context.cast(builder, v, t, types.int32) for v, t in zip(args[2:], sig.args[2:]))
-            row, col = _fragment_coords(builder, r0, c0)
-            rows, cols = (builder.trunc(v, I32) for v in cgutils.unpack_tuple(builder, array.shape, 2))
-            pitch, step = (builder.trunc(v, I32) for v in cgutils.unpack_tuple(builder, array.strides, 2))
-            base = builder.ptrtoint(array.data, ir.IntType(64))
+            values = args[0]
             element = ir.FloatType() if kind == "store" else ir.IntType(16)
+            row, col, rows, cols, address = _tile_access(context, builder, outty, args[1], sig.args[2:], args[2:],
+                                                         element)
             packed_pairs = kind == "store_bf16" and outty.layout == "C"   # one 32-bit store per pair
-
-            def address(r, c):
-                offset = builder.add(builder.mul(r, pitch), builder.mul(c, step))
-                return builder.inttoptr(builder.add(base, builder.sext(offset, ir.IntType(64))), element.as_pointer())
 
             for j in range(accty.count // 4):
                 for half in (0, 1):
@@ -575,5 +590,241 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
     return types.none(acc, tile, desc, first, count), codegen
 
 
-HELPERS = ("zeros", "scale", "store", "store_bf16", "store_shared_bf16")   # public, not PTX declarations
+# -- fragment rows: an attention kernel's online softmax (unrolled, as above) ---------------------
+
+_F32 = ir.FloatType()
+
+
+@_intrinsic(target="cuda", prefer_literal=True)
+def load(typingctx, array, row, col, count):
+    """A float32 fragment of ``count`` registers (a 64 x ``2 count`` tile) read from ``array`` (a
+    2-D float32 array or view) at (``row``, ``col``): the reverse of :func:`store`, in the same
+    layout (register ``4j + 2h + e`` of a thread is element ``(16 w + l // 4 + 8 h, 8 j +
+    2 (l % 4) + e)``), unrolled; elements outside ``array`` read as 0.  All 128 threads of the
+    warpgroup call it (1-D blocks: the place comes from ``threadIdx.x % 128``).  A bias or a
+    mask tile, or a known tile to test the fragment ops with.
+
+    Example::
+
+        acc = wgmma.load(bias, m0 + 64 * warpgroup, n0, 64)      # 64 x 128 float32
+
+    PTX::
+
+        mov.u32 t, %tid.x;
+        @inside ld.f32 d(4j+2h+e), [array + (row * pitch + col * 4)];   // else 0; per element, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+    n = _count("wgmma.load", count)
+    if not (isinstance(array, types.Array) and array.ndim == 2 and array.dtype == types.float32):
+        raise reject("wgmma.load", "array", "must be a 2-D float32 array", array)
+    _place_check("wgmma.load", row, col)
+    tuple_type = types.UniTuple(types.float32, n)
+
+    def codegen(context, builder, sig, args):
+        row0, col0, rows, cols, address = _tile_access(context, builder, sig.args[0], args[0], sig.args[1:3],
+                                                       args[1:3], _F32)
+        zero, values = ir.Constant(_F32, 0.0), []
+        for i in range(n):
+            j, h, e = i // 4, (i // 2) % 2, i % 2
+            r, c = builder.add(row0, ir.Constant(I32, 8 * h)), builder.add(col0, ir.Constant(I32, 8 * j + e))
+            inside = builder.and_(builder.icmp_signed("<", r, rows), builder.icmp_signed("<", c, cols))
+            before = builder.basic_block
+            with builder.if_then(inside, likely=True):
+                loaded, then = builder.load(address(r, c)), builder.basic_block
+            value = builder.phi(_F32)
+            value.add_incoming(loaded, then)
+            value.add_incoming(zero, before)
+            values.append(value)
+        return context.make_tuple(builder, tuple_type, values)
+
+    return tuple_type(array, row, col, count), codegen
+
+
+def _row_registers(count, h):
+    """The registers of row ``h`` of a thread's fragment of ``count`` (``h`` 0: row ``16 w + l // 4``,
+    1: eight rows below): ``4 j + 2 h + e``, in order of ``j``, then ``e``."""
+    return [4 * j + 2 * h + e for j in range(count // 4) for e in (0, 1)]
+
+
+def _tree(values, combine):
+    """``values`` combined pairwise, level by level, an odd one out carried to the next level (the
+    order the simulator's twins reproduce: a sum is the same to the bit; ``log2`` levels of
+    independent instructions)."""
+    while len(values) > 1:
+        values = [combine(values[k], values[k + 1]) for k in range(0, len(values) - 1, 2)] + \
+            values[len(values) - len(values) % 2:]
+    return values[0]
+
+
+def _float_fragment(op, acc):
+    _ACC.check(op, acc)
+    if str(acc.dtype) != "float32":
+        raise reject(op, "acc", "must be a float32 fragment (row operations are for float accumulators; an s8 / u8 "
+                     "MMA's are int32)", acc)
+
+
+def _float_scalar(op, name, ty):
+    if not isinstance(ty, types.Float):
+        raise reject(op, name, "must be a float (float32; a float64 is converted to float32)", ty)
+
+
+def _f32_asm(builder, template, *values):
+    """One float32 result of inline PTX on float32 inputs (``$0`` the result)."""
+    fnty = ir.FunctionType(_F32, [_F32] * len(values))
+    return builder.call(ir.InlineAsm(fnty, template, ",".join(["=f"] + ["f"] * len(values))), list(values))
+
+
+def _shfl_bfly(builder, value, lane_mask):
+    """``value`` of lane ``l ^ lane_mask`` (``shfl.sync.bfly.b32``, all 32 lanes), through the NVVM
+    intrinsic numba's ``cuda.shfl_xor_sync`` uses (convergent: never moved into a branch)."""
+    fnty = ir.FunctionType(ir.LiteralStructType((I32, ir.IntType(1))), [I32] * 5)
+    shfl = cgutils.get_or_insert_function(builder.module, fnty, "llvm.nvvm.shfl.sync.i32")
+    got = builder.call(shfl, [ir.Constant(I32, -1), ir.Constant(I32, 3), builder.bitcast(value, I32),
+                              ir.Constant(I32, lane_mask), ir.Constant(I32, 0x1F)])     # mode 3: bfly; c: the warp
+    return builder.bitcast(builder.extract_value(got, 0), _F32)
+
+
+def _row_reduction(kind, template):
+    op = f"wgmma.{kind}"
+
+    def typer(typingctx, acc):
+        _float_fragment(op, acc)
+
+        def codegen(context, builder, sig, args):
+            def combine(a, b):
+                return _f32_asm(builder, template, a, b)
+
+            rows = [_tree([builder.extract_value(args[0], i) for i in _row_registers(acc.count, h)], combine)
+                    for h in (0, 1)]
+            for lane_mask in (1, 2):           # the row's 4 lanes: with lane l ^ 1, then with l ^ 2
+                rows = [combine(v, _shfl_bfly(builder, v, lane_mask)) for v in rows]
+            return context.make_tuple(builder, sig.return_type, rows)
+
+        return types.UniTuple(types.float32, 2)(acc), codegen
+
+    typer.__name__ = kind
+    return typer
+
+
+row_max = intrinsic(_row_reduction("row_max", "max.f32 $0, $1, $2;"))
+row_max.__doc__ = """``(m0, m1)``: the float32 maxima of the two rows of the 64 x N fragment ``acc``
+this thread holds (``m0`` of row ``16 w + l // 4``, ``m1`` of the row 8 below), over all N
+columns: the maximum of the thread's own registers of each row (a tree, unrolled), then across
+the 4 lanes sharing the row (``shfl.sync.bfly`` with lane masks 1 and 2), so all 4 lanes hold
+the row's maximum — an online softmax's running maximum.  All 32 lanes of each warp call it (the
+shuffles are ``.sync`` with the full mask).  A NaN register is skipped (``max.f32``: the other
+operand; the simulator: ``np.fmax``).
+
+Example::
+
+    m0, m1 = wgmma.row_max(s)          # s: the 64 x N scores of a Q @ K^T tile
+
+PTX::
+
+    max.f32 m, d(4j), d(4j+1);                       // per register of the row, a tree, unrolled
+    shfl.sync.bfly.b32 o, m, 1, 0x1f, 0xffffffff;   // then lane masks 1 and 2
+    max.f32 m, m, o;
+
+Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout; ``shfl.sync``: sm_30, PTX ISA 6.0).
+"""
+row_sum = intrinsic(_row_reduction("row_sum", "add.rn.f32 $0, $1, $2;"))
+row_sum.__doc__ = """``(s0, s1)``: the float32 sums of the two rows of the 64 x N fragment ``acc``
+this thread holds, as :func:`row_max` (the thread's registers of each row summed pairwise in a
+tree, then across the row's 4 lanes with ``shfl.sync.bfly`` 1 and 2: all 4 lanes hold the same
+bits) — an online softmax's running denominator.  ``add.rn`` is never fused with a multiply, so
+the simulator's sums, in the same order, are the same to the bit.  All 32 lanes of each warp
+call it.
+
+Example::
+
+    s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(s, scale, m0, m1)
+
+PTX::
+
+    add.rn.f32 s, d(4j), d(4j+1);                    // per register of the row, a tree, unrolled
+    shfl.sync.bfly.b32 o, s, 1, 0x1f, 0xffffffff;   // then lane masks 1 and 2
+    add.rn.f32 s, s, o;
+
+Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout; ``shfl.sync``: sm_30, PTX ISA 6.0).
+"""
+
+
+_EXP2 = "{\n.reg .f32 t;\nfma.rn.f32 t, $1, $2, $3;\nex2.approx.ftz.f32 $0, t;\n}"   # x * scale - m, then 2^t
+
+
+@intrinsic
+def exp2_rows(typingctx, acc, scale, m0, m1):
+    """The fragment ``acc`` with every register ``x`` of row ``h`` (``m0``: the thread's row ``16 w
+    + l // 4``, ``m1``: the row 8 below) replaced by ``exp2(x * scale - m_h)``: an ``fma.rn.f32``
+    then ``ex2.approx.ftz.f32`` per register, unrolled — the online softmax's probabilities, with
+    ``scale`` the softmax scale times ``log2(e)`` and ``m_h`` the row maximum times the same (from
+    :func:`row_max`).  ``ex2.approx`` is within 2 ulp of the exact ``2^t`` (PTX ISA), and flushes
+    subnormal results to 0 (``.ftz``).  The simulator computes ``x * scale - m_h`` in float64
+    (where the product is exact) rounded to float32, as the fma rounds it, then ``np.exp2`` in
+    float32 and the same flush: the GPU's results differ from it by up to 2 ulp, so compare
+    them with a tolerance (``rtol=2**-21``).
+
+    Example::
+
+        p = wgmma.exp2_rows(s, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
+
+    PTX::
+
+        neg.f32 n, m_h;                                   // per row
+        fma.rn.f32 t, d(i), scale, n;                     // per register, unrolled
+        ex2.approx.ftz.f32 d(i), t;
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+    _float_fragment("wgmma.exp2_rows", acc)
+    for name, ty in (("scale", scale), ("m0", m0), ("m1", m1)):
+        _float_scalar("wgmma.exp2_rows", name, ty)
+
+    def codegen(context, builder, sig, args):
+        s, *ms = (context.cast(builder, v, t, types.float32) for v, t in zip(args[1:], sig.args[1:]))
+        values = [None] * acc.count
+        for h, m in enumerate(ms):
+            minus = _f32_asm(builder, "neg.f32 $0, $1;", m)
+            for i in _row_registers(acc.count, h):
+                values[i] = _f32_asm(builder, _EXP2, builder.extract_value(args[0], i), s, minus)
+        return context.make_tuple(builder, sig.return_type, values)
+
+    return acc(acc, scale, m0, m1), codegen
+
+
+@intrinsic
+def scale_rows(typingctx, acc, f0, f1):
+    """The fragment ``acc`` with the registers of row ``h`` multiplied by ``f_h`` (``f0``: the
+    thread's row ``16 w + l // 4``, ``f1``: the row 8 below), unrolled: the online softmax's
+    rescale of the output accumulator by ``exp2(m_old - m_new)`` of each row.  ``mul.rn`` is
+    never fused into an ``fma``: the simulator's products are the same to the bit.
+
+    Example::
+
+        o = wgmma.scale_rows(o, alpha0, alpha1)
+
+    PTX::
+
+        mul.rn.f32 d(i), d(i), f_h;          // per register, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
+    """
+    _float_fragment("wgmma.scale_rows", acc)
+    for name, ty in (("f0", f0), ("f1", f1)):
+        _float_scalar("wgmma.scale_rows", name, ty)
+
+    def codegen(context, builder, sig, args):
+        fs = [context.cast(builder, v, t, types.float32) for v, t in zip(args[1:], sig.args[1:])]
+        values = [None] * acc.count
+        for h, f in enumerate(fs):
+            for i in _row_registers(acc.count, h):
+                values[i] = _f32_asm(builder, "mul.rn.f32 $0, $1, $2;", builder.extract_value(args[0], i), f)
+        return context.make_tuple(builder, sig.return_type, values)
+
+    return acc(acc, f0, f1), codegen
+
+
+HELPERS = ("zeros", "scale", "store", "store_bf16", "store_shared_bf16", "load", "row_max", "row_sum", "exp2_rows",
+           "scale_rows")   # public, not PTX declarations
 __all__ = exported("wgmma") + list(HELPERS)

@@ -14,7 +14,7 @@ import numpy as np
 from ..descriptors import matrix
 from ..descriptors.enums import swizzled_offsets
 from . import memory, scheduler
-from .gates import arrive
+from .gates import arrive, syncwarp
 from .state import RUNNING, SimulatorError, async_reads, enter
 
 #: (A, B) element types -> (K of one instruction, the byte decoders of A and B)
@@ -224,3 +224,90 @@ def store_shared_bf16(acc, tile, desc, first=0, count=None):
         if first <= box < first + count:
             offset = (box - first) * box_bytes + int(swizzled_offsets(r * row_bytes + 2 * col, 128))
             words[offset // 2] = _bf16_bits(acc[i])
+
+
+def load(array, row, col, count):
+    thread, _ = enter()
+    source = memory.host(array)
+    rows, cols = source.shape
+    values = [0.0] * count
+    for i, r, c in _elements(thread, count):
+        if row + r < rows and col + c < cols:
+            values[i] = float(np.float32(source[row + r, col + c]))
+    return Fragment(values, "float32")
+
+
+# -- fragment rows: the same arithmetic in float32, in the compiled helpers' order -----------------
+
+def _row_registers(count, h):
+    """Row ``h``'s registers of a fragment of ``count`` (``4 j + 2 h + e``), in the compiled order."""
+    return [4 * j + 2 * h + e for j in range(count // 4) for e in (0, 1)]
+
+
+def _tree(values, combine):
+    """Pairwise, level by level, an odd one out carried up: the compiled helpers' order."""
+    while len(values) > 1:
+        values = [combine(values[k], values[k + 1]) for k in range(0, len(values) - 1, 2)] + \
+            values[len(values) - len(values) % 2:]
+    return values[0]
+
+
+def _exchange(value):
+    """Every lane's ``value`` of this warp, by lane, once all 32 lanes brought theirs (a ``.sync``
+    shuffle with the full mask): ``(lane, {lane: value})``."""
+    thread, _ = enter()
+    warp, lane = thread.thread_id // 32, thread.thread_id % 32
+    box = memory.per_block(("wgmma rows", warp), dict)
+    box[lane] = value
+    syncwarp()                      # every lane has put its value in
+    values = dict(box)
+    syncwarp()                      # every lane has read them: the next call may overwrite
+    if len(values) != 32:
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: {len(values)} lanes of warp {warp} took part; its "
+                             "shfl.sync.bfly with the full mask needs all 32")
+    return lane, values
+
+
+def _row_reduction(acc, combine):
+    if acc.dtype != "float32":
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: argument 'acc' must be a float32 fragment; got an "
+                             f"{acc.dtype} one")
+    mine = [_tree([np.float32(acc[i]) for i in _row_registers(len(acc), h)], combine) for h in (0, 1)]
+    lane, lanes = _exchange(mine)
+    # the butterfly: with lane l ^ 1, then with l ^ 2 (whose value is already its pair's)
+    pair = [combine(lanes[lane][h], lanes[lane ^ 1][h]) for h in (0, 1)]
+    other = [combine(lanes[lane ^ 2][h], lanes[lane ^ 3][h]) for h in (0, 1)]
+    return tuple(np.float32(combine(pair[h], other[h])) for h in (0, 1))
+
+
+def row_max(acc):
+    return _row_reduction(acc, lambda a, b: np.fmax(np.float32(a), np.float32(b)))
+
+
+def row_sum(acc):
+    return _row_reduction(acc, lambda a, b: np.float32(a) + np.float32(b))
+
+
+_FTZ = np.float32(2.0 ** -126)      # the smallest normal float32: ex2.approx.ftz flushes below it
+
+
+def exp2_rows(acc, scale, m0, m1):
+    x = np.asarray(acc, np.float32).astype(np.float64)
+    out = np.empty(len(acc), np.float32)
+    for h, m in enumerate((m0, m1)):
+        i = _row_registers(len(acc), h)
+        # fma.rn.f32: the product of two float32 is exact in float64, one rounding after the subtraction
+        t = (x[i] * np.float64(np.float32(scale)) - np.float64(np.float32(m))).astype(np.float32)
+        with np.errstate(over="ignore", under="ignore"):
+            p = np.exp2(t)
+        out[i] = np.where(np.abs(p) < _FTZ, np.float32(0), p)
+    return Fragment(out.tolist(), "float32")
+
+
+def scale_rows(acc, f0, f1):
+    x = np.asarray(acc, np.float32)
+    out = np.empty(len(acc), np.float32)
+    for h, f in enumerate((f0, f1)):
+        i = _row_registers(len(acc), h)
+        out[i] = x[i] * np.float32(f)
+    return Fragment(out.tolist(), "float32")
