@@ -232,11 +232,15 @@ def kernel_codes(fn, sig, cc, **options) -> tuple:
     cc=cc, output=...)`` returns for it — with ``output="ptx"`` (the PTX, then every file its code
     library links: CUDA sources compiled to PTX, other code as ``LinkableCode``), or for a kernel
     linked whole-program (hook 9) ``output="ltoir"`` — without the driver.  A ``@cuda.jit`` kernel's
-    own ``launch_bounds`` apply unless ``options`` give them."""
+    own ``launch_bounds`` and ``fastmath`` apply unless ``options`` give them (the code its launch
+    compiles)."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
     from numba.cuda.cudadrv.linkable_code import LTOIR, LinkableCode
 
-    options.setdefault("launch_bounds", getattr(fn, "targetoptions", {}).get("launch_bounds"))
+    own = getattr(fn, "targetoptions", {})
+    options.setdefault("launch_bounds", own.get("launch_bounds"))
+    if own.get("fastmath"):
+        options.setdefault("fastmath", own["fastmath"])
     lib, _ = _compile_pyfunc_with_fixup(fn, sig, device=False, abi="numba", cc=cc, **options)
     ptxes = list(lib.get_asm_strs(cc=cc))
     lto = uses_setmaxnreg(lib)

@@ -102,3 +102,14 @@ def test_a_jit_kernels_launch_bounds_apply_and_setmaxnreg_without_them_is_refuse
     unbounded = inspect.compile(_warp_specialised, sig, "sm_90a", launch_bounds=384)   # no blocks per SM
     with pytest.raises(RegisterCountError, match=r"\(C7508\).*launch_bounds=\(threads, min_blocks\)"):
         unbounded.cubin
+
+
+def test_a_jit_kernels_fastmath_applies():
+    """inspect compiles what the launch compiles: a ``@cuda.jit(fastmath=True)`` kernel's float
+    division is the approximate one (an IEEE ``div.rn.f32`` without it)."""
+    def divide(out, x):
+        out[0] = x / out[1]
+
+    sig = (numba.float32[::1], numba.float32)
+    assert "div.approx" in inspect.ptx(cuda.jit(fastmath=True)(divide), sig, "sm_90a")
+    assert "div.rn.f32" in inspect.ptx(cuda.jit(divide), sig, "sm_90a")

@@ -1,0 +1,61 @@
+"""The attention forward of examples/attention.py beside torch.nn.functional.scaled_dot_product_attention
+(bf16 in and out), in one run on the GPU: each result checked first against SDPA in float32 on the
+same inputs (max error at most 2e-2 of max |O|), then the two interleaved, the median of 5 rounds.
+
+    python benchmarks/bench_attention.py
+"""
+
+import os
+import statistics
+import sys
+
+sys.path[:0] = [os.path.join(os.path.dirname(__file__), "..", "examples")]
+
+from numba import cuda  # noqa: E402
+
+import attention  # noqa: E402
+from numba_tma.testing import gpu_seconds  # noqa: E402
+
+ROUNDS = 5
+SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128)]     # batch, heads, seq, d
+
+
+def case(torch, batch, heads, seq, d):
+    q, k, v = (torch.randn((batch, heads, seq, d), device="cuda").to(torch.bfloat16) for _ in range(3))
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    out = torch.empty_like(q)
+    rows = batch * heads * seq
+    flat = [cuda.as_cuda_array(x.reshape(rows, d).view(torch.int16)) for x in (q, k, v, out)]
+    descs = attention.maps(*flat)
+    fns = {"numba-tma": lambda: attention.forward(descs, flat[3], batch * heads, seq, d),
+           "SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)}
+    errors = {}
+    for name, fn in fns.items():
+        got = fn()
+        torch.cuda.synchronize()
+        result = out if name == "numba-tma" else got
+        errors[name] = float((result.float() - want).abs().max() / want.abs().max())
+    times = {name: [] for name in fns}
+    for _ in range(ROUNDS):
+        for name, fn in fns.items():
+            times[name].append(gpu_seconds(fn, 10))
+    flops = 4.0 * batch * heads * seq * seq * d
+    return {name: flops / statistics.median(t) / 1e12 for name, t in times.items()}, errors
+
+
+def main():
+    import torch
+
+    print(f"bench_attention: median of {ROUNDS} interleaved rounds, {cuda.get_current_device().name}; TFLOP/s "
+          "(max error / max |O| against SDPA in float32)")
+    for batch, heads, seq, d in SHAPES:
+        tflops, errors = case(torch, batch, heads, seq, d)
+        assert errors["numba-tma"] <= 2e-2, errors
+        print(f"batch {batch:2d} heads {heads:2d} seq {seq:5d} d {d:3d}  "
+              + "  ".join(f"{n} {tflops[n]:6.0f} ({errors[n]:.1e})" for n in tflops)
+              + f"  | ours/SDPA {tflops['numba-tma'] / tflops['SDPA']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""A fused attention forward on Hopper tensor cores from a Numba kernel (the FlashAttention-2/3
+structure): O = softmax(Q K^T / sqrt(D)) V for every (batch, head), bf16 in, fp32 accumulation,
+bf16 out; checked against torch (or numpy) and timed beside
+``torch.nn.functional.scaled_dot_product_attention`` when PyTorch and a GPU are there.
+
+    python examples/attention.py [BATCH HEADS SEQ]   # without a GPU: simulated, small
+
+Q, K, V and O are (batch * heads * seq, D) row-major bf16 (D = 64 or 128; seq a multiple of 128).
+One block of 384 threads per 128 query rows: warpgroup 0's elected thread loads the Q tile once
+and the K and V tiles of each 128-key block into a 2-stage ``numba_tma.pipeline.TmaPipeline``
+(K and V of one block a stage); warpgroups 1 and 2 each own 64 query rows and, per key block:
+
+1. S = Q K^T with ``wgmma.mma_async`` (K-major Q and K tiles: ``wgmma.descriptor``);
+2. the online softmax on the fragment: ``wgmma.row_max``, the running max ``m``, P =
+   ``wgmma.exp2_rows(S, log2(e) / sqrt(D), m)``, ``wgmma.row_sum`` into the running sum ``l``,
+   the output accumulator rescaled by ``exp2(m_old - m)`` (``wgmma.scale_rows``);
+3. P as bf16 into shared memory (``wgmma.store_shared_bf16``: 64 x 64 boxes, 128B-swizzled, the
+   layout of the O map), then O += P V with V's tile read MN-major (``wgmma.descriptor_mn``,
+   ``trans_b=True``: V is given keys x D), and the stage released.
+
+At the end O / l is stored as bf16 (``wgmma.store_bf16``).  Not built: causal masking, ragged
+sequence lengths, the FA3 ping-pong of softmax and MMA between warpgroups.
+"""
+
+import math
+import sys
+
+from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator without a GPU
+
+import numba
+import numpy as np
+from numba import cuda
+
+import numba_tma
+from numba_tma import SharedMemoryPlan, TensorMap, at, fence, pipeline, sync, tma, wgmma
+from numba_tma.testing import gpu_seconds
+
+BM, BN = 128, 128                     # query rows per block (two warpgroups of 64), keys per block
+STAGES = 2                            # K and V of one key block per stage
+THREADS = 384
+
+
+def make_attention(d):
+    """The kernel and its shared-memory plan for head dimension ``d`` (64 or 128)."""
+    boxes = d // 64                   # 128B swizzle: a box row is 64 bf16, D takes `boxes` of them
+    stage_bytes = 2 * boxes * BN * 128
+    o_regs, s_regs, p_boxes = d // 2, BN // 2, BN // 64      # constants of the kernel (wgmma.zeros needs them)
+    ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
+    q_config = pipeline.TmaPipeline(1, consumers=pipeline.warpgroups(2), reads="wgmma")
+    plan = (SharedMemoryPlan()
+            .array("q", (boxes, BM, 64), numba.uint16, swizzle="128B")
+            .array("k", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
+            .array("v", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
+            .array("p", (2 * (BN // 64), 64, 64), numba.uint16, swizzle="128B")   # per warpgroup: BN / 64 boxes
+            .pipeline("ring", ring_config).pipeline("q_ring", q_config))
+    carve = plan.carver()
+
+    # fastmath: the reciprocal of the row sums an approximate one (an IEEE division is a subroutine
+    # call, and ptxas serialises every wgmma of a kernel that calls one: C7509)
+    @cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1), "fastmath": True}))
+    def attention(desc_q, desc_k, desc_v, desc_o, out, seq, scale_log2):
+        smem = carve()
+        ring = ring_config.create(smem.ring)
+        q_ring = q_config.create(smem.q_ring)
+        warpgroup = cuda.threadIdx.x // 128
+        # 32-bit: a 64-bit division is a subroutine call, and ptxas serialises every wgmma of a
+        # kernel that calls one ("C7509 ... due to the presence of Extern calls")
+        blocks_per_head = numba.uint32(seq // BM)
+        head = numba.uint32(cuda.blockIdx.x) // blocks_per_head
+        q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
+        q_row, kv_row = head * seq + q_block * BM, head * seq
+        n_kv = seq // BN
+        if warpgroup == 0:                                     # the producer
+            if cuda.threadIdx.x == 0:
+                q = q_ring.producer_state()
+                q_ring.prime(q, boxes * BM * 128)
+                for j in range(boxes):
+                    tma.load(desc_q, at(smem.q, j), (64 * j, q_row), q_ring.full(q))
+                p = ring.producer_state()
+                for i in range(n_kv):
+                    ring.acquire(p, stage_bytes)
+                    for j in range(boxes):
+                        tma.load(desc_k, at(smem.k, boxes * p.index + j), (64 * j, kv_row + i * BN), ring.full(p))
+                        tma.load(desc_v, at(smem.v, boxes * p.index + j), (64 * j, kv_row + i * BN), ring.full(p))
+                    p = p.advance()
+        else:                                                  # the consumers: 64 query rows each
+            half = warpgroup - 1
+            q_ring.wait(q_ring.consumer_state())
+            c = ring.consumer_state()
+            o = wgmma.zeros(o_regs)
+            m0 = m1 = numba.float32(-math.inf)               # the running max (log2 domain) and sum
+            l0 = l1 = numba.float32(0)
+            p_tile = p_boxes * half
+            for i in range(n_kv):
+                ring.wait(c)
+                s = wgmma.zeros(s_regs)
+                s = wgmma.fence(s)
+                for box in range(boxes):                       # S = Q K^T, 4 K steps a box of D
+                    for kk in range(4):                        # (loops of 4: unrolled, so ptxas keeps
+                        s = wgmma.mma_async(                   # the MMAs in flight together)
+                            s, wgmma.descriptor(at(smem.q, box), desc_q, kk, 64 * half),
+                            wgmma.descriptor(at(smem.k, boxes * c.index + box), desc_k, kk, 0), box + kk)
+                wgmma.commit_group()
+                s = wgmma.wait_group(0, s)
+                x0, x1 = wgmma.row_max(s)                      # the online softmax, in the log2 domain
+                n0, n1 = max(m0, x0 * scale_log2), max(m1, x1 * scale_log2)
+                s = wgmma.exp2_rows(s, scale_log2, n0, n1)
+                r0, r1 = math.exp2(m0 - n0), math.exp2(m1 - n1)
+                t0, t1 = wgmma.row_sum(s)
+                l0, l1 = l0 * r0 + t0, l1 * r1 + t1
+                m0, m1 = n0, n1
+                o = wgmma.scale_rows(o, r0, r1)
+                sync.named_barrier_sync(1 + half, 128)         # the last P V read this warpgroup's P tile
+                wgmma.store_shared_bf16(s, at(smem.p, p_tile), desc_o, 0, p_boxes)
+                fence.proxy_async()                            # generic writes, read by wgmma (async proxy)
+                sync.named_barrier_sync(1 + half, 128)
+                o = wgmma.fence(o)
+                for box in range(p_boxes):                     # O += P V (V given keys x D: MN-major)
+                    for kk in range(4):
+                        o = wgmma.mma_async(o, wgmma.descriptor(at(smem.p, p_tile + box), desc_o, kk, 0),
+                                            wgmma.descriptor_mn(at(smem.v, boxes * c.index), desc_v, 4 * box + kk, 0),
+                                            1, trans_b=True)
+                wgmma.commit_group()
+                o = wgmma.wait_group(0, o)
+                ring.release(c)
+                c = c.advance()
+            o = wgmma.scale_rows(o, numba.float32(1) / l0, numba.float32(1) / l1)
+            wgmma.store_bf16(o, out, q_row + 64 * half, 0)
+
+    return attention, plan
+
+
+KERNELS = {d: make_attention(d) for d in (64, 128)}
+
+
+def maps(q, k, v, o):
+    """TMA maps of Q (boxes of 128 rows x 64), K and V (128 keys x 64), O (64 x 64: the layout P is
+    staged in), all bf16 bits, 128B-swizzled."""
+    options = {"swizzle": "128B", "data_type": "bfloat16"}
+    return (TensorMap.tiled(q, (BM, 64), **options), TensorMap.tiled(k, (BN, 64), **options),
+            TensorMap.tiled(v, (BN, 64), **options), TensorMap.tiled(o, (64, 64), **options))
+
+
+def forward(descs, out, heads, seq, d):
+    """O for ``heads`` (batch x heads) sequences of ``seq`` (a multiple of 128) rows of ``d``."""
+    if seq % BN or d not in KERNELS:
+        raise ValueError(f"attention: seq={seq} must be a multiple of {BN} and d={d} one of {sorted(KERNELS)}")
+    kernel, plan = KERNELS[d]
+    numba_tma.launch(kernel, heads * (seq // BM), THREADS, *descs, out, seq,
+                     numba.float32(math.log2(math.e) / math.sqrt(d)), shared_mem=plan.nbytes)
+
+
+def bf16_bits(x):
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_values(bits):
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+
+
+def reference(q, k, v, heads, seq, d):
+    """softmax(Q K^T / sqrt(d)) V per sequence, in float64."""
+    q, k, v = (x.reshape(heads, seq, d).astype(np.float64) for x in (q, k, v))
+    s = q @ k.transpose(0, 2, 1) / math.sqrt(d)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return ((p / p.sum(-1, keepdims=True)) @ v).reshape(heads * seq, d)
+
+
+def main(batch=None, heads=None, seq=None, d=128):
+    batch, heads, seq = batch or (1 if SIMULATED else 4), heads or (1 if SIMULATED else 16), seq or (256 if SIMULATED else 4096)
+    if SIMULATED:
+        d = 64
+    rows = batch * heads * seq
+    rng = np.random.default_rng(0)
+    q, k, v = (bf16_bits(rng.standard_normal((rows, d))) for _ in range(3))
+    d_q, d_k, d_v = (cuda.to_device(x) for x in (q, k, v))
+    out = cuda.device_array((rows, d), np.uint16)
+    descs = maps(d_q, d_k, d_v, out)
+    forward(descs, out, batch * heads, seq, d)
+    got = bf16_values(out.copy_to_host())
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is None or SIMULATED:
+        want = reference(bf16_values(q), bf16_values(k), bf16_values(v), batch * heads, seq, d)
+    else:
+        tq, tk, tv = (torch.from_numpy(x.view(np.int16)).cuda().view(torch.bfloat16).reshape(batch, heads, seq, d)
+                      for x in (q, k, v))
+        want = torch.nn.functional.scaled_dot_product_attention(tq.float(), tk.float(), tv.float())
+        want = want.reshape(rows, d).cpu().numpy()
+    error = float(np.abs(got - want).max() / np.abs(want).max())
+    ok = error <= 2e-2
+    print(f"attention: batch {batch} x heads {heads} x seq {seq} x d {d}, bf16: max error {error:.2e} of max |O|: "
+          f"{'PASS' if ok else 'FAIL'}")
+    if not SIMULATED:
+        flops = 4.0 * batch * heads * seq * seq * d
+        ours = flops / gpu_seconds(lambda: forward(descs, out, batch * heads, seq, d)) / 1e12
+        line = f"  numba-tma: {ours:.0f} TFLOP/s"
+        if torch is not None:
+            theirs = flops / gpu_seconds(lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)) / 1e12
+            line += f"; torch scaled_dot_product_attention: {theirs:.0f} TFLOP/s; ratio {ours / theirs:.3f}"
+        print(line)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(*map(int, sys.argv[1:4])))
