@@ -118,12 +118,12 @@ def test_e4m3_tile_matches_numpy():
 def _mn_kernel(n):
     """A (64 x 64, K-major) times B given K x N row-major: B's tile is N / 64 boxes of (64 K rows,
     64 N), read MN-major (descriptor_mn, trans_b=True)."""
-    boxes = n // 64
+    boxes, b_elements, regs = n // 64, 64 * n, n // 2      # constants of the kernel
 
     @cuda.jit
     def kernel(desc_a, desc_b, out):
         ta = cuda.shared.array(64 * 64, numba.uint16, alignment=1024)
-        tb = cuda.shared.array(64 * n, numba.uint16, alignment=1024)
+        tb = cuda.shared.array(b_elements, numba.uint16, alignment=1024)
         bars = cuda.shared.array(1, numba.uint64)
         if cuda.threadIdx.x == 0:
             mbarrier.init(bars, 1)
@@ -135,7 +135,7 @@ def _mn_kernel(n):
             for j in range(boxes):
                 tma.load(desc_b, tb[j * 4096:], (64 * j, 0), bars)
         mbarrier.wait(bars, 0)
-        acc = wgmma.zeros(n // 2)
+        acc = wgmma.zeros(regs)
         acc = wgmma.fence(acc)
         for k in range(4):
             acc = wgmma.mma_async(acc, wgmma.descriptor(ta, desc_a, k, 0), wgmma.descriptor_mn(tb, desc_b, k, 0), k,
