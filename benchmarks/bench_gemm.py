@@ -24,46 +24,6 @@ SHAPES = [("bf16", 8192, 8192, 8192), ("bf16", 4096, 4096, 4096), ("bf16", 8192,
           ("bf16", 256, 8192, 8192), ("e4m3", 8192, 8192, 8192), ("e4m3", 4096, 4096, 4096)]
 
 
-def triton_matmul():
-    """A Triton TMA-descriptor persistent matmul (C = A @ B^T, B given N x K), or None."""
-    try:
-        import triton
-        import triton.language as tl
-        from triton.tools.tensor_descriptor import TensorDescriptor
-    except ImportError:
-        return None
-
-    @triton.jit
-    def kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
-        num_m, num_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
-        k_tiles, num_tiles = tl.cdiv(K, BLOCK_K), num_m * num_n
-        per_group = GROUP_M * num_n
-        for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, flatten=True):
-            first = (tile // per_group) * GROUP_M
-            rows = min(num_m - first, GROUP_M)
-            pid_m = first + (tile % per_group) % rows
-            pid_n = (tile % per_group) // rows
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for ki in range(k_tiles):
-                a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
-                b = b_desc.load([pid_n * BLOCK_N, ki * BLOCK_K])
-                acc = tl.dot(a, b.T, acc)
-            c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
-
-    def run(a, b, c, fp8):
-        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
-        bm, bn, bk = (128, 256, 128) if fp8 else (128, 256, 64)
-        descs = [TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk]),
-                 TensorDescriptor.from_tensor(c, [bm, bn])]
-        m, k = a.shape
-        n = b.shape[0]
-        grid = (min(sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
-        kernel[grid](*descs, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=sms,
-                     num_stages=3, num_warps=8)
-    return run
-
-
 def case(torch, triton_run, kind, m, n, k, blocks):
     fp8 = kind == "e4m3"
     a = torch.randn((m, k), device="cuda")
@@ -123,7 +83,7 @@ def case(torch, triton_run, kind, m, n, k, blocks):
 def main():
     import torch
 
-    triton_run = triton_matmul()
+    triton_run = gemm.triton_matmul()
     blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
     shapes = SHAPES[:2] if "--quick" in sys.argv else SHAPES
     print(f"bench_gemm: median of {ROUNDS} interleaved rounds, {cuda.get_current_device().name}; TFLOP/s "

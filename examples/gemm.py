@@ -1,6 +1,7 @@
 """A bf16 GEMM on Hopper tensor cores from a Numba kernel: C = A @ B^T, A M x K and B N x K
 (both K-major, row-major in memory), fp32 accumulation, bf16 C; checked against torch (or numpy)
-and timed beside cuBLAS (``torch.matmul``) when PyTorch is installed.
+and timed beside cuBLAS (``torch.matmul``) and a Triton TMA persistent matmul when PyTorch and
+Triton are installed.
 
     python examples/gemm.py [M N K]          # without a GPU: simulated, small
 
@@ -193,6 +194,47 @@ def bf16_values(bits):
     return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
 
+def triton_matmul():
+    """The peer: a Triton TMA-descriptor persistent matmul (C = A @ B^T, B given N x K), ``run(a, b, c,
+    fp8)`` on torch tensors; None without Triton."""
+    try:
+        import triton
+        import triton.language as tl
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        return None
+
+    @triton.jit
+    def kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
+        num_m, num_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+        k_tiles, num_tiles = tl.cdiv(K, BLOCK_K), num_m * num_n
+        per_group = GROUP_M * num_n
+        for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS, flatten=True):
+            first = (tile // per_group) * GROUP_M
+            rows = min(num_m - first, GROUP_M)
+            pid_m = first + (tile % per_group) % rows
+            pid_n = (tile % per_group) // rows
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for ki in range(k_tiles):
+                a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
+                b = b_desc.load([pid_n * BLOCK_N, ki * BLOCK_K])
+                acc = tl.dot(a, b.T, acc)
+            c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+
+    def run(a, b, c, fp8):
+        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+        bm, bn, bk = (128, 256, 128) if fp8 else (128, 256, 64)
+        descs = [TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk]),
+                 TensorDescriptor.from_tensor(c, [bm, bn])]
+        m, k = a.shape
+        n = b.shape[0]
+        grid = (min(sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
+        kernel[grid](*descs, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=sms,
+                     num_stages=3, num_warps=8)
+    return run
+
+
 def main(m=None, n=None, k=None):
     m, n, k = (m or (72 if SIMULATED else 4096)), (n or (264 if SIMULATED else 4096)), (k or (72 if SIMULATED else 4096))
     rng = np.random.default_rng(0)
@@ -231,6 +273,12 @@ def main(m=None, n=None, k=None):
             out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
             theirs = flops / gpu_seconds(lambda: torch.matmul(ta, tb.T, out=out)) / 1e12
             line += f"; cuBLAS (torch.matmul): {theirs:.0f} TFLOP/s; ratio {ours / theirs:.3f}"
+            triton_run = triton_matmul()
+            if triton_run is not None:
+                triton_run(ta, tb, out, False)
+                assert float((out.float() - torch.from_numpy(want).cuda()).abs().max()) <= 1e-2 * float(np.abs(want).max())
+                tri = flops / gpu_seconds(lambda: triton_run(ta, tb, out, False)) / 1e12
+                line += f"; Triton TMA persistent matmul: {tri:.0f} TFLOP/s; ratio {ours / tri:.3f}"
         print(line)
     return 0 if ok else 1
 
