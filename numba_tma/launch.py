@@ -17,6 +17,7 @@ import operator
 from . import launch_limits
 from .errors import LaunchError
 from .launch_limits import PORTABLE_CLUSTER
+from .ops import SIMULATOR
 
 __all__ = ["ClusterKernel", "LaunchError", "cluster_kernel", "launch"]
 
@@ -152,8 +153,6 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
 
         numba_tma.launch(k, (8, 4), 128, a, out, cluster=(2, 1, 1), shared_mem=150_000)
     """
-    from .ops import SIMULATOR
-
     shapes = _shapes(grid, block, cluster, shared_mem)
     if SIMULATOR:   # numba-cuda's CUDA simulator: its own launch; the blocks of a cluster run at once
         if (shapes, shared_mem) not in _SIMULATED:
@@ -168,20 +167,28 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
         with scheduler.clusters_of(shapes[2]):
             kernel[grid, block, stream, shared_mem](*args)
         return
-    from cuda.core import launch as core_launch
-    from numba import cuda
-    from numba.cuda.cudadrv import driver as numba_driver
-
-    from .numba_cuda_hooks import prepared_launch
-
-    device = cuda.get_current_device()
-    plan = _plan(shapes, shared_mem, device)
+    core_launch, prepared_launch, loaded_device, core_stream = _GPU or _gpu()
     overload, cufunc, kernelargs, retr = prepared_launch(kernel, args, stream)
+    device = loaded_device(cufunc)
+    plan = _plan(shapes, shared_mem, device)
     if cufunc not in plan.ready:
         _ready(plan, overload, cufunc, device)
-    core_launch(numba_driver._to_core_stream(stream), plan.config, cufunc.kernel, *kernelargs)
+    core_launch(core_stream(stream), plan.config, cufunc.kernel, *kernelargs)
     for writeback in retr:
         writeback()
+
+
+_GPU = None       # what a launch on the GPU calls, imported at the first (not at numba_tma's import)
+
+
+def _gpu():
+    global _GPU
+    from cuda.core import launch as core_launch
+
+    from .numba_cuda_hooks import core_stream, loaded_device, prepared_launch
+
+    _GPU = core_launch, prepared_launch, loaded_device, core_stream
+    return _GPU
 
 
 class ClusterKernel:

@@ -270,6 +270,31 @@ def prepared_launch(dispatcher, args, stream):
     return kernel, kernel._codelibrary.get_cufunc(), kernelargs, retr
 
 
+def loaded_device(cufunc):
+    """The device a loaded kernel (``get_cufunc()``'s, for the current context) belongs to: its
+    module's context's (no second context lookup)."""
+    return cufunc.module.context.device
+
+
+_CORE_STREAMS: dict = {}     # a stream's handle -> its cuda.core Stream (numba-cuda's driver._to_core_stream)
+
+
+def core_stream(stream):
+    """``stream`` (0, a numba ``Stream``, or a cuda.core one) as the cuda.core Stream a launch
+    takes, as numba-cuda's ``driver._to_core_stream`` makes it — made once per stream handle (the
+    wrapper holds nothing but the handle)."""
+    from numba.cuda.cudadrv import driver as numba_driver
+
+    handle = 0 if not stream else getattr(stream, "handle", None) if isinstance(stream, numba_driver.Stream) else None
+    if handle is None:
+        return numba_driver._to_core_stream(stream)
+    key = int(handle or 0)
+    found = _CORE_STREAMS.get(key)
+    if found is None:
+        found = _CORE_STREAMS[key] = numba_driver._to_core_stream(stream)
+    return found
+
+
 def kernel_figures(cufunc) -> tuple:
     """``(static shared bytes, most threads per block)`` of a loaded kernel (the driver's function
     attributes, as numba-cuda's ``CudaPythonFunction.attrs`` reads them once per loaded function)."""

@@ -172,3 +172,40 @@ def test_a_constant_multicast_mask_needs_a_cluster_holding_its_blocks():
     launch(multicast_from_rank_0, 4, 32, desc, out, status, cluster=(2, 1, 1))
     assert status.copy_to_host()[0] == 0
     np.testing.assert_array_equal(out.copy_to_host(), np.broadcast_to(host, (4, 8, 32)))
+
+
+@cuda.jit
+def first_box(desc, out):
+    """Thread 0 loads box (0, 0) of ``desc`` (8 x 32 float32) and every thread copies an element."""
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, 1024)
+        tma.load(desc, tile, (0, 0), bars)
+    bounded_wait(bars, 0, out[8:, 0])
+    for i in range(cuda.threadIdx.x, 256, cuda.blockDim.x):
+        out[i // 32, i % 32] = tile[i // 32, i % 32]
+
+
+def test_memory_freed_and_reused_at_the_same_address_gets_a_fresh_map_and_type():
+    """The caches of maps (layouts by geometry) and of launches (by shape and kernel) key on nothing
+    memory reuse can make stale: an array freed and another allocated at the same address with
+    another shape and dtype get a map of their own, and the kernel the data of their own."""
+    context = cuda.current_context()
+    seen = []
+    for rows, cols, dtype in ((16, 32, np.float32), (8, 64, np.float32), (32, 32, np.float32), (16, 32, np.float32)):
+        host = np.arange(rows * cols, dtype=dtype).reshape(rows, cols) + 1000 * len(seen)
+        a = cuda.to_device(host)
+        desc = TensorMap.tiled(a, (8, 32))
+        assert tuple(reversed(desc.fields.global_dim)) == (rows, cols) and desc.address == a.device_ctypes_pointer.value
+        out = cuda.to_device(np.zeros((9, 32), np.float32))
+        launch(first_box, 1, 64, desc, out)
+        np.testing.assert_array_equal(out.copy_to_host()[:8], host[:8, :32])
+        seen.append(desc.address)
+        del a, desc
+        context.deallocations.clear()          # free now: the next allocation may take the same address
+    assert len(set(seen)) < len(seen), f"no address was reused ({seen}): the test proved nothing"

@@ -181,3 +181,19 @@ def test_a_kernel_calling_setmaxnreg_links_with_numbas_own_lto():
         assert "(C7508)" in str(refusal) and "launch_bounds=(threads, min_blocks)" in str(refusal)
     else:
         raise AssertionError("a kernel whose setmaxnreg ptxas dropped was linked")
+
+
+def test_launch_takes_the_device_from_the_loaded_kernel_and_reuses_core_streams():
+    """Hook 5's fast path: ``get_cufunc()`` loads the kernel into the current context's module
+    (so ``cufunc.module.context.device`` is the current device), and numba-cuda's own launch makes
+    its cuda.core stream with ``driver._to_core_stream`` from 0 or a ``Stream``'s handle alone."""
+    from numba.cuda import codegen
+    from numba.cuda.cudadrv import driver
+
+    source = pyinspect.getsource(codegen.CUDACodeLibrary.get_cufunc)
+    assert "ctx = devices.get_context()" in source and "ctx.create_module_image(" in source, CHANGED
+    assert "self.context = context" in pyinspect.getsource(driver.CudaPythonModule.__init__), CHANGED
+    assert "self.module = module" in pyinspect.getsource(driver.CudaPythonFunction.__init__), CHANGED
+    stream_source = pyinspect.getsource(driver._to_core_stream)
+    assert "from_handle(0)" in stream_source and "from_handle(stream.handle or 0)" in stream_source, CHANGED
+    assert "driver._to_core_stream(stream)" in pyinspect.getsource(dispatcher._LaunchConfiguration.__init__), CHANGED

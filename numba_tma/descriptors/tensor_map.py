@@ -248,6 +248,22 @@ def _shown_dtype(name, params):
     return name if chosen == _DTYPES[name] else f"{name} as {chosen.name}"
 
 
+_TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked layout (validated once)
+
+
+def _plain_key(key) -> bool:
+    """Whether ``key`` holds only exact ints, strs, bools, None and tuples of them (so a cached
+    entry answers only for arguments equal in every way that matters: no float, numpy scalar or
+    enum member passes for another)."""
+    for item in key:
+        if type(item) is tuple:
+            if not all(type(i) is int for i in item):
+                return False
+        elif item is not None and type(item) not in (int, str, bool):
+            return False
+    return True
+
+
 class TensorMap:
     """A 128-byte CUtensorMap over a CUDA array, plus what kernels need to check it.
 
@@ -291,12 +307,23 @@ class TensorMap:
             desc = TensorMap.tiled(a, (64, 32))      # 64 rows x 32 columns per box
         """
         address, shape, strides, name, itemsize = _array_view(array)
-        box, element_strides = _ints("box", box), _ints("element_strides", element_strides, optional=True)
-        params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
-                                       *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
+        key = (name, shape, strides, box, element_strides, swizzle, l2_promotion, oob_fill, interleave, data_type,
+               allow_store_overrun)
+        made = _TILED.get(key) if _plain_key(key) else None
+        if made is None:
+            box, element_strides = _ints("box", box), _ints("element_strides", element_strides, optional=True)
+            params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
+                                           *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
+            made = (params, layout, box, element_strides, _shown_dtype(name, params),
+                    _flag("allow_store_overrun", allow_store_overrun))
+            if _plain_key(key):
+                if len(_TILED) >= 1024:
+                    _TILED.clear()
+                _TILED[key] = made
+        params, layout, box, element_strides, shown, overrun = made
         address = _address(address, "tiled", name, shape, params)
-        return cls._at(array, address, layout, _shown_dtype(name, params), len(shape), box, "tiled",
-                       (box, element_strides), params, _flag("allow_store_overrun", allow_store_overrun))
+        return cls._at(array, address, layout, shown, len(shape), box, "tiled", (box, element_strides), params,
+                       overrun)
 
     @classmethod
     def im2col(cls, array, pixel_box_lower_corner, pixel_box_upper_corner, channels_per_pixel, pixels_per_column,
