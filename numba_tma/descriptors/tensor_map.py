@@ -252,14 +252,17 @@ _TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked
 
 
 def _plain_key(key) -> bool:
-    """Whether ``key`` holds only exact ints, strs, bools, None and tuples of them (so a cached
-    entry answers only for arguments equal in every way that matters: no float, numpy scalar or
+    """Whether ``key`` (its last item ``allow_store_overrun``) holds only exact ints, strs, None and
+    tuples of ints, and a bool last — so a cached entry answers only for arguments equal in every
+    way that matters (``1 == True`` and ``2 == 2.0`` as dict keys: no bool, float, numpy scalar or
     enum member passes for another)."""
-    for item in key:
+    if type(key[-1]) is not bool:
+        return False
+    for item in key[:-1]:
         if type(item) is tuple:
             if not all(type(i) is int for i in item):
                 return False
-        elif item is not None and type(item) not in (int, str, bool):
+        elif item is not None and type(item) not in (int, str):
             return False
     return True
 

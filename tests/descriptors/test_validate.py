@@ -140,3 +140,24 @@ def test_interleaved_im2col_transfer_size_is_refused():
                              interleave="16B"))
     with pytest.raises(TensorMapError, match="not established"):
         f.transfer_bytes
+
+
+def test_the_layout_cache_never_answers_for_an_argument_of_another_type():
+    """TensorMap.tiled validates a geometry once and caches it by its arguments; ``1 == True`` and
+    ``2 == 2.0`` as dict keys, so a bool, float or numpy integer must still meet the rules."""
+    import numpy as np
+
+    from numba_tma import TensorMap, TensorMapError
+
+    class Fake:
+        __cuda_array_interface__ = {"shape": (64, 64), "typestr": "<f4", "data": (ADDR, False),
+                                    "strides": None, "version": 3}
+
+    a = Fake()
+    TensorMap.tiled(a, (8, 32), allow_store_overrun=True)
+    with pytest.raises(TensorMapError, match="allow_store_overrun"):
+        TensorMap.tiled(a, (8, 32), allow_store_overrun=1)
+    TensorMap.tiled(a, (8, 32))
+    assert TensorMap.tiled(a, (np.int64(8), 32)).box == (8, 32)          # coerced, not cached
+    with pytest.raises(TensorMapError, match="box"):
+        TensorMap.tiled(a, (8.0, 32))
