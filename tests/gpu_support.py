@@ -89,3 +89,26 @@ if not SIMULATOR:    # the descriptor echo is a compiled intrinsic (tests run un
         out = cuda.to_device(np.zeros(16, np.uint64))
         read_param_kernel[1, 1](desc if descriptor is None else _AsLaunched(descriptor), out)
         return out.copy_to_host().tobytes()
+
+
+def import_example(name):
+    """``examples/<name>.py`` imported for this process's way (the example picks the simulator
+    itself when it finds no GPU: tell it what this process runs, then restore the variable)."""
+    import importlib
+    import os
+    import sys
+
+    import numba_tma
+
+    folder = os.path.join(os.path.dirname(__file__), "..", "examples")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    saved = os.environ.get("NUMBA_ENABLE_CUDASIM")
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if numba_tma.ops.SIMULATOR else "0"
+    try:
+        return importlib.import_module(name)
+    finally:
+        if saved is None:
+            del os.environ["NUMBA_ENABLE_CUDASIM"]
+        else:
+            os.environ["NUMBA_ENABLE_CUDASIM"] = saved

@@ -2,24 +2,14 @@
 the GPU and under the simulator (both ways): several heads and query blocks, several key blocks
 (the ring's states, the online softmax's rescaling across blocks), d = 64 and 128."""
 
-import os
-import sys
-
 import numpy as np
 import pytest
 from numba import cuda
 
-import numba_tma
+from gpu_support import import_example
 from numba_tma import testing
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-_SAVED = os.environ.get("NUMBA_ENABLE_CUDASIM")
-os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if numba_tma.ops.SIMULATOR else "0"
-import attention  # noqa: E402
-if _SAVED is None:
-    del os.environ["NUMBA_ENABLE_CUDASIM"]
-else:
-    os.environ["NUMBA_ENABLE_CUDASIM"] = _SAVED
+attention = import_example("attention")
 
 
 @pytest.mark.both_ways

@@ -2,25 +2,14 @@
 (dequantized) inputs, on the GPU and under the simulator (both ways): ragged M, N and K, more
 tiles than blocks (the persistent loop and the pipeline's states across tiles)."""
 
-import os
-import sys
-
 import numpy as np
 import pytest
 from numba import cuda
 
-import numba_tma
+from gpu_support import import_example
 from numba_tma import testing
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-# the example picks the simulator itself when it finds no GPU: tell it what this process runs
-_SAVED = os.environ.get("NUMBA_ENABLE_CUDASIM")
-os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if numba_tma.ops.SIMULATOR else "0"
-import gemm  # noqa: E402
-if _SAVED is None:
-    del os.environ["NUMBA_ENABLE_CUDASIM"]
-else:
-    os.environ["NUMBA_ENABLE_CUDASIM"] = _SAVED
+gemm = import_example("gemm")
 
 from test_gpu_wgmma import E4M3  # noqa: E402  (the e4m3 model, checked there against the format)
 

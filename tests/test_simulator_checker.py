@@ -223,32 +223,19 @@ out = np.zeros((3, 4), np.float32)
 count(lambda: k[1, 4](desc, out, READ_FIRST))
 """
 
-RELAXED = """
-@cuda.jit
-def k(desc, out, fenced):
-    full = cuda.shared.array(1, numba.uint64)
-    empty = cuda.shared.array(1, numba.uint64)
-    tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
-    tid = cuda.threadIdx.x
-    if tid == 0:
-        mbarrier.init(full, 1)
-        mbarrier.init(empty, 3)
-        fence.mbarrier_init()
-    cuda.syncthreads()
-    for it in range(3):
-        if tid == 0:
-            mbarrier.wait(empty, (it & 1) ^ 1)
-            mbarrier.arrive_expect_tx(full, 1024)
-            tma.load(desc, tile, (0, 8 * it), full)
-        else:
-            mbarrier.wait(full, it & 1)
-            out[it, tid] = tile[0, tid]
+RELAXED = (RELEASE.replace("READ_FIRST", "FENCED").replace("def k(desc, out, read_first):", "def k(desc, out, fenced):")
+           .replace("""            if read_first:
+                out[it, tid] = tile[0, tid]
+                mbarrier.arrive(empty)
+            else:
+                mbarrier.arrive(empty)           # releases the slot before reading it
+                out[it, tid] = tile[0, tid]
+""", """            out[it, tid] = tile[0, tid]
             if fenced:
                 fence.acq_rel("cta")             # a relaxed arrival after a fence: the release pattern
             mbarrier.arrive(empty, sem="relaxed")
-out = np.zeros((3, 4), np.float32)
-count(lambda: k[1, 4](desc, out, FENCED))
-"""
+"""))
+assert 'sem="relaxed"' in RELAXED and "read_first" not in RELAXED, "RELEASE's text changed: rewrite RELAXED"
 
 REUSE = """
 @cuda.jit

@@ -31,15 +31,20 @@ TEMPLATE = """{{
     }}"""
 
 
+def _map_facts(op_name, desc, rule_of, facts_of):
+    """``facts_of(desc)`` for a by-value TensorMap whose layout ``rule_of`` accepts, else refused."""
+    if not isinstance(desc, TensorMapType):
+        raise reject(op_name, "desc", "must be the by-value numba_tma.TensorMap that fills the tile", desc)
+    rule = rule_of(desc)
+    if rule:
+        raise reject(op_name, "desc", rule, desc)
+    return facts_of(desc)
+
+
 def layout_facts(op_name, desc):
     """``(swizzle bytes, row bytes)`` of the tiles ``desc`` (a by-value TensorMap) fills, for a
     K-major operand: each row of the tile is one swizzle span (:mod:`numba_tma.descriptors.matrix`)."""
-    if not isinstance(desc, TensorMapType):
-        raise reject(op_name, "desc", "must be the by-value numba_tma.TensorMap that fills the tile", desc)
-    rule = matrix.layout_rule(desc)
-    if rule:
-        raise reject(op_name, "desc", rule, desc)
-    return matrix.operand_bytes(desc)
+    return _map_facts(op_name, desc, matrix.layout_rule, matrix.operand_bytes)
 
 
 class TileMap(Operand):
@@ -135,12 +140,7 @@ MN_TEMPLATE = """{{
 def mn_layout_facts(op_name, desc):
     """``(swizzle bytes, box width, box bytes)`` of the tiles ``desc`` fills as an MN-major
     operand (:func:`numba_tma.descriptors.matrix.mn_layout_rule`)."""
-    if not isinstance(desc, TensorMapType):
-        raise reject(op_name, "desc", "must be the by-value numba_tma.TensorMap that fills the tile", desc)
-    rule = matrix.mn_layout_rule(desc)
-    if rule:
-        raise reject(op_name, "desc", rule, desc)
-    return matrix.mn_operand(desc)
+    return _map_facts(op_name, desc, matrix.mn_layout_rule, matrix.mn_operand)
 
 
 class MnTileMap(TileMap):

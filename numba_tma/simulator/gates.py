@@ -5,7 +5,7 @@ numba-cuda's simulator lacks (a gate of the warp's running lanes).
 
 from __future__ import annotations
 
-from . import scheduler
+from . import memory, scheduler
 from .state import SimulatorError, enter, where
 
 
@@ -68,3 +68,16 @@ def syncwarp(mask=0xFFFFFFFF):
 
     scheduler.wait(thread, done, lambda: f"cuda.syncwarp: {len(gate.arrived)} of {len(lanes())} lanes arrived")
     scheduler.acquire(thread, gate.released)
+
+
+def warp_exchange(key, value):
+    """Every running lane's ``value`` of this warp, by lane, once each lane brought its own (a
+    warp-collective op's operands; ``key`` names the op's exchange): ``(lane, {lane: value})``."""
+    thread, _ = enter()
+    warp, lane = thread.thread_id // 32, thread.thread_id % 32
+    box = memory.per_block((key, warp), dict)
+    box[lane] = value
+    syncwarp()                      # every lane has put its value in
+    values = dict(box)
+    syncwarp()                      # every lane has read them: the next call may overwrite
+    return lane, values

@@ -7,21 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import memory
-from .gates import syncwarp
-from .state import RUNNING, SimulatorError, enter
+from .gates import warp_exchange
+from .state import RUNNING, SimulatorError
 from .wgmma import DECODE, Fragment
-
-
-def _exchange(value):
-    """Every running lane's ``value`` of this warp, by lane: a warp-collective op's operands."""
-    thread, _ = enter()
-    warp, lane = thread.thread_id // 32, thread.thread_id % 32
-    box = memory.per_block(("mma exchange", warp), dict)
-    box[lane] = value
-    syncwarp()                      # every lane has put its value in
-    values = dict(box)
-    syncwarp()                      # every lane has read them: the next op may overwrite
-    return lane, values
 
 
 def _matrices(values, dtype):
@@ -44,7 +32,7 @@ def _matrices(values, dtype):
 
 
 def sync(acc, a, b, dtype):
-    lane, values = _exchange((a, b))
+    lane, values = warp_exchange("mma exchange", (a, b))
     if len(values) != 32:
         raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: {len(values)} lanes of the warp took part; "
                              "mma.sync needs all 32 (it is .aligned)")
@@ -64,7 +52,7 @@ def _rows(values, count):
 
 
 def ldmatrix(tile, count, trans):
-    lane, values = _exchange(tile)
+    lane, values = warp_exchange("mma exchange", tile)
     rows = _rows(values, count)
     g, t = lane // 4, lane % 4
     regs = []
@@ -78,7 +66,7 @@ def ldmatrix(tile, count, trans):
 
 
 def stmatrix(tile, regs, trans):
-    lane, values = _exchange((tile, regs))
+    lane, values = warp_exchange("mma exchange", (tile, regs))
     count = len(regs)
     if lane < 8 * count:     # this lane's row address: row lane % 8 of matrix lane // 8
         i, row = lane // 8, lane % 8

@@ -14,7 +14,7 @@ import numpy as np
 from ..descriptors import matrix
 from ..descriptors.enums import swizzled_offsets
 from . import memory, scheduler
-from .gates import arrive, syncwarp
+from .gates import arrive, warp_exchange
 from .state import RUNNING, SimulatorError, async_reads, enter
 
 #: (A, B) element types -> (K of one instruction, the byte decoders of A and B)
@@ -255,16 +255,11 @@ def _tree(values, combine):
 def _exchange(value):
     """Every lane's ``value`` of this warp, by lane, once all 32 lanes brought theirs (a ``.sync``
     shuffle with the full mask): ``(lane, {lane: value})``."""
-    thread, _ = enter()
-    warp, lane = thread.thread_id // 32, thread.thread_id % 32
-    box = memory.per_block(("wgmma rows", warp), dict)
-    box[lane] = value
-    syncwarp()                      # every lane has put its value in
-    values = dict(box)
-    syncwarp()                      # every lane has read them: the next call may overwrite
+    lane, values = warp_exchange("wgmma rows", value)
     if len(values) != 32:
-        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: {len(values)} lanes of warp {warp} took part; its "
-                             "shfl.sync.bfly with the full mask needs all 32")
+        raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: {len(values)} lanes of warp "
+                             f"{scheduler.current().thread_id // 32} took part; its shfl.sync.bfly with the full mask "
+                             "needs all 32")
     return lane, values
 
 
