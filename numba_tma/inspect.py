@@ -126,11 +126,23 @@ def _signature(sig):
     return sig if isinstance(sig, str) else tuple(sig)
 
 
-def compile(fn, sig, arch="sm_90a", **options) -> Compiled:  # noqa: A001 - mirrors numba's name
+HOSTS = ("numba-cuda", "mlir")
+
+
+def compile(fn, sig, arch="sm_90a", host="numba-cuda", **options) -> Compiled:  # noqa: A001 - mirrors numba's name
     """Kernel ``fn`` with argument types ``sig`` (a tuple of Numba types or a signature string such
     as ``"void(float32[::1])"``) compiled for ``arch`` (``"sm_90a"``, ``"sm_100a"``...); ``options``
     go to numba-cuda's compiler (``debug``, ``opt``, ``fastmath``, ``lineinfo``, ``launch_bounds``:
-    a ``@cuda.jit`` kernel's own by default...)."""
+    a ``@cuda.jit`` kernel's own by default...).
+
+    ``host="mlir"``: ``fn`` (a Python function, or a ``numba_cuda_mlir.cuda.jit`` kernel's) is
+    compiled by numba-cuda-mlir instead, ``sig`` in its types (``numba_cuda_mlir.types``), with
+    ``options`` for its ``cuda.jit`` (docs/second_host.md)."""
+    if host not in HOSTS:
+        raise ValueError(f"host={host!r}: expected one of {', '.join(map(repr, HOSTS))}")
+    if host == "mlir":
+        return _compile_mlir(getattr(fn, "py_func", fn), _signature(sig), parse_arch(arch),
+                             tuple(sorted(options.items())))
     if SIMULATED:
         name = getattr(fn, "__name__", repr(fn))
         raise CompilerMissing(
@@ -148,6 +160,14 @@ def ptx(fn, sig, arch="sm_90a", **options) -> str:
 @functools.lru_cache(maxsize=256)
 def _compile(fn, sig, cc, options, debug_key):   # debug_key: debug mode changes the code
     return Compiled(arch_name(cc), *kernel_codes(fn, sig, cc, **dict(options)))
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_mlir(pyfunc, sig, cc, options):
+    from .intrinsics.mlir_adapter import kernel_ptx
+
+    ptx = kernel_ptx(pyfunc, sig, cc, arch_name(cc), **dict(options))
+    return Compiled(arch_name(cc), ptx, [ptx])
 
 
 def _inputs(codes):

@@ -19,12 +19,13 @@ LAYERS = [
     # the bindings of the declarations, one per vendor, with what they emit through: NVIDIA's inline
     # asm; AMD's emitters (LLVM intrinsics, the vmcnt back end) and its amdgcn Numba target
     ("bindings", ["numba_tma.intrinsics._core", "numba_tma.intrinsics.debug", "numba_tma.intrinsics.tensor_map_type",
+                  "numba_tma.intrinsics.mlir_adapter", "numba_tma.intrinsics.mlir_host",
                   *(f"numba_tma.amd.{m}" for m in ("_core", "errors", "targets", "llvm_ir", "vmcnt", "codegen",
                                                    "numba_target", "power", "lds", "dma", "buffer", "global_load",
                                                    "sync", "tdm", "tdm_layout", "lanes"))]),
     ("op families and their twins", ["numba_tma.intrinsics", "numba_tma.simulator", "numba_tma.amd"]),
     ("the families this process runs", ["numba_tma.ops"]),
-    ("user-level modules", ["numba_tma.launch", "numba_tma.shared_memory", "numba_tma.pipeline", "numba_tma.tlx",
+    ("user-level modules", ["numba_tma.mlir", "numba_tma.launch", "numba_tma.shared_memory", "numba_tma.pipeline", "numba_tma.tlx",
                             "numba_tma.inspect",
                             "numba_tma.catalog", "numba_tma.testing", "numba_tma.viz", "numba_tma.pytest_plugin"]),
     ("the package", ["numba_tma"]),

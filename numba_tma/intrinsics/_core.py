@@ -127,12 +127,13 @@ def current_cc():
     return getattr(cfg, "compute_capability", None) if cfg is not None else None
 
 
-def check_arch(name: str, need: Requirement) -> None:
-    """Raise :class:`ArchError` if the current compilation target or toolkit lacks ``need``
-    (never under the CUDA simulator, which has neither: its twins run an op's other rules)."""
+def check_arch(name: str, need: Requirement, cc=None) -> None:
+    """Raise :class:`ArchError` if the compilation target (``cc``; by default numba-cuda's current
+    one) or the toolkit lacks ``need`` (never under the CUDA simulator, which has neither: its
+    twins run an op's other rules)."""
     if numba_cuda_hooks.SIMULATED:
         return
-    cc = current_cc()
+    cc = current_cc() if cc is None else cc
     if cc is not None and not need.supported_on(cc):
         raise ArchError(f"numba_tma: {name} needs {need}, but the kernel is being compiled for {arch_name(cc)}")
     have = toolkit_ptx_isa()
@@ -780,6 +781,25 @@ class PtxOp(Declaration):
             values.update(o.doc_keys() if hasattr(o, "doc_keys") else {o.name: o.placeholder(tys.get(o.name))})
         return self.render(values, chosen, self.doc_fields, uid="N")
 
+    # -- typing a call (every host) --------------------------------------------------------------
+    def type_call(self, args, kwargs) -> tuple[dict, dict, tuple]:
+        """``(tys, chosen, given)`` for a call ``op(*args, **kwargs)`` of Numba types: every
+        parameter's type in order (``types.Omitted`` for a default left out), the qualifier values
+        chosen (the op's rules checked, :meth:`check_types`) and the optional operands given."""
+        tys = self.argument_types(args, kwargs)
+        chosen = self.check_types(tys)
+        given = tuple(o.name for o in self.operands if o.default is not REQUIRED and not _omitted(tys[o.name]))
+        return tys, chosen, given
+
+    def check_call_arch(self, chosen: Mapping, given: tuple, cc=None) -> None:
+        """:class:`ArchError` unless the target (``cc``; by default numba-cuda's current one) has
+        what the call needs, naming the operands and qualifier values that raised the need."""
+        named = self.name + "".join(f" with '{name}'" for name in given if getattr(
+            next(o for o in self.operands if o.name == name), "need", None))
+        named += "".join(f" with {q.name}={chosen[q.name]!r}" for q in self.qualifiers   # what raised the need
+                         if self.need | q.fragment(chosen[q.name]).need != self.need)
+        check_arch(named, self.requirement(chosen, given), cc)
+
     # -- the Numba intrinsic -------------------------------------------------------------------
     vendor, twin = "nvidia", True   # every NVIDIA op has a simulator twin (numba_tma.simulator)
 
@@ -810,24 +830,13 @@ def build_intrinsic(op: PtxOp):
     names = [p.name for p in params]
 
     def typer(typingctx, *args, **kwargs):
-        given = op.bind(args, kwargs)
-        argtys = [given.get(n, types.Omitted(op.signature.parameters[n].default)) for n in names]
-        tys = dict(zip(names, argtys))
+        tys, chosen, given = op.type_call(args, kwargs)
+        argtys = list(tys.values())
         operand_tys = {o.name: tys[o.name] for o in op.operands}
-        chosen = op.check_types(tys)
-        given = tuple(o.name for o in op.operands if o.default is not REQUIRED and not _omitted(tys[o.name]))
-
-        def validate():
-            named = op.name + "".join(f" with '{name}'" for name in given if getattr(
-                next(o for o in op.operands if o.name == name), "need", None))
-            named += "".join(f" with {q.name}={chosen[q.name]!r}" for q in op.qualifiers   # what raised the need
-                             if op.need | q.fragment(chosen[q.name]).need != op.need)
-            check_arch(named, op.requirement(chosen, given))
-
-        validate()
+        op.check_call_arch(chosen, given)
 
         def codegen(context, builder, sig, llargs):
-            validate()   # typing is cached across targets and toolkits; lowering is not
+            op.check_call_arch(chosen, given)   # typing is cached across targets and toolkits; lowering is not
             if op.check is not None:
                 op.check(**operand_tys, **chosen)
             cc = current_cc()

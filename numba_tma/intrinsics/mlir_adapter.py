@@ -1,0 +1,83 @@
+"""Everything numba-tma takes from numba-cuda-mlir, in one place (its second host, issue 25).
+
+numba-cuda-mlir 0.6 documents only part of its extension API; what numba-tma also relies on is
+named here, once, and ``tests/test_mlir_host.py`` checks each of these names and behaviours, so a
+numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
+
+* ``numba_cuda_mlir.numba_cuda.extending._intrinsic(target="cuda", prefer_literal=True)`` — the
+  public ``numba_cuda_mlir.extending.intrinsic`` takes no options, and ops need literal types;
+* ``builder.targetoptions["chip"]`` — the only place the compilation target is known (at lowering;
+  typing has none);
+* ``numba_cuda_mlir.tools._cached_cc`` — every compile asks the driver for the host's compute
+  capability, so compiling with no GPU needs it set (:func:`compiling_for`);
+* keyword arguments: numba-cuda-mlir re-types an intrinsic call at lowering with the keyword
+  types appended to the positional ones (``mlir_lowering.lower_call_expr_assign``), which binds
+  them to the wrong parameters when an optional one before them was left out;
+  :func:`intrinsic` answers that folded call from the typing of the real one.
+
+Importing this module imports numba-cuda-mlir (an optional dependency: the ``mlir`` extra).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
+from numba_cuda_mlir import types as mlir_types
+from numba_cuda_mlir._mlir import ir
+from numba_cuda_mlir._mlir.dialects import llvm
+from numba_cuda_mlir.numba_cuda.extending import _intrinsic
+
+__all__ = ["compiling_for", "cuda", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "mlir_types", "refresh",
+           "target_chip"]
+
+
+def intrinsic(typer, name: str):
+    """``typer(typingctx, *args, **kwargs) -> (signature, codegen)`` as a numba-cuda-mlir
+    intrinsic named ``name`` with literal argument types.  A call typed with keywords is cached
+    under the types numba-cuda-mlir re-types it with at lowering (positional, then the keywords'
+    in their order); that folded call is answered from the cache.  (It is ambiguous only when the
+    same types are passed once positionally and once with keywords: the keyword typing wins.)"""
+    keyword_calls = {}
+
+    def typer_with_keywords(typingctx, *args, **kwargs):
+        if not kwargs and args in keyword_calls:
+            return keyword_calls[args]
+        typed = typer(typingctx, *args, **kwargs)
+        if kwargs:
+            keyword_calls[args + tuple(kwargs.values())] = typed
+        return typed
+
+    typer_with_keywords.__signature__ = getattr(typer, "__signature__", None)
+    typer_with_keywords.__name__ = typer_with_keywords.__qualname__ = name
+    return _intrinsic(target="cuda", prefer_literal=True)(typer_with_keywords)
+
+
+def target_chip(builder) -> str:
+    """The architecture a lowering ``builder`` compiles for (``"sm_90a"``)."""
+    return builder.targetoptions["chip"]
+
+
+@contextlib.contextmanager
+def compiling_for(cc):
+    """Compile for compute capability ``cc`` with no GPU: numba-cuda-mlir's cached host compute
+    capability is ``cc[:2]`` inside, and what it was after."""
+    saved = tools._cached_cc
+    tools._cached_cc = tuple(cc[:2])
+    try:
+        yield
+    finally:
+        tools._cached_cc = saved
+
+
+def kernel_ptx(pyfunc, sig, cc, chip: str, **options) -> str:
+    """The PTX of ``pyfunc`` as a numba-cuda-mlir kernel for ``chip`` (``"sm_90a"``, compute
+    capability ``cc``) with argument types ``sig``, compiled with no GPU."""
+    with compiling_for(cc):
+        ptx, _ = cuda.compile_ptx(cuda.jit(chip=chip, **options)(pyfunc), sig, device=False)
+    return ptx
+
+
+def refresh() -> None:
+    """Make intrinsics defined after numba-cuda-mlir's typing context was built visible to it."""
+    extending.refresh_registries()

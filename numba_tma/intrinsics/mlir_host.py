@@ -1,0 +1,251 @@
+"""The numba-cuda-mlir host binding of the NVIDIA declarations (issue 25): each :class:`PtxOp` as a
+numba-cuda-mlir intrinsic, from the same declaration as its llvmlite binding (``_core``).
+
+What is shared with the llvmlite binding, unchanged: the op's signature and argument binding, its
+typing checks and qualifier tables (:meth:`PtxOp.type_call`), its requirement and the
+:class:`ArchError` text (:meth:`PtxOp.check_call_arch`), its template keys (``Operand.keys``,
+``fields``, ``spell``) and :meth:`PtxOp.render`.  What is this host's own:
+
+* :func:`to_numba` / :func:`to_mlir`: numba-cuda-mlir's vendored type classes are distinct from
+  numba-cuda's (``uint64 != uint64``), so argument types are translated to ``numba.cuda.types``
+  for the checks, and the result type back;
+* the operand lowering, one function per Operand class (:data:`LOWERINGS`, :func:`lowers`; a
+  family's own operand classes add theirs, ``numba_tma.mlir``) — a shared array becomes its data
+  pointer, ``addrspacecast`` to the shared window, ``ptrtoint i32``; integers are converted to the
+  width the instruction takes;
+* the emission: one ``llvm.inline_asm`` (side effects and ``~{memory}`` for every op that has
+  ``memory``), the target read while lowering (``mlir_adapter.target_chip``).
+
+Not here (yet): ops returning register tuples (``tied`` fragments, ``returns_regs``) and debug
+mode; see docs/second_host.md.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from numba.cuda import types
+
+from .mlir_adapter import intrinsic, ir, llvm, lowering_utilities, mlir_types, target_chip
+from ._core import (CacheHint, Const, Float, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp, SharedArray,
+                    Value, literal, parse_arch)
+from ..declarations import omitted
+
+__all__ = ["LOWERINGS", "build_mlir_intrinsic", "lowers", "to_mlir", "to_numba"]
+
+SHARED_ADDRESS_SPACE = 3
+
+
+# --------------------------------------------------------------------------------------------
+# Types: numba-cuda-mlir's to numba-cuda's (for the declarations' checks) and back
+# --------------------------------------------------------------------------------------------
+
+
+def to_numba(ty):
+    """The ``numba.cuda.types`` type of a numba-cuda-mlir argument type (a type with no
+    counterpart is returned as it is, and the op's check refuses it by name)."""
+    if isinstance(ty, mlir_types.Omitted):
+        return types.Omitted(ty.value)
+    if isinstance(ty, mlir_types.Literal):
+        return types.literal(ty.literal_value)
+    if isinstance(ty, mlir_types.NoneType):
+        return types.none
+    if isinstance(ty, mlir_types.UniTuple):
+        return types.UniTuple(to_numba(ty.dtype), ty.count)
+    if isinstance(ty, mlir_types.BaseTuple):
+        return types.Tuple([to_numba(t) for t in ty])
+    if isinstance(ty, mlir_types.Array):
+        return types.Array(to_numba(ty.dtype), ty.ndim, ty.layout)
+    if isinstance(ty, (mlir_types.Number, mlir_types.Boolean)):
+        return getattr(types, ty.name)
+    return ty
+
+
+def to_mlir(ty):
+    """The numba-cuda-mlir type of an op's result type (a state token is its 64 bits)."""
+    if ty == types.void:
+        return mlir_types.void
+    if isinstance(ty, (types.Integer, types.Boolean)):
+        return getattr(mlir_types, ty.name)
+    return mlir_types.uint64   # mbarrier.StateToken
+
+
+# --------------------------------------------------------------------------------------------
+# Operands: each Operand class's MLIR lowering
+# --------------------------------------------------------------------------------------------
+
+LOWERINGS = {}   # Operand class -> lower(operand, ty, value, *peer types) -> [(MLIR value, constraint)]
+_CONSTRAINT = {16: "h", 32: "r", 64: "l"}
+
+
+def lowers(operand_class):
+    """Register the decorated function as the MLIR lowering of ``operand_class`` (and of its
+    subclasses that have none of their own)."""
+    def register(lower):
+        LOWERINGS[operand_class] = lower
+        return lower
+    return register
+
+
+def lower_operand(operand, ty, value, *peers):
+    for cls in type(operand).__mro__:
+        if cls in LOWERINGS:
+            return LOWERINGS[cls](operand, ty, value, *peers)
+    raise NotImplementedError(f"numba_tma: the numba-cuda-mlir host has no lowering of {type(operand).__name__} "
+                              f"operands ('{operand.name}')")
+
+
+def _signed(ty) -> bool:
+    ty = getattr(ty, "literal_type", ty)
+    return bool(getattr(ty, "signed", False))
+
+
+def integer(value, ty, bits: int):
+    """``value`` (of Numba type ``ty``) as a ``bits``-bit integer, extended by ``ty``'s sign."""
+    return lowering_utilities.convert(value, ir.IntegerType.get_signless(bits), signed=_signed(ty))
+
+
+def float32(value):
+    return lowering_utilities.convert(value, ir.F32Type.get())
+
+
+def bits_of(value, ty, dtype):
+    """``value`` converted to the element type ``dtype``; a float as its bits."""
+    if isinstance(dtype, types.Float):
+        width = ir.F32Type.get() if dtype.bitwidth == 32 else ir.F64Type.get()
+        return llvm.bitcast(ir.IntegerType.get_signless(dtype.bitwidth), lowering_utilities.convert(value, width))
+    return integer(value, ty, dtype.bitwidth)
+
+
+def shared_address(array):
+    """32-bit shared-window address of element 0 of a shared array (a memref)."""
+    pointer = llvm.addrspacecast(llvm.PointerType.get(SHARED_ADDRESS_SPACE),
+                                 lowering_utilities.memref_data_pointer(array))
+    return llvm.ptrtoint(ir.IntegerType.get_signless(32), pointer)
+
+
+def global_address(array):
+    """64-bit generic address of element 0 of a device array (a memref)."""
+    return llvm.ptrtoint(ir.IntegerType.get_signless(64), lowering_utilities.memref_data_pointer(array))
+
+
+def _elements(value, ty):
+    """A tuple value's elements with their types (numba-cuda-mlir lowers a tuple to a Python tuple)."""
+    return list(zip(value, ty)) if isinstance(ty, types.BaseTuple) else [(value, ty)]
+
+
+@lowers(Int)
+def _int(o, ty, value):
+    return [(integer(value, ty, o.bits), _CONSTRAINT[o.bits])]
+
+
+@lowers(Float)
+def _float(o, ty, value):
+    if isinstance(ty, types.Omitted):
+        return [(lowering_utilities.constant(float(ty.value), ir.F32Type.get()), "f")]
+    return [(float32(value), "f")]
+
+
+@lowers(Const)
+def _const(o, ty, value):
+    return []
+
+
+@lowers(GlobalArray)
+def _global_array(o, ty, value):
+    return [(global_address(value), "l")]
+
+
+@lowers(SharedArray)
+def _shared_array(o, ty, value):
+    return [(shared_address(value), "r")]
+
+
+@lowers(IntTuple)
+def _int_tuple(o, ty, value):
+    return [(integer(v, t, o.bits), _CONSTRAINT[o.bits]) for v, t in _elements(value, ty)]
+
+
+@lowers(Value)
+def _value(o, ty, value, like):
+    return [(bits_of(v, t, like.dtype), _CONSTRAINT[like.dtype.bitwidth]) for v, t in _elements(value, ty)]
+
+
+@lowers(CacheHint)
+def _cache_hint(o, ty, value):
+    return [] if omitted(ty) else [(integer(value, ty, 64), "l")]
+
+
+@lowers(Multicast)
+def _multicast(o, ty, value):
+    return [] if omitted(ty) else [(integer(value, ty, 16), "h")]
+
+
+@lowers(Optional)
+def _optional(o, ty, value):
+    return [] if omitted(ty) else lower_operand(o.inner, ty, value)
+
+
+# --------------------------------------------------------------------------------------------
+# Emission
+# --------------------------------------------------------------------------------------------
+
+_RESULT = {16: "=h", 32: "=r", 64: "=l"}
+
+
+def emit_asm(text: str, operands, result: str | None, memory: bool):
+    """One ``llvm.inline_asm``; ``operands`` are ``(value, constraint)`` pairs in ``$n`` order after
+    the result (if any); with ``memory`` it has side effects and the ``~{memory}`` clobber (as the
+    llvmlite binding's ``emit_asm``)."""
+    constraints = ([result] if result else []) + [c for _, c in operands] + (["~{memory}"] if memory else [])
+    result_type = ir.IntegerType.get_signless({"=h": 16, "=r": 32, "=l": 64}[result]) if result else None
+    return llvm.inline_asm(result_type, [v for v, _ in operands], text, ",".join(constraints),
+                           has_side_effects=memory)
+
+
+def _bound_vars(op: PtxOp, args, kwargs) -> dict:
+    """``{parameter: the IR variable passed}`` for the variables of a call (positional, then
+    ``(name, variable)`` keywords); parameters left out have none."""
+    return dict(zip(op.signature.parameters, args)) | dict(kwargs)
+
+
+def build_mlir_intrinsic(op: PtxOp):
+    """``op`` as a numba-cuda-mlir intrinsic (typed by the declaration's rules, lowered here)."""
+    if op.tied or op.returns_regs or op.vendor != "nvidia":
+        raise NotImplementedError(f"numba_tma: {op.name}: the numba-cuda-mlir host does not lower ops returning "
+                                  "register tuples yet (docs/second_host.md)")
+
+    def typer(typingctx, *args, **kwargs):
+        tys, chosen, given = op.type_call([to_numba(t) for t in args], {k: to_numba(t) for k, t in kwargs.items()})
+        operand_tys = {o.name: tys[o.name] for o in op.operands}
+
+        def codegen(builder, target, args, kwargs):
+            cc = parse_arch(target_chip(builder))
+            op.check_call_arch(chosen, given, cc)
+            variables = _bound_vars(op, args, kwargs)
+            values, slots, n = [], {}, 0 if op.returns == types.void else 1
+            for o in op.operands:
+                ty = tys[o.name]
+                value = builder.load_var(variables[o.name]) if o.name in variables else None
+                lowered = lower_operand(o, ty, value, *(tys[p] for p in o.peers))
+                slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
+                                    ", ".join(f"${n + i}" for i in range(len(lowered))), ty, *(tys[p] for p in o.peers)))
+                n += len(lowered)
+                values.extend(lowered)
+            extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
+            text = op.render(slots | {"out": "$0"}, chosen, extra)
+            result = None if op.returns == types.void else "=r" if op.returns == types.boolean else \
+                _RESULT[op.returns.bitwidth]
+            out = emit_asm(text, values, result, op.memory)
+            if op.returns == types.boolean:
+                out = lowering_utilities.convert(out, ir.IntegerType.get_signless(1))
+            if result:
+                builder.store_var(target, out)
+
+        passed = op.bind(args, kwargs)
+        argtys = [passed.get(n, mlir_types.Omitted(p.default)) for n, p in op.signature.parameters.items()]
+        return to_mlir(op.returns)(*argtys), codegen
+
+    typer.__signature__ = inspect.Signature(
+        [inspect.Parameter("typingctx", inspect.Parameter.POSITIONAL_OR_KEYWORD), *op.signature.parameters.values()])
+    return op.public(intrinsic(typer, op.short_name), f"numba_tma.mlir.{op.family}")

@@ -1,0 +1,74 @@
+"""numba-tma's ops for numba-cuda-mlir kernels (the second host, issue 25; docs/second_host.md).
+
+    from numba_cuda_mlir import cuda
+    from numba_tma.mlir import fence, mbarrier, tma
+
+    @cuda.jit(chip="sm_90a")
+    def kernel(desc, out): ...        # the same calls as under numba-cuda
+
+Importing this package needs numba-cuda-mlir (the ``mlir`` extra).  It builds, from the same
+declarations as ``numba_tma.<family>``, a numba-cuda-mlir intrinsic of every op this host lowers
+(:mod:`numba_tma.intrinsics.mlir_host`) and puts each family's in a module of its own,
+``numba_tma.mlir.<family>`` (numba-cuda-mlir resolves ``family.op`` only through modules).
+:data:`MISSING` names the ops it does not lower yet, with why.
+"""
+
+import sys
+import types
+
+from .. import intrinsics   # noqa: F401  (the families: their declarations enter OPS)
+from ..intrinsics import matrix_descriptor, tcgen05
+from ..intrinsics import tma as _tma
+from ..intrinsics._core import OPS
+from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
+from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
+from ..ops import FAMILIES
+
+
+# -- the lowering of the families' own operand classes --------------------------------------------
+
+@lowers(_tma.Descriptor)
+def _descriptor(o, ty, value):   # a map in global memory (by-value maps do not exist under this host yet)
+    return [(global_address(value), "l")]
+
+
+@lowers(matrix_descriptor.TileMap)
+def _tile_map(o, ty, value):
+    return []
+
+
+@lowers(tcgen05.Registers)
+def _registers(o, ty, value):
+    registers = []
+    for v, t in zip(value, ty):
+        if t.name.startswith("float"):
+            v = llvm.bitcast(ir.IntegerType.get_signless(32), lowering_utilities.convert(v, ir.F32Type.get()))
+        else:
+            v = integer(v, t, 32)
+        registers.append((v, "r"))
+    return registers
+
+
+# -- one module per family ------------------------------------------------------------------------
+
+MISSING = {}   # op name -> why this host does not lower it
+
+
+def _family_module(family):
+    module = types.ModuleType(f"{__name__}.{family}", f"numba_tma.{family}'s ops for numba-cuda-mlir kernels.")
+    for name, op in sorted(OPS.items()):
+        if op.vendor != "nvidia" or op.family != family:
+            continue
+        try:
+            setattr(module, op.short_name, build_mlir_intrinsic(op))
+        except NotImplementedError as exc:
+            MISSING[name] = str(exc)
+    module.__all__ = sorted(n for n in vars(module) if not n.startswith("_"))
+    return module
+
+
+for _family in FAMILIES:
+    globals()[_family] = sys.modules[f"{__name__}.{_family}"] = _family_module(_family)
+refresh()
+
+__all__ = ["FAMILIES", "MISSING", *FAMILIES]

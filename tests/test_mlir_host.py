@@ -1,0 +1,173 @@
+"""The numba-cuda-mlir host (numba_tma.mlir, docs/second_host.md): sample rows of the declarations
+compiled through numba-cuda-mlir to the same hand-written PTX and SASS opcode, the same refusals,
+a TMA load through a map in global memory, and the numba-cuda-mlir internals it relies on (no GPU)."""
+
+import re
+
+import pytest
+
+numba_cuda_mlir = pytest.importorskip("numba_cuda_mlir", reason="numba-cuda-mlir is not installed (the mlir extra)")
+
+from numba_cuda_mlir import cuda, tools  # noqa: E402
+from numba_cuda_mlir import types as mt  # noqa: E402
+
+import numba_tma.mlir  # noqa: E402
+from numba_tma import ArchError, OpArgumentError, inspect  # noqa: E402
+from numba_tma.intrinsics import mlir_adapter  # noqa: E402
+from numba_tma.intrinsics._core import OPS  # noqa: E402
+from test_assembles import ROWS, SIG, _KERNEL, _compile, _kernel, _with_qualifiers  # noqa: E402
+
+MLIR_SIG = (mt.uint8[::1], mt.uint64[::1])
+
+# One or two rows per family, so that every Operand class this host lowers is exercised:
+# (op, sample index) -> the Operand classes it covers
+SUBSET = {
+    ("mbarrier.init", 0): "SharedArray, Int",
+    ("mbarrier.try_wait", 0): "Optional, Phase; a boolean result",
+    ("mbarrier.pending_count", 0): "Token (a state token result)",
+    ("bulk.load", 1): "Multicast, CacheHint",
+    ("bulk.store", 0): "GlobalArray",
+    ("bulk.wait_group", 0): "Const",
+    ("dsmem.store_async", 1): "Value (a tuple of floats)",
+    ("tma.load", 0): "Descriptor (global), IntTuple; a keyword after a skipped optional",
+    ("cache.policy", 0): "Float (omitted)",
+    ("cluster.ctarank", 0): "a pure op with a uint32 result",
+    ("fence.proxy_async", 0): "no operands",
+    ("tcgen05.st", 0): "Registers (sm_100a)",
+}
+
+
+def _row(name, index):
+    op = OPS[name]
+    return next(r for r in ROWS if r.values[0] is op and r.values[1] is op.samples[index] and r.values[4])
+
+
+def _mlir_kernel(call, name="kernel"):
+    namespace = {"cuda": cuda, "numba": mt, "types": mt,
+                 **{f: getattr(numba_tma.mlir, f) for f in numba_tma.mlir.FAMILIES}}
+    exec(_KERNEL.format(call=call.replace("\n", "\n    "), name=name), namespace)
+    return namespace[name]
+
+
+def _mlir_compile(op, sample, chosen, arch):
+    return inspect.compile(_mlir_kernel(_with_qualifiers(sample.call, chosen, op.name)), MLIR_SIG, arch, host="mlir")
+
+
+@pytest.mark.parametrize("name,index", list(SUBSET), ids=[f"{n}-{i}" for n, i in SUBSET])
+def test_sample_row_through_the_mlir_host(name, index):
+    op, sample, chosen, arch, _ = _row(name, index).values
+    out = _mlir_compile(op, sample, chosen, arch)
+    assert f".target {arch}" in out.ptx
+    missing = sample.ptx_missing_from(out.ptx)
+    assert not missing, f"not in the PTX (written from PTX ISA {sample.isa}): {missing}"
+    if sample.opcode(arch):
+        assert sample.found_in(out.opcodes(), arch), sorted(out.opcodes())
+
+
+def test_the_subset_covers_every_operand_class():
+    covered = {type(o).__name__ for n, i in SUBSET for o in OPS[n].operands} | \
+        {type(o.inner).__name__ for n, i in SUBSET for o in OPS[n].operands if hasattr(o, "inner")}
+    lowered = {c.__name__ for c in numba_tma.intrinsics.mlir_host.LOWERINGS} - {"TileMap"}   # by-value maps only
+    assert lowered <= covered | {"Phase", "Token"}, lowered - covered
+
+
+def _asm_blocks(ptx):
+    """The inline-asm blocks of a kernel, registers and numbers renamed in order of appearance."""
+    blocks = re.findall(r"// begin inline asm\n(.*?)// end inline asm", ptx, re.S)
+    names = {}
+    return [re.sub(r"%[a-z]+\d+|\b\d+\b", lambda m: names.setdefault(m.group(), f"R{len(names)}"), b.strip())
+            for b in blocks]
+
+
+def test_inline_asm_is_identical_between_hosts():
+    op, sample, chosen, arch, _ = _row("tma.load", 0).values
+    llvmlite = _compile(op, sample, chosen, arch).ptx
+    mlir = _mlir_compile(op, sample, chosen, arch).ptx
+    assert _asm_blocks(mlir) == _asm_blocks(llvmlite) and _asm_blocks(mlir)
+
+
+def test_a_bad_argument_is_refused_with_the_llvmlite_hosts_message():
+    refusal = OPS["mbarrier.init"].refusals[0]
+    with pytest.raises(OpArgumentError, match=re.escape(refusal.message)):
+        inspect.compile(_mlir_kernel(refusal.call), MLIR_SIG, "sm_90a", host="mlir")
+
+
+def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
+    call = "tcgen05.fence_before_thread_sync()"
+    with pytest.raises(ArchError) as llvmlite:
+        inspect.compile(_kernel(call), SIG, "sm_90a")
+    with pytest.raises(Exception) as mlir:
+        inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")
+    assert str(llvmlite.value) in str(mlir.value)
+    assert "needs sm_100a" in str(llvmlite.value)
+
+
+def test_tma_load_through_a_global_descriptor_assembles():
+    from numba_tma.mlir import fence, mbarrier, tma
+
+    def tile_copy(desc, out):
+        bar = cuda.shared.array(1, mt.uint64)
+        tile = cuda.shared.array((32, 32), mt.float32, alignment=128)
+        if cuda.threadIdx.x == 0:
+            mbarrier.init(bar, 1)
+            fence.mbarrier_init()
+            mbarrier.arrive_expect_tx(bar, 4096)
+            tma.load(desc, tile, (0, 0), bar)
+        cuda.syncthreads()
+        mbarrier.wait(bar, 0)
+        out[cuda.threadIdx.x] = tile[0, cuda.threadIdx.x]
+
+    out = inspect.compile(tile_copy, (mt.uint8[::1], mt.float32[::1]), "sm_90a", host="mlir")
+    assert "fence.proxy.tensormap::generic.acquire.sys" in out.ptx
+    assert {"UTMALDG.2D", "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT"} <= out.opcodes()
+
+
+# -- the numba-cuda-mlir internals numba_tma.intrinsics.mlir_adapter relies on ---------------------
+
+def test_numba_cuda_mlir_still_caches_the_host_compute_capability_in_tools():
+    assert hasattr(tools, "_cached_cc") and hasattr(tools, "get_gpu_compute_capability"), \
+        "numba_cuda_mlir.tools._cached_cc is gone: mlir_adapter.compiling_for needs another way to compile with no GPU"
+    before = tools._cached_cc
+    with mlir_adapter.compiling_for((10, 0, "a")):
+        assert tools.get_gpu_compute_capability(tuple) == (10, 0)
+    assert tools._cached_cc == before
+
+
+def test_numba_cuda_mlir_still_gives_lowering_the_chip():
+    seen = []
+
+    def typer(typingctx):
+        def codegen(builder, target, args, kwargs):
+            seen.append(mlir_adapter.target_chip(builder))
+        return mt.void(), codegen
+
+    probe = mlir_adapter.intrinsic(typer, "probe")
+    mlir_adapter.refresh()
+
+    def kernel(out):
+        probe()
+
+    inspect.compile(kernel, (mt.uint64[::1],), "sm_100a", host="mlir")
+    assert seen == ["sm_100a"], "builder.targetoptions['chip'] no longer names the target"
+
+
+def test_numba_cuda_mlir_still_retypes_keyword_calls_folded():
+    """If this fails, numba-cuda-mlir re-types keyword calls correctly: drop the work-around in
+    mlir_adapter.intrinsic."""
+    calls = []
+
+    def typer(typingctx, a, b=None, c=None):
+        calls.append((a, b, c))
+        def codegen(builder, target, args, kwargs):
+            pass
+        return mt.void(a, b, c), codegen
+
+    typer.__signature__ = __import__("inspect").signature(typer)
+    probe = numba_cuda_mlir.numba_cuda.extending._intrinsic(target="cuda", prefer_literal=True)(typer)
+    mlir_adapter.refresh()
+
+    def kernel(out):
+        probe(1, c=2)
+
+    inspect.compile(kernel, (mt.uint64[::1],), "sm_90a", host="mlir")
+    assert any(b is not None and not isinstance(b, mt.Omitted) and c is None for _, b, c in calls), calls
