@@ -171,3 +171,14 @@ def test_numba_cuda_mlir_still_retypes_keyword_calls_folded():
 
     inspect.compile(kernel, (mt.uint64[::1],), "sm_90a", host="mlir")
     assert any(b is not None and not isinstance(b, mt.Omitted) and c is None for _, b, c in calls), calls
+
+
+def test_debug_mode_is_refused_not_dropped():
+    """This host cannot emit debug mode's checks yet: a kernel compiled while it is on is refused,
+    naming the op and the way out."""
+    from numba_tma import debug
+    from numba_tma.errors import DebugModeError
+
+    with debug(), pytest.raises(DebugModeError, match=r"mbarrier.init: debug mode .* is not available on the "
+                                                       r"numba-cuda-mlir host yet"):
+        inspect.compile(_mlir_kernel("mbarrier.init(smem[0:], 1)"), MLIR_SIG, "sm_90a", host="mlir")

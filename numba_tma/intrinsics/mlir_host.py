@@ -17,7 +17,7 @@ typing checks and qualifier tables (:meth:`PtxOp.type_call`), its requirement an
   ``memory``), the target read while lowering (``mlir_adapter.target_chip``).
 
 Not here (yet): ops returning register tuples (``tied`` fragments, ``returns_regs``) and debug
-mode; see docs/second_host.md.
+mode (refused while it is on, not silently dropped); see docs/second_host.md.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import inspect
 
 from numba.cuda import types
 
+from ..debugging import STATE as DEBUG
+from ..errors import DebugModeError
 from .mlir_adapter import intrinsic, ir, llvm, lowering_utilities, mlir_types, target_chip
 from ._core import (CacheHint, Const, Float, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp, SharedArray,
                     Value, literal, parse_arch)
@@ -216,6 +218,10 @@ def build_mlir_intrinsic(op: PtxOp):
                                   "register tuples yet (docs/second_host.md)")
 
     def typer(typingctx, *args, **kwargs):
+        if DEBUG.on:        # its checks would be missing from the kernel: refuse rather than drop them
+            raise DebugModeError(f"numba_tma: {op.name}: debug mode (NUMBA_TMA_DEBUG / numba_tma.debug()) is not "
+                                 "available on the numba-cuda-mlir host yet; compile this kernel without it "
+                                 "(docs/second_host.md)")
         tys, chosen, given = op.type_call([to_numba(t) for t in args], {k: to_numba(t) for k, t in kwargs.items()})
         operand_tys = {o.name: tys[o.name] for o in op.operands}
 
