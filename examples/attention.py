@@ -168,7 +168,7 @@ def reference(q, k, v, heads, seq, d):
 
 
 def main(batch=None, heads=None, seq=None, d=128):
-    batch, heads, seq = batch or (1 if SIMULATED else 4), heads or (1 if SIMULATED else 16), seq or (256 if SIMULATED else 4096)
+    batch, heads, seq = batch or (1 if SIMULATED else 4), heads or (1 if SIMULATED else 16), seq or (128 if SIMULATED else 4096)
     if SIMULATED:
         d = 64
     rows = batch * heads * seq
