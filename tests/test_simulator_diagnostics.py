@@ -1,6 +1,8 @@
 """Each diagnostic the simulator gives where the GPU hangs, faults or silently misbehaves: a
 deliberately broken kernel, and the message it must raise (naming block, thread, op and barrier)."""
 
+import functools
+
 import pytest
 
 from test_simulator import simulate
@@ -87,39 +89,51 @@ def test_barrier_misuse():
     assert "mbarrier.arrive arrives 2 times on barrier bars[0]" in out
 
 
-@pytest.mark.parametrize("case, message", [
-    ("global", "tma.load: dst must be a shared array (cuda.shared.array); got an array outside shared memory"),
-    ("unaligned", "tma.load: dst tile[0] (allocated at kernel.py:{line}) is only 4-byte aligned; TMA needs 128-byte"),
-    ("swizzle", "is only 128-byte aligned; TMA needs 1024-byte alignment for SWIZZLE_128B"),
-    ("small", "holds 512 bytes, smaller than the box (1024 bytes of shared memory)"),
-    ("coords", "tma.load: argument 'coords[0]' times the element size (4 bytes) must be a multiple of 16 bytes"),
-    ("store", "tma.store: coords (0, -1) start before the tensor"),
-])
-def test_bad_tma_operands(case, message):
+_BAD_TMA = {
+    "global": "tma.load: dst must be a shared array (cuda.shared.array); got an array outside shared memory",
+    "unaligned": "tma.load: dst tile[0] (allocated at kernel.py:{line}) is only 4-byte aligned; TMA needs 128-byte",
+    "swizzle": "is only 128-byte aligned; TMA needs 1024-byte alignment for SWIZZLE_128B",
+    "small": "holds 512 bytes, smaller than the box (1024 bytes of shared memory)",
+    "coords": "tma.load: argument 'coords[0]' times the element size (4 bytes) must be a multiple of 16 bytes",
+    "store": "tma.store: coords (0, -1) start before the tensor",
+}
+
+
+@functools.cache
+def _bad_tma_reports() -> dict:
+    """Each bad operand's report, from one simulator child (the case a kernel argument)."""
     out = simulate(setup=RUN, body=f"""
         swizzled = TensorMap.tiled(src, (8, 32), swizzle="128B")
         @cuda.jit
-        def kernel(desc, swizzled, out):
+        def kernel(desc, swizzled, out, case):
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array((8, 32), numba.float32)
             aligned = cuda.shared.array((8, 32), numba.float32, alignment=128)
             small = cuda.shared.array((4, 32), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
-            if "{case}" == "global":
+            if case == "global":
                 tma.load(desc, out, (0, 0), bars)
-            elif "{case}" == "unaligned":
+            elif case == "unaligned":
                 tma.load(desc, tile, (0, 0), bars)
-            elif "{case}" == "swizzle":
+            elif case == "swizzle":
                 tma.load(swizzled, aligned, (0, 0), bars)
-            elif "{case}" == "small":
+            elif case == "small":
                 tma.load(desc, small, (0, 0), bars)
-            elif "{case}" == "coords":
+            elif case == "coords":
                 tma.load(desc, aligned, (2, 0), bars)
             else:
                 tma.store(desc, aligned, (0, -1))
-        run(kernel, desc, swizzled, np.zeros((8, 32), np.float32))
+        for case in {sorted(_BAD_TMA)!r}:
+            print("===", case)
+            run(kernel, desc, swizzled, np.zeros((8, 32), np.float32), case)
     """)
-    assert message.format(line=22) in out, out
+    return dict(chunk.split("\n", 1) for chunk in out.split("=== ")[1:])
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_TMA))
+def test_bad_tma_operands(case):
+    out = _bad_tma_reports()[case]
+    assert _BAD_TMA[case].format(line=22) in out, out
 
 
 def test_an_im2col_start_outside_the_bounding_box_is_reported():
