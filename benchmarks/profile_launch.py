@@ -1,0 +1,52 @@
+"""Where a launch's host time goes: cProfile of 1000 launches of each path of bench_launch.py, the
+14 functions with the most time of their own, and the unprofiled time per call (on the GPU host).
+
+    python benchmarks/profile_launch.py
+"""
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+
+sys.path[:0] = [os.path.dirname(__file__)]
+import numpy as np  # noqa: E402
+from numba import cuda  # noqa: E402
+
+import bench_launch as bl  # noqa: E402
+from numba_tma import TensorMap, launch  # noqa: E402
+
+a = cuda.to_device(np.zeros(bl.SHAPE, np.float32))
+b = cuda.to_device(np.zeros(bl.SHAPE, np.float32))
+out = cuda.device_array(1, np.int64)
+desc = TensorMap.tiled(a, bl.BOX)
+bl.with_map[1, 32](desc, out); bl.with_array[1, 32](a, out)
+launch(bl.with_array, 1, 32, a, out); launch(bl.with_array, 2, 32, a, out, cluster=(2, 1, 1))
+rows = {
+    "numba k[1,32](a, out)": lambda: bl.with_array[1, 32](a, out),
+    "numba_tma.launch(k, 1, 32, a, out)": lambda: launch(bl.with_array, 1, 32, a, out),
+    "numba_tma.launch cluster 2": lambda: launch(bl.with_array, 2, 32, a, out, cluster=(2, 1, 1)),
+    "TensorMap.tiled(b, BOX) alone": lambda: TensorMap.tiled(b, bl.BOX),
+    "desc.with_array(b) alone": lambda: desc.with_array(b),
+    "numba k[1,32](desc, out)": lambda: bl.with_map[1, 32](desc, out),
+}
+for name, fn in rows.items():
+    for _ in range(200):
+        fn()
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(1000):
+        fn()
+    t = (time.perf_counter() - t0) / 1000
+    cuda.synchronize()
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(1000):
+        fn()
+    pr.disable()
+    cuda.synchronize()
+    s = io.StringIO()
+    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(14)
+    print(f"===== {name}: {t * 1e6:.1f} us per call (unprofiled)")
+    print("\n".join(l for l in s.getvalue().splitlines()[6:26] if l.strip()))
