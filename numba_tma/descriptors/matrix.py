@@ -73,12 +73,16 @@ def rows_rule(rows: int | str, row_bytes: int) -> str:
     return f"must be below the tile's {rows} rows of {row_bytes} bytes (the descriptor would start past the tile)"
 
 
+def high_word(span: int, row_bytes: int) -> int:
+    """A descriptor's high 32 bits: the 8-row stride >> 4 (bits 32-45), the swizzle code (bits 62-63)."""
+    return ((ATOM_ROWS * row_bytes) >> 4) | (SWIZZLE_CODE[span] << 30)
+
+
 def encode(address: int, row_bytes: int, span: int, row: int, k: int) -> int:
     """The 64 bits of the descriptor of the tile at ``address`` from its ``row``-th row, K step
     ``k`` (what the compiled ``wgmma.descriptor`` computes)."""
     start = address + row * row_bytes + K_STEP_BYTES * k
-    high = ((ATOM_ROWS * row_bytes) >> 4) | (SWIZZLE_CODE[span] << 30)
-    return ((start >> 4) & 0x3FFF) | (1 << 16) | (high << 32)
+    return ((start >> 4) & 0x3FFF) | (1 << 16) | (high_word(span, row_bytes) << 32)
 
 
 def decode(bits: int) -> MatrixFields:
@@ -145,8 +149,7 @@ def encode_mn(address: int, span: int, width: int, box_bytes: int, col: int, k: 
     """The 64 bits of the MN-major descriptor of the tile at ``address`` from MN element ``col``
     (a multiple of ``width``), K step ``k`` (what the compiled ``wgmma.descriptor_mn`` computes)."""
     start = address + (col // width) * box_bytes + k * MN_K_ROWS * span
-    high = ((ATOM_ROWS * span) >> 4) | (SWIZZLE_CODE[span] << 30)
-    return ((start >> 4) & 0x3FFF) | ((box_bytes >> 4) << 16) | (high << 32)
+    return ((start >> 4) & 0x3FFF) | ((box_bytes >> 4) << 16) | (high_word(span, span) << 32)
 
 
 def read_offsets_mn(bits: int, base: int, mn: int, k_rows: int, element_bytes: int) -> np.ndarray:

@@ -312,14 +312,15 @@ class TensorMap:
         address, shape, strides, name, itemsize = _array_view(array)
         key = (name, shape, strides, box, element_strides, swizzle, l2_promotion, oob_fill, interleave, data_type,
                allow_store_overrun)
-        made = _TILED.get(key) if _plain_key(key) else None
+        cacheable = _plain_key(key)
+        made = _TILED.get(key) if cacheable else None
         if made is None:
             box, element_strides = _ints("box", box), _ints("element_strides", element_strides, optional=True)
             params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
                                            *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
             made = (params, layout, box, element_strides, _shown_dtype(name, params),
                     _flag("allow_store_overrun", allow_store_overrun))
-            if _plain_key(key):
+            if cacheable:
                 if len(_TILED) >= 1024:
                     _TILED.clear()
                 _TILED[key] = made

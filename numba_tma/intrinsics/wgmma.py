@@ -28,7 +28,6 @@ from numba.cuda.extending import _intrinsic, intrinsic
 
 from ..declarations import literal, reject
 from ..descriptors import matrix
-from ..descriptors.matrix import SWIZZLE_CODE
 from . import debug, matrix_descriptor
 from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
                     Sample, SharedArray, exported, shared_address)
@@ -53,15 +52,10 @@ _N_INT = (8, 16, 24, *range(32, 257, 16))
 
 # -- matrix descriptors ----------------------------------------------------------------------------
 
-def _descriptor_hi(swizzle, row_bytes):
-    """The high 32 bits: the 8-row stride >> 4 (bits 32-45), the swizzle code (bits 62-63)."""
-    return ((8 * row_bytes) >> 4) | (SWIZZLE_CODE[swizzle] << 30)
-
-
 descriptor = PtxOp(
     "wgmma.descriptor", matrix_descriptor.TEMPLATE, matrix_descriptor.operands(),
     need=SM90A, returns=types.uint64, memory=False, check=matrix_descriptor.check("wgmma.descriptor"),
-    fields=matrix_descriptor.fields("wgmma.descriptor", _descriptor_hi),
+    fields=matrix_descriptor.fields("wgmma.descriptor", matrix.high_word),
     debug=matrix_descriptor.debug_checks("wgmma.descriptor"),
     doc_fields={"row_bytes": "ROW_BYTES", "hi": "SBO>>4 | SWIZZLE<<30"},
     doc="""The 64-bit shared-memory matrix descriptor of a K-major wgmma operand: the tile ``tile``
@@ -131,7 +125,7 @@ def _mma_spell(dtype, trans_a, trans_b, negate_a, negate_b):
 descriptor_mn = PtxOp(
     "wgmma.descriptor_mn", matrix_descriptor.MN_TEMPLATE, matrix_descriptor.mn_operands(),
     need=SM90A, returns=types.uint64, memory=False, check=matrix_descriptor.mn_check("wgmma.descriptor_mn"),
-    fields=matrix_descriptor.mn_fields("wgmma.descriptor_mn", _descriptor_hi),
+    fields=matrix_descriptor.mn_fields("wgmma.descriptor_mn", matrix.high_word),
     debug=matrix_descriptor.mn_debug_checks("wgmma.descriptor_mn"),
     tlx=("cute make_gmma_desc<Major::MN>", "cute.nvgpu.warpgroup (OperandMajorMode.MN)"),
     doc_fields={"col_bytes": "BOX_BYTES/W", "k_bytes": "16*SPAN", "leading": "LBO>>4<<16",

@@ -125,22 +125,27 @@ class SimulatedRing:
         if thread.released:
             thread.released = [r for r in thread.released if r[3] != (self, index)]
 
-    def _give_back(self, index, phase):
-        """The releasing thread may not read the stage's tile again before its next wait: the
-        bytes that the copies completing on ``full[index]`` wrote (``memory.check_released``);
-        nor may its wgmma ops still be reading them."""
-        thread, block_state = enter()
+    def _filled(self, index) -> dict:
+        """The stage's bytes: the ranges (start -> end) the copies completing on ``full[index]`` wrote."""
+        _, block_state = enter()
         full = block_state.barriers.get(memory.address(self.bars[index:]))
-        if full is None:
-            return
-        for lo, hi in async_reads(thread).pending():
-            if any(lo < end and start < hi for start, end in full.fills.items()):
+        return {} if full is None else full.fills
+
+    def _not_read_by_wgmma(self, filled, index, phase):
+        """A stage may not be released while this thread's wgmma ops may still read its bytes."""
+        for lo, hi in async_reads(scheduler.current()).pending():
+            if any(lo < end and start < hi for start, end in filled.items()):
                 raise _problem(self.config, f"release: stage {index} (phase {phase}) released while a wgmma.mma_async "
                                "of this thread may still read it: wgmma.commit_group() and wgmma.wait_group(n) "
                                "covering that MMA before ring.release(state)")
+
+    def _give_back(self, filled, index, phase):
+        """The releasing thread may not read the stage's bytes again before its next wait
+        (``memory.check_released``)."""
+        thread = scheduler.current()
         why = (f"{self.config!r}: stage {index} (phase {phase}) was released by this thread, and its producer may "
                f"refill it at any time: read a stage between ring.wait(state) and ring.release(state)")
-        thread.released = thread.released + [(lo, hi, why, (self, index)) for lo, hi in full.fills.items()]
+        thread.released = thread.released + [(lo, hi, why, (self, index)) for lo, hi in filled.items()]
 
     def release(self, state):
         index, phase = self._check("release", state)
@@ -160,8 +165,10 @@ class SimulatedRing:
                                f"participants in one round; the pipeline declares consumers={consumers} "
                                f"({consumers.arrivals} arrivals)")
             releases[index, phase] = count
+        filled = self._filled(index)
+        self._not_read_by_wgmma(filled, index, phase)
         self._steps["release"](self.bars, index)
-        self._give_back(index, phase)
+        self._give_back(filled, index, phase)
 
     def tail(self, state):
         self._check("tail", state)

@@ -89,8 +89,9 @@ def _steps(config):
 
     # A cluster ring's release is one cluster-scope fence and a relaxed arrival in each block: a
     # release arrival each is one MEMBAR.ALL.GPU each (ptxas), and the consumer's thread waits for
-    # every one; on the H200 the fenced form ran examples/cluster_multicast.py 1.4x (clusters of
-    # 2) and 1.5x (of 4) faster than the hand-written ring's release arrivals (BENCHMARKS.md).
+    # every one; in one H200 run of benchmarks/bench_pipeline.py the fenced form ran
+    # examples/cluster_multicast.py 1.03x (clusters of 2) and 1.31x (of 4) faster than the
+    # hand-written ring's release arrivals (BENCHMARKS.md, eighth session).
     @_device
     def arrive_empty(bars, index):
         """One consumer's arrival on ``empty[index]``: in every block of a cluster ring."""
