@@ -9,12 +9,13 @@ The kernel is persistent (one block per SM, tiles handed out in grouped order fo
 warp-specialised: warpgroup 0's elected thread issues the TMA loads of A (128 rows) and B
 (256 rows) tiles, one 128-byte K step wide, into a 4-stage ``numba_tma.pipeline.TmaPipeline``;
 warpgroups 1 and 2 each multiply a 64 x 256 half of the 128 x 256 output tile with
-``wgmma.mma_async`` (m64n256k16 for bf16, m64n256k32 for fp8 e4m3; four per K step,
-descriptors from the maps' 128B-swizzled layout), keep one wgmma group in flight while releasing
-the stage before, and write their fragment as bf16 into swizzled shared boxes that TMA stores
-(left in flight while the next tile's MMAs run).  Ragged M, N, K: TMA fills out-of-range input
-with zeros and clips out-of-range output (N and K multiples of 8: TMA's 16-byte row pitch).  ``make_gemm("e4m3")`` is the
-fp8 kernel (per-tensor scales applied to the fragment before the store).
+``wgmma.mma_async`` (m64n256k16, four per K step, descriptors from the maps' 128B-swizzled
+layout), keep one wgmma group in flight while releasing the stage before, and write their fragment
+as bf16 into swizzled shared boxes that TMA stores (left in flight while the next tile's MMAs
+run).  Ragged M, N, K: TMA fills out-of-range input with zeros and clips out-of-range output (N
+and K multiples of 8: TMA's 16-byte row pitch).  ``make_gemm("e4m3")`` is the fp8 kernel: tiles
+of 128 x 192 (m64n192k32), promoted every 256 of K into a float32 total (see ``KINDS``), per-tensor
+scales applied to the fragment before the store.
 """
 
 import sys
@@ -29,14 +30,17 @@ import numba_tma
 from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline, sync, tma, wgmma
 from numba_tma.testing import gpu_seconds
 
-BM, BN = 128, 256                    # the output tile: two warpgroups of 64 x 256
-STAGES = 4                           # 4 x 48 KiB of shared memory, and 32 KiB to stage the output
+BM = 128                             # output tile rows: two consumer warpgroups of 64
+STAGES = 4                           # 4 x 48 KiB (fp8: 40 KiB) of shared memory, and 32 KiB to stage the output
 GROUP_M = 8                          # output tiles walk GROUP_M tile rows at a time (L2 reuse of B)
 THREADS = 384                        # 3 warpgroups: the producer's, two consumers'
-STAGE_BYTES = 49152                  # a 128-row A tile and a 256-row B tile, 128 bytes of K each
-#: per input type: (its bytes, the shared element type, the wgmma dtype); the K step BK is one
-#: 128-byte swizzle row (64 bf16 or 128 fp8), four wgmma K steps of 32 bytes
-KINDS = {"bf16": (2, numba.uint16, "bf16"), "e4m3": (1, numba.uint8, "e4m3")}
+#: per input type: (its bytes, the shared element type, the wgmma dtype, the output tile's columns
+#: BN, K steps per promotion); the K step BK is one 128-byte swizzle row (64 bf16 or 128 fp8), four
+#: wgmma K steps of 32 bytes.  fp8 is promoted: Hopper adds fp8 products into the accumulator with
+#: about 14 mantissa bits, so each 2 K steps (256 of K) go into a fresh fragment that is then added
+#: into a float32 total (DeepSeek-V3's promotion); the two fragments of 64 x 192 take 192 registers,
+#: which ``setmaxnreg`` (232 for the consumers, 40 for the producer) makes room for.
+KINDS = {"bf16": (2, numba.uint16, "bf16", 256, 0), "e4m3": (1, numba.uint8, "e4m3", 192, 2)}
 
 
 @cuda.jit(device=True, inline=True)
@@ -54,15 +58,18 @@ def make_gemm(kind, pair=False, b_kn=False):
     each block loads half of it with TMA multicast into both (B crosses from L2 once per pair).
     ``b_kn`` (bf16): B given K x N row-major; its tile is 4 boxes of (64 K rows, 64 N), read
     MN-major (``wgmma.descriptor_mn``, ``trans_b=True``)."""
-    size, element, mma_dtype = KINDS[kind]
+    size, element, mma_dtype, BN, promote = KINDS[kind]
     bk = 128 // size
+    stage_bytes = (BM + BN) * 128
+    regs = BN // 2                                  # a consumer's fragment of 64 x BN
+    last_boxes = BN // 64 - 2                       # the epilogue's second round: 64-column boxes
     b_boxes = BN // 64 if b_kn else 2               # B boxes per stage: (bk, 64) given K x N, (128, bk) given N x K
     mine = b_boxes // 2 if pair else b_boxes        # the boxes of B each block loads
     ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), cluster=pair, reads="wgmma")
     plan = (SharedMemoryPlan()
             .array("a", (STAGES, BM, bk), element, swizzle="128B")
             .array("b", (b_boxes * STAGES,) + ((bk, 64) if b_kn else (BN // 2, bk)), element, swizzle="128B")
-            .array("c", (BN // 64, 64, 64), numba.uint16, swizzle="128B")   # per warpgroup, 2 boxes of 64 x 64
+            .array("c", (4, 64, 64), numba.uint16, swizzle="128B")   # per warpgroup, 2 boxes of 64 x 64
             .pipeline("ring", ring_config))
     carve = plan.carver()
     blocks_per_tile_row = 2 if pair else 1
@@ -79,13 +86,15 @@ def make_gemm(kind, pair=False, b_kn=False):
         first, step = cuda.blockIdx.x // blocks_per_tile_row, cuda.gridDim.x // blocks_per_tile_row
         n_tiles = rows_of_tiles * tiles_n
         if warpgroup == 0:                                     # the producer
+            if promote:
+                wgmma.setmaxnreg(40, "dec")
             if cuda.threadIdx.x == 0:
                 p = ring.producer_state()
                 for t in range(first, n_tiles, step):
                     mp, n = tile_of(t, rows_of_tiles, tiles_n)
                     m = mp * blocks_per_tile_row + rank
                     for k in range(k_tiles):
-                        ring.acquire(p, STAGE_BYTES)
+                        ring.acquire(p, stage_bytes)
                         tma.load(desc_a, at(smem.a, p.index), (k * bk, m * BM), ring.full(p))
                         if b_kn:                               # boxes of (bk K rows, 64 N); a pair: half each
                             for j in range(rank * mine, (rank + 1) * mine):
@@ -105,58 +114,82 @@ def make_gemm(kind, pair=False, b_kn=False):
                 if pair:
                     ring.tail(p)                               # the other block released every stage
         else:                                                  # the consumers: rows 64 * half of the tile
+            if promote:
+                wgmma.setmaxnreg(232, "inc")
             half = warpgroup - 1
             leader = cuda.threadIdx.x % 128 == 0
             c_state = ring.consumer_state()
             for t in range(first, n_tiles, step):
                 mp, n = tile_of(t, rows_of_tiles, tiles_n)
                 m = mp * blocks_per_tile_row + rank
-                acc = wgmma.zeros(128)
+                acc = wgmma.zeros(regs)
+                partial = wgmma.zeros(regs)                    # fp8: the K steps since the last promotion
                 previous = c_state
                 for k in range(k_tiles):
                     ring.wait(c_state)
-                    acc = wgmma.fence(acc)
                     a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, b_boxes * c_state.index)
-                    for kk in range(4):
-                        if b_kn:
-                            acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
-                                                  wgmma.descriptor_mn(b_tile, desc_b, kk, 0), k + kk, dtype=mma_dtype,
-                                                  trans_b=True)
+                    if promote:
+                        since = k % promote                    # 0: a fresh partial (scale_d 0 on its first MMA)
+                        partial = wgmma.fence(partial)
+                        for kk in range(4):
+                            partial = wgmma.mma_async(partial, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
+                                                      wgmma.descriptor(b_tile, desc_b, kk, 0), since + kk,
+                                                      dtype=mma_dtype)
+                        wgmma.commit_group()
+                        if since == promote - 1 or k == k_tiles - 1:
+                            partial = wgmma.wait_group(0, partial)   # done: into the float32 total
+                            if since > 0:
+                                ring.release(previous)
+                            ring.release(c_state)
+                            acc = wgmma.add(acc, partial)
                         else:
-                            acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
-                                                  wgmma.descriptor(b_tile, desc_b, kk, 0), k + kk, dtype=mma_dtype)
-                    wgmma.commit_group()
-                    acc = wgmma.wait_group(1, acc)             # the MMAs of K step k - 1 are done:
-                    if k > 0:
-                        ring.release(previous)                 # their stage can be refilled
+                            partial = wgmma.wait_group(1, partial)
+                            if since > 0:
+                                ring.release(previous)
+                    else:
+                        acc = wgmma.fence(acc)
+                        for kk in range(4):
+                            if b_kn:
+                                acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
+                                                      wgmma.descriptor_mn(b_tile, desc_b, kk, 0), k + kk,
+                                                      dtype=mma_dtype, trans_b=True)
+                            else:
+                                acc = wgmma.mma_async(acc, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
+                                                      wgmma.descriptor(b_tile, desc_b, kk, 0), k + kk,
+                                                      dtype=mma_dtype)
+                        wgmma.commit_group()
+                        acc = wgmma.wait_group(1, acc)         # the MMAs of K step k - 1 are done:
+                        if k > 0:
+                            ring.release(previous)             # their stage can be refilled
                     previous = c_state
                     c_state = c_state.advance()
-                acc = wgmma.wait_group(0, acc)
-                ring.release(previous)
+                if not promote:
+                    acc = wgmma.wait_group(0, acc)
+                    ring.release(previous)
                 if scale != 1:
                     acc = wgmma.scale(acc, scale)
-                # the epilogue, in two rounds of 128 columns: the fragment as bf16 into this
+                # the epilogue, in two rounds (128 columns, then the rest): the fragment as bf16 into this
                 # warpgroup's two staging boxes (once the TMA stores before have read them), then
                 # TMA stores, the last round's left in flight while the next tile's MMAs run
-                for part in range(2):
+                for rnd in range(2):
                     if leader:
                         tma.wait_group_read(0)
                     sync.named_barrier_sync(1 + half, 128)
-                    if part == 0:
+                    if rnd == 0:
                         wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 0, 2)
                     else:
-                        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, 2)
+                        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, last_boxes)
                     fence.proxy_async()
                     sync.named_barrier_sync(1 + half, 128)
                     if leader:
-                        for box in range(2):
+                        for box in range(2 if rnd == 0 else last_boxes):
                             tma.store(desc_c, at(smem.c, 2 * half + box),
-                                      (n * BN + 128 * part + 64 * box, m * BM + 64 * half))
+                                      (n * BN + 128 * rnd + 64 * box, m * BM + 64 * half))
                         tma.commit_group()
             if leader:
                 tma.wait_group(0)
 
-    return gemm, plan, bk
+    return gemm, plan, bk, BN
 
 
 GEMMS = {(kind, pair, b_kn): make_gemm(kind, pair, b_kn) for kind in KINDS for pair in (False, True)
@@ -167,18 +200,18 @@ def maps(a, b, c, kind="bf16", b_kn=False):
     """TMA maps of A (M x K) and B (N x K; ``b_kn``: K x N), bf16 bits (uint16) or e4m3 bytes
     (uint8), 128B-swizzled boxes of 128 rows and half a B tile by one K step (B given K x N: one K
     step of rows by 64 columns); and of C (M x N bf16 bits), boxes of 64 x 64."""
-    bk = GEMMS[kind, False, False][2]
+    bk, bn = GEMMS[kind, False, False][2:]
     options = {"data_type": "bfloat16"} if kind == "bf16" else {}
     return (TensorMap.tiled(a, (BM, bk), swizzle="128B", **options),
-            TensorMap.tiled(b, (bk, 64) if b_kn else (BN // 2, bk), swizzle="128B", **options),
+            TensorMap.tiled(b, (bk, 64) if b_kn else (bn // 2, bk), swizzle="128B", **options),
             TensorMap.tiled(c, (64, 64), swizzle="128B", data_type="bfloat16"))
 
 
 def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False, b_kn=False):
     """C = scale * A @ B^T (``b_kn``: scale * A @ B, B given K x N) into the map ``desc_c``'s M x N
     bf16 array, ``blocks`` persistent blocks (``pair``: in clusters of 2 sharing B by multicast)."""
-    gemm, plan, bk = GEMMS[kind, pair, b_kn]
-    tiles_m, tiles_n = -(-m // BM), -(-n // BN)
+    gemm, plan, bk, bn = GEMMS[kind, pair, b_kn]
+    tiles_m, tiles_n = -(-m // BM), -(-n // bn)
     grid = min(blocks, tiles_m * tiles_n) if not pair else 2 * min(blocks // 2, -(-tiles_m // 2) * tiles_n)
     numba_tma.launch(gemm, grid, THREADS, desc_a, desc_b, desc_c, tiles_m, tiles_n, -(-k // bk),
                      numba.float32(scale), shared_mem=plan.nbytes, cluster=(2, 1, 1) if pair else (1, 1, 1))

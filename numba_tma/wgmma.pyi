@@ -227,6 +227,25 @@ def scale(acc, factor):
     """
 
 
+def add(acc, other):
+    """``acc + other``, register by register (``add.rn.f32``, unrolled): two fragments of one shape.
+    An fp8 GEMM's promotion: Hopper adds fp8 products into its accumulator with about 14 mantissa
+    bits, so a kernel accumulates a few K steps into a fresh fragment (``scale_d`` 0 on its first
+    MMA), waits for them and adds that fragment into a float32 total it never hands to wgmma.
+
+    Example::
+
+        part = wgmma.wait_group(0, part)
+        total = wgmma.add(total, part)
+
+    PTX::
+
+        add.rn.f32 d(i), a(i), b(i);          // per register, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragments it adds).
+    """
+
+
 def store(acc, out, row, col):
     """Store a 64 x N float32 accumulator fragment into ``out`` (a 2-D float32 array or view) at
     (``row``, ``col``), unrolled (one store per element pair), skipping elements outside ``out``:

@@ -1,5 +1,5 @@
 """The fragment row operations of an attention kernel's online softmax (``wgmma.row_max``,
-``row_sum``, ``exp2_rows``, ``scale_rows``) and ``wgmma.load``, checked against numpy on the GPU
+``row_sum``, ``exp2_rows``, ``scale_rows``), ``wgmma.add`` and ``wgmma.load``, checked against numpy on the GPU
 and under the simulator (both ways) from a known 64 x N tile; their refusals; and their SASS
 (row_max over 128 registers: FMNMX and 4 SHFL.BFLY, no local memory)."""
 
@@ -14,7 +14,7 @@ from numba_tma.errors import OpArgumentError
 
 def _rows_kernel(count):
     @cuda.jit
-    def kernel(tile, ragged, scale, f, maxes, sums, exps, scaled, loaded):
+    def kernel(tile, ragged, scale, f, maxes, sums, exps, scaled, loaded, added):
         acc = wgmma.load(tile, 0, 0, count)
         m0, m1 = wgmma.row_max(acc)
         s0, s1 = wgmma.row_sum(acc)
@@ -25,6 +25,7 @@ def _rows_kernel(count):
         wgmma.store(wgmma.exp2_rows(acc, scale, m0 * scale, m1 * scale), exps, 0, 0)
         wgmma.store(wgmma.scale_rows(acc, f[r], f[r + 8]), scaled, 0, 0)
         wgmma.store(wgmma.load(ragged, 0, 0, count), loaded, 0, 0)   # outside `ragged`: zeros
+        wgmma.store(wgmma.add(acc, wgmma.scale(acc, f[0])), added, 0, 0)
     return kernel
 
 
@@ -59,9 +60,9 @@ def test_row_operations_match_numpy(n):
     scale = np.float32(0.125 * np.log2(np.e))
     f = rng.uniform(0.25, 2, 64).astype(np.float32)
     ragged = rng.standard_normal((37, n - 3)).astype(np.float32)
-    outs = [cuda.to_device(np.full(shape, np.nan, np.float32)) for shape in [(64, 4), (64, 4)] + [(64, n)] * 3]
+    outs = [cuda.to_device(np.full(shape, np.nan, np.float32)) for shape in [(64, 4), (64, 4)] + [(64, n)] * 4]
     _rows_kernel(n // 2)[1, 128](cuda.to_device(tile), cuda.to_device(ragged), scale, cuda.to_device(f), *outs)
-    maxes, sums, exps, scaled, loaded = (o.copy_to_host() for o in outs)
+    maxes, sums, exps, scaled, loaded, added = (o.copy_to_host() for o in outs)
 
     np.testing.assert_array_equal(maxes, np.repeat(tile.max(axis=1)[:, None], 4, axis=1))   # all 4 lanes
     np.testing.assert_array_equal(sums, _row_sums(tile))                   # add.rn: the same bits both ways
@@ -73,6 +74,7 @@ def test_row_operations_match_numpy(n):
     np.testing.assert_allclose(exps, want, rtol=2.0 ** -21, atol=2.0 ** -126)
     assert (exps[::5, n // 3] == 0).all()
     np.testing.assert_array_equal(scaled, tile * f[:, None])              # mul.rn: exact
+    np.testing.assert_array_equal(added, tile + tile * f[0])              # add.rn of float32s
     want_loaded = np.zeros((64, n), np.float32)
     want_loaded[:37, :n - 3] = ragged
     np.testing.assert_array_equal(loaded, want_loaded)
@@ -99,6 +101,8 @@ def _kernel(body):
      "wgmma.exp2_rows: argument 'scale' must be a float (float32; a float64 is converted to float32); got int64"),
     ("wgmma.store(wgmma.scale_rows(wgmma.zeros(8), out[0, 0], 2), out, 0, 0)",
      "wgmma.scale_rows: argument 'f1' must be a float"),
+    ("wgmma.store(wgmma.add(wgmma.zeros(8), wgmma.zeros(16)), out, 0, 0)",
+     "wgmma.add: arguments 'acc' and 'other' must be float32 fragments of one length"),
     ("wgmma.store(wgmma.load(out, 0, 0, out.shape[0]), out, 0, 0)",
      "wgmma.load: argument 'count' must be a constant N / 2"),
     ("wgmma.store(wgmma.load(out, 0, 0.5, 8), out, 0, 0)", "wgmma.load: argument 'col' must be an integer"),

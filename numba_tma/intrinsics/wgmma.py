@@ -504,6 +504,38 @@ def scale(typingctx, acc, factor):
     return acc(acc, factor), codegen
 
 
+@intrinsic
+def add(typingctx, acc, other):
+    """``acc + other``, register by register (``add.rn.f32``, unrolled): two fragments of one shape.
+    An fp8 GEMM's promotion: Hopper adds fp8 products into its accumulator with about 14 mantissa
+    bits, so a kernel accumulates a few K steps into a fresh fragment (``scale_d`` 0 on its first
+    MMA), waits for them and adds that fragment into a float32 total it never hands to wgmma.
+
+    Example::
+
+        part = wgmma.wait_group(0, part)
+        total = wgmma.add(total, part)
+
+    PTX::
+
+        add.rn.f32 d(i), a(i), b(i);          // per register, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragments it adds).
+    """
+    _ACC.check("wgmma.add", acc)
+    _ACC.check("wgmma.add", other)
+    if acc != other or str(acc.dtype) != "float32":
+        raise OpArgumentError(f"numba_tma: wgmma.add: arguments 'acc' and 'other' must be float32 fragments of one "
+                              f"length (one 64 x N tile); got {acc} and {other}")
+
+    def codegen(context, builder, sig, args):
+        return context.make_tuple(builder, sig.return_type,
+                                  [_f32_asm(builder, "add.rn.f32 $0, $1, $2;", builder.extract_value(args[0], i),
+                                            builder.extract_value(args[1], i)) for i in range(acc.count)])
+
+    return acc(acc, other), codegen
+
+
 _STAGING = SharedArray("tile", what="the shared staging tile", contiguous=True, align=matrix.alignment(128),
                        why=matrix.STAGING_WHY)
 
@@ -819,6 +851,6 @@ def scale_rows(typingctx, acc, f0, f1):
     return acc(acc, f0, f1), codegen
 
 
-HELPERS = ("zeros", "scale", "store", "store_bf16", "store_shared_bf16", "load", "row_max", "row_sum", "exp2_rows",
+HELPERS = ("zeros", "scale", "add", "store", "store_bf16", "store_shared_bf16", "load", "row_max", "row_sum", "exp2_rows",
            "scale_rows")   # public, not PTX declarations
 __all__ = exported("wgmma") + list(HELPERS)

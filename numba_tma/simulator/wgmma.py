@@ -173,6 +173,13 @@ def scale(acc, factor):
     return Fragment((np.asarray(acc, np.float32) * np.float32(factor)).tolist(), acc.dtype)
 
 
+def add(acc, other):
+    if len(acc) != len(other) or acc.dtype != "float32" or other.dtype != "float32":
+        raise SimulatorError(f"numba_tma simulator: wgmma.add: arguments 'acc' and 'other' must be float32 fragments "
+                             f"of one length; got {len(acc)} {acc.dtype} and {len(other)} {other.dtype} registers")
+    return Fragment((np.asarray(acc, np.float32) + np.asarray(other, np.float32)).tolist(), "float32")
+
+
 def _elements(thread, count):
     """``(register, row, col)`` of each of a thread's ``count`` fragment registers in the 64 x N
     tile (the thread's place: ``threadIdx.x % 128``, as the compiled helpers take it)."""
