@@ -14,7 +14,7 @@ layout), keep one wgmma group in flight while releasing the stage before, and wr
 as bf16 into swizzled shared boxes that TMA stores (left in flight while the next tile's MMAs
 run).  Ragged M, N, K: TMA fills out-of-range input with zeros and clips out-of-range output (N
 and K multiples of 8: TMA's 16-byte row pitch).  ``make_gemm("e4m3")`` is the fp8 kernel: tiles
-of 128 x 192 (m64n192k32), promoted every 256 of K into a float32 total (see ``KINDS``), per-tensor
+of 128 x 192 (m64n192k32), promoted every 128 of K into a float32 total (see ``KINDS``), per-tensor
 scales applied to the fragment before the store.
 """
 
@@ -35,12 +35,13 @@ STAGES = 4                           # 4 x 48 KiB (fp8: 40 KiB) of shared memory
 GROUP_M = 8                          # output tiles walk GROUP_M tile rows at a time (L2 reuse of B)
 THREADS = 384                        # 3 warpgroups: the producer's, two consumers'
 #: per input type: (its bytes, the shared element type, the wgmma dtype, the output tile's columns
-#: BN, K steps per promotion); the K step BK is one 128-byte swizzle row (64 bf16 or 128 fp8), four
-#: wgmma K steps of 32 bytes.  fp8 is promoted: Hopper adds fp8 products into the accumulator with
-#: about 14 mantissa bits, so each 2 K steps (256 of K) go into a fresh fragment that is then added
-#: into a float32 total (DeepSeek-V3's promotion); the two fragments of 64 x 192 take 192 registers,
-#: which ``setmaxnreg`` (232 for the consumers, 40 for the producer) makes room for.
-KINDS = {"bf16": (2, numba.uint16, "bf16", 256, 0), "e4m3": (1, numba.uint8, "e4m3", 192, 2)}
+#: BN, promoted); the K step BK is one 128-byte swizzle row (64 bf16 or 128 fp8), four wgmma K steps
+#: of 32 bytes.  fp8 is promoted: Hopper adds fp8 products into the accumulator with about 14
+#: mantissa bits, so each K step (128 of K) goes into a fresh fragment that is then added into a
+#: float32 total (DeepSeek-V3's promotion; every 2 or 4 K steps measured slower on the H200, see
+#: BENCHMARKS.md); the two fragments of 64 x 192 take 192 registers, which ``setmaxnreg`` (232 for
+#: the consumers, 40 for the producer) makes room for.
+KINDS = {"bf16": (2, numba.uint16, "bf16", 256, False), "e4m3": (1, numba.uint8, "e4m3", 192, True)}
 
 
 @cuda.jit(device=True, inline=True)
@@ -128,24 +129,15 @@ def make_gemm(kind, pair=False, b_kn=False):
                 for k in range(k_tiles):
                     ring.wait(c_state)
                     a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, b_boxes * c_state.index)
-                    if promote:
-                        since = k % promote                    # 0: a fresh partial (scale_d 0 on its first MMA)
+                    if promote:                                # a fresh partial (scale_d 0 on its first MMA)
                         partial = wgmma.fence(partial)
                         for kk in range(4):
                             partial = wgmma.mma_async(partial, wgmma.descriptor(a_tile, desc_a, kk, 64 * half),
-                                                      wgmma.descriptor(b_tile, desc_b, kk, 0), since + kk,
-                                                      dtype=mma_dtype)
+                                                      wgmma.descriptor(b_tile, desc_b, kk, 0), kk, dtype=mma_dtype)
                         wgmma.commit_group()
-                        if since == promote - 1 or k == k_tiles - 1:
-                            partial = wgmma.wait_group(0, partial)   # done: into the float32 total
-                            if since > 0:
-                                ring.release(previous)
-                            ring.release(c_state)
-                            acc = wgmma.add(acc, partial)
-                        else:
-                            partial = wgmma.wait_group(1, partial)
-                            if since > 0:
-                                ring.release(previous)
+                        partial = wgmma.wait_group(0, partial)  # done: the stage is free, the partial
+                        ring.release(c_state)                  # goes into the float32 total
+                        acc = wgmma.add(acc, partial)
                     else:
                         acc = wgmma.fence(acc)
                         for kk in range(4):
