@@ -1,5 +1,5 @@
-"""Where a launch's host time goes: cProfile of 1000 launches of each path of bench_launch.py, the
-14 functions with the most time of their own, and the unprofiled time per call (on the GPU host).
+"""Where a launch's host time goes: cProfile of 1000 launches of each path of bench_launch.py, the 22
+functions with the most time of their own, and the unprofiled time per call (on the GPU host).
 
     python benchmarks/profile_launch.py
 """
@@ -23,6 +23,26 @@ out = cuda.device_array(1, np.int64)
 desc = TensorMap.tiled(a, bl.BOX)
 bl.with_map[1, 32](desc, out); bl.with_array[1, 32](a, out)
 launch(bl.with_array, 1, 32, a, out); launch(bl.with_array, 2, 32, a, out, cluster=(2, 1, 1))
+# the fresh-map launch in stages (unprofiled, per call): what each adds
+stages = {
+    "numba k[1,32](a, out)": lambda: bl.with_array[1, 32](a, out),
+    "numba k[1,32](desc, out)": lambda: bl.with_map[1, 32](desc, out),
+    "TensorMap.tiled(b, BOX)": lambda: TensorMap.tiled(b, bl.BOX),
+    "  + ._numba_type_": lambda: TensorMap.tiled(b, bl.BOX)._numba_type_,
+    "  + dispatcher typeof_pyval": lambda: bl.with_map.typeof_pyval(TensorMap.tiled(b, bl.BOX)),
+    "  + .value (its twin)": lambda: TensorMap.tiled(b, bl.BOX).value,
+    "  + launched": lambda: bl.with_map[1, 32](TensorMap.tiled(b, bl.BOX), out),
+    "desc.retarget(b), launched": lambda: bl.with_map[1, 32](desc.retarget(b), out),
+}
+for name, fn in stages.items():
+    for _ in range(200):
+        fn()
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(2000):
+        fn()
+    print(f"stage {name:36s} {(time.perf_counter() - t0) / 2000 * 1e6:6.1f} us")
+    cuda.synchronize()
 rows = {
     "numba k[1,32](a, out)": lambda: bl.with_array[1, 32](a, out),
     "numba_tma.launch(k, 1, 32, a, out)": lambda: launch(bl.with_array, 1, 32, a, out),
@@ -30,6 +50,8 @@ rows = {
     "TensorMap.tiled(b, BOX) alone": lambda: TensorMap.tiled(b, bl.BOX),
     "desc.with_array(b) alone": lambda: desc.with_array(b),
     "numba k[1,32](desc, out)": lambda: bl.with_map[1, 32](desc, out),
+    "numba k[1,32](TensorMap.tiled(b, BOX), out)": lambda: bl.with_map[1, 32](TensorMap.tiled(b, bl.BOX), out),
+    "numba k[1,32](desc.with_array(b), out)": lambda: bl.with_map[1, 32](desc.with_array(b), out),
 }
 for name, fn in rows.items():
     for _ in range(200):
@@ -47,6 +69,6 @@ for name, fn in rows.items():
     pr.disable()
     cuda.synchronize()
     s = io.StringIO()
-    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(14)
+    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(22)
     print(f"===== {name}: {t * 1e6:.1f} us per call (unprofiled)")
-    print("\n".join(l for l in s.getvalue().splitlines()[6:26] if l.strip()))
+    print("\n".join(l for l in s.getvalue().splitlines()[6:34] if l.strip()))

@@ -6,7 +6,7 @@ argument only as a ``cuda.core.TensorMapDescriptor``, and only the driver fills 
 suite checks, for every map it builds, that the kernel receives exactly ``TensorMap.bytes``).
 
 Making a twin through the driver costs ~25 us.  Twins are therefore recycled per layout: when a
-``TensorMap`` is garbage-collected its twin goes back to a pool, and the next map of the same layout
+``TensorMap`` is garbage-collected (its ``__del__``) its twin goes back to a pool, and the next map of the same layout
 re-points it (cuLaunchKernel copies parameters when it is called, so a twin is free again as soon
 as the launch returns).
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import weakref
 
 from .enums import TYPE_INFO
 from .errors import TensorMapError
@@ -85,20 +84,26 @@ def _new(tmap):
 
 def descriptor(tmap):
     """A cuda.core ``TensorMapDescriptor`` equal to ``tmap.bytes``: a recycled twin of the same
-    layout re-pointed at ``tmap``'s address, else a new one from the driver.  It returns to the
-    pool when ``tmap`` is collected."""
-    layout = tmap.bytes[8:]
-    pool = _POOLS.setdefault(layout, [])
+    layout re-pointed at ``tmap``'s address, else a new one from the driver.  The map gives it back
+    (:func:`release`, to :func:`pool_of` the map) when it is collected."""
     try:
-        twin = pool.pop()
+        twin = pool_of(tmap).pop()
     except IndexError:
         twin = _new(tmap)
         if _offset is _UNSEARCHED:
             _find_offset(twin, tmap.bytes)
     else:
         repoint(twin, tmap)
-    weakref.finalize(tmap, _release, pool, twin)
     return twin
+
+
+def pool_of(tmap) -> list:
+    """The free twins of ``tmap``'s layout."""
+    layout = tmap.bytes[8:]
+    pool = _POOLS.get(layout)
+    if pool is None:
+        pool = _POOLS[layout] = []
+    return pool
 
 
 def _find_offset(twin, expected: bytes) -> None:
@@ -125,6 +130,7 @@ def repoint(twin, tmap) -> None:
         twin.replace_address(_pointer(tmap))
 
 
-def _release(pool, twin):
+def release(pool, twin) -> None:
+    """``twin`` free again (its map was collected; the launches that took it have copied it)."""
     if len(pool) < POOL_LIMIT:
         pool.append(twin)

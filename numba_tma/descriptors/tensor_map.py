@@ -249,6 +249,7 @@ def _shown_dtype(name, params):
 
 
 _TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked layout (validated once)
+_KERNEL_TYPES: dict = {}   # a map's bytes 8-127, dtype, rank, box, mode, allow_store_overrun -> its Numba type
 
 
 def _plain_key(key) -> bool:
@@ -288,7 +289,9 @@ class TensorMap:
         self._args = args              # the constructor's geometry, array order (for cuda.core)
         self._params = params
         self._value = None
+        self._pool = None              # where the by-value twin goes back when this map is collected
         self._device = None
+        self._type = None              # the Numba type, once asked for
 
     @classmethod
     def tiled(cls, array, box, *, swizzle="none", l2_promotion="128B", oob_fill="none",
@@ -418,8 +421,10 @@ class TensorMap:
         """A new map like this one over another array of identical shape, strides and dtype:
         ``bytes`` get the new address spliced in (no validation or layout work); its by-value
         descriptor is a recycled one of the same layout, re-pointed (or a new one)."""
-        return TensorMap(array, replace_address(self.bytes, self._address_of(array)), self.dtype, self.rank,
-                         self.box, self.mode, self._args, self._params, self.allow_store_overrun)
+        other = TensorMap(array, replace_address(self.bytes, self._address_of(array)), self.dtype, self.rank,
+                          self.box, self.mode, self._args, self._params, self.allow_store_overrun)
+        other._type = self._type
+        return other
 
     def retarget(self, array) -> "TensorMap":
         """Point *this* map at another array of identical shape, strides and dtype, in place, and
@@ -457,8 +462,19 @@ class TensorMap:
 
     @property
     def _numba_type_(self):
-        """The Numba type numba-cuda gives this map as a kernel argument (one per layout)."""
-        return kernel_type(self.layout)
+        """The Numba type numba-cuda gives this map as a kernel argument (one per layout): decoded
+        once per layout, then kept by the map (its layout never changes: ``retarget`` and
+        ``with_array`` only take arrays of the same shape, strides and dtype)."""
+        found = self._type
+        if found is None:
+            key = (self.bytes[8:], self.dtype, self.rank, self.box, self.mode, self.allow_store_overrun)
+            found = _KERNEL_TYPES.get(key)
+            if found is None:
+                if len(_KERNEL_TYPES) >= 1024:
+                    _KERNEL_TYPES.clear()
+                found = _KERNEL_TYPES[key] = kernel_type(self.layout)
+            self._type = found
+        return found
 
     @property
     def value(self):
@@ -466,7 +482,13 @@ class TensorMap:
         to :attr:`bytes` (made once per map; see :mod:`numba_tma.descriptors.by_value`)."""
         if self._value is None:
             self._value = by_value.descriptor(self)
+            self._pool = by_value.pool_of(self)
         return self._value
+
+    def __del__(self):
+        # the twin back to its layout's pool (cheaper than a weakref.finalize per map)
+        if self._pool is not None:
+            by_value.release(self._pool, self._value)
 
     def driver_bytes(self) -> bytes:
         """The same map encoded by the CUDA driver (``cuTensorMapEncode*`` through cuda.bindings;
