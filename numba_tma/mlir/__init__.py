@@ -10,7 +10,8 @@ Importing this package needs numba-cuda-mlir (the ``mlir`` extra).  It builds, f
 declarations as ``numba_tma.<family>``, a numba-cuda-mlir intrinsic of every op this host lowers
 (:mod:`numba_tma.intrinsics.mlir_host`) and puts each family's in a module of its own,
 ``numba_tma.mlir.<family>`` (numba-cuda-mlir resolves ``family.op`` only through modules).
-:data:`MISSING` names the ops it does not lower yet, with why.
+:data:`MISSING` names the ops it does not lower yet, with why.  The register-fragment helpers
+``wgmma.zeros`` and ``mma.zeros`` come from :mod:`.fragments`.
 """
 
 import sys
@@ -23,6 +24,7 @@ from ..intrinsics._core import OPS
 from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
 from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
 from ..ops import FAMILIES
+from .fragments import HELPERS
 
 
 # -- the lowering of the families' own operand classes --------------------------------------------
@@ -63,6 +65,13 @@ def _family_module(family):
             setattr(module, op.short_name, build_mlir_intrinsic(op))
         except NotImplementedError as exc:
             MISSING[name] = str(exc)
+    helpers = HELPERS.get(family, {})
+    for name in getattr(getattr(intrinsics, family), "HELPERS", ()):
+        if name in helpers:
+            setattr(module, name, helpers[name])
+        else:
+            MISSING[f"{family}.{name}"] = (f"numba_tma: {family}.{name}: a helper written in llvmlite (not a PtxOp "
+                                           "declaration) with no numba-cuda-mlir lowering yet (docs/second_host.md)")
     module.__all__ = sorted(n for n in vars(module) if not n.startswith("_"))
     return module
 
