@@ -38,15 +38,19 @@ SUBSET = {
 
 # The register-tuple ops in one sm_90a kernel, compiled by both hosts (test_register_tuple_ops_...):
 # a wgmma through raw descriptors (by-value maps do not exist on this host on sm_90), then
-# ldmatrix (returns_regs, as tcgen05.ld; one register too) feeding mma.sync.
-FRAGMENT_OPS = ("wgmma.fence", "wgmma.mma_async", "wgmma.wait_group", "mma.ldmatrix", "mma.sync")
+# ldmatrix (returns_regs, as tcgen05.ld; one register too; its tile named by at()) feeding mma.sync.
+FRAGMENT_OPS = ("wgmma.fence", "wgmma.mma_async", "wgmma.wait_group", "mma.ldmatrix", "mma.sync", "mma.stmatrix")
 FRAGMENTS = """acc = wgmma.fence(wgmma.zeros(64))
 for k in range(2):
     acc = wgmma.mma_async(acc, out[k], out[k + 2], 1)
 wgmma.commit_group()
 acc = wgmma.wait_group(0, acc)
-a = mma.ldmatrix(smem[cuda.threadIdx.x * 8:])
+a = mma.ldmatrix(at(smem, cuda.threadIdx.x * 8))
 b = mma.ldmatrix(smem[cuda.threadIdx.x * 4:], 1)
+row = at(smem, 0)
+for k in range(2):
+    row = at(smem, cuda.threadIdx.x * 8 + k)
+mma.stmatrix(row, (b[0], a[1]))
 d = mma.sync(mma.zeros(), a, (b[0], a[1]))
 out[4] = numba.uint64(acc[0] + acc[63] + d[0] + d[3])"""
 
@@ -57,7 +61,7 @@ def _row(name, index):
 
 
 def _mlir_kernel(call, name="kernel"):
-    namespace = {"cuda": cuda, "numba": mt, "types": mt,
+    namespace = {"cuda": cuda, "numba": mt, "types": mt, "at": numba_tma.mlir.at,
                  **{f: getattr(numba_tma.mlir, f) for f in numba_tma.mlir.FAMILIES}}
     exec(_KERNEL.format(call=call.replace("\n", "\n    "), name=name), namespace)
     return namespace[name]
@@ -113,10 +117,17 @@ def test_inline_asm_is_identical_between_hosts():
     assert _asm_blocks(mlir) == _asm_blocks(llvmlite) and _asm_blocks(mlir)
 
 
+def _numba_cuda_kernel(call, name="kernel"):
+    """The test kernel of ``call`` under numba-cuda, with ``at`` (numba_tma.at) in its namespace."""
+    kernel = _kernel(call, name)
+    kernel.__globals__["at"] = numba_tma.at
+    return kernel
+
+
 @pytest.fixture(scope="module")
 def fragments():
     """The FRAGMENTS kernel compiled by each host for sm_90a: ``(numba-cuda's, numba-cuda-mlir's)``."""
-    return (inspect.compile(_kernel(FRAGMENTS, "fragments"), SIG, "sm_90a"),
+    return (inspect.compile(_numba_cuda_kernel(FRAGMENTS, "fragments"), SIG, "sm_90a"),
             inspect.compile(_mlir_kernel(FRAGMENTS, "fragments"), MLIR_SIG, "sm_90a", host="mlir"))
 
 
@@ -126,9 +137,10 @@ def test_register_tuple_ops_assemble_as_under_numba_cuda(fragments):
     llvmlite, mlir = fragments
     mmas = {o for o in mlir.opcodes() if "MMA" in o}
     assert mmas == {"HGMMA.64x128x16.F32.BF16", "HMMA.16816.F32.BF16"}, sorted(mlir.opcodes())
-    assert {"WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR.LE", "LDSM.16.M88.4", "LDSM.16.M88"} <= mlir.opcodes()
+    assert {"WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR.LE", "LDSM.16.M88.4", "LDSM.16.M88", "STSM.16.M88.2"} <= \
+        mlir.opcodes()
     assert mmas == {o for o in llvmlite.opcodes() if "MMA" in o}
-    assert _asm_blocks(mlir.ptx) == _asm_blocks(llvmlite.ptx) and len(_asm_blocks(mlir.ptx)) == 8   # commit_group too
+    assert _asm_blocks(mlir.ptx) == _asm_blocks(llvmlite.ptx) and len(_asm_blocks(mlir.ptx)) == 9
 
 
 @pytest.mark.parametrize("refusal", [OPS["mbarrier.init"].refusals[0], *OPS["wgmma.mma_async"].refusals[1:],
@@ -138,6 +150,14 @@ def test_register_tuple_ops_assemble_as_under_numba_cuda(fragments):
 def test_a_bad_argument_is_refused_with_the_llvmlite_hosts_message(refusal):
     with pytest.raises(OpArgumentError, match=re.escape(refusal.message)):
         inspect.compile(_mlir_kernel(refusal.call), MLIR_SIG, "sm_90a", host="mlir")
+
+
+@pytest.mark.parametrize("call", ["r = at(1, 0)", "r = at(smem, 1.5)", "mbarrier.init(at(smem, 0), 1)"])
+def test_at_refuses_as_under_numba_cuda(call):
+    with pytest.raises(OpArgumentError) as llvmlite:
+        inspect.compile(_numba_cuda_kernel(call), SIG, "sm_90a")
+    with pytest.raises(OpArgumentError, match=re.escape(str(llvmlite.value).splitlines()[0])):
+        inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")
 
 
 def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
@@ -197,6 +217,16 @@ def test_numba_cuda_mlir_still_gives_lowering_the_chip():
 
     inspect.compile(kernel, (mt.uint64[::1],), "sm_100a", host="mlir")
     assert seen == ["sm_100a"], "builder.targetoptions['chip'] no longer names the target"
+
+
+def test_numba_cuda_mlir_still_takes_data_models_from_models_register_model():
+    """numba_tma.mlir.at's type is a 32-bit integer through mlir_adapter.register_address_type (the
+    FRAGMENTS kernel lowers it, and reassigns one in a loop: a stack slot of that model)."""
+    from numba_cuda_mlir.models import mlir_data_manager
+
+    with mlir_adapter.ir.Context():
+        model = mlir_data_manager.lookup(numba_tma.intrinsics.mlir_host.SharedRef(mt.uint64, True))
+        assert str(model.get_value_type()) == "i32", "numba_cuda_mlir.models.register_model no longer sets the model"
 
 
 def test_numba_cuda_mlir_still_retypes_keyword_calls_folded():

@@ -30,12 +30,13 @@ from numba.cuda import types
 
 from ..debugging import STATE as DEBUG
 from ..errors import DebugModeError
-from .mlir_adapter import intrinsic, ir, llvm, lowering_utilities, mlir_types, target_chip
+from .mlir_adapter import intrinsic, ir, llvm, lowering_utilities, mlir_types, register_address_type, target_chip
 from ._core import (CacheHint, Const, Float, Fragment, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp,
                     SharedArray, Value, literal, parse_arch)
+from ._core import SharedRef as NumbaSharedRef
 from ..declarations import omitted
 
-__all__ = ["LOWERINGS", "build_mlir_intrinsic", "lowers", "to_mlir", "to_numba"]
+__all__ = ["LOWERINGS", "SharedRef", "build_mlir_intrinsic", "lowers", "to_mlir", "to_numba"]
 
 SHARED_ADDRESS_SPACE = 3
 
@@ -43,6 +44,20 @@ SHARED_ADDRESS_SPACE = 3
 # --------------------------------------------------------------------------------------------
 # Types: numba-cuda-mlir's to numba-cuda's (for the declarations' checks) and back
 # --------------------------------------------------------------------------------------------
+
+
+@register_address_type
+class SharedRef(mlir_types.Type):
+    """numba-cuda-mlir's twin of the type of ``numba_tma.at(array, i)`` (:class:`._core.SharedRef`):
+    the shared-window address of one element or sub-array, a 32-bit integer."""
+
+    def __init__(self, dtype, contiguous):
+        self.dtype, self.contiguous = dtype, contiguous
+        super().__init__(name=f"SharedRef[{dtype}{'' if contiguous else ', strided'}]")
+
+    @property
+    def key(self):
+        return self.dtype, self.contiguous
 
 
 def to_numba(ty):
@@ -64,6 +79,8 @@ def to_numba(ty):
         return getattr(types, ty.name)
     if isinstance(ty, mlir_types.NumberClass):
         return types.NumberClass(to_numba(ty.instance_type))
+    if isinstance(ty, SharedRef):
+        return NumbaSharedRef(to_numba(ty.dtype), ty.contiguous)
     return ty
 
 
@@ -75,6 +92,8 @@ def to_mlir(ty):
         return mlir_types.UniTuple(to_mlir(ty.dtype), ty.count)
     if isinstance(ty, (types.Integer, types.Boolean, types.Float)):
         return getattr(mlir_types, ty.name)
+    if isinstance(ty, NumbaSharedRef):
+        return SharedRef(to_mlir(ty.dtype), ty.contiguous)
     return mlir_types.uint64   # mbarrier.StateToken
 
 
@@ -166,7 +185,7 @@ def _global_array(o, ty, value):
 
 @lowers(SharedArray)
 def _shared_array(o, ty, value):
-    return [(shared_address(value), "r")]
+    return [(value if isinstance(ty, NumbaSharedRef) else shared_address(value), "r")]   # at(): the address
 
 
 @lowers(IntTuple)
