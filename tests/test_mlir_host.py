@@ -37,12 +37,14 @@ SUBSET = {
 }
 
 # The register-tuple ops in one sm_90a kernel, compiled by both hosts (test_register_tuple_ops_...):
-# a wgmma through raw descriptors (by-value maps do not exist on this host on sm_90), then
-# ldmatrix (returns_regs, as tcgen05.ld; one register too; its tile named by at()) feeding mma.sync.
+# wgmma through raw descriptors (by-value maps do not exist on this host on sm_90; a float32 and an
+# int32 fragment), then ldmatrix (returns_regs, as tcgen05.ld; one register too; its tile named by
+# at()) feeding mma.sync and stmatrix (through an at() reassigned in a loop).
 FRAGMENT_OPS = ("wgmma.fence", "wgmma.mma_async", "wgmma.wait_group", "mma.ldmatrix", "mma.sync", "mma.stmatrix")
 FRAGMENTS = """acc = wgmma.fence(wgmma.zeros(64))
 for k in range(2):
     acc = wgmma.mma_async(acc, out[k], out[k + 2], 1)
+iacc = wgmma.mma_async(wgmma.zeros(16, numba.int32), out[0], out[1], 1, dtype="s8")
 wgmma.commit_group()
 acc = wgmma.wait_group(0, acc)
 a = mma.ldmatrix(at(smem, cuda.threadIdx.x * 8))
@@ -52,7 +54,7 @@ for k in range(2):
     row = at(smem, cuda.threadIdx.x * 8 + k)
 mma.stmatrix(row, (b[0], a[1]))
 d = mma.sync(mma.zeros(), a, (b[0], a[1]))
-out[4] = numba.uint64(acc[0] + acc[63] + d[0] + d[3])"""
+out[4] = numba.uint64(acc[0] + acc[63] + d[0] + d[3] + iacc[15])"""
 
 
 def _row(name, index):
@@ -136,11 +138,11 @@ def test_register_tuple_ops_assemble_as_under_numba_cuda(fragments):
     the same inline asm (the tuples' registers in the same order)."""
     llvmlite, mlir = fragments
     mmas = {o for o in mlir.opcodes() if "MMA" in o}
-    assert mmas == {"HGMMA.64x128x16.F32.BF16", "HMMA.16816.F32.BF16"}, sorted(mlir.opcodes())
+    assert mmas == {"HGMMA.64x128x16.F32.BF16", "IGMMA.64x32x32.S8.S8", "HMMA.16816.F32.BF16"}, sorted(mlir.opcodes())
     assert {"WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR.LE", "LDSM.16.M88.4", "LDSM.16.M88", "STSM.16.M88.2"} <= \
         mlir.opcodes()
     assert mmas == {o for o in llvmlite.opcodes() if "MMA" in o}
-    assert _asm_blocks(mlir.ptx) == _asm_blocks(llvmlite.ptx) and len(_asm_blocks(mlir.ptx)) == 9
+    assert _asm_blocks(mlir.ptx) == _asm_blocks(llvmlite.ptx) and len(_asm_blocks(mlir.ptx)) == 10
 
 
 @pytest.mark.parametrize("refusal", [OPS["mbarrier.init"].refusals[0], *OPS["wgmma.mma_async"].refusals[1:],
