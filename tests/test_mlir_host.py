@@ -14,7 +14,7 @@ from numba_cuda_mlir import types as mt  # noqa: E402
 import numba_tma.mlir  # noqa: E402
 from numba_tma import ArchError, OpArgumentError, inspect  # noqa: E402
 from numba_tma.intrinsics import mlir_adapter  # noqa: E402
-from numba_tma.intrinsics._core import OPS  # noqa: E402
+from numba_tma.intrinsics._core import OPS, Refusal  # noqa: E402
 from test_assembles import ROWS, SIG, _KERNEL, _compile, _kernel, _with_qualifiers  # noqa: E402
 
 MLIR_SIG = (mt.uint8[::1], mt.uint64[::1])
@@ -36,6 +36,26 @@ SUBSET = {
     ("tcgen05.st", 0): "Registers (sm_100a)",
 }
 
+# The register-tuple ops in one sm_90a kernel, compiled by both hosts (test_register_tuple_ops_...):
+# wgmma through raw descriptors (by-value maps do not exist on this host on sm_90; a float32 and an
+# int32 fragment), then ldmatrix (returns_regs, as tcgen05.ld; one register too; its tile named by
+# at()) feeding mma.sync and stmatrix (through an at() reassigned in a loop).
+FRAGMENT_OPS = ("wgmma.fence", "wgmma.mma_async", "wgmma.wait_group", "mma.ldmatrix", "mma.sync", "mma.stmatrix")
+FRAGMENTS = """acc = wgmma.fence(wgmma.zeros(64))
+for k in range(2):
+    acc = wgmma.mma_async(acc, out[k], out[k + 2], 1)
+iacc = wgmma.mma_async(wgmma.zeros(16, numba.int32), out[0], out[1], 1, dtype="s8")
+wgmma.commit_group()
+acc = wgmma.wait_group(0, acc)
+a = mma.ldmatrix(at(smem, cuda.threadIdx.x * 8))
+b = mma.ldmatrix(smem[cuda.threadIdx.x * 4:], 1)
+row = at(smem, 0)
+for k in range(2):
+    row = at(smem, cuda.threadIdx.x * 8 + k)
+mma.stmatrix(row, (b[0], a[1]))
+d = mma.sync(mma.zeros(), a, (b[0], a[1]))
+out[4] = numba.uint64(acc[0] + acc[63] + d[0] + d[3] + iacc[15])"""
+
 
 def _row(name, index):
     op = OPS[name]
@@ -43,7 +63,7 @@ def _row(name, index):
 
 
 def _mlir_kernel(call, name="kernel"):
-    namespace = {"cuda": cuda, "numba": mt, "types": mt,
+    namespace = {"cuda": cuda, "numba": mt, "types": mt, "at": numba_tma.mlir.at,
                  **{f: getattr(numba_tma.mlir, f) for f in numba_tma.mlir.FAMILIES}}
     exec(_KERNEL.format(call=call.replace("\n", "\n    "), name=name), namespace)
     return namespace[name]
@@ -65,15 +85,28 @@ def test_sample_row_through_the_mlir_host(name, index):
 
 
 def test_the_subset_covers_every_operand_class():
-    covered = {type(o).__name__ for n, i in SUBSET for o in OPS[n].operands} | \
-        {type(o.inner).__name__ for n, i in SUBSET for o in OPS[n].operands if hasattr(o, "inner")}
+    names = {n for n, _ in SUBSET} | set(FRAGMENT_OPS)
+    covered = {type(o).__name__ for n in names for o in OPS[n].operands} | \
+        {type(o.inner).__name__ for n in names for o in OPS[n].operands if hasattr(o, "inner")}
     lowered = {c.__name__ for c in numba_tma.intrinsics.mlir_host.LOWERINGS} - {"TileMap"}   # by-value maps only
     assert lowered <= covered | {"Phase", "Token"}, lowered - covered
 
 
+def test_every_public_name_is_lowered_or_missing_with_why():
+    for family in numba_tma.mlir.FAMILIES:
+        public = set(getattr(numba_tma, family).__all__) - set(getattr(getattr(numba_tma, family), "ALIASES", ()))
+        lowered = set(getattr(numba_tma.mlir, family).__all__)
+        missing = {n.split(".", 1)[1] for n in numba_tma.mlir.MISSING if n.startswith(family + ".")}
+        assert public == lowered | missing and not lowered & missing, (family, public ^ (lowered | missing))
+    assert {"wgmma.zeros", "mma.zeros"} <= {f"{f}.{n}" for f in ("wgmma", "mma") for n in
+                                            getattr(numba_tma.mlir, f).__all__}
+
+
 def _asm_blocks(ptx):
-    """The inline-asm blocks of a kernel, registers and numbers renamed in order of appearance."""
-    blocks = re.findall(r"// begin inline asm\n(.*?)// end inline asm", ptx, re.S)
+    """The inline-asm blocks of a kernel, registers and numbers renamed in order of appearance
+    (without numba-cuda-mlir's own: it reads ``cuda.threadIdx.x`` with an inline ``mov``)."""
+    blocks = [b for b in re.findall(r"// begin inline asm\n(.*?)// end inline asm", ptx, re.S)
+              if not re.fullmatch(r"\s*mov.u32 %r\d+, %tid.x;\s*", b)]
     names = {}
     return [re.sub(r"%[a-z]+\d+|\b\d+\b", lambda m: names.setdefault(m.group(), f"R{len(names)}"), b.strip())
             for b in blocks]
@@ -86,10 +119,47 @@ def test_inline_asm_is_identical_between_hosts():
     assert _asm_blocks(mlir) == _asm_blocks(llvmlite) and _asm_blocks(mlir)
 
 
-def test_a_bad_argument_is_refused_with_the_llvmlite_hosts_message():
-    refusal = OPS["mbarrier.init"].refusals[0]
+def _numba_cuda_kernel(call, name="kernel"):
+    """The test kernel of ``call`` under numba-cuda, with ``at`` (numba_tma.at) in its namespace."""
+    kernel = _kernel(call, name)
+    kernel.__globals__["at"] = numba_tma.at
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def fragments():
+    """The FRAGMENTS kernel compiled by each host for sm_90a: ``(numba-cuda's, numba-cuda-mlir's)``."""
+    return (inspect.compile(_numba_cuda_kernel(FRAGMENTS, "fragments"), SIG, "sm_90a"),
+            inspect.compile(_mlir_kernel(FRAGMENTS, "fragments"), MLIR_SIG, "sm_90a", host="mlir"))
+
+
+def test_register_tuple_ops_assemble_as_under_numba_cuda(fragments):
+    """wgmma and mma.sync fragments in and out of the asm: the same SASS MMA as numba-cuda's, and
+    the same inline asm (the tuples' registers in the same order)."""
+    llvmlite, mlir = fragments
+    mmas = {o for o in mlir.opcodes() if "MMA" in o}
+    assert mmas == {"HGMMA.64x128x16.F32.BF16", "IGMMA.64x32x32.S8.S8", "HMMA.16816.F32.BF16"}, sorted(mlir.opcodes())
+    assert {"WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR.LE", "LDSM.16.M88.4", "LDSM.16.M88", "STSM.16.M88.2"} <= \
+        mlir.opcodes()
+    assert mmas == {o for o in llvmlite.opcodes() if "MMA" in o}
+    assert _asm_blocks(mlir.ptx) == _asm_blocks(llvmlite.ptx) and len(_asm_blocks(mlir.ptx)) == 10
+
+
+@pytest.mark.parametrize("refusal", [OPS["mbarrier.init"].refusals[0], *OPS["wgmma.mma_async"].refusals[1:],
+                                     OPS["mma.sync"].refusals[0], OPS["tcgen05.ld"].refusals[0],
+                                     Refusal("acc = wgmma.zeros(3)", "wgmma.zeros: argument 'count' must be a constant "
+                                             "N / 2")], ids=lambda r: r.message.split(":")[0])
+def test_a_bad_argument_is_refused_with_the_llvmlite_hosts_message(refusal):
     with pytest.raises(OpArgumentError, match=re.escape(refusal.message)):
         inspect.compile(_mlir_kernel(refusal.call), MLIR_SIG, "sm_90a", host="mlir")
+
+
+@pytest.mark.parametrize("call", ["r = at(1, 0)", "r = at(smem, 1.5)", "mbarrier.init(at(smem, 0), 1)"])
+def test_at_refuses_as_under_numba_cuda(call):
+    with pytest.raises(OpArgumentError) as llvmlite:
+        inspect.compile(_numba_cuda_kernel(call), SIG, "sm_90a")
+    with pytest.raises(OpArgumentError, match=re.escape(str(llvmlite.value).splitlines()[0])):
+        inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")
 
 
 def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
@@ -149,6 +219,16 @@ def test_numba_cuda_mlir_still_gives_lowering_the_chip():
 
     inspect.compile(kernel, (mt.uint64[::1],), "sm_100a", host="mlir")
     assert seen == ["sm_100a"], "builder.targetoptions['chip'] no longer names the target"
+
+
+def test_numba_cuda_mlir_still_takes_data_models_from_models_register_model():
+    """numba_tma.mlir.at's type is a 32-bit integer through mlir_adapter.register_address_type (the
+    FRAGMENTS kernel lowers it, and reassigns one in a loop: a stack slot of that model)."""
+    from numba_cuda_mlir.models import mlir_data_manager
+
+    with mlir_adapter.ir.Context():
+        model = mlir_data_manager.lookup(numba_tma.intrinsics.mlir_host.SharedRef(mt.uint64, True))
+        assert str(model.get_value_type()) == "i32", "numba_cuda_mlir.models.register_model no longer sets the model"
 
 
 def test_numba_cuda_mlir_still_retypes_keyword_calls_folded():

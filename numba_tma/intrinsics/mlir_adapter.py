@@ -10,6 +10,9 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
   typing has none);
 * ``numba_cuda_mlir.tools._cached_cc`` — every compile asks the driver for the host's compute
   capability, so compiling with no GPU needs it set (:func:`compiling_for`);
+* ``numba_cuda_mlir.models.register_model`` (the data models numba-cuda-mlir lowers with) and
+  ``numba_cuda_mlir.numba_cuda.datamodel.models.PrimitiveModel``: the 32-bit model of
+  ``numba_tma.at``'s shared address (:func:`register_address_type`);
 * keyword arguments: numba-cuda-mlir re-types an intrinsic call at lowering with the keyword
   types appended to the positional ones (``mlir_lowering.lower_call_expr_assign``), which binds
   them to the wrong parameters when an optional one before them was left out;
@@ -25,11 +28,13 @@ import contextlib
 from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
 from numba_cuda_mlir._mlir import ir
-from numba_cuda_mlir._mlir.dialects import llvm
+from numba_cuda_mlir._mlir.dialects import arith, llvm, memref
+from numba_cuda_mlir.models import register_model
+from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
 
-__all__ = ["compiling_for", "cuda", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "mlir_types", "refresh",
-           "target_chip"]
+__all__ = ["arith", "compiling_for", "cuda", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref",
+           "mlir_types", "refresh", "register_address_type", "target_chip"]
 
 
 def intrinsic(typer, name: str):
@@ -51,6 +56,19 @@ def intrinsic(typer, name: str):
     typer_with_keywords.__signature__ = getattr(typer, "__signature__", None)
     typer_with_keywords.__name__ = typer_with_keywords.__qualname__ = name
     return _intrinsic(target="cuda", prefer_literal=True)(typer_with_keywords)
+
+
+class _AddressModel(PrimitiveModel):
+    """A value held as a 32-bit integer (a shared-window address)."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.IntegerType.get_signless(32))
+
+
+def register_address_type(type_class):
+    """Lower values of the numba-cuda-mlir type class ``type_class`` as 32-bit integers."""
+    register_model(type_class)(_AddressModel)
+    return type_class
 
 
 def target_chip(builder) -> str:

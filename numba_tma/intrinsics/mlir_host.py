@@ -14,10 +14,12 @@ typing checks and qualifier tables (:meth:`PtxOp.type_call`), its requirement an
   pointer, ``addrspacecast`` to the shared window, ``ptrtoint i32``; integers are converted to the
   width the instruction takes;
 * the emission: one ``llvm.inline_asm`` (side effects and ``~{memory}`` for every op that has
-  ``memory``), the target read while lowering (``mlir_adapter.target_chip``).
+  ``memory``), the target read while lowering (``mlir_adapter.target_chip``).  An op returning
+  registers (a ``tied`` fragment, ``returns_regs``) has a literal struct of them as its result,
+  each tied input naming its output's number (as the llvmlite binding's ``emit_tied_asm``); the
+  struct's fields become the tuple numba-cuda-mlir holds a tuple value as (a Python tuple).
 
-Not here (yet): ops returning register tuples (``tied`` fragments, ``returns_regs``) and debug
-mode (refused while it is on, not silently dropped); see docs/second_host.md.
+Not here (yet): debug mode (refused while it is on, not silently dropped); see docs/second_host.md.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from numba.cuda import types
 
 from ..debugging import STATE as DEBUG
 from ..errors import DebugModeError
-from .mlir_adapter import intrinsic, ir, llvm, lowering_utilities, mlir_types, target_chip
-from ._core import (CacheHint, Const, Float, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp, SharedArray,
-                    Value, literal, parse_arch)
+from .mlir_adapter import intrinsic, ir, llvm, lowering_utilities, mlir_types, register_address_type, target_chip
+from ._core import (CacheHint, Const, Float, Fragment, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp,
+                    SharedArray, Value, literal, parse_arch)
+from ._core import SharedRef as NumbaSharedRef
 from ..declarations import omitted
 
-__all__ = ["LOWERINGS", "build_mlir_intrinsic", "lowers", "to_mlir", "to_numba"]
+__all__ = ["LOWERINGS", "SharedRef", "build_mlir_intrinsic", "lowers", "to_mlir", "to_numba"]
 
 SHARED_ADDRESS_SPACE = 3
 
@@ -41,6 +44,20 @@ SHARED_ADDRESS_SPACE = 3
 # --------------------------------------------------------------------------------------------
 # Types: numba-cuda-mlir's to numba-cuda's (for the declarations' checks) and back
 # --------------------------------------------------------------------------------------------
+
+
+@register_address_type
+class SharedRef(mlir_types.Type):
+    """numba-cuda-mlir's twin of the type of ``numba_tma.at(array, i)`` (:class:`._core.SharedRef`):
+    the shared-window address of one element or sub-array, a 32-bit integer."""
+
+    def __init__(self, dtype, contiguous):
+        self.dtype, self.contiguous = dtype, contiguous
+        super().__init__(name=f"SharedRef[{dtype}{'' if contiguous else ', strided'}]")
+
+    @property
+    def key(self):
+        return self.dtype, self.contiguous
 
 
 def to_numba(ty):
@@ -60,6 +77,10 @@ def to_numba(ty):
         return types.Array(to_numba(ty.dtype), ty.ndim, ty.layout)
     if isinstance(ty, (mlir_types.Number, mlir_types.Boolean)):
         return getattr(types, ty.name)
+    if isinstance(ty, mlir_types.NumberClass):
+        return types.NumberClass(to_numba(ty.instance_type))
+    if isinstance(ty, SharedRef):
+        return NumbaSharedRef(to_numba(ty.dtype), ty.contiguous)
     return ty
 
 
@@ -67,8 +88,12 @@ def to_mlir(ty):
     """The numba-cuda-mlir type of an op's result type (a state token is its 64 bits)."""
     if ty == types.void:
         return mlir_types.void
-    if isinstance(ty, (types.Integer, types.Boolean)):
+    if isinstance(ty, types.UniTuple):
+        return mlir_types.UniTuple(to_mlir(ty.dtype), ty.count)
+    if isinstance(ty, (types.Integer, types.Boolean, types.Float)):
         return getattr(mlir_types, ty.name)
+    if isinstance(ty, NumbaSharedRef):
+        return SharedRef(to_mlir(ty.dtype), ty.contiguous)
     return mlir_types.uint64   # mbarrier.StateToken
 
 
@@ -160,7 +185,7 @@ def _global_array(o, ty, value):
 
 @lowers(SharedArray)
 def _shared_array(o, ty, value):
-    return [(shared_address(value), "r")]
+    return [(value if isinstance(ty, NumbaSharedRef) else shared_address(value), "r")]   # at(): the address
 
 
 @lowers(IntTuple)
@@ -171,6 +196,13 @@ def _int_tuple(o, ty, value):
 @lowers(Value)
 def _value(o, ty, value, like):
     return [(bits_of(v, t, like.dtype), _CONSTRAINT[like.dtype.bitwidth]) for v, t in _elements(value, ty)]
+
+
+@lowers(Fragment)
+def _fragment(o, ty, value):
+    if str(ty.dtype) == "float32":
+        return [(float32(v), "f") for v in value]
+    return [(integer(v, ty.dtype, 32), "r") for v in value]
 
 
 @lowers(CacheHint)
@@ -193,16 +225,48 @@ def _optional(o, ty, value):
 # --------------------------------------------------------------------------------------------
 
 _RESULT = {16: "=h", 32: "=r", 64: "=l"}
+_REGISTER = {"=h": 16, "=r": 32, "=l": 64}
 
 
-def emit_asm(text: str, operands, result: str | None, memory: bool):
+def _register_type(constraint: str):
+    return ir.F32Type.get() if constraint == "=f" else ir.IntegerType.get_signless(_REGISTER[constraint])
+
+
+def emit_asm(text: str, operands, outputs=(), memory: bool = True):
     """One ``llvm.inline_asm``; ``operands`` are ``(value, constraint)`` pairs in ``$n`` order after
-    the result (if any); with ``memory`` it has side effects and the ``~{memory}`` clobber (as the
-    llvmlite binding's ``emit_asm``)."""
-    constraints = ([result] if result else []) + [c for _, c in operands] + (["~{memory}"] if memory else [])
-    result_type = ir.IntegerType.get_signless({"=h": 16, "=r": 32, "=l": 64}[result]) if result else None
-    return llvm.inline_asm(result_type, [v for v, _ in operands], text, ",".join(constraints),
-                           has_side_effects=memory)
+    the ``outputs`` (their constraints, ``"=r"``...; an input whose constraint is a number is tied
+    to that output); with ``memory`` it has side effects and the ``~{memory}`` clobber (as the
+    llvmlite binding's ``emit_asm``).  Returns ``None``, the one output, or the outputs as a list."""
+    constraints = list(outputs) + [c for _, c in operands] + (["~{memory}"] if memory else [])
+    fields = [_register_type(o) for o in outputs]
+    result_type = None if not fields else fields[0] if len(fields) == 1 else llvm.StructType.get_literal(fields)
+    out = llvm.inline_asm(result_type, [v for v, _ in operands], text, ",".join(constraints),
+                          has_side_effects=memory)
+    if len(fields) > 1:
+        return [llvm.extractvalue(field, out, [i]) for i, field in enumerate(fields)]
+    return out if fields else None
+
+
+def _outputs(op: PtxOp, tys: dict, chosen: dict) -> list:
+    """The output constraints of a call: a tied fragment's registers, ``returns_regs``'s, or the
+    one result (none for a void op)."""
+    if op.tied:
+        tied = tys[op.tied]
+        return ["=f" if str(tied.dtype) == "float32" else "=r"] * tied.count
+    if op.returns_regs:
+        return ["=r"] * op.returns_regs(**chosen)
+    if op.returns == types.void:
+        return []
+    return ["=r" if op.returns == types.boolean else _RESULT[op.returns.bitwidth]]
+
+
+def _result_type(op: PtxOp, tys: dict, chosen: dict):
+    """The Numba type of a call's result (as the llvmlite binding's)."""
+    if op.tied:
+        return tys[op.tied]
+    if op.returns_regs:
+        return types.UniTuple(types.uint32, op.returns_regs(**chosen))
+    return op.returns
 
 
 def _bound_vars(op: PtxOp, args, kwargs) -> dict:
@@ -213,9 +277,8 @@ def _bound_vars(op: PtxOp, args, kwargs) -> dict:
 
 def build_mlir_intrinsic(op: PtxOp):
     """``op`` as a numba-cuda-mlir intrinsic (typed by the declaration's rules, lowered here)."""
-    if op.tied or op.returns_regs or op.vendor != "nvidia":
-        raise NotImplementedError(f"numba_tma: {op.name}: the numba-cuda-mlir host does not lower ops returning "
-                                  "register tuples yet (docs/second_host.md)")
+    if op.vendor != "nvidia":
+        raise NotImplementedError(f"numba_tma: {op.name}: the numba-cuda-mlir host lowers NVIDIA ops only")
 
     def typer(typingctx, *args, **kwargs):
         if DEBUG.on:        # its checks would be missing from the kernel: refuse rather than drop them
@@ -224,33 +287,39 @@ def build_mlir_intrinsic(op: PtxOp):
                                  "(docs/second_host.md)")
         tys, chosen, given = op.type_call([to_numba(t) for t in args], {k: to_numba(t) for k, t in kwargs.items()})
         operand_tys = {o.name: tys[o.name] for o in op.operands}
+        outputs = _outputs(op, tys, chosen)
 
         def codegen(builder, target, args, kwargs):
             cc = parse_arch(target_chip(builder))
             op.check_call_arch(chosen, given, cc)
             variables = _bound_vars(op, args, kwargs)
-            values, slots, n = [], {}, 0 if op.returns == types.void else 1
+            values, slots, n = [], {}, len(outputs)
             for o in op.operands:
                 ty = tys[o.name]
                 value = builder.load_var(variables[o.name]) if o.name in variables else None
                 lowered = lower_operand(o, ty, value, *(tys[p] for p in o.peers))
-                slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
-                                    ", ".join(f"${n + i}" for i in range(len(lowered))), ty, *(tys[p] for p in o.peers)))
+                if o.name == op.tied:   # outputs $0..$k-1; these inputs are tied to them
+                    slots[o.name] = ", ".join(f"${i}" for i in range(len(lowered)))
+                    lowered = [(v, str(i)) for i, (v, _) in enumerate(lowered)]
+                else:
+                    slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
+                                        ", ".join(f"${n + i}" for i in range(len(lowered))), ty,
+                                        *(tys[p] for p in o.peers)))
                 n += len(lowered)
                 values.extend(lowered)
             extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
-            text = op.render(slots | {"out": "$0"}, chosen, extra)
-            result = None if op.returns == types.void else "=r" if op.returns == types.boolean else \
-                _RESULT[op.returns.bitwidth]
-            out = emit_asm(text, values, result, op.memory)
-            if op.returns == types.boolean:
-                out = lowering_utilities.convert(out, ir.IntegerType.get_signless(1))
-            if result:
+            out_slot = ", ".join(f"${i}" for i in range(len(outputs))) if op.returns_regs else "$0"
+            out = emit_asm(op.render(slots | {"out": out_slot}, chosen, extra), values, outputs, op.memory)
+            if op.tied or op.returns_regs:
+                builder.store_var(target, tuple(out) if len(outputs) > 1 else (out,))
+            elif op.returns == types.boolean:
+                builder.store_var(target, lowering_utilities.convert(out, ir.IntegerType.get_signless(1)))
+            elif outputs:
                 builder.store_var(target, out)
 
         passed = op.bind(args, kwargs)
         argtys = [passed.get(n, mlir_types.Omitted(p.default)) for n, p in op.signature.parameters.items()]
-        return to_mlir(op.returns)(*argtys), codegen
+        return to_mlir(_result_type(op, tys, chosen))(*argtys), codegen
 
     typer.__signature__ = inspect.Signature(
         [inspect.Parameter("typingctx", inspect.Parameter.POSITIONAL_OR_KEYWORD), *op.signature.parameters.values()])

@@ -33,12 +33,6 @@ def at(typingctx, array, index):
         mbarrier.wait(at(bars, s), phase)
         tma.load(desc, at(ring, s), (x, y), at(bars, s))
     """
-    if not isinstance(array, types.Array):
-        raise OpArgumentError(f"numba_tma: at: argument 'array' must be a shared array; got {array}")
-    if not isinstance(index, (types.Integer, types.IntegerLiteral)):
-        raise OpArgumentError(f"numba_tma: at: argument 'index' must be an integer; got {index}")
-    contiguous = array.ndim == 1 or array.layout == "C"
-
     def codegen(context, builder, sig, args):
         aryty, idxty = sig.args
         base = shared_address(context, builder, aryty, args[0])
@@ -47,4 +41,13 @@ def at(typingctx, array, index):
         offset = builder.mul(context.cast(builder, args[1], idxty, types.int32), stride)
         return builder.add(base, offset)
 
-    return SharedRef(array.dtype, contiguous)(array, index), codegen
+    return at_type(array, index)(array, index), codegen
+
+
+def at_type(array, index) -> SharedRef:
+    """The type of ``at(array, index)`` (Numba types), its arguments checked: every host's typing."""
+    if not isinstance(array, types.Array):
+        raise OpArgumentError(f"numba_tma: at: argument 'array' must be a shared array; got {array}")
+    if not isinstance(index, (types.Integer, types.IntegerLiteral)):
+        raise OpArgumentError(f"numba_tma: at: argument 'index' must be an integer; got {index}")
+    return SharedRef(array.dtype, array.ndim == 1 or array.layout == "C")

@@ -326,6 +326,14 @@ def _count(op, count):
     return value
 
 
+def zeros_type(count, dtype):
+    """The fragment type of ``zeros(count, dtype)`` (``dtype`` a Numba type class, or omitted:
+    float32), its arguments checked: the typing of every host's ``zeros``."""
+    element = types.int32 if isinstance(dtype, types.NumberClass) and dtype.instance_type == types.int32 else \
+        types.float32
+    return types.UniTuple(element, _count("wgmma.zeros", count))
+
+
 @_intrinsic(target="cuda", prefer_literal=True)
 def zeros(typingctx, count, dtype=types.float32):
     """A zero accumulator fragment of ``count`` registers (``N / 2`` for a 64 x N tile) of float32
@@ -341,14 +349,11 @@ def zeros(typingctx, count, dtype=types.float32):
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
     """
-    n = _count("wgmma.zeros", count)
-    element = types.int32 if isinstance(dtype, types.NumberClass) and dtype.instance_type == types.int32 else \
-        types.float32
-    tuple_type = types.UniTuple(element, n)
+    tuple_type = zeros_type(count, dtype)
 
     def codegen(context, builder, sig, args):
-        zero = context.get_constant(element, 0)
-        return context.make_tuple(builder, tuple_type, [zero] * n)
+        zero = context.get_constant(tuple_type.dtype, 0)
+        return context.make_tuple(builder, tuple_type, [zero] * tuple_type.count)
 
     return tuple_type(count, dtype) if not isinstance(dtype, types.Omitted) else tuple_type(count), codegen
 

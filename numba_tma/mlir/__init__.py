@@ -1,7 +1,7 @@
 """numba-tma's ops for numba-cuda-mlir kernels (the second host, issue 25; docs/second_host.md).
 
     from numba_cuda_mlir import cuda
-    from numba_tma.mlir import fence, mbarrier, tma
+    from numba_tma.mlir import at, fence, mbarrier, tma
 
     @cuda.jit(chip="sm_90a")
     def kernel(desc, out): ...        # the same calls as under numba-cuda
@@ -10,19 +10,22 @@ Importing this package needs numba-cuda-mlir (the ``mlir`` extra).  It builds, f
 declarations as ``numba_tma.<family>``, a numba-cuda-mlir intrinsic of every op this host lowers
 (:mod:`numba_tma.intrinsics.mlir_host`) and puts each family's in a module of its own,
 ``numba_tma.mlir.<family>`` (numba-cuda-mlir resolves ``family.op`` only through modules).
-:data:`MISSING` names the ops it does not lower yet, with why.
+:data:`MISSING` names the ops it does not lower yet, with why.  The register-fragment helpers
+``wgmma.zeros`` and ``mma.zeros`` come from :mod:`.fragments`, ``at`` from :mod:`.refs`.
 """
 
 import sys
 import types
 
-from .. import intrinsics   # noqa: F401  (the families: their declarations enter OPS)
+from .. import intrinsics   # the families: their declarations enter OPS
 from ..intrinsics import matrix_descriptor, tcgen05
 from ..intrinsics import tma as _tma
 from ..intrinsics._core import OPS
 from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
 from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
 from ..ops import FAMILIES
+from .fragments import HELPERS
+from .refs import at
 
 
 # -- the lowering of the families' own operand classes --------------------------------------------
@@ -63,6 +66,13 @@ def _family_module(family):
             setattr(module, op.short_name, build_mlir_intrinsic(op))
         except NotImplementedError as exc:
             MISSING[name] = str(exc)
+    helpers = HELPERS.get(family, {})
+    for name in getattr(getattr(intrinsics, family), "HELPERS", ()):
+        if name in helpers:
+            setattr(module, name, helpers[name])
+        else:
+            MISSING[f"{family}.{name}"] = (f"numba_tma: {family}.{name}: a helper written in llvmlite (not a PtxOp "
+                                           "declaration) with no numba-cuda-mlir lowering yet (docs/second_host.md)")
     module.__all__ = sorted(n for n in vars(module) if not n.startswith("_"))
     return module
 
@@ -71,4 +81,4 @@ for _family in FAMILIES:
     globals()[_family] = sys.modules[f"{__name__}.{_family}"] = _family_module(_family)
 refresh()
 
-__all__ = ["FAMILIES", "MISSING", *FAMILIES]
+__all__ = ["FAMILIES", "MISSING", "at", *FAMILIES]
