@@ -199,7 +199,7 @@ class LaunchGraph:
 
         from .numba_cuda_hooks import core_stream, prepared_args
 
-        core_launch = (_gpu())[0]
+        core_launch = _gpu()[0]
         cuda.current_context()                 # numba's context, current
         err, handle = driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING.value)
         _check_driver(err, "cuStreamCreate")
@@ -238,7 +238,7 @@ class LaunchGraph:
         if SIMULATOR:
             for node in self.nodes:
                 _launch_now(node.kernel, node.grid, node.block, *node.args, cluster=node.cluster,
-                               shared_mem=node.shared_mem, stream=stream)
+                            shared_mem=node.shared_mem, stream=stream)
             return
         from .numba_cuda_hooks import core_stream
 
