@@ -12,6 +12,7 @@ from . import descriptors
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
 from .launch import ClusterKernel, LaunchError, cluster_kernel, launch
+from .graphs import LaunchGraph, LaunchNode
 from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError
 from .debugging import debug
@@ -21,7 +22,8 @@ from .ops import (FAMILIES, SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem
 for _family in FAMILIES:   # the public module path of each family
     sys.modules[f"{__name__}.{_family}"] = globals()[_family]
 
-__all__ = ["ArchError", "ClusterKernel", "LaunchError", "OpArgumentError", "SharedMemoryPlan", "SharedMemoryPlanError", "TensorMap",
-           "TensorMapError", "at", "cluster_kernel", "debug", "descriptors", "launch",
+__all__ = ["ArchError", "ClusterKernel", "LaunchError", "LaunchGraph", "LaunchNode", "OpArgumentError",
+           "SharedMemoryPlan", "SharedMemoryPlanError", "TensorMap", "TensorMapError", "at", "cluster_kernel", "debug",
+           "descriptors", "launch",
            *FAMILIES]
 __version__ = "0.1.0"

@@ -5,6 +5,8 @@
 from numba_tma.errors import ArchError as ArchError
 from numba_tma.launch import ClusterKernel as ClusterKernel
 from numba_tma.errors import LaunchError as LaunchError
+from numba_tma.graphs import LaunchGraph as LaunchGraph
+from numba_tma.graphs import LaunchNode as LaunchNode
 from numba_tma.errors import OpArgumentError as OpArgumentError
 from numba_tma.shared_memory import SharedMemoryPlan as SharedMemoryPlan
 from numba_tma.shared_memory import SharedMemoryPlanError as SharedMemoryPlanError

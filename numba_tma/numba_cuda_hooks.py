@@ -25,7 +25,9 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    code library and compiles those sources with NVRTC directly, with numba-cuda's include paths.
 5. **Launching with options numba's launch syntax lacks** (clusters, more than 48 KB of dynamic
    shared memory): :func:`prepared_launch` compiles and prepares arguments exactly as numba-cuda's
-   own launch does (``_Kernel._prepare_args``, write-backs), and hands back the ``CUkernel``.
+   own launch does (``_Kernel._prepare_args``, write-backs), and hands back the ``CUkernel``;
+   :func:`argument_types` and :func:`prepared_args` are its two halves, for a CUDA graph's node
+   re-pointed at new arguments of the types it was captured with (:mod:`numba_tma.graphs`).
 6. **The op declarations under numba-cuda's CUDA simulator** (``NUMBA_ENABLE_CUDASIM=1``), which
    puts its own ``dispatcher``, ``compiler`` and ``cudadrv`` in place of numba-cuda's: nothing
    compiles there, so hooks 1-5, 7 and 9 are not installed (:data:`SIMULATED`).  The declarations
@@ -264,10 +266,23 @@ def prepared_launch(dispatcher, args, stream):
     ``@cuda.jit`` kernel) on ``args``, as numba-cuda's ``_Kernel.launch`` prepares them."""
     argtypes = tuple(dispatcher.typeof_pyval(a) for a in args)
     kernel = dispatcher.overloads.get(argtypes) or dispatcher.compile(argtypes)   # compile() takes a lock
-    retr, kernelargs = [], []
-    for ty, value in zip(kernel.argument_types, args):
-        kernel._prepare_args(ty, value, stream, retr, kernelargs)
+    kernelargs, retr = prepared_args(kernel, args, stream)
     return kernel, kernel._codelibrary.get_cufunc(), kernelargs, retr
+
+
+def argument_types(dispatcher, args) -> tuple:
+    """The Numba types ``dispatcher`` (a ``@cuda.jit`` kernel) gives ``args`` when launched on them
+    (the key of its compiled overload; nothing is compiled)."""
+    return tuple(dispatcher.typeof_pyval(a) for a in args)
+
+
+def prepared_args(overload, args, stream) -> tuple:
+    """``(kernel arguments, write-backs)``: ``args`` prepared for an already compiled ``overload``
+    (``prepared_launch``'s first answer), as numba-cuda's ``_Kernel.launch`` prepares them."""
+    retr, kernelargs = [], []
+    for ty, value in zip(overload.argument_types, args):
+        overload._prepare_args(ty, value, stream, retr, kernelargs)
+    return kernelargs, retr
 
 
 def loaded_device(cufunc):

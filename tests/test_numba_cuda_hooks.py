@@ -197,3 +197,18 @@ def test_launch_takes_the_device_from_the_loaded_kernel_and_reuses_core_streams(
     stream_source = pyinspect.getsource(driver._to_core_stream)
     assert "from_handle(0)" in stream_source and "from_handle(stream.handle or 0)" in stream_source, CHANGED
     assert "driver._to_core_stream(stream)" in pyinspect.getsource(dispatcher._LaunchConfiguration.__init__), CHANGED
+
+
+def test_a_graph_node_is_re_pointed_with_the_launchers_own_two_halves():
+    """Hook 5's halves (``numba_tma.graphs`` re-points a node with them): the dispatcher types each
+    argument with ``typeof_pyval`` (its overloads' key) and a compiled ``_Kernel`` prepares each
+    with ``_prepare_args`` over its ``argument_types``; nothing compiles to type."""
+    source = pyinspect.getsource(dispatcher.CUDADispatcher._compile_for_args)
+    assert "[self.typeof_pyval(a) for a in args]" in source and "self.compile(tuple(argtypes))" in source, CHANGED
+
+    @cuda.jit
+    def typed(n, x):
+        pass
+
+    assert numba_cuda_hooks.argument_types(typed, (1, 2.0)) == (numba.int64, numba.float64) and not typed.overloads
+    assert "zip(self.argument_types, args)" in pyinspect.getsource(numba_cuda_hooks._kernel_launch), CHANGED
