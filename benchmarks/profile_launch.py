@@ -1,12 +1,13 @@
 """Where a launch's host time goes: cProfile of 1000 launches of each path of bench_launch.py, the 22
 functions with the most time of their own, and the unprofiled time per call (on the GPU host).
 
-    python benchmarks/profile_launch.py
+    python benchmarks/profile_launch.py [--stages]      # --stages: only the fresh-map launch's stages
 """
 import cProfile
 import io
 import os
 import pstats
+import statistics
 import sys
 import time
 
@@ -16,6 +17,7 @@ from numba import cuda  # noqa: E402
 
 import bench_launch as bl  # noqa: E402
 from numba_tma import TensorMap, launch  # noqa: E402
+from numba_tma.descriptors import by_value  # noqa: E402
 
 a = cuda.to_device(np.zeros(bl.SHAPE, np.float32))
 b = cuda.to_device(np.zeros(bl.SHAPE, np.float32))
@@ -23,26 +25,40 @@ out = cuda.device_array(1, np.int64)
 desc = TensorMap.tiled(a, bl.BOX)
 bl.with_map[1, 32](desc, out); bl.with_array[1, 32](a, out)
 launch(bl.with_array, 1, 32, a, out); launch(bl.with_array, 2, 32, a, out, cluster=(2, 1, 1))
-# the fresh-map launch in stages (unprofiled, per call): what each adds
+# the fresh-map launch in stages (unprofiled, per call, interleaved: the median of 5 rounds)
 stages = {
     "numba k[1,32](a, out)": lambda: bl.with_array[1, 32](a, out),
     "numba k[1,32](desc, out)": lambda: bl.with_map[1, 32](desc, out),
+    "b.__cuda_array_interface__": lambda: b.__cuda_array_interface__,
+    "desc._address_of(b)": lambda: desc._address_of(b),
+    "desc.retarget(b)": lambda: desc.retarget(b),
+    "by_value.repoint(twin), launched": lambda: (by_value.repoint(desc.value, desc), bl.with_map[1, 32](desc, out)),
+    "desc.retarget(b), launched": lambda: bl.with_map[1, 32](desc.retarget(b), out),
+    "desc.with_array(b)": lambda: desc.with_array(b),
+    "desc.with_array(b).value": lambda: desc.with_array(b).value,
+    "desc.with_array(b), launched": lambda: bl.with_map[1, 32](desc.with_array(b), out),
     "TensorMap.tiled(b, BOX)": lambda: TensorMap.tiled(b, bl.BOX),
     "  + ._numba_type_": lambda: TensorMap.tiled(b, bl.BOX)._numba_type_,
     "  + dispatcher typeof_pyval": lambda: bl.with_map.typeof_pyval(TensorMap.tiled(b, bl.BOX)),
     "  + .value (its twin)": lambda: TensorMap.tiled(b, bl.BOX).value,
     "  + launched": lambda: bl.with_map[1, 32](TensorMap.tiled(b, bl.BOX), out),
-    "desc.retarget(b), launched": lambda: bl.with_map[1, 32](desc.retarget(b), out),
 }
-for name, fn in stages.items():
+for fn in stages.values():
     for _ in range(200):
         fn()
-    cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(2000):
-        fn()
-    print(f"stage {name:36s} {(time.perf_counter() - t0) / 2000 * 1e6:6.1f} us")
-    cuda.synchronize()
+spent = {name: [] for name in stages}
+for _ in range(5):
+    for name, fn in stages.items():
+        cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(1000):
+            fn()
+        spent[name].append((time.perf_counter() - t0) / 1000)
+        cuda.synchronize()
+for name, t in spent.items():
+    print(f"stage {name:36s} {statistics.median(t) * 1e6:6.2f} us")
+if "--stages" in sys.argv:
+    sys.exit(0)
 rows = {
     "numba k[1,32](a, out)": lambda: bl.with_array[1, 32](a, out),
     "numba_tma.launch(k, 1, 32, a, out)": lambda: launch(bl.with_array, 1, 32, a, out),

@@ -51,8 +51,8 @@ def by_value_bytes_are_ours():
 
     original = by_value.descriptor
 
-    def checked(tmap):
-        twin = original(tmap)
+    def checked(tmap, pool):
+        twin = original(tmap, pool)
         got = received_bytes(tmap, twin)
         assert got == tmap.bytes, f"the kernel received other bytes than {tmap!r}:\n{got.hex()}\n{tmap.bytes.hex()}"
         BY_VALUE_CHECKED.append(tmap.mode)

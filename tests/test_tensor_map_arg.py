@@ -170,6 +170,22 @@ def test_with_array_rejects_another_shape():
         desc.with_array(FakeCudaArray((128, 256), np.float16))
 
 
+def test_an_accepted_interface_still_checks_every_later_array():
+    """After a first array is accepted, later ones whose interface matches it are answered from the
+    interface alone: any difference (shape, dtype, strides, an unaligned address) still goes
+    through every check, and each array's own address is used."""
+    desc = TensorMap.tiled(FakeCudaArray((8, 8, 64), np.float16), (8, 8, 16), interleave="32B", swizzle="32B")
+    assert desc.with_array(FakeCudaArray((8, 8, 64), np.float16, address=0x7F0000100000)).address == 0x7F0000100000
+    assert desc.retarget(FakeCudaArray((8, 8, 64), np.float16, address=0x7F0000200020)).address == 0x7F0000200020
+    for other, rule in [(FakeCudaArray((8, 8, 64), np.float16, address=0x7F0000000010), "multiple of 32"),
+                        (FakeCudaArray((8, 8, 32), np.float16), r"must match the map's float16\[8, 8, 64\]"),
+                        (FakeCudaArray((8, 8, 64), np.int16), r"must match the map's float16"),
+                        (FakeCudaArray((8, 8, 64), np.float16, strides=(2048, 256, 2)), "must match the map's")]:
+        with pytest.raises(TensorMapError, match=rule):
+            desc.with_array(other)
+    assert desc.address == 0x7F0000200020
+
+
 def test_box_rank_must_match_the_array():
     with pytest.raises(ValueError, match="box.*one entry per array dimension"):
         TensorMap.tiled(FakeCudaArray((64, 64), np.float32), (64,))

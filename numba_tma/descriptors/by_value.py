@@ -82,12 +82,12 @@ def _new(tmap):
         p["channels_per_pixel"], p["pixels_per_column"], element_strides=estrides, **options)
 
 
-def descriptor(tmap):
-    """A cuda.core ``TensorMapDescriptor`` equal to ``tmap.bytes``: a recycled twin of the same
-    layout re-pointed at ``tmap``'s address, else a new one from the driver.  The map gives it back
-    (:func:`release`, to :func:`pool_of` the map) when it is collected."""
+def descriptor(tmap, pool):
+    """A cuda.core ``TensorMapDescriptor`` equal to ``tmap.bytes``: a recycled twin from ``pool``
+    (:func:`pool_of` the map's layout) re-pointed at ``tmap``'s address, else a new one from the
+    driver.  The map gives it back (:func:`release`) when it is collected."""
     try:
-        twin = pool_of(tmap).pop()
+        twin = pool.pop()
     except IndexError:
         twin = _new(tmap)
         if _offset is _UNSEARCHED:

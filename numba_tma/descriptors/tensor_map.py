@@ -24,12 +24,12 @@ from .. import numba_cuda_hooks
 from . import by_value
 from .decode import decode
 from .edge import array_dimension, store_overrun
-from .encode import encode_im2col, encode_tiled, replace_address
+from .encode import encode_im2col, encode_tiled
 from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
 from .tile_layout import DTYPES as _DTYPES
-from .tile_layout import TileLayout, kernel_type
-from .validate import INNER_ALIGN, RANK, _int, check_global_address, swizzle_span
+from .tile_layout import TileLayout, kernel_type, kernel_types_known
+from .validate import INNER_ALIGN, MAX_ADDRESS, RANK, _int, check_global_address, swizzle_span
 from .validate import _ints as _int_list
 
 @functools.lru_cache(maxsize=None)
@@ -92,12 +92,14 @@ def _array_view(array):
                          "must expose __cuda_array_interface__ or __dlpack__ (a numba, CuPy or PyTorch CUDA array)")
 
 
+@functools.lru_cache(maxsize=1024)
 def _c_strides(shape, itemsize):
+    """The byte strides of a C-contiguous array of ``shape`` (a tuple of ints)."""
     strides, step = [], itemsize
     for n in reversed(shape):
-        strides.insert(0, step)
+        strides.append(step)
         step *= n
-    return strides
+    return tuple(reversed(strides))
 
 
 def _common_params(mode, name, shape, strides, itemsize, element_strides, interleave, swizzle, l2_promotion,
@@ -260,10 +262,12 @@ def _plain_key(key) -> bool:
     if type(key[-1]) is not bool:
         return False
     for item in key[:-1]:
-        if type(item) is tuple:
-            if not all(type(i) is int for i in item):
-                return False
-        elif item is not None and type(item) not in (int, str):
+        kind = type(item)
+        if kind is tuple:
+            for i in item:
+                if type(i) is not int:
+                    return False
+        elif item is not None and kind is not int and kind is not str:
             return False
     return True
 
@@ -292,6 +296,7 @@ class TensorMap:
         self._pool = None              # where the by-value twin goes back when this map is collected
         self._device = None
         self._type = None              # the Numba type, once asked for
+        self._seen = None              # (array type, shape, typestr, strides, alignment) of an array accepted
 
     @classmethod
     def tiled(cls, array, box, *, swizzle="none", l2_promotion="128B", oob_fill="none",
@@ -321,16 +326,20 @@ class TensorMap:
             box, element_strides = _ints("box", box), _ints("element_strides", element_strides, optional=True)
             params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
                                            *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
-            made = (params, layout, box, element_strides, _shown_dtype(name, params),
-                    _flag("allow_store_overrun", allow_store_overrun))
+            made = [params, layout, box, element_strides, _shown_dtype(name, params),
+                    _flag("allow_store_overrun", allow_store_overrun), None]     # None: its Numba type, once asked
             if cacheable:
                 if len(_TILED) >= 1024:
                     _TILED.clear()
                 _TILED[key] = made
-        params, layout, box, element_strides, shown, overrun = made
+        params, layout, box, element_strides, shown, overrun, numba_type = made
         address = _address(address, "tiled", name, shape, params)
-        return cls._at(array, address, layout, shown, len(shape), box, "tiled", (box, element_strides), params,
-                       overrun)
+        made_map = cls._at(array, address, layout, shown, len(shape), box, "tiled", (box, element_strides), params,
+                           overrun)
+        if numba_type is None and cacheable and kernel_types_known():
+            numba_type = made[6] = made_map._numba_type_
+        made_map._type = numba_type
+        return made_map
 
     @classmethod
     def im2col(cls, array, pixel_box_lower_corner, pixel_box_upper_corner, channels_per_pixel, pixels_per_column,
@@ -403,7 +412,17 @@ class TensorMap:
         return int.from_bytes(self.bytes[:8], "little")
 
     def _address_of(self, array) -> int:
-        """The data pointer of ``array``, which must have this map's shape, strides and dtype."""
+        """The data pointer of ``array``, which must have this map's shape, strides and dtype.  An
+        array whose ``__cuda_array_interface__`` matches, item for item, one this map accepted
+        before is answered from that interface alone (the checks would give the same answer)."""
+        seen = self._seen
+        if seen is not None:
+            cai = getattr(array, "__cuda_array_interface__", None)
+            if cai is not None and type(array) is seen[0] and cai["shape"] == seen[1] and \
+                    cai["typestr"] == seen[2] and cai.get("strides") == seen[3]:
+                address = cai["data"][0]
+                if type(address) is int and 0 < address < MAX_ADDRESS and not address % seen[4]:
+                    return address
         address, shape, strides, name, itemsize = _array_view(array)
         own = self.__dict__.get("_own_geometry")
         if own is None:
@@ -415,15 +434,21 @@ class TensorMap:
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
                                  f"must match the map's {own_name}{list(own_shape)} with outer strides "
                                  f"{list(own_strides)}")
-        return _address(address, self.mode, name, shape, self._params)
+        address = _address(address, self.mode, name, shape, self._params)
+        cai = getattr(array, "__cuda_array_interface__", None)
+        if cai is not None and not numba_cuda_hooks.SIMULATED and _typestr(cai["typestr"])[0] == name:
+            # its name from the typestr alone (not bfloat16 told by a dtype): the interface decides
+            self._seen = (type(array), cai["shape"], cai["typestr"], cai.get("strides"),
+                          32 if self._params["interleave"] == Interleave.INTERLEAVE_32B else 16)
+        return address
 
     def with_array(self, array) -> "TensorMap":
         """A new map like this one over another array of identical shape, strides and dtype:
         ``bytes`` get the new address spliced in (no validation or layout work); its by-value
         descriptor is a recycled one of the same layout, re-pointed (or a new one)."""
-        other = TensorMap(array, replace_address(self.bytes, self._address_of(array)), self.dtype, self.rank,
-                          self.box, self.mode, self._args, self._params, self.allow_store_overrun)
-        other._type = self._type
+        other = TensorMap(array, self._address_of(array).to_bytes(8, "little") + self.bytes[8:], self.dtype,
+                          self.rank, self.box, self.mode, self._args, self._params, self.allow_store_overrun)
+        other._type, other._seen = self._type, self._seen
         return other
 
     def retarget(self, array) -> "TensorMap":
@@ -436,7 +461,7 @@ class TensorMap:
             for a in batches:
                 kernel[grid, block](desc.retarget(a), out)
         """
-        self.bytes = replace_address(self.bytes, self._address_of(array))
+        self.bytes = self._address_of(array).to_bytes(8, "little") + self.bytes[8:]
         self._array, self._device = array, None
         self.__dict__.pop("fields", None)
         if self._value is not None:
@@ -481,8 +506,8 @@ class TensorMap:
         """The by-value kernel argument numba-cuda's launcher passes on: a cuda.core descriptor equal
         to :attr:`bytes` (made once per map; see :mod:`numba_tma.descriptors.by_value`)."""
         if self._value is None:
-            self._value = by_value.descriptor(self)
-            self._pool = by_value.pool_of(self)
+            pool = by_value.pool_of(self)
+            self._value, self._pool = by_value.descriptor(self, pool), pool
         return self._value
 
     def __del__(self):
