@@ -3,6 +3,7 @@ write them out, and the bulk async-groups recycle the slots.  Prints a check and
 beside PyTorch's ``Tensor.copy_`` when PyTorch is installed.
 
     python examples/tma_copy_store.py [rows cols]      # without a GPU: simulated, small, no bandwidth
+    NUMBA_TMA_HOST=mlir python examples/tma_copy_store.py    # compiled by numba-cuda-mlir (a GPU)
 
 One thread per block drives the whole pipeline (TMA moves the data; no other thread is needed).
 ``at(ring, s)`` / ``at(full, s)`` name slot ``s`` of the ring and its barrier for one address
@@ -23,6 +24,11 @@ computation each (a run-time slice ``full[s:]`` would cost nine instructions).
 * tiles of 16 rows x 1 KiB: wide rows are what TMA moves best (8 KiB tiles of 128-byte rows
   reach ~0.94 however they are pipelined), and 6 of them (96 KiB) need dynamic shared memory,
   which ``SharedMemoryPlan`` carves into typed pieces.
+
+Under numba-cuda-mlir (``NUMBA_TMA_HOST=mlir``) the pipelines, ``SharedMemoryPlan`` and
+``numba_tma.launch`` do not exist yet (docs/second_host.md): ``copy_ring_by_hand`` is the same
+loop with the ring spelled out (one ``full`` barrier per slot, the bulk async-groups by hand) in
+static shared memory, so with 2 slots (32 KiB) instead of 6, launched by numba-cuda-mlir itself.
 """
 
 import sys
@@ -31,10 +37,10 @@ from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator w
 
 import numba
 import numpy as np
-from numba import cuda
+from _host import MLIR, at, bulk, cuda, fence, jit, kernel_map, mbarrier, tma, types  # NUMBA_TMA_HOST
 
 import numba_tma
-from numba_tma import SharedMemoryPlan, TensorMap, at, pipeline, tma
+from numba_tma import SharedMemoryPlan, TensorMap, pipeline
 from numba_tma.testing import gpu_seconds
 
 BOX_R, BOX_C = 16, 256         # 16 rows x 1 KiB of float32 per tile
@@ -47,11 +53,11 @@ plan = SharedMemoryPlan().array("ring", (STAGES, BOX_R, BOX_C), numba.float32).p
 carve = plan.carver()
 
 
-@cuda.jit(device=True, inline=True)
+@jit(device=True, inline=True)
 def corner(t, tiles_x):
     """(x, y) coordinates of tile ``t``: one 32-bit division (``t % tiles_x`` would be a second)."""
-    row = numba.uint32(t // tiles_x)
-    return numba.uint32(t - row * tiles_x) * BOX_C, row * BOX_R
+    row = types.uint32(t // tiles_x)
+    return types.uint32(t - row * tiles_x) * BOX_C, row * BOX_R
 
 
 @cuda.jit
@@ -104,17 +110,78 @@ def copy_ring(src, dst, tiles_x, n_tiles, counter):
         counter[1] = 0
 
 
+BY_HAND_STAGES = 2             # static shared memory (48 KiB at most): 2 x 16 KiB
+
+
+@jit
+def copy_ring_by_hand(src, dst, tiles_x, n_tiles, counter):
+    """``copy_ring`` with the ring spelled out (numba-cuda-mlir): what ``TmaPipeline`` with
+    ``same_thread()`` consumers and ``TmaStorePipeline(2)`` emit, one barrier per slot."""
+    ring = cuda.shared.array((BY_HAND_STAGES, BOX_R, BOX_C), types.float32, alignment=128)
+    full = cuda.shared.array(BY_HAND_STAGES, types.uint64)
+    tile_of = cuda.shared.array(BY_HAND_STAGES, types.uint32)
+    if cuda.threadIdx.x != 0:
+        return
+    for s in range(BY_HAND_STAGES):
+        mbarrier.init(at(full, s), 1)
+    fence.mbarrier_init()
+    tx, n = types.uint32(tiles_x), types.uint32(n_tiles)
+    p = 0                                                   # the slot to fill next
+    loaded = 0
+    while loaded < BY_HAND_STAGES:                          # prologue
+        t = cuda.atomic.add(counter, 0, types.uint32(1))
+        if t >= n:
+            break
+        tile_of[p] = t
+        mbarrier.arrive_expect_tx(at(full, p), BOX_R * BOX_C * 4)
+        tma.load(src, at(ring, p), corner(t, tx), at(full, p))
+        p = (p + 1) % BY_HAND_STAGES
+        loaded += 1
+    more = loaded == BY_HAND_STAGES
+    c, phase = 0, 0                                         # the slot to store next, its barrier's phase
+    k = 0
+    nxt = types.uint32(0)
+    while k < loaded:
+        if k >= 1 and more:
+            nxt = cuda.atomic.add(counter, 0, types.uint32(1))
+        mbarrier.wait(at(full, c), phase)
+        tma.store(dst, at(ring, c), corner(tile_of[c], tx))
+        bulk.commit_group()
+        if k >= 1 and more:
+            if nxt < n:
+                bulk.wait_group_read(1)                     # tile k-1's store has read slot p
+                tile_of[p] = nxt
+                mbarrier.arrive_expect_tx(at(full, p), BOX_R * BOX_C * 4)
+                tma.load(src, at(ring, p), corner(nxt, tx), at(full, p))
+                p = (p + 1) % BY_HAND_STAGES
+                loaded += 1
+            else:
+                more = False
+        c += 1
+        if c == BY_HAND_STAGES:
+            c, phase = 0, phase ^ 1
+        k += 1
+    bulk.wait_group(0)
+    if cuda.atomic.add(counter, 1, types.uint32(1)) == cuda.gridDim.x - 1:
+        counter[0] = 0                                      # the last block out resets the counter
+        counter[1] = 0
+
+
 def maps(a, b):
-    """The source and destination maps of a copy from ``a`` to ``b`` (2-D float32)."""
-    return TensorMap.tiled(a, (BOX_R, BOX_C)), TensorMap.tiled(b, (BOX_R, BOX_C))
+    """The source and destination maps of a copy from ``a`` to ``b`` (2-D float32), as the kernel
+    takes them (``_host.kernel_map``)."""
+    return kernel_map(TensorMap.tiled(a, (BOX_R, BOX_C))), kernel_map(TensorMap.tiled(b, (BOX_R, BOX_C)))
 
 
 def tma_copy(src_map, dst_map, shape, counter, blocks):
     """Copy with ``blocks`` persistent blocks; ``counter``: 2 uint32 on the device, zero (the kernel
     leaves them zero)."""
     tiles_x = shape[1] // BOX_C
-    numba_tma.launch(copy_ring, blocks, 32, src_map, dst_map, tiles_x, tiles_x * (shape[0] // BOX_R), counter,
-                     shared_mem=plan.nbytes)
+    n_tiles = tiles_x * (shape[0] // BOX_R)
+    if MLIR:
+        copy_ring_by_hand[blocks, 32, 0, 0](src_map, dst_map, tiles_x, n_tiles, counter)
+    else:
+        numba_tma.launch(copy_ring, blocks, 32, src_map, dst_map, tiles_x, n_tiles, counter, shared_mem=plan.nbytes)
 
 
 def bandwidth(run, nbytes):
@@ -132,7 +199,8 @@ def main(rows=64 if SIMULATED else 16384, cols=512 if SIMULATED else 16384):
     blocks = 3 if SIMULATED else cuda.get_current_device().MULTIPROCESSOR_COUNT * PER_SM
     tma_copy(src, dst, host.shape, counter, blocks)
     ok = np.array_equal(b.copy_to_host(), host) and not counter.copy_to_host().any()
-    print(f"tma_copy_store: {rows}x{cols} float32, {blocks} persistent blocks, {STAGES} stages: "
+    print(f"tma_copy_store: {rows}x{cols} float32, {blocks} persistent blocks, "
+          f"{BY_HAND_STAGES if MLIR else STAGES} stages: "
           f"{'PASS' if ok else 'FAIL'}")
     if SIMULATED:
         return 0 if ok else 1

@@ -1,10 +1,12 @@
 """Copy a 2-D array tile by tile through shared memory with TMA, and check it against numpy.
 
     python examples/tma_tile_copy.py            # a GPU of compute capability >= 9.0, else simulated
+    NUMBA_TMA_HOST=mlir python examples/tma_tile_copy.py    # compiled by numba-cuda-mlir (a GPU)
 
 The tensor map is built by numba_tma's pure-Python encoder (``TensorMap.tiled``) and passed to
-the kernel by value.  Each block: one thread initialises an mbarrier, tells it to expect one
-tile's bytes and issues the TMA load; every thread waits on the barrier and writes the tile out.
+the kernel by value (under numba-cuda-mlir: in global memory, ``_host.kernel_map``).  Each block:
+one thread initialises an mbarrier, tells it to expect one tile's bytes and issues the TMA load;
+every thread waits on the barrier and writes the tile out.
 The copy runs on a numba device array, and on a CuPy array and a PyTorch tensor when installed.
 """
 
@@ -12,20 +14,19 @@ import importlib.util
 
 from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator without a GPU
 
-import numba
 import numpy as np
-from numba import cuda
+from _host import cuda, fence, jit, kernel_map, mbarrier, tma, types  # NUMBA_TMA_HOST: numba-cuda or mlir
 
-from numba_tma import TensorMap, fence, mbarrier, tma
+from numba_tma import TensorMap
 
 ROWS, COLS = (100, 128) if SIMULATED else (1000, 1024)  # not a multiple of the tile: the last tile row is partly outside
 TILE_R, TILE_C = 64, 64          # the box, in the array's own (row, col) order
 
 
-@cuda.jit
+@jit
 def tile_copy(desc, out):
-    bars = cuda.shared.array(1, numba.uint64)
-    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
+    bars = cuda.shared.array(1, types.uint64)
+    tile = cuda.shared.array((TILE_R, TILE_C), types.float32, alignment=128)
     row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
     if cuda.threadIdx.x == 0:
         mbarrier.init(bars, 1)
@@ -45,7 +46,7 @@ def copy(source, host):
     desc = TensorMap.tiled(source, (TILE_R, TILE_C))
     out = cuda.device_array_like(host)
     grid = ((COLS + TILE_C - 1) // TILE_C, (ROWS + TILE_R - 1) // TILE_R)
-    tile_copy[grid, 128](desc, out)
+    tile_copy[grid, 128](kernel_map(desc), out)
     return desc, np.array_equal(out.copy_to_host(), host)
 
 

@@ -1,0 +1,302 @@
+"""numba-tma's ops in numba-cuda-mlir kernels on the GPU (the second host, docs/second_host.md),
+checked against numpy: a TMA load through the map in global memory (``TensorMap.to_device()``, a
+numba-cuda device array; numba-cuda-mlir 0.6 cannot pass a map by value below sm_100) and a TMA store, mbarrier phases,
+bulk copies and cp.async through ``at()``, a cluster of two blocks exchanging data through
+distributed shared memory (numba-cuda-mlir's own cluster launch), a wgmma m64n64k16 bf16 tile
+through raw descriptors, and mma.sync.  Few kernels, each covering several ops: every compile
+costs seconds on the GPU machine too.
+
+Skipped without numba-cuda-mlir or without a GPU of compute capability 9.0 (``conftest``); a
+numba-cuda-mlir that is installed but does not import fails here, saying what it lacks.
+"""
+
+import numpy as np
+import pytest
+
+try:
+    from numba_tma.mlir import at, bulk, cluster, cp_async, dsmem, fence, mbarrier, mma, tma, wgmma
+except ModuleNotFoundError as exc:
+    if exc.name != "numba_cuda_mlir":
+        raise ImportError(f"numba-cuda-mlir is installed but does not import: {exc} (it needs cuda-bindings "
+                          ">= 12.9.1, cuda-core >= 0.5.1 and nvJitLink)") from exc
+    pytest.skip("numba-cuda-mlir is not installed (the mlir extra)", allow_module_level=True)
+
+from numba.cuda import types as numba_types  # noqa: E402
+from numba_cuda_mlir import cuda, types  # noqa: E402
+
+from numba_tma import TensorMap  # noqa: E402
+from numba_tma.descriptors import matrix  # noqa: E402
+from numba_tma.intrinsics._core import PtxOp, SharedArray  # noqa: E402
+from numba_tma.intrinsics.mlir_adapter import refresh  # noqa: E402
+from numba_tma.intrinsics.mlir_host import build_mlir_intrinsic  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+jit = cuda.jit(chip="sm_90a")
+SPINS = 1 << 20      # per wait: a barrier that never completes sets status instead of hanging the test
+
+# Test only: the 32-bit shared-window address of a tile, widened (a raw wgmma descriptor's start field).
+shared_address = build_mlir_intrinsic(PtxOp("test.shared_address", "cvt.u64.u32 {out}, {tile};",
+                                             (SharedArray("tile"),), returns=numba_types.uint64, memory=False,
+                                             doc="test only"))
+refresh()
+
+
+def device(array):
+    return cuda.to_device(np.ascontiguousarray(array))
+
+
+def bf16_bits(x):
+    """float32 -> bfloat16 bits (exact for the small integers used here)."""
+    return (np.ascontiguousarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+# -- TMA load and store, mbarrier phases -----------------------------------------------------------
+
+TILE = 32
+ORIGIN = (32, 64)     # (row, col) of the tile in the source and destination
+
+
+@jit
+def tma_round_trip(src, dst, probes, status):
+    """Load the tile at ORIGIN through ``src``, write 2 x + 1 into it, store it through ``dst``;
+    ``probes``: a barrier's phases around two rounds of every thread's arrival."""
+    bars = cuda.shared.array(2, types.uint64)
+    tile = cuda.shared.array((TILE, TILE), types.float32, alignment=128)
+    t = cuda.threadIdx.x
+    if t == 0:
+        mbarrier.init(at(bars, 0), 1)
+        mbarrier.init(at(bars, 1), cuda.blockDim.x)
+        fence.mbarrier_init()
+        if mbarrier.test_wait(at(bars, 1), 1):          # a fresh barrier: the phase before it counts as complete
+            probes[0] = 1
+        if mbarrier.test_wait(at(bars, 1), 0):          # phase 0: nobody has arrived
+            probes[1] = 1
+    cuda.syncthreads()
+    if t == 0:
+        mbarrier.arrive_expect_tx(at(bars, 0), TILE * TILE * 4)
+        tma.load(src, tile, (ORIGIN[1], ORIGIN[0]), at(bars, 0))     # innermost (column) first
+    done = False
+    for _ in range(SPINS):
+        if mbarrier.try_wait(at(bars, 0), 0):
+            done = True
+            break
+    if not done:
+        status[0] = 1
+    for i in range(t, TILE * TILE, cuda.blockDim.x):
+        tile[i // TILE, i % TILE] = 2 * tile[i // TILE, i % TILE] + 1
+    fence.proxy_async()                                 # written by threads, read by the TMA store
+    for phase in range(2):
+        mbarrier.arrive(at(bars, 1))
+        mbarrier.wait(at(bars, 1), phase)
+    if t == 0:
+        if mbarrier.test_wait(at(bars, 1), 0):          # phase 2 (parity 0): nobody arrived again
+            probes[2] = 1
+        if mbarrier.test_wait(at(bars, 1), 1):          # phase 1: complete
+            probes[3] = 1
+        tma.store(dst, tile, (ORIGIN[1], ORIGIN[0]))
+        bulk.commit_group()
+        bulk.wait_group(0)
+
+
+def test_tma_load_store_through_maps_in_global_memory_and_mbarrier_phases():
+    rng = np.random.default_rng(0)
+    host = rng.integers(-100, 100, (96, 128)).astype(np.float32)
+    src, dst = device(host), device(np.full_like(host, -1))
+    probes, status = device(np.zeros(4, np.int32)), device(np.zeros(1, np.int32))
+    src_map, dst_map = TensorMap.tiled(src, (TILE, TILE)), TensorMap.tiled(dst, (TILE, TILE))
+    tma_round_trip[1, 128](src_map.to_device(), dst_map.to_device(), probes, status)
+    assert status.copy_to_host()[0] == 0, "the TMA load never completed its barrier"
+    want = np.full_like(host, -1)
+    r, c = ORIGIN
+    want[r:r + TILE, c:c + TILE] = 2 * host[r:r + TILE, c:c + TILE] + 1
+    np.testing.assert_array_equal(dst.copy_to_host(), want)
+    assert probes.copy_to_host().tolist() == [1, 0, 0, 1]
+
+
+# -- bulk copies and cp.async ----------------------------------------------------------------------
+
+BULK = 256           # float32 moved by bulk.load (1 KiB); then 4 per thread by cp.async
+
+
+@jit
+def copies(src, out, status):
+    """bulk.load src[:BULK] into shared memory, cp.async 16 bytes per thread of src[BULK:] into
+    another buffer, bulk.store both back to out."""
+    bar = cuda.shared.array(1, types.uint64)
+    first = cuda.shared.array(BULK, types.float32, alignment=128)
+    second = cuda.shared.array(128, types.float32, alignment=128)
+    t = cuda.threadIdx.x
+    if t == 0:
+        mbarrier.init(bar, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if t == 0:
+        mbarrier.arrive_expect_tx(bar, BULK * 4)
+        bulk.load(first, src, BULK * 4, bar)
+    cp_async.load(at(second, 4 * t), src[BULK + 4 * t:], 16, cache="cg")
+    cp_async.commit_group()
+    cp_async.wait_group(0)
+    done = False
+    for _ in range(SPINS):
+        if mbarrier.try_wait(bar, 0):
+            done = True
+            break
+    if not done:
+        status[0] = 1
+    fence.proxy_async()                                 # cp.async wrote through the generic proxy
+    cuda.syncthreads()
+    if t == 0:
+        bulk.store(out, first, BULK * 4)
+        bulk.store(out[BULK:], second, 128 * 4)
+        bulk.commit_group()
+        bulk.wait_group(0)
+
+
+def test_bulk_copies_and_cp_async():
+    host = np.arange(BULK + 128, dtype=np.float32) * 3 - 7
+    out, status = device(np.zeros_like(host)), device(np.zeros(1, np.int32))
+    copies[1, 32](device(host), out, status)
+    assert status.copy_to_host()[0] == 0, "the bulk load never completed its barrier"
+    np.testing.assert_array_equal(out.copy_to_host(), host)
+
+
+# -- a cluster of two blocks: distributed shared memory --------------------------------------------
+
+N = 32               # int32 each block sends its peer: 16 by st.async, 16 by one bulk shared::cluster copy
+
+
+@jit
+def exchange(out, status):
+    """Block r sends its peer r ^ 1 the values r * 1000 + i, completing on the peer's barrier;
+    out[block] = what it received, then its ctarank and nctarank."""
+    inbox = cuda.shared.array(N, types.int32)
+    outbox = cuda.shared.array(N, types.int32)
+    full = cuda.shared.array(1, types.uint64)
+    t = cuda.threadIdx.x
+    rank = cluster.ctarank()
+    for i in range(t, N, cuda.blockDim.x):
+        outbox[i] = rank * 1000 + i
+    if t == 0:
+        mbarrier.init(full, 1)
+        fence.mbarrier_init()
+        mbarrier.arrive_expect_tx(full, N * 4)
+    fence.proxy_async()                                 # outbox written by threads, read by the bulk copy
+    cluster.sync()                                      # both barriers exist before anyone sends
+    if t == 0:
+        peer = rank ^ 1
+        for j in range(0, N // 2, 4):
+            dsmem.store_async(at(inbox, j), (outbox[j], outbox[j + 1], outbox[j + 2], outbox[j + 3]), full, peer)
+        dsmem.copy_async(at(inbox, N // 2), at(outbox, N // 2), N // 2 * 4, full, peer)
+    done = False
+    for _ in range(SPINS):
+        if mbarrier.try_wait(full, 0, sem="acquire", scope="cluster"):
+            done = True
+            break
+    if not done:
+        status[0] = 1
+    for i in range(t, N, cuda.blockDim.x):
+        out[cuda.blockIdx.x, i] = inbox[i]
+    if t == 0:
+        out[cuda.blockIdx.x, N] = rank
+        out[cuda.blockIdx.x, N + 1] = cluster.nctarank()
+    cluster.sync()                                      # no block leaves while its peer may still write
+
+
+def test_a_cluster_of_two_blocks_exchanges_through_distributed_shared_memory():
+    out, status = device(np.full((2, N + 2), -1, np.int32)), device(np.zeros(1, np.int32))
+    exchange[2, 64, None, 0, 2](out, status)            # numba-cuda-mlir's launch: grid, block, stream, smem, cluster
+    assert status.copy_to_host()[0] == 0, "a remote write never completed the barrier"
+    want = np.array([[(r ^ 1) * 1000 + i for i in range(N)] + [r, 2] for r in range(2)], np.int32)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+# -- wgmma through raw descriptors, mma.sync -------------------------------------------------------
+
+WN = 64              # the wgmma tile: 64 x WN x 64 (four K steps of 16), A and B K-major, 128B swizzle
+
+
+@jit
+def wgmma_tile(map_a, map_b, high, out, status):
+    """out[thread, i] = accumulator register i of A @ B.T; ``high[k]``: descriptor bits of K step
+    k for a tile at address 0 (the kernel adds the tile's address)."""
+    ta = cuda.shared.array(64 * 64, types.uint16, alignment=1024)
+    tb = cuda.shared.array(WN * 64, types.uint16, alignment=1024)
+    bar = cuda.shared.array(1, types.uint64)
+    t = cuda.threadIdx.x
+    if t == 0:
+        mbarrier.init(bar, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if t == 0:
+        mbarrier.arrive_expect_tx(bar, (64 + WN) * 64 * 2)
+        tma.load(map_a, ta, (0, 0), bar)
+        tma.load(map_b, tb, (0, 0), bar)
+    done = False
+    for _ in range(SPINS):
+        if mbarrier.try_wait(bar, 0):
+            done = True
+            break
+    if not done:
+        status[0] = 1
+    a, b = shared_address(ta) >> 4, shared_address(tb) >> 4
+    acc = wgmma.fence(wgmma.zeros(32))                  # WN / 2 registers (a literal: typing needs one)
+    for k in range(4):
+        acc = wgmma.mma_async(acc, high[k] + a, high[k] + b, k)
+    wgmma.commit_group()
+    acc = wgmma.wait_group(0, acc)
+    for i in range(WN // 2):
+        out[t, i] = acc[i]
+
+
+def accumulator_layout(n):
+    """(row, col) of register i of thread t of a 64 x n float32 wgmma accumulator (PTX ISA, the
+    m64nNk16 D fragment): row 16 warp + lane / 4 + 8 ((i / 2) % 2), col 8 (i / 4) + 2 (lane % 4) + i % 2."""
+    t, i = np.arange(128)[:, None], np.arange(n // 2)[None, :]
+    return 16 * (t // 32) + (t % 32) // 4 + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * (t % 4) + i % 2
+
+
+def test_wgmma_bf16_tile_through_raw_descriptors_matches_numpy():
+    rng = np.random.default_rng(1)
+    a = rng.integers(-4, 5, (64, 64)).astype(np.float32)
+    b = rng.integers(-4, 5, (WN, 64)).astype(np.float32)            # B as N x K (K-major)
+    map_a = TensorMap.tiled(device(bf16_bits(a)), (64, 64), swizzle="128B", data_type="bfloat16")
+    map_b = TensorMap.tiled(device(bf16_bits(b)), (WN, 64), swizzle="128B", data_type="bfloat16")
+    high = np.array([matrix.encode(0, 128, 128, row=0, k=k) for k in range(4)], np.uint64)
+    out, status = device(np.full((128, WN // 2), np.nan, np.float32)), device(np.zeros(1, np.int32))
+    # the maps' bytes in numba-cuda-mlir's own device arrays (the TMA test: TensorMap.to_device())
+    in_global = [device(np.frombuffer(m.bytes, np.uint8)) for m in (map_a, map_b)]
+    wgmma_tile[1, 128](*in_global, device(high), out, status)
+    assert status.copy_to_host()[0] == 0, "the TMA loads never completed their barrier"
+    rows, cols = accumulator_layout(WN)
+    np.testing.assert_array_equal(out.copy_to_host(), (a @ b.T)[rows, cols])
+
+
+@jit
+def mma_product(a_in, b_in, out):
+    """One warp: A (16 x 16) and B (8 x 16, N x K) through ldmatrix at at(), their m16n8k16 product."""
+    sa = cuda.shared.array(256, types.uint16, alignment=128)
+    sb = cuda.shared.array(128, types.uint16, alignment=128)
+    lane = cuda.threadIdx.x
+    for i in range(lane, 256, 32):
+        sa[i] = a_in[i]
+    for i in range(lane, 128, 32):
+        sb[i] = b_in[i]
+    cuda.syncthreads()
+    m = lane // 8          # A's four 8 x 8 matrices: rows 0-7 / 8-15, K 0-7 / 8-15
+    a = mma.ldmatrix(at(sa, ((m % 2) * 8 + lane % 8) * 16 + (m // 2) * 8), 4)
+    b = mma.ldmatrix(at(sb, (lane % 8) * 16 + (m % 2) * 8), 2)
+    acc = mma.sync(mma.zeros(), a, b)
+    g, c = lane // 4, lane % 4
+    out[g, 2 * c] = acc[0]
+    out[g, 2 * c + 1] = acc[1]
+    out[g + 8, 2 * c] = acc[2]
+    out[g + 8, 2 * c + 1] = acc[3]
+
+
+def test_mma_sync_bf16_m16n8k16_matches_numpy():
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-4, 5, (16, 16)).astype(np.float32), rng.integers(-4, 5, (8, 16)).astype(np.float32)
+    out = device(np.zeros((16, 8), np.float32))
+    mma_product[1, 32](device(bf16_bits(a).ravel()), device(bf16_bits(b).ravel()), out)
+    np.testing.assert_array_equal(out.copy_to_host(), a @ b.T)
