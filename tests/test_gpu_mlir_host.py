@@ -1,6 +1,6 @@
 """numba-tma's ops in numba-cuda-mlir kernels on the GPU (the second host, docs/second_host.md),
-checked against numpy: a TMA load through the map in global memory (``TensorMap.to_device()``, a
-numba-cuda device array; numba-cuda-mlir 0.6 cannot pass a map by value below sm_100) and a TMA store, mbarrier phases,
+checked against numpy: a TMA load through the map in global memory (``numba_tma.mlir.map_in_global``:
+numba-cuda-mlir 0.6 cannot pass a map by value below sm_100) and a TMA store, mbarrier phases,
 bulk copies and cp.async through ``at()``, a cluster of two blocks exchanging data through
 distributed shared memory (numba-cuda-mlir's own cluster launch), a wgmma m64n64k16 bf16 tile
 through raw descriptors, and mma.sync.  Few kernels, each covering several ops: every compile
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 try:
-    from numba_tma.mlir import at, bulk, cluster, cp_async, dsmem, fence, mbarrier, mma, tma, wgmma
+    from numba_tma.mlir import at, bulk, cluster, cp_async, dsmem, fence, map_in_global, mbarrier, mma, tma, wgmma
 except ModuleNotFoundError as exc:
     if exc.name != "numba_cuda_mlir":
         raise ImportError(f"numba-cuda-mlir is installed but does not import: {exc} (it needs cuda-bindings "
@@ -105,7 +105,7 @@ def test_tma_load_store_through_maps_in_global_memory_and_mbarrier_phases():
     src, dst = device(host), device(np.full_like(host, -1))
     probes, status = device(np.zeros(4, np.int32)), device(np.zeros(1, np.int32))
     src_map, dst_map = TensorMap.tiled(src, (TILE, TILE)), TensorMap.tiled(dst, (TILE, TILE))
-    tma_round_trip[1, 128](src_map.to_device(), dst_map.to_device(), probes, status)
+    tma_round_trip[1, 128](map_in_global(src_map), map_in_global(dst_map), probes, status)
     assert status.copy_to_host()[0] == 0, "the TMA load never completed its barrier"
     want = np.full_like(host, -1)
     r, c = ORIGIN
@@ -170,8 +170,8 @@ N = 32               # int32 each block sends its peer: 16 by st.async, 16 by on
 def exchange(out, status):
     """Block r sends its peer r ^ 1 the values r * 1000 + i, completing on the peer's barrier;
     out[block] = what it received, then its ctarank and nctarank."""
-    inbox = cuda.shared.array(N, types.int32)
-    outbox = cuda.shared.array(N, types.int32)
+    inbox = cuda.shared.array(N, types.int32, alignment=16)      # st.async v4 and bulk copies: 16 bytes
+    outbox = cuda.shared.array(N, types.int32, alignment=16)
     full = cuda.shared.array(1, types.uint64)
     t = cuda.threadIdx.x
     rank = cluster.ctarank()
@@ -264,8 +264,7 @@ def test_wgmma_bf16_tile_through_raw_descriptors_matches_numpy():
     map_b = TensorMap.tiled(device(bf16_bits(b)), (WN, 64), swizzle="128B", data_type="bfloat16")
     high = np.array([matrix.encode(0, 128, 128, row=0, k=k) for k in range(4)], np.uint64)
     out, status = device(np.full((128, WN // 2), np.nan, np.float32)), device(np.zeros(1, np.int32))
-    # the maps' bytes in numba-cuda-mlir's own device arrays (the TMA test: TensorMap.to_device())
-    in_global = [device(np.frombuffer(m.bytes, np.uint8)) for m in (map_a, map_b)]
+    in_global = [map_in_global(m) for m in (map_a, map_b)]
     wgmma_tile[1, 128](*in_global, device(high), out, status)
     assert status.copy_to_host()[0] == 0, "the TMA loads never completed their barrier"
     rows, cols = accumulator_layout(WN)

@@ -81,4 +81,19 @@ for _family in FAMILIES:
     globals()[_family] = sys.modules[f"{__name__}.{_family}"] = _family_module(_family)
 refresh()
 
-__all__ = ["FAMILIES", "MISSING", "at", *FAMILIES]
+def map_in_global(tmap):
+    """``tmap``'s 128 bytes in a numba-cuda-mlir ``uint8`` device array: how a ``TensorMap`` reaches a
+    numba-cuda-mlir kernel on sm_90 (its 0.6 drops by-value maps below sm_100, docs/second_host.md).
+    ``TensorMap.to_device()`` is numba-cuda's array, which numba-cuda-mlir cannot type.
+
+    Example::
+
+        kernel[1, 128](map_in_global(desc), out)
+    """
+    import numpy as np
+    from numba_cuda_mlir import cuda
+
+    return cuda.to_device(np.frombuffer(tmap.bytes, dtype=np.uint8))
+
+
+__all__ = ["FAMILIES", "MISSING", "at", "map_in_global", *FAMILIES]
