@@ -35,10 +35,12 @@ pytestmark = pytest.mark.gpu
 jit = cuda.jit(chip="sm_90a")
 SPINS = 1 << 20      # per wait: a barrier that never completes sets status instead of hanging the test
 
-# Test only: the 32-bit shared-window address of a tile, widened (a raw wgmma descriptor's start field).
-shared_address = build_mlir_intrinsic(PtxOp("test.shared_address", "cvt.u64.u32 {out}, {tile};",
-                                             (SharedArray("tile"),), returns=numba_types.uint64, memory=False,
-                                             doc="test only"))
+# Test only: a raw wgmma descriptor's start field, (the tile's shared address >> 4) & 0x3FFF, computed
+# in PTX (uint64 arithmetic in a kernel widens to int64 or float64 and would garble the descriptor).
+start_field = build_mlir_intrinsic(PtxOp("test.start_field",
+                                         "cvt.u64.u32 {out}, {tile}; shr.u64 {out}, {out}, 4; and.b64 {out}, {out}, 16383;",
+                                         (SharedArray("tile"),), returns=numba_types.uint64, memory=False,
+                                         doc="test only"))
 refresh()
 
 
@@ -239,7 +241,7 @@ def wgmma_tile(map_a, map_b, high, out, status):
             break
     if not done:
         status[0] = 1
-    a, b = shared_address(ta) >> 4, shared_address(tb) >> 4
+    a, b = start_field(ta), start_field(tb)
     acc = wgmma.fence(wgmma.zeros(32))                  # WN / 2 registers (a literal: typing needs one)
     for k in range(4):
         acc = wgmma.mma_async(acc, high[k] + a, high[k] + b, k)
