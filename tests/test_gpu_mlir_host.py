@@ -222,8 +222,10 @@ WN = 64              # the wgmma tile: 64 x WN x 64 (four K steps of 16), A and 
 def wgmma_tile(map_a, map_b, high, out, status):
     """out[thread, i] = accumulator register i of A @ B.T; ``high[k]``: descriptor bits of K step
     k for a tile at address 0 (the kernel adds the tile's address)."""
+    # literal sizes: numba-cuda-mlir 0.6 makes an array sized by a module constant (WN * 64) dynamic
+    # shared memory, silently (docs/numba_cuda_mlir_defects.md; found here, on the H200)
     ta = cuda.shared.array(64 * 64, types.uint16, alignment=1024)
-    tb = cuda.shared.array(WN * 64, types.uint16, alignment=1024)
+    tb = cuda.shared.array(64 * 64, types.uint16, alignment=1024)       # WN x 64
     bar = cuda.shared.array(1, types.uint64)
     t = cuda.threadIdx.x
     if t == 0:
