@@ -186,6 +186,23 @@ def test_an_accepted_interface_still_checks_every_later_array():
     assert desc.address == 0x7F0000200020
 
 
+def test_tiled_over_an_interface_seen_before_checks_the_address_and_encodes_the_same():
+    from numba_tma.descriptors import tensor_map
+
+    first = TensorMap.tiled(FakeCudaArray((96, 200), np.float32), (64, 32), swizzle="128B")
+    again = TensorMap.tiled(FakeCudaArray((96, 200), np.float32, address=0x7F0000300000), (64, 32), swizzle="128B")
+    tensor_map._TILED.clear()
+    tensor_map._TILED_BY_INTERFACE.clear()
+    fresh = TensorMap.tiled(FakeCudaArray((96, 200), np.float32, address=0x7F0000300000), (64, 32), swizzle="128B")
+    assert again.bytes == fresh.bytes != first.bytes and again.address == 0x7F0000300000
+    with pytest.raises(TensorMapError, match="multiple of 16"):
+        TensorMap.tiled(FakeCudaArray((96, 200), np.float32, address=0x7F0000300008), (64, 32), swizzle="128B")
+    other = TensorMap.tiled(FakeCudaArray((96, 200), np.int32), (64, 32), swizzle="128B")
+    assert other.dtype == "int32" and other.bytes[8:] != fresh.bytes[8:]
+    with pytest.raises(TensorMapError, match="box"):
+        TensorMap.tiled(FakeCudaArray((96, 200), np.float32), (64, 32.0), swizzle="128B")   # 32.0 == 32 as a key: not the cached map
+
+
 def test_box_rank_must_match_the_array():
     with pytest.raises(ValueError, match="box.*one entry per array dimension"):
         TensorMap.tiled(FakeCudaArray((64, 64), np.float32), (64,))

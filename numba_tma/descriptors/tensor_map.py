@@ -92,6 +92,17 @@ def _array_view(array):
                          "must expose __cuda_array_interface__ or __dlpack__ (a numba, CuPy or PyTorch CUDA array)")
 
 
+def _interface(array):
+    """``array``'s ``__cuda_array_interface__`` where it alone describes the array (not under the
+    simulator; not a PyTorch tensor, read directly: see :func:`_array_view`); else None."""
+    if numba_cuda_hooks.SIMULATED:
+        return None
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(array, torch.Tensor):
+        return None
+    return getattr(array, "__cuda_array_interface__", None)
+
+
 @functools.lru_cache(maxsize=1024)
 def _c_strides(shape, itemsize):
     """The byte strides of a C-contiguous array of ``shape`` (a tuple of ints)."""
@@ -251,6 +262,8 @@ def _shown_dtype(name, params):
 
 
 _TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked layout (validated once)
+_TILED_BY_INTERFACE: dict = {}   # (array type, its interface but the address, the other arguments) -> (_TILED's
+#                                  entry, the address alignment): the arguments of a map made and checked before
 _KERNEL_TYPES: dict = {}   # a map's bytes 8-127, dtype, rank, box, mode, allow_store_overrun -> its Numba type
 
 
@@ -281,6 +294,13 @@ class TensorMap:
     The source array is kept alive as long as the map.
     """
 
+    # per map, set once needed (class defaults: a fresh map per launch sets fewer attributes)
+    _value = None      # the by-value twin (value)
+    _pool = None       # where the twin goes back when this map is collected
+    _device = None     # to_device()'s array
+    _type = None       # the Numba type, once asked for
+    _seen = None       # (array type, shape, typestr, strides, alignment) of an array with_array accepted
+
     def __init__(self, array, desc: bytes, dtype: str, rank: int, box: tuple, mode: str, args: tuple, params: dict,
                  allow_store_overrun: bool = False):
         self._array = array            # keeps the memory alive while the map exists
@@ -292,11 +312,6 @@ class TensorMap:
         self.mode = mode
         self._args = args              # the constructor's geometry, array order (for cuda.core)
         self._params = params
-        self._value = None
-        self._pool = None              # where the by-value twin goes back when this map is collected
-        self._device = None
-        self._type = None              # the Numba type, once asked for
-        self._seen = None              # (array type, shape, typestr, strides, alignment) of an array accepted
 
     @classmethod
     def tiled(cls, array, box, *, swizzle="none", l2_promotion="128B", oob_fill="none",
@@ -317,6 +332,19 @@ class TensorMap:
             a = cuda.to_device(np.zeros((1024, 512), np.float32))
             desc = TensorMap.tiled(a, (64, 32))      # 64 rows x 32 columns per box
         """
+        cai = _interface(array)
+        if cai is not None:       # an interface seen before answers alone (every map from it was checked)
+            by_interface = (cai["shape"], cai["typestr"], cai.get("strides"), box, element_strides, swizzle,
+                            l2_promotion, oob_fill, interleave, data_type, allow_store_overrun)
+            if type(by_interface[0]) is tuple and type(by_interface[2]) in (tuple, type(None)) and \
+                    _plain_key(by_interface):
+                seen = _TILED_BY_INTERFACE.get((type(array), by_interface))
+                address = cai["data"][0]
+                if seen is not None and type(address) is int and 0 < address < MAX_ADDRESS and \
+                        not address % seen[1]:
+                    return cls._made(array, address, seen[0], len(by_interface[0]))
+            else:
+                cai = None
         address, shape, strides, name, itemsize = _array_view(array)
         key = (name, shape, strides, box, element_strides, swizzle, l2_promotion, oob_fill, interleave, data_type,
                allow_store_overrun)
@@ -332,10 +360,20 @@ class TensorMap:
                 if len(_TILED) >= 1024:
                     _TILED.clear()
                 _TILED[key] = made
+        address = _address(address, "tiled", name, shape, made[0])
+        if cacheable and cai is not None and _typestr(cai["typestr"])[0] == name:   # the name from the typestr alone
+            if len(_TILED_BY_INTERFACE) >= 1024:
+                _TILED_BY_INTERFACE.clear()
+            _TILED_BY_INTERFACE[type(array), by_interface] = (
+                made, 32 if made[0]["interleave"] == Interleave.INTERLEAVE_32B else 16)
+        return cls._made(array, address, made, len(shape), cacheable)
+
+    @classmethod
+    def _made(cls, array, address, made, rank, cacheable=True):
+        """The tiled map over ``array`` at the checked ``address`` from a cached ``made`` layout (its
+        Numba type kept with it once known)."""
         params, layout, box, element_strides, shown, overrun, numba_type = made
-        address = _address(address, "tiled", name, shape, params)
-        made_map = cls._at(array, address, layout, shown, len(shape), box, "tiled", (box, element_strides), params,
-                           overrun)
+        made_map = cls._at(array, address, layout, shown, rank, box, "tiled", (box, element_strides), params, overrun)
         if numba_type is None and cacheable and kernel_types_known():
             numba_type = made[6] = made_map._numba_type_
         made_map._type = numba_type
