@@ -41,17 +41,36 @@ def intrinsic(typer, name: str):
     """``typer(typingctx, *args, **kwargs) -> (signature, codegen)`` as a numba-cuda-mlir
     intrinsic named ``name`` with literal argument types.  A call typed with keywords is cached
     under the types numba-cuda-mlir re-types it with at lowering (positional, then the keywords'
-    in their order); that folded call is answered from the cache.  (It is ambiguous only when the
-    same types are passed once positionally and once with keywords: the keyword typing wins.)"""
-    keyword_calls = {}
+    in their order); that folded call is answered from the cache.  Calls of the same folded types
+    (positional, or with other keywords) are told apart at lowering, where numba-cuda-mlir passes
+    each call its own keywords: the answer's codegen is the typing of the call with those keyword
+    names (all such typings must give one result type)."""
+    keyword_calls = {}   # folded argument types -> {keyword names: the typing of that call}
 
     def typer_with_keywords(typingctx, *args, **kwargs):
-        if not kwargs and args in keyword_calls:
-            return keyword_calls[args]
-        typed = typer(typingctx, *args, **kwargs)
         if kwargs:
-            keyword_calls[args + tuple(kwargs.values())] = typed
-        return typed
+            typed = typer(typingctx, *args, **kwargs)
+            keyword_calls.setdefault(args + tuple(kwargs.values()), {})[tuple(kwargs)] = typed
+            return typed
+        by_names = dict(keyword_calls.get(args, {}))
+        if not by_names:
+            return typer(typingctx, *args)
+        try:
+            by_names[()] = typer(typingctx, *args)     # a positional call of these types as well
+        except Exception:   # noqa: BLE001 - there is none: only the folded keyword calls
+            pass
+        answers = [typed for typed in by_names.values() if typed is not None]
+        if len(answers) == 1:
+            return answers[0]
+        if len({typed[0].return_type for typed in answers}) > 1:
+            raise NotImplementedError(f"numba_tma: {name}: calls of one argument types with different keywords "
+                                      "give different results; numba-cuda-mlir 0.6 folds keywords into positions at "
+                                      "lowering, so they cannot be told apart (docs/numba_cuda_mlir_defects.md)")
+
+        def by_keywords(builder, target, call_args, call_kwargs):
+            return by_names[tuple(k for k, _ in call_kwargs)][1](builder, target, call_args, call_kwargs)
+
+        return answers[0][0], by_keywords
 
     typer_with_keywords.__signature__ = getattr(typer, "__signature__", None)
     typer_with_keywords.__name__ = typer_with_keywords.__qualname__ = name
