@@ -16,8 +16,17 @@ run).  Ragged M, N, K: TMA fills out-of-range input with zeros and clips out-of-
 and K multiples of 8: TMA's 16-byte row pitch).  ``make_gemm("e4m3")`` is the fp8 kernel: tiles
 of 128 x 192 (m64n192k32), promoted every 128 of K into a float32 total (see ``KINDS``), per-tensor
 scales applied to the fragment before the store.
+
+Split-K (``matmul(..., split_k=None)``; bf16 and fp8, not with ``pair``): with fewer output
+tiles than blocks (decode-like shapes: 256 x 8192 has 64 tiles for 132 SMs) ``split_k_for``
+splits K up to 4 ways so that every (tile, split) work unit runs in one wave; each unit
+accumulates its K steps (ragged: the splits differ by at most one) and its epilogue adds the bf16
+partial into C with a TMA reduce-add (``tma.reduce(..., "add")`` on the bf16 map) instead of the
+store, after ``zero_c`` zeroed C (both kernels are the call).  Adding in bf16 costs precision: see
+``MAX_SPLIT_K``.
 """
 
+import numbers
 import sys
 
 from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator without a GPU
@@ -53,12 +62,27 @@ def tile_of(t, tiles_m, tiles_n):
     return first + (t % per_group) % rows, (t % per_group) // rows
 
 
-def make_gemm(kind, pair=False, b_kn=False):
+@cuda.jit(device=True, inline=True)
+def work_unit(u, n_tiles, k_tiles, splits):
+    """Split-K work unit ``u`` as (output tile, first K step, K steps): units ``[s * n_tiles,
+    (s + 1) * n_tiles)`` take split ``s`` of every tile (the tiles of one split side by side, so
+    blocks running together share A and B in L2), K steps ``[s * k_tiles // splits, (s + 1) *
+    k_tiles // splits)`` (ragged: the splits differ by at most one step).  The divisions are 32-bit
+    unsigned (LLVM narrows them; a 64-bit one is a subroutine call)."""
+    s = numba.int64(numba.uint32(u) // numba.uint32(n_tiles))
+    lo = numba.int64(numba.uint32(s * k_tiles) // numba.uint32(splits))
+    hi = numba.int64(numba.uint32((s + 1) * k_tiles) // numba.uint32(splits))
+    return u - s * n_tiles, lo, hi - lo
+
+
+def make_gemm(kind, pair=False, b_kn=False, split=False):
     """The kernel, its shared-memory plan and K step for inputs of ``kind`` ("bf16" or "e4m3").
     ``pair``: clusters of 2 blocks computing vertically adjacent tiles, which share their B tile:
     each block loads half of it with TMA multicast into both (B crosses from L2 once per pair).
     ``b_kn`` (bf16): B given K x N row-major; its tile is 4 boxes of (64 K rows, 64 N), read
-    MN-major (``wgmma.descriptor_mn``, ``trans_b=True``)."""
+    MN-major (``wgmma.descriptor_mn``, ``trans_b=True``).  ``split`` (not with ``pair``): split-K,
+    the kernel's ``splits`` argument: work units (tile, split) (``work_unit``) each accumulate
+    their share of K and add it, rounded to bf16, into C with TMA reduce-add (C zeroed before)."""
     size, element, mma_dtype, BN, promote = KINDS[kind]
     bk = 128 // size
     stage_bytes = (BM + BN) * 128
@@ -78,7 +102,7 @@ def make_gemm(kind, pair=False, b_kn=False):
     # one block of 384 threads per SM: ptxas may then give each thread 168 registers (the
     # simulator's cuda.jit takes no launch_bounds)
     @cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1)}))
-    def gemm(desc_a, desc_b, desc_c, tiles_m, tiles_n, k_tiles, scale):
+    def gemm(desc_a, desc_b, desc_c, tiles_m, tiles_n, k_tiles, scale, splits):
         smem = carve()
         ring = ring_config.create(smem.ring)
         warpgroup = cuda.threadIdx.x // 128
@@ -86,15 +110,21 @@ def make_gemm(kind, pair=False, b_kn=False):
         rows_of_tiles = (tiles_m + blocks_per_tile_row - 1) // blocks_per_tile_row   # tile rows (pairs of them)
         first, step = cuda.blockIdx.x // blocks_per_tile_row, cuda.gridDim.x // blocks_per_tile_row
         n_tiles = rows_of_tiles * tiles_n
+        n_units = n_tiles * splits if split else n_tiles       # (splits is 1 unless split)
         if warpgroup == 0:                                     # the producer
             if promote:
                 wgmma.setmaxnreg(40, "dec")
             if cuda.threadIdx.x == 0:
                 p = ring.producer_state()
-                for t in range(first, n_tiles, step):
+                for u in range(first, n_units, step):
+                    if split:
+                        t, k_first, k_steps = work_unit(u, n_tiles, k_tiles, splits)
+                    else:
+                        t, k_first, k_steps = u, 0, k_tiles
                     mp, n = tile_of(t, rows_of_tiles, tiles_n)
                     m = mp * blocks_per_tile_row + rank
-                    for k in range(k_tiles):
+                    for j in range(k_steps):
+                        k = k_first + j                        # the K step loaded
                         ring.acquire(p, stage_bytes)
                         tma.load(desc_a, at(smem.a, p.index), (k * bk, m * BM), ring.full(p))
                         if b_kn:                               # boxes of (bk K rows, 64 N); a pair: half each
@@ -120,13 +150,17 @@ def make_gemm(kind, pair=False, b_kn=False):
             half = warpgroup - 1
             leader = cuda.threadIdx.x % 128 == 0
             c_state = ring.consumer_state()
-            for t in range(first, n_tiles, step):
+            for u in range(first, n_units, step):
+                if split:
+                    t, k_first, k_steps = work_unit(u, n_tiles, k_tiles, splits)
+                else:
+                    t, k_first, k_steps = u, 0, k_tiles
                 mp, n = tile_of(t, rows_of_tiles, tiles_n)
                 m = mp * blocks_per_tile_row + rank
                 acc = wgmma.zeros(regs)
                 partial = wgmma.zeros(regs)                    # fp8: the K steps since the last promotion
                 previous = c_state
-                for k in range(k_tiles):
+                for k in range(k_steps):                       # k: the unit's own K steps (scale_d 0 first)
                     ring.wait(c_state)
                     a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, b_boxes * c_state.index)
                     if promote:                                # a fresh partial (scale_d 0 on its first MMA)
@@ -162,7 +196,8 @@ def make_gemm(kind, pair=False, b_kn=False):
                     acc = wgmma.scale(acc, scale)
                 # the epilogue, in two rounds (128 columns, then the rest): the fragment as bf16 into this
                 # warpgroup's two staging boxes (once the TMA stores before have read them), then
-                # TMA stores, the last round's left in flight while the next tile's MMAs run
+                # TMA stores (split-K: reduce-adds), the last round's left in flight while the next
+                # tile's MMAs run
                 for rnd in range(2):
                     if leader:
                         tma.wait_group_read(0)
@@ -175,8 +210,12 @@ def make_gemm(kind, pair=False, b_kn=False):
                     sync.named_barrier_sync(1 + half, 128)
                     if leader:
                         for box in range(2 if rnd == 0 else last_boxes):
-                            tma.store(desc_c, at(smem.c, 2 * half + box),
-                                      (n * BN + 128 * rnd + 64 * box, m * BM + 64 * half))
+                            if split:
+                                tma.reduce(desc_c, at(smem.c, 2 * half + box),
+                                           (n * BN + 128 * rnd + 64 * box, m * BM + 64 * half), "add")
+                            else:
+                                tma.store(desc_c, at(smem.c, 2 * half + box),
+                                          (n * BN + 128 * rnd + 64 * box, m * BM + 64 * half))
                         tma.commit_group()
             if leader:
                 tma.wait_group(0)
@@ -184,29 +223,94 @@ def make_gemm(kind, pair=False, b_kn=False):
     return gemm, plan, bk, BN
 
 
-GEMMS = {(kind, pair, b_kn): make_gemm(kind, pair, b_kn) for kind in KINDS for pair in (False, True)
-         for b_kn in ((False, True) if kind == "bf16" else (False,))}
+GEMMS = {(kind, pair, b_kn, split): make_gemm(kind, pair, b_kn, split) for kind in KINDS for pair in (False, True)
+         for b_kn in ((False, True) if kind == "bf16" else (False,)) for split in ((False,) if pair else (False, True))}
+
+#: split-K: at most 4 splits, each at least 2 K steps.  Each split's partial is rounded to bf16 and
+#: TMA reduce-adds it into C in bf16 (every add rounded): in a numpy model of exactly that
+#: (128 x 512 x 8192, normal inputs) the max error is 4.4e-3 of max |C| at 2 splits, 6.4e-3 at 4,
+#: 9.5e-3 at 8 and 1.07e-2 at 16, against 2.6e-3 unsplit; the example's check is 1e-2.
+MAX_SPLIT_K = 4
+MIN_SPLIT_STEPS = 2
+
+ZERO_PLAN = SharedMemoryPlan().array("box", (64, 64), numba.uint16, swizzle="128B")
+_zero_carve = ZERO_PLAN.carver()
+
+
+@cuda.jit
+def zero_c(desc_c, boxes_m, boxes_n):
+    """C (the map's M x N bf16, boxes of 64 x 64) zeroed by TMA stores of a zeroed shared box,
+    before a split-K GEMM adds into it (the map is all it needs)."""
+    box = _zero_carve().box
+    for i in range(cuda.threadIdx.x, 64 * 64, cuda.blockDim.x):
+        box[i // 64, i % 64] = 0
+    fence.proxy_async()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        for b in range(cuda.blockIdx.x, boxes_m * boxes_n, cuda.gridDim.x):
+            tma.store(desc_c, box, (64 * (b % boxes_n), 64 * (b // boxes_n)))
+        tma.commit_group()
+        tma.wait_group(0)
 
 
 def maps(a, b, c, kind="bf16", b_kn=False):
     """TMA maps of A (M x K) and B (N x K; ``b_kn``: K x N), bf16 bits (uint16) or e4m3 bytes
     (uint8), 128B-swizzled boxes of 128 rows and half a B tile by one K step (B given K x N: one K
     step of rows by 64 columns); and of C (M x N bf16 bits), boxes of 64 x 64."""
-    bk, bn = GEMMS[kind, False, False][2:]
+    bk, bn = GEMMS[kind, False, False, False][2:]
     options = {"data_type": "bfloat16"} if kind == "bf16" else {}
     return (TensorMap.tiled(a, (BM, bk), swizzle="128B", **options),
             TensorMap.tiled(b, (bk, 64) if b_kn else (bn // 2, bk), swizzle="128B", **options),
             TensorMap.tiled(c, (64, 64), swizzle="128B", data_type="bfloat16"))
 
 
-def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False, b_kn=False):
+def split_k_for(m, n, k, blocks, kind="bf16"):
+    """The split-K ``matmul`` picks by itself: 1 when the output tiles fill the ``blocks``, else the
+    most splits that keep every (tile, split) unit in one wave (``blocks // tiles``), at most
+    MAX_SPLIT_K and with at least MIN_SPLIT_STEPS K steps each."""
+    bk, bn = GEMMS[kind, False, False, False][2:]
+    tiles = -(-m // BM) * -(-n // bn)
+    if tiles >= blocks:
+        return 1
+    return max(1, min(blocks // tiles, MAX_SPLIT_K, -(-k // bk) // MIN_SPLIT_STEPS))
+
+
+def _checked_split(split_k, k, bk, pair):
+    if isinstance(split_k, bool) or not isinstance(split_k, numbers.Integral):
+        raise TypeError(f"matmul: split_k must be an int (the number of K splits) or None (chosen by "
+                        f"split_k_for), not {split_k!r}")
+    split_k, k_tiles = int(split_k), -(-k // bk)
+    if split_k < 1:
+        raise ValueError(f"matmul: split_k={split_k}: it must be at least 1 (1: no split)")
+    if split_k > k_tiles:
+        raise ValueError(f"matmul: split_k={split_k} is more splits than K steps: K={k} is {k_tiles} step(s) of "
+                         f"{bk}, and every split takes at least one")
+    if split_k > MAX_SPLIT_K:
+        raise ValueError(f"matmul: split_k={split_k}: at most {MAX_SPLIT_K} (each split's partial is added "
+                         f"into C in bf16; more splits lose precision, see MAX_SPLIT_K)")
+    if pair and split_k > 1:
+        raise ValueError(f"matmul: split_k={split_k} with pair=True: split-K runs without clusters (pair=False)")
+    return split_k
+
+
+def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False, b_kn=False, split_k=None):
     """C = scale * A @ B^T (``b_kn``: scale * A @ B, B given K x N) into the map ``desc_c``'s M x N
-    bf16 array, ``blocks`` persistent blocks (``pair``: in clusters of 2 sharing B by multicast)."""
-    gemm, plan, bk, bn = GEMMS[kind, pair, b_kn]
+    bf16 array, ``blocks`` persistent blocks (``pair``: in clusters of 2 sharing B by multicast).
+    ``split_k``: K split that many ways (1 to MAX_SPLIT_K, at most the K steps; None: the
+    ``split_k_for`` choice, 1 with ``pair``); above 1, C is zeroed (``zero_c``) and each (tile,
+    split) adds its bf16 partial into it by TMA reduce-add, both kernels part of the call."""
+    bk = GEMMS[kind, False, False, False][2]
+    split_k = (1 if pair else split_k_for(m, n, k, blocks, kind)) if split_k is None else \
+        _checked_split(split_k, k, bk, pair)
+    gemm, plan, bk, bn = GEMMS[(kind, pair, b_kn, split_k > 1)]
     tiles_m, tiles_n = -(-m // BM), -(-n // bn)
-    grid = min(blocks, tiles_m * tiles_n) if not pair else 2 * min(blocks // 2, -(-tiles_m // 2) * tiles_n)
+    if split_k > 1:
+        boxes_m, boxes_n = -(-m // 64), -(-n // 64)
+        numba_tma.launch(zero_c, min(blocks, boxes_m * boxes_n), 128, desc_c, boxes_m, boxes_n,
+                         shared_mem=ZERO_PLAN.nbytes)
+    grid = min(blocks, tiles_m * tiles_n * split_k) if not pair else 2 * min(blocks // 2, -(-tiles_m // 2) * tiles_n)
     numba_tma.launch(gemm, grid, THREADS, desc_a, desc_b, desc_c, tiles_m, tiles_n, -(-k // bk),
-                     numba.float32(scale), shared_mem=plan.nbytes, cluster=(2, 1, 1) if pair else (1, 1, 1))
+                     numba.float32(scale), split_k, shared_mem=plan.nbytes, cluster=(2, 1, 1) if pair else (1, 1, 1))
 
 
 def bf16_bits(x):
@@ -272,7 +376,7 @@ def main(m=None, n=None, k=None):
     # the simulator runs the clusters-of-2 kernel only (tests/test_gpu_gemm.py checks both ways)
     for pair in (True,) if SIMULATED else (False, True):
         c.copy_to_device(np.zeros((m, n), np.uint16))
-        matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=pair)
+        matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=pair)       # pair=False: split-K if it pays
         results.append(bf16_values(c.copy_to_host()))
     try:
         import torch
@@ -293,7 +397,9 @@ def main(m=None, n=None, k=None):
         flops = 2.0 * m * n * k
         ours = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks)) / 1e12
         paired = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=True)) / 1e12
-        line = f"  numba-tma wgmma: {ours:.0f} TFLOP/s (clusters of 2, B multicast: {paired:.0f})"
+        splits = split_k_for(m, n, k, blocks)
+        line = (f"  numba-tma wgmma{f' (split-K {splits})' if splits > 1 else ''}: {ours:.0f} TFLOP/s "
+                f"(clusters of 2, B multicast: {paired:.0f})")
         if torch is not None:
             out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
             theirs = flops / gpu_seconds(lambda: torch.matmul(ta, tb.T, out=out)) / 1e12

@@ -25,7 +25,7 @@ def test_bf16_gemm_matches_numpy(m, n, k, blocks):
     a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((n, k)))
     c = cuda.to_device(np.full((m, n), 0xFFFF, np.uint16))
     desc_a, desc_b, desc_c = gemm.maps(cuda.to_device(a), cuda.to_device(b), c)
-    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks)
+    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, split_k=1)   # unsplit (its GPU shapes have few tiles)
     want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64).T
     got = gemm.bf16_values(c.copy_to_host())
     assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max()
@@ -43,7 +43,7 @@ def test_e4m3_gemm_with_scales_matches_numpy():
     scale = 0.03125
     c = cuda.to_device(np.zeros((m, n), np.uint16))
     desc_a, desc_b, desc_c = gemm.maps(cuda.to_device(a), cuda.to_device(b), c, "e4m3")
-    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, "e4m3", scale)
+    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, "e4m3", scale, split_k=1)
     want = scale * (E4M3[a] @ E4M3[b].T)
     got = gemm.bf16_values(c.copy_to_host())
     # Hopper accumulates fp8 products with about 14 mantissa bits (see test_gpu_wgmma)
@@ -64,7 +64,61 @@ def test_bf16_gemm_with_b_given_k_by_n_matches_numpy(pair):
     a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((k, n)))
     c = cuda.to_device(np.full((m, n), 0xFFFF, np.uint16))
     desc_a, desc_b, desc_c = gemm.maps(cuda.to_device(a), cuda.to_device(b), c, b_kn=True)
-    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=pair, b_kn=True)
+    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=pair, b_kn=True, split_k=1)
     want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64)
     got = gemm.bf16_values(c.copy_to_host())
     assert np.abs(got - want).max() <= 2 ** -7 * np.abs(want).max()    # bf16 output rounding, with margin
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("kind, split_k, b_kn", [("bf16", None, False), ("bf16", 4, False), ("e4m3", 3, False),
+                                                ("bf16", 2, True)])
+def test_split_k_gemm_matches_numpy(kind, split_k, b_kn):
+    """Split-K (fewer output tiles than blocks): each (tile, split) unit adds its bf16 partial into
+    C (prefilled with NaN: zeroed by the call) with TMA reduce-add; ragged M, N, K and ragged K
+    steps per split.  ``None``: the split ``matmul`` picks (``split_k_for``); 4 splits of 64 tiles
+    on the GPU: 256 units for 132 blocks (the persistent loop across units); fp8; B given K x N."""
+    if testing.WAY == "simulator":
+        if (kind, split_k, b_kn) != ("bf16", None, False):
+            pytest.skip("under the simulator the automatic bf16 split covers the kernel (seconds each)")
+        m, n, k, blocks = 72, 136, 200, 2           # 1 tile, 4 K steps: 2 splits of 2
+    else:
+        blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
+        m, n, k = {None: (200, 8200, 8200), 4: (250, 8136, 6000), 3: (130, 4104, 4112), 2: (250, 4104, 4104)}[split_k]
+    if split_k is None:
+        assert gemm.split_k_for(m, n, k, blocks, kind) == 2
+    rng = np.random.default_rng(13)
+    if kind == "e4m3":
+        codes = np.array([b for b in range(256) if np.isfinite(E4M3[b])], np.uint8)
+        a, b, scale = rng.choice(codes, (m, k)), rng.choice(codes, (n, k)), 0.03125
+        want = scale * (E4M3[a] @ E4M3[b].T)
+    else:
+        a, b, scale = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((n, k))), 1.0
+        want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64).T
+        if b_kn:
+            b = np.ascontiguousarray(b.T)           # K x N row-major
+    c = cuda.to_device(np.full((m, n), 0xFFFF, np.uint16))
+    desc_a, desc_b, desc_c = gemm.maps(cuda.to_device(a), cuda.to_device(b), c, kind, b_kn=b_kn)
+    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind, scale, b_kn=b_kn, split_k=split_k)
+    got = gemm.bf16_values(c.copy_to_host())
+    assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("split_k, error, match", [
+    (0, ValueError, r"split_k=0: it must be at least 1"), (-2, ValueError, r"split_k=-2: it must be at least 1"),
+    (2.0, TypeError, r"split_k must be an int"), (True, TypeError, r"split_k must be an int"),
+    (4, ValueError, r"split_k=4 is more splits than K steps: K=192 is 3 step\(s\) of 64"),
+    (5, ValueError, r"split_k=5 is more splits than K steps"),
+])
+def test_split_k_refuses_bad_values(split_k, error, match):
+    with pytest.raises(error, match=match):         # refused before anything is launched
+        gemm.matmul(None, None, None, 256, 8192, 192, 132, split_k=split_k)
+
+
+def test_split_k_refuses_too_many_splits_and_pairs():
+    with pytest.raises(ValueError, match=r"split_k=8: at most 4"):
+        gemm.matmul(None, None, None, 256, 8192, 8192, 132, split_k=8)
+    with pytest.raises(ValueError, match=r"split_k=2 with pair=True"):
+        gemm.matmul(None, None, None, 256, 8192, 8192, 132, pair=True, split_k=2)
+    assert [gemm.split_k_for(m, 8192, k, 132) for m, k in ((256, 8192), (128, 8192), (1024, 8192), (256, 192))] == \
+        [2, 4, 1, 1]
