@@ -28,13 +28,13 @@ import contextlib
 from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
 from numba_cuda_mlir._mlir import ir
-from numba_cuda_mlir._mlir.dialects import arith, llvm, memref
+from numba_cuda_mlir._mlir.dialects import arith, llvm, memref, nvvm, scf
 from numba_cuda_mlir.models import register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
 
 __all__ = ["arith", "compiling_for", "cuda", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref",
-           "mlir_types", "refresh", "register_address_type", "target_chip"]
+           "mlir_types", "nvvm", "refresh", "register_address_type", "scf", "target_chip"]
 
 
 def intrinsic(typer, name: str):

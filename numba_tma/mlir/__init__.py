@@ -11,7 +11,9 @@ declarations as ``numba_tma.<family>``, a numba-cuda-mlir intrinsic of every op 
 (:mod:`numba_tma.intrinsics.mlir_host`) and puts each family's in a module of its own,
 ``numba_tma.mlir.<family>`` (numba-cuda-mlir resolves ``family.op`` only through modules).
 :data:`MISSING` names the ops it does not lower yet, with why.  The register-fragment helpers
-``wgmma.zeros`` and ``mma.zeros`` come from :mod:`.fragments`, ``at`` from :mod:`.refs`.
+(``wgmma.zeros``, ``scale``, ``add``, the row operations, ``mma.zeros``) come from :mod:`.fragments`,
+those that read or write memory (``wgmma.store``, ``store_bf16``, ``load``, ``store_shared_bf16``)
+from :mod:`.tiles`, ``at`` from :mod:`.refs`.
 """
 
 import sys
@@ -24,7 +26,7 @@ from ..intrinsics._core import OPS
 from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
 from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
 from ..ops import FAMILIES
-from .fragments import HELPERS
+from . import fragments, tiles
 from .refs import at
 
 
@@ -66,7 +68,7 @@ def _family_module(family):
             setattr(module, op.short_name, build_mlir_intrinsic(op))
         except NotImplementedError as exc:
             MISSING[name] = str(exc)
-    helpers = HELPERS.get(family, {})
+    helpers = fragments.HELPERS.get(family, {}) | (tiles.HELPERS if family == "wgmma" else {})
     for name in getattr(getattr(intrinsics, family), "HELPERS", ()):
         if name in helpers:
             setattr(module, name, helpers[name])
