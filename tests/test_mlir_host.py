@@ -17,6 +17,7 @@ import numba_tma.mlir  # noqa: E402
 from numba_tma import ArchError, OpArgumentError, TensorMap, inspect  # noqa: E402
 from numba_tma.intrinsics import mlir_adapter  # noqa: E402
 from numba_tma.intrinsics._core import OPS, Refusal  # noqa: E402
+from numba_tma.mlir import fence, mbarrier, tma  # noqa: E402
 from test_assembles import ROWS, SIG, _KERNEL, _compile, _kernel, _with_qualifiers  # noqa: E402
 
 MLIR_SIG = (mt.uint8[::1], mt.uint64[::1])
@@ -226,8 +227,6 @@ def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
 
 
 def test_tma_load_through_a_global_descriptor_assembles():
-    from numba_tma.mlir import fence, mbarrier, tma
-
     def tile_copy(desc, out):
         bar = cuda.shared.array(1, mt.uint64)
         tile = cuda.shared.array((32, 32), mt.float32, alignment=128)
@@ -243,6 +242,39 @@ def test_tma_load_through_a_global_descriptor_assembles():
     out = inspect.compile(tile_copy, (mt.uint8[::1], mt.float32[::1]), "sm_90a", host="mlir")
     assert "fence.proxy.tensormap::generic.acquire.sys" in out.ptx
     assert {"UTMALDG.2D", "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT"} <= out.opcodes()
+
+
+def _by_value_copy(desc, out):
+    """A TMA load through a by-value map, its byte count and swizzle read from the map's type."""
+    bar = cuda.shared.array(1, mt.uint64)
+    tile = cuda.shared.array((32, 32), mt.float32, alignment=128)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bar, 1)
+        mbarrier.arrive_expect_tx(bar, desc.box_bytes)
+        tma.load(desc, tile, (0, 0), bar)
+    mbarrier.wait(bar, 0)
+    out[cuda.threadIdx.x] = tile[0, cuda.threadIdx.x] + desc.swizzle
+
+
+BY_VALUE_SIG = (numba_tma.mlir.map_type("float32", (32, 32)), mt.float32[::1])
+
+
+def test_tma_load_through_a_by_value_map_on_sm_100a_assembles():
+    """numba_tma.mlir.map_type: a __grid_constant__ parameter of 128 bytes, read in place (cvta.param,
+    no acquire fence: not a map in global memory).  This is also the loud test of what
+    mlir_adapter.by_value_type and by_value_attributes rely on (ByValPointerTypeModel, the
+    llvm.byval / llvm.align / nvvm.grid_constant parameter attributes)."""
+    out = inspect.compile(_by_value_copy, BY_VALUE_SIG, "sm_100a", host="mlir")
+    assert re.search(r"\.param \.align 64 \.b8 \w+_param_0\[128\]", out.ptx), "the map is no longer passed by value"
+    assert "cvta.param.u64" in out.ptx and "fence.proxy.tensormap" not in out.ptx
+    assert re.search(r"mbarrier.arrive.expect_tx.shared::cta.b64 _, \[%r\d+\], 4096;|, 4096;", out.ptx)   # box_bytes
+    assert {"UTMALDG.2D", "SYNCS.ARRIVE.TRANS64"} <= out.opcodes()
+
+
+def test_a_by_value_map_is_refused_below_sm_100_naming_the_defect():
+    with pytest.raises(ArchError, match=r"tma.load: a by-value TensorMap argument needs sm_100 or newer .*"
+                                        r"numba_cuda_mlir_defects.md, item 3.*numba_tma.mlir.map_in_global"):
+        inspect.compile(_by_value_copy, BY_VALUE_SIG, "sm_90a", host="mlir")
 
 
 # -- the numba-cuda-mlir internals numba_tma.intrinsics.mlir_adapter relies on ---------------------

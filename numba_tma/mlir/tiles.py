@@ -5,17 +5,20 @@ fragment layout of ``numba_tma.wgmma``, with the same inline PTX as under numba-
 typed by the same function as under numba-cuda (``store_check``, ``load_type``,
 ``store_shared_bf16_boxes``).
 
-``store_shared_bf16``'s ``desc`` is the map in global memory here (a ``uint8`` array: by-value maps
-do not exist on sm_90 under numba-cuda-mlir 0.6, docs/second_host.md), whose type does not say its
-layout: it must be the one map this helper writes for, bfloat16 with box (64, 64) and swizzle
-``"128B"``, and is not checked."""
+``store_shared_bf16``'s ``desc`` is on sm_90 the map in global memory (a ``uint8`` array: by-value
+maps do not reach sm_90 kernels under numba-cuda-mlir 0.6, docs/second_host.md), whose type does
+not say its layout: it must be the one map this helper writes for, bfloat16 with box (64, 64) and
+swizzle ``"128B"``, and is not checked.  A by-value map (sm_100 and newer) is checked."""
 
 from numba.cuda import types
 
 from ..errors import OpArgumentError
 from ..intrinsics import wgmma
-from ..intrinsics.mlir_adapter import arith, intrinsic, ir, llvm, lowering_utilities, memref, mlir_types, scf
-from ..intrinsics.mlir_host import SharedRef, emit_asm, integer, shared_address, to_numba
+from ..intrinsics._core import parse_arch
+from ..intrinsics.mlir_adapter import (arith, intrinsic, ir, llvm, lowering_utilities, memref, mlir_types, scf,
+                                       target_chip)
+from ..intrinsics.mlir_host import SharedRef, check_by_value_maps, emit_asm, integer, shared_address, to_numba
+from ..intrinsics.tensor_map_type import TensorMapType
 from .fragments import plain
 
 __all__ = ["HELPERS"]
@@ -143,10 +146,14 @@ def _load(typingctx, array, row, col, count):
 
 
 def _c_tile_row_bytes(desc):
-    """The row bytes of ``desc``'s boxes: the map in global memory says none (the C tile's, unchecked)."""
+    """The row bytes of ``desc``'s boxes where its type does not say them: the C tile's, unchecked,
+    for the map in global memory; ``None`` (checked as under numba-cuda) for a by-value map."""
+    if isinstance(desc, TensorMapType):
+        return None
     if not (isinstance(desc, types.Array) and desc.dtype == types.uint8 and desc.ndim == 1):
         raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be the map in global memory "
-                              f"(numba_tma.mlir.map_in_global) on the numba-cuda-mlir host; got {desc}")
+                              f"(numba_tma.mlir.map_in_global) or a by-value map (sm_100 and newer) on the "
+                              f"numba-cuda-mlir host; got {desc}")
     return wgmma.C_TILE_ROW_BYTES
 
 
@@ -158,6 +165,7 @@ def _store_shared_bf16(typingctx, acc, tile, desc, first=mlir_types.Omitted(0), 
         accty, tilety, descty, to_numba(first), to_numba(count), row_bytes=_c_tile_row_bytes(descty))
 
     def codegen(builder, target, args, kwargs):
+        check_by_value_maps("wgmma.store_shared_bf16", [descty], parse_arch(target_chip(builder)))
         values, tile_value = builder.load_var(args[0]), builder.load_var(args[1])
         base = tile_value if isinstance(tile, SharedRef) else shared_address(tile_value)
         row, col = _fragment_coords(_i32(0), _i32(0))
