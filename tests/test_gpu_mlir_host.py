@@ -1,6 +1,7 @@
 """numba-tma's ops in numba-cuda-mlir kernels on the GPU (the second host, docs/second_host.md),
 checked against numpy: a TMA load through the map in global memory (``numba_tma.mlir.map_in_global``:
-numba-cuda-mlir 0.6 cannot pass a map by value below sm_100) and a TMA store, mbarrier phases,
+numba-cuda-mlir 0.6 cannot pass a map by value below sm_100) into a SharedMemoryPlan carved out of
+dynamic shared memory (``numba_tma.mlir.carver``) and a TMA store, mbarrier phases,
 bulk copies and cp.async through ``at()``, a cluster of two blocks exchanging data through
 distributed shared memory (numba-cuda-mlir's own cluster launch), a wgmma m64n64k16 bf16 tile
 through raw descriptors with the fragment helpers on its accumulator (store, store_bf16, scale,
@@ -15,7 +16,8 @@ import numpy as np
 import pytest
 
 try:
-    from numba_tma.mlir import at, bulk, cluster, cp_async, dsmem, fence, map_in_global, mbarrier, mma, tma, wgmma
+    from numba_tma.mlir import (at, bulk, carver, cluster, cp_async, dsmem, fence, map_in_global, mbarrier, mma, tma,
+                                wgmma)
 except ModuleNotFoundError as exc:
     if exc.name != "numba_cuda_mlir":
         raise ImportError(f"numba-cuda-mlir is installed but does not import: {exc} (it needs cuda-bindings "
@@ -25,7 +27,7 @@ except ModuleNotFoundError as exc:
 from numba.cuda import types as numba_types  # noqa: E402
 from numba_cuda_mlir import cuda, types  # noqa: E402
 
-from numba_tma import TensorMap  # noqa: E402
+from numba_tma import SharedMemoryPlan, TensorMap  # noqa: E402
 from numba_tma.descriptors import matrix  # noqa: E402
 from numba_tma.intrinsics._core import PtxOp, SharedArray  # noqa: E402
 from numba_tma.intrinsics.mlir_adapter import refresh  # noqa: E402
@@ -58,14 +60,17 @@ def bf16_bits(x):
 
 TILE = 32
 ORIGIN = (32, 64)     # (row, col) of the tile in the source and destination
+ROUND_TRIP = SharedMemoryPlan().array("tile", (TILE, TILE), numba_types.float32).barriers("bars", 2)
+carve_round_trip = carver(ROUND_TRIP)     # in dynamic shared memory: launch with ROUND_TRIP.nbytes
 
 
 @jit
 def tma_round_trip(src, dst, probes, status):
     """Load the tile at ORIGIN through ``src``, write 2 x + 1 into it, store it through ``dst``;
-    ``probes``: a barrier's phases around two rounds of every thread's arrival."""
-    bars = cuda.shared.array(2, types.uint64)
-    tile = cuda.shared.array((TILE, TILE), types.float32, alignment=128)
+    ``probes``: a barrier's phases around two rounds of every thread's arrival.  The tile and the
+    barriers are a SharedMemoryPlan carved out of dynamic shared memory (``numba_tma.mlir.carver``)."""
+    smem = carve_round_trip()
+    bars, tile = smem.bars, smem.tile
     t = cuda.threadIdx.x
     if t == 0:
         mbarrier.init(at(bars, 0), 1)
@@ -108,7 +113,7 @@ def test_tma_load_store_through_maps_in_global_memory_and_mbarrier_phases():
     src, dst = device(host), device(np.full_like(host, -1))
     probes, status = device(np.zeros(4, np.int32)), device(np.zeros(1, np.int32))
     src_map, dst_map = TensorMap.tiled(src, (TILE, TILE)), TensorMap.tiled(dst, (TILE, TILE))
-    tma_round_trip[1, 128](map_in_global(src_map), map_in_global(dst_map), probes, status)
+    tma_round_trip[1, 128, None, ROUND_TRIP.nbytes](map_in_global(src_map), map_in_global(dst_map), probes, status)
     assert status.copy_to_host()[0] == 0, "the TMA load never completed its barrier"
     want = np.full_like(host, -1)
     r, c = ORIGIN

@@ -17,7 +17,7 @@ import numba_tma.mlir  # noqa: E402
 from numba_tma import ArchError, OpArgumentError, TensorMap, inspect  # noqa: E402
 from numba_tma.intrinsics import mlir_adapter  # noqa: E402
 from numba_tma.intrinsics._core import OPS, Refusal  # noqa: E402
-from numba_tma.mlir import fence, mbarrier, tma  # noqa: E402
+from numba_tma.mlir import at, fence, mbarrier, tma  # noqa: E402
 from test_assembles import ROWS, SIG, _KERNEL, _compile, _kernel, _with_qualifiers  # noqa: E402
 
 MLIR_SIG = (mt.uint8[::1], mt.uint64[::1])
@@ -226,22 +226,32 @@ def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
     assert "needs sm_100a" in str(llvmlite.value)
 
 
-def test_tma_load_through_a_global_descriptor_assembles():
+# a 1024-byte aligned ring of two tiles, then two barriers: 8 KiB in, numba_tma.mlir.carver's offsets
+PLAN = numba_tma.SharedMemoryPlan().array("ring", (2, 32, 32), numba.float32, swizzle="128B").barriers("full", 2)
+carve = numba_tma.mlir.carver(PLAN)
+
+
+def test_tma_load_through_a_global_descriptor_into_a_carved_plan_assembles():
+    """A map in global memory (the acquire fence), into stage 1 of a SharedMemoryPlan's ring carved
+    out of dynamic shared memory (numba_tma.mlir.carver: the start rounded up to 1024 bytes, then the
+    plan's offsets; also the loud test of mlir_adapter.dynamic_shared_bytes and NamedTuple)."""
     def tile_copy(desc, out):
-        bar = cuda.shared.array(1, mt.uint64)
-        tile = cuda.shared.array((32, 32), mt.float32, alignment=128)
+        smem = carve()
         if cuda.threadIdx.x == 0:
-            mbarrier.init(bar, 1)
+            mbarrier.init(at(smem.full, 1), 1)
             fence.mbarrier_init()
-            mbarrier.arrive_expect_tx(bar, 4096)
-            tma.load(desc, tile, (0, 0), bar)
+            mbarrier.arrive_expect_tx(at(smem.full, 1), 4096)
+            tma.load(desc, at(smem.ring, 1), (0, 0), at(smem.full, 1))
         cuda.syncthreads()
-        mbarrier.wait(bar, 0)
-        out[cuda.threadIdx.x] = tile[0, cuda.threadIdx.x]
+        mbarrier.wait(at(smem.full, 1), 0)
+        out[cuda.threadIdx.x] = smem.ring[1, 0, cuda.threadIdx.x] + smem.ring.shape[2]
 
     out = inspect.compile(tile_copy, (mt.uint8[::1], mt.float32[::1]), "sm_90a", host="mlir")
     assert "fence.proxy.tensormap::generic.acquire.sys" in out.ptx
     assert {"UTMALDG.2D", "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT"} <= out.opcodes()
+    assert re.search(r"\.extern \.shared .*__dynamic_shmem__|\.shared \.align 16 \.b8 __dynamic_shmem__", out.ptx)
+    assert re.search(r"and\.b64\s+%rd\d+, %rd\d+, 1023;", out.ptx), "the start is not rounded up to 1024 bytes"
+    assert re.search(r"add\.s64\s+%rd\d+, %rd\d+, 8192;", out.ptx) and re.search(r", 4096;", out.ptx)
 
 
 def _by_value_copy(desc, out):

@@ -17,6 +17,10 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
   (``llvm.byval``, ``llvm.align``, ``nvvm.grid_constant``: what ``mlir_lowering`` puts on the
   kernel parameter; its own ``types.CUTensorMap`` is built so): a by-value ``TensorMap``
   parameter (:func:`by_value_type`, :func:`by_value_attributes`);
+* ``MLIRLower._request_dynamic_shared_memory`` and ``_get_shared_address_space`` (what
+  ``cuda.shared.array(0, ...)`` lowers through): the dynamic shared buffer as bytes, for the
+  ``SharedMemoryPlan`` carve (:func:`dynamic_shared_bytes`), whose result is a
+  ``numba_cuda_mlir.numba_cuda.types.NamedTuple`` (not in the public ``types``);
 * keyword arguments: numba-cuda-mlir re-types an intrinsic call at lowering with the keyword
   types appended to the positional ones (``mlir_lowering.lower_call_expr_assign``), which binds
   them to the wrong parameters when an optional one before them was left out;
@@ -36,8 +40,9 @@ from numba_cuda_mlir._mlir.dialects import arith, llvm, memref, nvvm, scf
 from numba_cuda_mlir.models import ByValPointerTypeModel, register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
+from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
-__all__ = ["arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref",
+__all__ = ["NamedTuple", "arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref",
            "mlir_types", "nvvm", "overload_attribute", "refresh", "register_address_type", "scf", "target_chip"]
 
 
@@ -92,6 +97,15 @@ def by_value_attributes(align: int) -> dict:
     """The parameter attributes of a ``__grid_constant__`` map passed by value: 128 bytes of
     ``types.CUTensorMapStorage`` aligned to ``align`` bytes (a type's ``__numba_cuda_mlir_attributes__``)."""
     return {"llvm.byval": mlir_types.CUTensorMapStorage, "llvm.align": align, "nvvm.grid_constant": True}
+
+
+def dynamic_shared_bytes(builder):
+    """The block's dynamic shared memory as a ``memref<?xi8>`` in the shared address space (as
+    ``cuda.shared.array(0, types.uint8)`` lowers), and that address space."""
+    space = builder._get_shared_address_space()
+    i8 = ir.IntegerType.get_signless(8)
+    return builder._request_dynamic_shared_memory(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], i8,
+                                                                    memory_space=space)), space
 
 
 def target_chip(builder) -> str:

@@ -15,7 +15,7 @@ declarations as ``numba_tma.<family>``, a numba-cuda-mlir intrinsic of every op 
 those that read or write memory (``wgmma.store``, ``store_bf16``, ``load``, ``store_shared_bf16``)
 from :mod:`.tiles`, ``at`` from :mod:`.refs`; :func:`map_type` is the type of a by-value map
 argument on sm_100 and newer (:mod:`.tensor_map`; below sm_100 a map goes in global memory,
-:func:`map_in_global`).
+:func:`map_in_global`); :func:`carver` carves a ``SharedMemoryPlan`` (:mod:`.shared`).
 """
 
 import sys
@@ -31,6 +31,7 @@ from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer
 from ..ops import FAMILIES
 from . import fragments, tiles
 from .refs import at
+from .shared import carver
 from .tensor_map import map_type
 
 
@@ -104,4 +105,4 @@ def map_in_global(tmap):
     return cuda.to_device(np.frombuffer(tmap.bytes, dtype=np.uint8))
 
 
-__all__ = ["FAMILIES", "MISSING", "at", "map_in_global", "map_type", *FAMILIES]
+__all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_type", *FAMILIES]
