@@ -1,10 +1,12 @@
 """numba-tma's ops in numba-cuda-mlir kernels on the GPU (the second host, docs/second_host.md),
 checked against numpy: a TMA load through the map in global memory (``numba_tma.mlir.map_in_global``:
-numba-cuda-mlir 0.6 cannot pass a map by value below sm_100) and a TMA store, mbarrier phases,
+numba-cuda-mlir 0.6 cannot pass a map by value below sm_100) into a SharedMemoryPlan carved out of
+dynamic shared memory (``numba_tma.mlir.carver``) and a TMA store, mbarrier phases,
 bulk copies and cp.async through ``at()``, a cluster of two blocks exchanging data through
 distributed shared memory (numba-cuda-mlir's own cluster launch), a wgmma m64n64k16 bf16 tile
-through raw descriptors, and mma.sync.  Few kernels, each covering several ops: every compile
-costs seconds on the GPU machine too.
+through raw descriptors with the fragment helpers on its accumulator (store, store_bf16, scale,
+add, load, the row operations, store_shared_bf16), and mma.sync.  Few kernels, each covering
+several ops: every compile costs seconds on the GPU machine too.
 
 Skipped without numba-cuda-mlir or without a GPU of compute capability 9.0 (``conftest``); a
 numba-cuda-mlir that is installed but does not import fails here, saying what it lacks.
@@ -14,7 +16,8 @@ import numpy as np
 import pytest
 
 try:
-    from numba_tma.mlir import at, bulk, cluster, cp_async, dsmem, fence, map_in_global, mbarrier, mma, tma, wgmma
+    from numba_tma.mlir import (at, bulk, carver, cluster, cp_async, dsmem, fence, map_in_global, mbarrier, mma, tma,
+                                wgmma)
 except ModuleNotFoundError as exc:
     if exc.name != "numba_cuda_mlir":
         raise ImportError(f"numba-cuda-mlir is installed but does not import: {exc} (it needs cuda-bindings "
@@ -24,7 +27,7 @@ except ModuleNotFoundError as exc:
 from numba.cuda import types as numba_types  # noqa: E402
 from numba_cuda_mlir import cuda, types  # noqa: E402
 
-from numba_tma import TensorMap  # noqa: E402
+from numba_tma import SharedMemoryPlan, TensorMap  # noqa: E402
 from numba_tma.descriptors import matrix  # noqa: E402
 from numba_tma.intrinsics._core import PtxOp, SharedArray  # noqa: E402
 from numba_tma.intrinsics.mlir_adapter import refresh  # noqa: E402
@@ -57,14 +60,17 @@ def bf16_bits(x):
 
 TILE = 32
 ORIGIN = (32, 64)     # (row, col) of the tile in the source and destination
+ROUND_TRIP = SharedMemoryPlan().array("tile", (TILE, TILE), numba_types.float32).barriers("bars", 2)
+carve_round_trip = carver(ROUND_TRIP)     # in dynamic shared memory: launch with ROUND_TRIP.nbytes
 
 
 @jit
 def tma_round_trip(src, dst, probes, status):
     """Load the tile at ORIGIN through ``src``, write 2 x + 1 into it, store it through ``dst``;
-    ``probes``: a barrier's phases around two rounds of every thread's arrival."""
-    bars = cuda.shared.array(2, types.uint64)
-    tile = cuda.shared.array((TILE, TILE), types.float32, alignment=128)
+    ``probes``: a barrier's phases around two rounds of every thread's arrival.  The tile and the
+    barriers are a SharedMemoryPlan carved out of dynamic shared memory (``numba_tma.mlir.carver``)."""
+    smem = carve_round_trip()
+    bars, tile = smem.bars, smem.tile
     t = cuda.threadIdx.x
     if t == 0:
         mbarrier.init(at(bars, 0), 1)
@@ -107,7 +113,7 @@ def test_tma_load_store_through_maps_in_global_memory_and_mbarrier_phases():
     src, dst = device(host), device(np.full_like(host, -1))
     probes, status = device(np.zeros(4, np.int32)), device(np.zeros(1, np.int32))
     src_map, dst_map = TensorMap.tiled(src, (TILE, TILE)), TensorMap.tiled(dst, (TILE, TILE))
-    tma_round_trip[1, 128](map_in_global(src_map), map_in_global(dst_map), probes, status)
+    tma_round_trip[1, 128, None, ROUND_TRIP.nbytes](map_in_global(src_map), map_in_global(dst_map), probes, status)
     assert status.copy_to_host()[0] == 0, "the TMA load never completed its barrier"
     want = np.full_like(host, -1)
     r, c = ORIGIN
@@ -219,9 +225,14 @@ WN = 64              # the wgmma tile: 64 x WN x 64 (four K steps of 16), A and 
 
 
 @jit
-def wgmma_tile(map_a, map_b, high, out, status):
-    """out[thread, i] = accumulator register i of A @ B.T; ``high[k]``: descriptor bits of K step
-    k for a tile at address 0 (the kernel adds the tile's address)."""
+def wgmma_tile(map_a, map_b, high, out, c, c16, rows, staged, status):
+    """out[thread, i] = accumulator register i of C = A @ B.T; ``high[k]``: descriptor bits of K
+    step k for a tile at address 0 (the kernel adds the tile's address).  Then the fragment helpers:
+    ``c``'s four 64 x WN blocks: C, 3 C (``add(acc, scale(acc, 2))``), C loaded back (``load``) with
+    its rows scaled by 1/2 and 1/4 (``scale_rows``), ``exp2(C / 16 - max / 16)`` (``exp2_rows``);
+    ``c16``: C as bfloat16 (``store_bf16``); ``rows[thread]``: the row maxima and the sums of the
+    exponentials of the thread's two rows; ``staged``: C as bfloat16 in A's tile in the 128B swizzle
+    (``store_shared_bf16``)."""
     # literal sizes: numba-cuda-mlir 0.6 makes an array sized by a module constant (WN * 64) dynamic
     # shared memory, silently (docs/numba_cuda_mlir_defects.md; found here, on the H200)
     ta = cuda.shared.array(64 * 64, types.uint16, alignment=1024)
@@ -251,6 +262,23 @@ def wgmma_tile(map_a, map_b, high, out, status):
     acc = wgmma.wait_group(0, acc)
     for i in range(WN // 2):
         out[t, i] = acc[i]
+    wgmma.store(acc, c, 0, 0)
+    wgmma.store(wgmma.add(acc, wgmma.scale(acc, 2.0)), c, 0, WN)
+    wgmma.store(wgmma.scale_rows(wgmma.load(c, 0, 0, 32), 0.5, 0.25), c, 0, 2 * WN)
+    wgmma.store_bf16(acc, c16, 0, 0)
+    m0, m1 = wgmma.row_max(acc)
+    p = wgmma.exp2_rows(acc, 0.0625, m0 * 0.0625, m1 * 0.0625)
+    wgmma.store(p, c, 0, 3 * WN)
+    s0, s1 = wgmma.row_sum(p)
+    rows[t, 0] = m0
+    rows[t, 1] = m1
+    rows[t, 2] = s0
+    rows[t, 3] = s1
+    cuda.syncthreads()                                  # every MMA has read A's tile: it stages C now
+    wgmma.store_shared_bf16(acc, ta, map_a)             # the map in global memory: its layout unchecked
+    cuda.syncthreads()
+    for i in range(32):
+        staged[32 * t + i] = ta[32 * t + i]
 
 
 def accumulator_layout(n):
@@ -260,7 +288,21 @@ def accumulator_layout(n):
     return 16 * (t // 32) + (t % 32) // 4 + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * (t % 4) + i % 2
 
 
-def test_wgmma_bf16_tile_through_raw_descriptors_matches_numpy():
+def bf16_round(x):
+    """float32 -> bfloat16 bits, rounded to nearest even (``cvt.rn.bf16x2.f32``; no NaN here)."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def unswizzle_128b(staged):
+    """A 64 x 64 bfloat16 box from its 128B-swizzled bytes (a 128-byte row; 16-byte chunk c of row r at
+    chunk c ^ (r % 8))."""
+    r, col = np.arange(64)[:, None], np.arange(64)[None, :]
+    offset = r * 128 + 2 * col
+    return staged[(offset ^ (((offset >> 7) & 7) << 4)) // 2]
+
+
+def test_wgmma_bf16_tile_through_raw_descriptors_and_the_fragment_helpers_match_numpy():
     rng = np.random.default_rng(1)
     a = rng.integers(-4, 5, (64, 64)).astype(np.float32)
     b = rng.integers(-4, 5, (WN, 64)).astype(np.float32)            # B as N x K (K-major)
@@ -268,11 +310,28 @@ def test_wgmma_bf16_tile_through_raw_descriptors_matches_numpy():
     map_b = TensorMap.tiled(device(bf16_bits(b)), (WN, 64), swizzle="128B", data_type="bfloat16")
     high = np.array([matrix.encode(0, 128, 128, row=0, k=k) for k in range(4)], np.uint64)
     out, status = device(np.full((128, WN // 2), np.nan, np.float32)), device(np.zeros(1, np.int32))
+    c, c16 = device(np.full((64, 4 * WN), np.nan, np.float32)), device(np.zeros((64, WN), np.uint16))
+    row_stats, staged = device(np.full((128, 4), np.nan, np.float32)), device(np.zeros(64 * 64, np.uint16))
     in_global = [map_in_global(m) for m in (map_a, map_b)]
-    wgmma_tile[1, 128](*in_global, device(high), out, status)
+    wgmma_tile[1, 128](*in_global, device(high), out, c, c16, row_stats, staged, status)
     assert status.copy_to_host()[0] == 0, "the TMA loads never completed their barrier"
+    product = a @ b.T
     rows, cols = accumulator_layout(WN)
-    np.testing.assert_array_equal(out.copy_to_host(), (a @ b.T)[rows, cols])
+    np.testing.assert_array_equal(out.copy_to_host(), product[rows, cols])
+    blocks = np.split(c.copy_to_host(), 4, axis=1)
+    np.testing.assert_array_equal(blocks[0], product)
+    np.testing.assert_array_equal(blocks[1], 3 * product)
+    np.testing.assert_array_equal(blocks[2], product * np.where(np.arange(64) % 16 < 8, 0.5, 0.25)[:, None])
+    maxima = product.max(axis=1, keepdims=True)
+    exps = np.exp2(product / 16 - maxima / 16)
+    np.testing.assert_allclose(blocks[3], exps, rtol=2 ** -20)         # ex2.approx: 2 ulp
+    np.testing.assert_array_equal(c16.copy_to_host(), bf16_round(product))
+    thread_rows = 16 * (np.arange(128) // 32) + (np.arange(128) % 32) // 4
+    stats = row_stats.copy_to_host()
+    np.testing.assert_array_equal(stats[:, :2], maxima[np.stack([thread_rows, thread_rows + 8], 1), 0])
+    np.testing.assert_allclose(stats[:, 2:], exps.sum(axis=1)[np.stack([thread_rows, thread_rows + 8], 1)],
+                               rtol=1e-5)
+    np.testing.assert_array_equal(unswizzle_128b(staged.copy_to_host()), bf16_round(product))
 
 
 @jit

@@ -5,6 +5,7 @@ a TMA load through a map in global memory, and the numba-cuda-mlir internals it 
 import collections
 import re
 
+import numba
 import pytest
 
 numba_cuda_mlir = pytest.importorskip("numba_cuda_mlir", reason="numba-cuda-mlir is not installed (the mlir extra)")
@@ -13,9 +14,10 @@ from numba_cuda_mlir import cuda, tools  # noqa: E402
 from numba_cuda_mlir import types as mt  # noqa: E402
 
 import numba_tma.mlir  # noqa: E402
-from numba_tma import ArchError, OpArgumentError, inspect  # noqa: E402
+from numba_tma import ArchError, OpArgumentError, TensorMap, inspect  # noqa: E402
 from numba_tma.intrinsics import mlir_adapter  # noqa: E402
 from numba_tma.intrinsics._core import OPS, Refusal  # noqa: E402
+from numba_tma.mlir import at, fence, mbarrier, tma  # noqa: E402
 from test_assembles import ROWS, SIG, _KERNEL, _compile, _kernel, _with_qualifiers  # noqa: E402
 
 MLIR_SIG = (mt.uint8[::1], mt.uint64[::1])
@@ -38,10 +40,11 @@ def _row_groups():
 
 GROUPS = _row_groups()
 
-# The register-tuple ops in one sm_90a kernel, compiled by both hosts (test_register_tuple_ops_...):
-# wgmma through raw descriptors (by-value maps do not exist on this host on sm_90; a float32 and an
-# int32 fragment), then ldmatrix (returns_regs, as tcgen05.ld; one register too; its tile named by
-# at()) feeding mma.sync and stmatrix (through an at() reassigned in a loop).
+# The register-tuple ops and the fragment helpers in one sm_90a kernel, compiled by both hosts
+# (test_register_tuple_ops_... and test_fragment_helpers_...): wgmma through raw descriptors (by-value
+# maps do not exist on this host on sm_90; a float32 and an int32 fragment), then ldmatrix
+# (returns_regs, as tcgen05.ld; one register too; its tile named by at()) feeding mma.sync and
+# stmatrix (through an at() reassigned in a loop); then every wgmma helper on the accumulator.
 FRAGMENT_OPS = ("wgmma.fence", "wgmma.mma_async", "wgmma.wait_group", "mma.ldmatrix", "mma.sync", "mma.stmatrix")
 FRAGMENTS = """acc = wgmma.fence(wgmma.zeros(64))
 for k in range(2):
@@ -57,6 +60,21 @@ for k in range(2):
 mma.stmatrix(row, (b[0], a[1]))
 d = mma.sync(mma.zeros(), a, (b[0], a[1]))
 out[4] = numba.uint64(acc[0] + acc[63] + d[0] + d[3] + iacc[15])"""
+FRAGMENT_HELPERS = """wgmma.store(acc, c, 0, 0)
+x = wgmma.load(c, 64, 0, 32)
+wgmma.store_bf16(wgmma.add(x, wgmma.scale(x, 2.0)), c16, 0, 0)
+m0, m1 = wgmma.row_max(x)
+p = wgmma.exp2_rows(x, 1.5, m0, m1)
+s0, s1 = wgmma.row_sum(p)
+p = wgmma.scale_rows(p, s0, s1)
+wgmma.store_shared_bf16(p, at(smem, 0), desc)
+out[5] = numba.uint64(s0 + m1 + p[3])"""
+# the helpers' arrays: a 64 x 128 float32 tile and its bfloat16 bits (C-contiguous: paired stores);
+# store_shared_bf16's desc is the C tile's map (by value under numba-cuda, in global memory here)
+TILES = ("c", "c16")
+NUMBA_FRAGMENTS_SIG = (TensorMap.numba_type("uint16", (64, 64), swizzle="128B"), SIG[1], numba.float32[:, ::1],
+                       numba.uint16[:, ::1])
+MLIR_FRAGMENTS_SIG = (*MLIR_SIG, mt.float32[:, ::1], mt.uint16[:, ::1])
 
 
 def _row(name, index):
@@ -64,11 +82,16 @@ def _row(name, index):
     return next(r for r in ROWS if r.values[0] is op and r.values[1] is op.samples[index] and r.values[4])
 
 
-def _mlir_kernel(call, name="kernel"):
+def _mlir_kernel(call, name="kernel", template=_KERNEL):
     namespace = {"cuda": cuda, "numba": mt, "types": mt, "at": numba_tma.mlir.at,
                  **{f: getattr(numba_tma.mlir, f) for f in numba_tma.mlir.FAMILIES}}
-    exec(_KERNEL.format(call=call.replace("\n", "\n    "), name=name), namespace)
+    exec(template.format(call=call.replace("\n", "\n    "), name=name), namespace)
     return namespace[name]
+
+
+def _with_tiles(template=_KERNEL):
+    """The test kernel's template with the helpers' 2-D arrays as parameters after ``out``."""
+    return template.replace("(desc, out)", f"(desc, out, {', '.join(TILES)})")
 
 
 def _mlir_compile(op, sample, chosen, arch):
@@ -141,18 +164,21 @@ def test_inline_asm_is_identical_between_hosts():
     assert _asm_blocks(mlir) == _asm_blocks(llvmlite) and _asm_blocks(mlir)
 
 
-def _numba_cuda_kernel(call, name="kernel"):
+def _numba_cuda_kernel(call, name="kernel", template=_KERNEL):
     """The test kernel of ``call`` under numba-cuda, with ``at`` (numba_tma.at) in its namespace."""
-    kernel = _kernel(call, name)
-    kernel.__globals__["at"] = numba_tma.at
-    return kernel
+    namespace = {"cuda": numba.cuda, "numba": numba, "at": numba_tma.at,
+                 **{f: getattr(numba_tma, f) for f in numba_tma.FAMILIES}}
+    exec(template.format(call=call.replace("\n", "\n    "), name=name), namespace)
+    return namespace[name]
 
 
 @pytest.fixture(scope="module")
 def fragments():
-    """The FRAGMENTS kernel compiled by each host for sm_90a: ``(numba-cuda's, numba-cuda-mlir's)``."""
-    return (inspect.compile(_numba_cuda_kernel(FRAGMENTS, "fragments"), SIG, "sm_90a"),
-            inspect.compile(_mlir_kernel(FRAGMENTS, "fragments"), MLIR_SIG, "sm_90a", host="mlir"))
+    """The FRAGMENTS and FRAGMENT_HELPERS kernel compiled by each host for sm_90a: ``(numba-cuda's,
+    numba-cuda-mlir's)``."""
+    call, template = FRAGMENTS + "\n" + FRAGMENT_HELPERS, _with_tiles()
+    return (inspect.compile(_numba_cuda_kernel(call, "fragments", template), NUMBA_FRAGMENTS_SIG, "sm_90a"),
+            inspect.compile(_mlir_kernel(call, "fragments", template), MLIR_FRAGMENTS_SIG, "sm_90a", host="mlir"))
 
 
 def test_register_tuple_ops_assemble_as_under_numba_cuda(fragments):
@@ -164,20 +190,47 @@ def test_register_tuple_ops_assemble_as_under_numba_cuda(fragments):
     assert {"WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR.LE", "LDSM.16.M88.4", "LDSM.16.M88", "STSM.16.M88.2"} <= \
         mlir.opcodes()
     assert mmas == {o for o in llvmlite.opcodes() if "MMA" in o}
-    assert _asm_blocks(mlir.ptx) == _asm_blocks(llvmlite.ptx) and len(_asm_blocks(mlir.ptx)) == 10
+    assert _asm_blocks(mlir.ptx) == _asm_blocks(llvmlite.ptx)
+
+
+def _global_as_generic(counts):
+    """SASS opcode counts with global loads and stores counted as generic ones: numba-cuda's helpers
+    address through integers (``ST.E``), numba-cuda-mlir's keep the pointer's provenance (``STG.E``)."""
+    return collections.Counter({re.sub(r"^(ST|LD)G\.", r"\1.", o): n for o, n in counts.items()})
+
+
+def test_fragment_helpers_assemble_as_under_numba_cuda(fragments):
+    """Every wgmma helper (FRAGMENT_HELPERS: a 64 x 128 accumulator stored, 64 x 64 of it loaded back): the same inline asm, in the
+    same order (test_register_tuple_ops_...), and the same count of each instruction doing the work
+    (an unrolled guarded store per element: BSSY; the paired bfloat16 stores; the swizzled STS)."""
+    llvmlite, mlir = (_global_as_generic(f.opcode_counts()) for f in fragments)
+    work = {"FADD": 103, "FFMA": 32, "FMUL": 32, "FMNMX": 34, "MUFU.EX2": 32, "SHFL.BFLY": 8,
+            "F2FP.BF16.F32.PACK_AB": 32, "STS": 16, "BSSY": 48, "ST.E": 80, "ST.E.U16": 16, "LD.E": 32}
+    assert {o: mlir[o] for o in work} == {o: llvmlite[o] for o in work} == work
+    assert {"STG.E", "STG.E.U16", "LDG.E"} <= fragments[1].opcodes()
 
 
 @pytest.mark.parametrize("refusal", [OPS["mbarrier.init"].refusals[0], *OPS["wgmma.mma_async"].refusals[1:],
                                      OPS["mma.sync"].refusals[0], OPS["tcgen05.ld"].refusals[0],
                                      Refusal("acc = wgmma.zeros(3)", "wgmma.zeros: argument 'count' must be a constant "
-                                             "N / 2")], ids=lambda r: r.message.split(":")[0])
+                                             "N / 2"),
+                                     Refusal("wgmma.store_shared_bf16(wgmma.zeros(64), smem, desc, 1, 2)",
+                                             "wgmma.store_shared_bf16: arguments 'first' and 'count' must be constants "
+                                             "naming boxes of the fragment's 2"),
+                                     Refusal("wgmma.store_shared_bf16(wgmma.zeros(64), smem, out)",
+                                             "wgmma.store_shared_bf16: argument 'desc' must be the map in global "
+                                             "memory")], ids=lambda r: r.message.split(":")[0])
 def test_a_bad_argument_is_refused_with_the_llvmlite_hosts_message(refusal):
     with pytest.raises(OpArgumentError, match=re.escape(refusal.message)):
         inspect.compile(_mlir_kernel(refusal.call), MLIR_SIG, "sm_90a", host="mlir")
 
 
-@pytest.mark.parametrize("call", ["r = at(1, 0)", "r = at(smem, 1.5)", "mbarrier.init(at(smem, 0), 1)"])
-def test_at_refuses_as_under_numba_cuda(call):
+@pytest.mark.parametrize("call", ["r = at(1, 0)", "r = at(smem, 1.5)", "mbarrier.init(at(smem, 0), 1)",
+                                  "wgmma.store(wgmma.zeros(4), out, 0, 0)", "p = wgmma.scale(wgmma.zeros(4), out)",
+                                  "p = wgmma.add(wgmma.zeros(4), wgmma.zeros(8))", "p = wgmma.load(smem, 0, 0, 3)",
+                                  "m = wgmma.row_max(wgmma.zeros(4, numba.int32))",
+                                  "p = wgmma.exp2_rows(wgmma.zeros(4), 1, 0.0, 0.0)"])
+def test_at_and_the_fragment_helpers_refuse_as_under_numba_cuda(call):
     with pytest.raises(OpArgumentError) as llvmlite:
         inspect.compile(_numba_cuda_kernel(call), SIG, "sm_90a")
     with pytest.raises(OpArgumentError, match=re.escape(str(llvmlite.value).splitlines()[0])):
@@ -194,24 +247,65 @@ def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
     assert "needs sm_100a" in str(llvmlite.value)
 
 
-def test_tma_load_through_a_global_descriptor_assembles():
-    from numba_tma.mlir import fence, mbarrier, tma
+# a 1024-byte aligned ring of two tiles, then two barriers: 8 KiB in, numba_tma.mlir.carver's offsets
+PLAN = numba_tma.SharedMemoryPlan().array("ring", (2, 32, 32), numba.float32, swizzle="128B").barriers("full", 2)
+carve = numba_tma.mlir.carver(PLAN)
 
+
+def test_tma_load_through_a_global_descriptor_into_a_carved_plan_assembles():
+    """A map in global memory (the acquire fence), into stage 1 of a SharedMemoryPlan's ring carved
+    out of dynamic shared memory (numba_tma.mlir.carver: the start rounded up to 1024 bytes, then the
+    plan's offsets; also the loud test of mlir_adapter.dynamic_shared_bytes and NamedTuple)."""
     def tile_copy(desc, out):
-        bar = cuda.shared.array(1, mt.uint64)
-        tile = cuda.shared.array((32, 32), mt.float32, alignment=128)
+        smem = carve()
         if cuda.threadIdx.x == 0:
-            mbarrier.init(bar, 1)
+            mbarrier.init(at(smem.full, 1), 1)
             fence.mbarrier_init()
-            mbarrier.arrive_expect_tx(bar, 4096)
-            tma.load(desc, tile, (0, 0), bar)
+            mbarrier.arrive_expect_tx(at(smem.full, 1), 4096)
+            tma.load(desc, at(smem.ring, 1), (0, 0), at(smem.full, 1))
         cuda.syncthreads()
-        mbarrier.wait(bar, 0)
-        out[cuda.threadIdx.x] = tile[0, cuda.threadIdx.x]
+        mbarrier.wait(at(smem.full, 1), 0)
+        out[cuda.threadIdx.x] = smem.ring[1, 0, cuda.threadIdx.x] + smem.ring.shape[2]
 
     out = inspect.compile(tile_copy, (mt.uint8[::1], mt.float32[::1]), "sm_90a", host="mlir")
     assert "fence.proxy.tensormap::generic.acquire.sys" in out.ptx
     assert {"UTMALDG.2D", "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT"} <= out.opcodes()
+    assert re.search(r"\.extern \.shared .*__dynamic_shmem__|\.shared \.align 16 \.b8 __dynamic_shmem__", out.ptx)
+    assert re.search(r"and\.b64\s+%rd\d+, %rd\d+, 1023;", out.ptx), "the start is not rounded up to 1024 bytes"
+    assert re.search(r"add\.s64\s+%rd\d+, %rd\d+, 8192;", out.ptx) and re.search(r", 4096;", out.ptx)
+
+
+def _by_value_copy(desc, out):
+    """A TMA load through a by-value map, its byte count and swizzle read from the map's type."""
+    bar = cuda.shared.array(1, mt.uint64)
+    tile = cuda.shared.array((32, 32), mt.float32, alignment=128)
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bar, 1)
+        mbarrier.arrive_expect_tx(bar, desc.box_bytes)
+        tma.load(desc, tile, (0, 0), bar)
+    mbarrier.wait(bar, 0)
+    out[cuda.threadIdx.x] = tile[0, cuda.threadIdx.x] + desc.swizzle
+
+
+BY_VALUE_SIG = (numba_tma.mlir.map_type("float32", (32, 32)), mt.float32[::1])
+
+
+def test_tma_load_through_a_by_value_map_on_sm_100a_assembles():
+    """numba_tma.mlir.map_type: a __grid_constant__ parameter of 128 bytes, read in place (cvta.param,
+    no acquire fence: not a map in global memory).  This is also the loud test of what
+    mlir_adapter.by_value_type and by_value_attributes rely on (ByValPointerTypeModel, the
+    llvm.byval / llvm.align / nvvm.grid_constant parameter attributes)."""
+    out = inspect.compile(_by_value_copy, BY_VALUE_SIG, "sm_100a", host="mlir")
+    assert re.search(r"\.param \.align 64 \.b8 \w+_param_0\[128\]", out.ptx), "the map is no longer passed by value"
+    assert "cvta.param.u64" in out.ptx and "fence.proxy.tensormap" not in out.ptx
+    assert re.search(r"mbarrier.arrive.expect_tx.shared::cta.b64 _, \[%r\d+\], 4096;|, 4096;", out.ptx)   # box_bytes
+    assert {"UTMALDG.2D", "SYNCS.ARRIVE.TRANS64"} <= out.opcodes()
+
+
+def test_a_by_value_map_is_refused_below_sm_100_naming_the_defect():
+    with pytest.raises(ArchError, match=r"tma.load: a by-value TensorMap argument needs sm_100 or newer .*"
+                                        r"numba_cuda_mlir_defects.md, item 3.*numba_tma.mlir.map_in_global"):
+        inspect.compile(_by_value_copy, BY_VALUE_SIG, "sm_90a", host="mlir")
 
 
 # -- the numba-cuda-mlir internals numba_tma.intrinsics.mlir_adapter relies on ---------------------

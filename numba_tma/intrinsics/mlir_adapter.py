@@ -13,6 +13,14 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
 * ``numba_cuda_mlir.models.register_model`` (the data models numba-cuda-mlir lowers with) and
   ``numba_cuda_mlir.numba_cuda.datamodel.models.PrimitiveModel``: the 32-bit model of
   ``numba_tma.at``'s shared address (:func:`register_address_type`);
+* ``numba_cuda_mlir.models.ByValPointerTypeModel`` and a type's ``__numba_cuda_mlir_attributes__``
+  (``llvm.byval``, ``llvm.align``, ``nvvm.grid_constant``: what ``mlir_lowering`` puts on the
+  kernel parameter; its own ``types.CUTensorMap`` is built so): a by-value ``TensorMap``
+  parameter (:func:`by_value_type`, :func:`by_value_attributes`);
+* ``MLIRLower._request_dynamic_shared_memory`` and ``_get_shared_address_space`` (what
+  ``cuda.shared.array(0, ...)`` lowers through): the dynamic shared buffer as bytes, for the
+  ``SharedMemoryPlan`` carve (:func:`dynamic_shared_bytes`), whose result is a
+  ``numba_cuda_mlir.numba_cuda.types.NamedTuple`` (not in the public ``types``);
 * keyword arguments: numba-cuda-mlir re-types an intrinsic call at lowering with the keyword
   types appended to the positional ones (``mlir_lowering.lower_call_expr_assign``), which binds
   them to the wrong parameters when an optional one before them was left out;
@@ -28,13 +36,14 @@ import contextlib
 from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
 from numba_cuda_mlir._mlir import ir
-from numba_cuda_mlir._mlir.dialects import arith, llvm, memref
-from numba_cuda_mlir.models import register_model
+from numba_cuda_mlir._mlir.dialects import arith, llvm, memref, nvvm, scf
+from numba_cuda_mlir.models import ByValPointerTypeModel, register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
+from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
-__all__ = ["arith", "compiling_for", "cuda", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref",
-           "mlir_types", "refresh", "register_address_type", "target_chip"]
+__all__ = ["NamedTuple", "arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref",
+           "mlir_types", "nvvm", "overload_attribute", "refresh", "register_address_type", "scf", "target_chip"]
 
 
 def intrinsic(typer, name: str):
@@ -88,6 +97,34 @@ def register_address_type(type_class):
     """Lower values of the numba-cuda-mlir type class ``type_class`` as 32-bit integers."""
     register_model(type_class)(_AddressModel)
     return type_class
+
+
+def overload_attribute(type_class, name: str):
+    """``numba_cuda_mlir.extending.overload_attribute`` in its own typing and lowering registries."""
+    return extending.overload_attribute(type_class, name, typing_registry=extending.typing_registry,
+                                        lowering_registry=extending.lowering_registry)
+
+
+def by_value_type(type_class):
+    """Lower values of the numba-cuda-mlir type class ``type_class`` (a subclass of
+    ``types.byval_ptr``) as numba-cuda-mlir's by-value pointers."""
+    register_model(type_class)(ByValPointerTypeModel)
+    return type_class
+
+
+def by_value_attributes(align: int) -> dict:
+    """The parameter attributes of a ``__grid_constant__`` map passed by value: 128 bytes of
+    ``types.CUTensorMapStorage`` aligned to ``align`` bytes (a type's ``__numba_cuda_mlir_attributes__``)."""
+    return {"llvm.byval": mlir_types.CUTensorMapStorage, "llvm.align": align, "nvvm.grid_constant": True}
+
+
+def dynamic_shared_bytes(builder):
+    """The block's dynamic shared memory as a ``memref<?xi8>`` in the shared address space (as
+    ``cuda.shared.array(0, types.uint8)`` lowers), and that address space."""
+    space = builder._get_shared_address_space()
+    i8 = ir.IntegerType.get_signless(8)
+    return builder._request_dynamic_shared_memory(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], i8,
+                                                                    memory_space=space)), space
 
 
 def target_chip(builder) -> str:

@@ -29,14 +29,18 @@ import inspect
 from numba.cuda import types
 
 from ..debugging import STATE as DEBUG
-from ..errors import DebugModeError
-from .mlir_adapter import intrinsic, ir, llvm, lowering_utilities, mlir_types, register_address_type, target_chip
+from ..descriptors.tile_layout import kernel_type
+from ..errors import ArchError, DebugModeError
+from .mlir_adapter import (by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities, mlir_types,
+                           register_address_type, target_chip)
 from ._core import (CacheHint, Const, Float, Fragment, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp,
                     SharedArray, Value, literal, parse_arch)
 from ._core import SharedRef as NumbaSharedRef
 from ..declarations import omitted
+from .tensor_map_type import TensorMapType
 
-__all__ = ["LOWERINGS", "SharedRef", "build_mlir_intrinsic", "lowers", "to_mlir", "to_numba"]
+__all__ = ["LOWERINGS", "SharedRef", "TensorMap", "build_mlir_intrinsic", "check_by_value_maps", "lowers", "to_mlir",
+           "to_numba"]
 
 SHARED_ADDRESS_SPACE = 3
 
@@ -60,6 +64,35 @@ class SharedRef(mlir_types.Type):
         return self.dtype, self.contiguous
 
 
+@by_value_type
+class TensorMap(mlir_types.byval_ptr):
+    """numba-cuda-mlir's twin of the type of a by-value ``numba_tma.TensorMap`` argument
+    (:class:`.tensor_map_type.TensorMapType`): a ``__grid_constant__`` parameter, 128 bytes aligned
+    to 64 (``.param .align 64 .b8 p[128]``), held as its address; its key is the map's
+    :class:`~numba_tma.descriptors.tile_layout.TileLayout`.  numba-cuda-mlir 0.6 passes it only on
+    sm_100 and newer (:func:`check_by_value_maps`)."""
+
+    def __init__(self, layout):
+        self.layout = layout
+        super().__init__(mlir_types.CUTensorMapStorage)
+        self.name = f"TensorMap[{layout}]"
+        self.__numba_cuda_mlir_attributes__ = by_value_attributes(64)
+
+    @property
+    def key(self):
+        return self.layout
+
+
+def check_by_value_maps(op_name: str, tys, cc) -> None:
+    """Refuse a by-value map among an op's argument types ``tys`` (Numba types) below sm_100: there
+    numba-cuda-mlir 0.6 drops the parameter's ``byval``/``grid_constant`` (its LLVM 7 path)."""
+    if tuple(cc[:2]) < (10, 0) and any(isinstance(t, TensorMapType) for t in tys):
+        raise ArchError(f"numba_tma: {op_name}: a by-value TensorMap argument needs sm_100 or newer on the "
+                        "numba-cuda-mlir host: numba-cuda-mlir 0.6 compiles sm_90 through its LLVM 7 path, which "
+                        "drops __grid_constant__ parameters (docs/numba_cuda_mlir_defects.md, item 3); on sm_90 pass "
+                        "the map in global memory, numba_tma.mlir.map_in_global(desc) (a uint8 device array)")
+
+
 def to_numba(ty):
     """The ``numba.cuda.types`` type of a numba-cuda-mlir argument type (a type with no
     counterpart is returned as it is, and the op's check refuses it by name)."""
@@ -81,6 +114,8 @@ def to_numba(ty):
         return types.NumberClass(to_numba(ty.instance_type))
     if isinstance(ty, SharedRef):
         return NumbaSharedRef(to_numba(ty.dtype), ty.contiguous)
+    if isinstance(ty, TensorMap):
+        return kernel_type(ty.layout)
     return ty
 
 
@@ -292,6 +327,7 @@ def build_mlir_intrinsic(op: PtxOp):
         def codegen(builder, target, args, kwargs):
             cc = parse_arch(target_chip(builder))
             op.check_call_arch(chosen, given, cc)
+            check_by_value_maps(op.name, tys.values(), cc)
             variables = _bound_vars(op, args, kwargs)
             values, slots, n = [], {}, len(outputs)
             for o in op.operands:

@@ -399,15 +399,21 @@ def _place_check(op, row, col):
             raise OpArgumentError(f"numba_tma: {op}: argument {name!r} must be an integer; got {ty}")
 
 
+def store_check(kind, acc, out, row, col):
+    """Check the arguments of ``wgmma.<kind>(acc, out, row, col)`` (``kind``: ``"store"`` or
+    ``"store_bf16"``; Numba types): every host's typing."""
+    _ACC.check(f"wgmma.{kind}", acc)
+    want = (types.float32,) if kind == "store" else (types.uint16, types.int16)
+    if not (isinstance(out, types.Array) and out.ndim == 2 and out.dtype in want):
+        raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D "
+                              f"{'float32' if kind == 'store' else 'uint16 or int16'} array"
+                              f"{' (bfloat16 bits)' if kind != 'store' else ''}; got {out}")
+    _place_check(f"wgmma.{kind}", row, col)
+
+
 def _store_codegen(kind):
     def typer(typingctx, acc, out, row, col):
-        _ACC.check(f"wgmma.{kind}", acc)
-        want = (types.float32,) if kind == "store" else (types.uint16, types.int16)
-        if not (isinstance(out, types.Array) and out.ndim == 2 and out.dtype in want):
-            raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D "
-                                  f"{'float32' if kind == 'store' else 'uint16 or int16'} array"
-                                  f"{' (bfloat16 bits)' if kind != 'store' else ''}; got {out}")
-        _place_check(f"wgmma.{kind}", row, col)
+        store_check(kind, acc, out, row, col)
 
         def codegen(context, builder, sig, args):
             accty, outty = sig.args[:2]
@@ -481,6 +487,14 @@ PTX::
 Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
 """
 
+def scale_check(acc, factor):
+    """Check the arguments of ``wgmma.scale`` (Numba types): every host's typing."""
+    _ACC.check("wgmma.scale", acc)
+    if str(acc.dtype) != "float32" or not isinstance(factor, (types.Float, types.Integer, types.IntegerLiteral)):
+        raise OpArgumentError(f"numba_tma: wgmma.scale: arguments 'acc' and 'factor' must be a float32 fragment and a "
+                              f"number; got {acc} and {factor}")
+
+
 @intrinsic
 def scale(typingctx, acc, factor):
     """``acc`` with every register multiplied by ``factor`` (a float; an fp8 GEMM's per-tensor
@@ -496,10 +510,7 @@ def scale(typingctx, acc, factor):
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
     """
-    _ACC.check("wgmma.scale", acc)
-    if str(acc.dtype) != "float32" or not isinstance(factor, (types.Float, types.Integer, types.IntegerLiteral)):
-        raise OpArgumentError(f"numba_tma: wgmma.scale: arguments 'acc' and 'factor' must be a float32 fragment and a "
-                              f"number; got {acc} and {factor}")
+    scale_check(acc, factor)
 
     def codegen(context, builder, sig, args):
         f = context.cast(builder, args[1], sig.args[1], types.float32)
@@ -507,6 +518,15 @@ def scale(typingctx, acc, factor):
                                   [builder.fmul(builder.extract_value(args[0], i), f) for i in range(acc.count)])
 
     return acc(acc, factor), codegen
+
+
+def add_check(acc, other):
+    """Check the arguments of ``wgmma.add`` (Numba types): every host's typing."""
+    _ACC.check("wgmma.add", acc)
+    _ACC.check("wgmma.add", other)
+    if acc != other or str(acc.dtype) != "float32":
+        raise OpArgumentError(f"numba_tma: wgmma.add: arguments 'acc' and 'other' must be float32 fragments of one "
+                              f"length (one 64 x N tile); got {acc} and {other}")
 
 
 @intrinsic
@@ -527,11 +547,7 @@ def add(typingctx, acc, other):
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragments it adds).
     """
-    _ACC.check("wgmma.add", acc)
-    _ACC.check("wgmma.add", other)
-    if acc != other or str(acc.dtype) != "float32":
-        raise OpArgumentError(f"numba_tma: wgmma.add: arguments 'acc' and 'other' must be float32 fragments of one "
-                              f"length (one 64 x N tile); got {acc} and {other}")
+    add_check(acc, other)
 
     def codegen(context, builder, sig, args):
         return context.make_tuple(builder, sig.return_type,
@@ -539,6 +555,35 @@ def add(typingctx, acc, other):
                                             builder.extract_value(args[1], i)) for i in range(acc.count)])
 
     return acc(acc, other), codegen
+
+
+C_TILE_ROW_BYTES = 128   # the one C tile store_shared_bf16 writes: bf16, box (64, 64), swizzle "128B"
+
+
+def store_shared_bf16_boxes(acc, tile, desc, first, count, row_bytes=None):
+    """``(first box, boxes, columns a box, row bytes)`` of ``store_shared_bf16(acc, tile, desc,
+    first, count)`` (Numba types), its arguments checked: every host's typing.  ``row_bytes``:
+    given where the host's ``desc`` type does not say its layout (then ``desc`` is not checked)."""
+    _ACC.check("wgmma.store_shared_bf16", acc)
+    _STAGING.check("wgmma.store_shared_bf16", tile)
+    if row_bytes is None:
+        span, row_bytes = matrix_descriptor.layout_facts("wgmma.store_shared_bf16", desc)
+        if desc.element_bits != 16 or span != 128 or desc.box[0] != 64:
+            raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be a 16-bit map with box "
+                                  f"(64, 64) and swizzle '128B' (the C tile a warpgroup stores); got {desc}")
+    box_cols = row_bytes // 2
+    if (2 * acc.count) % box_cols:
+        raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: argument 'acc' must cover whole boxes of "
+                              f"{box_cols} columns; got {2 * acc.count} columns")
+    total = 2 * acc.count // box_cols
+    first_box = literal(first) if not isinstance(first, types.Omitted) else first.value
+    n_boxes = literal(count) if not isinstance(count, types.Omitted) else count.value
+    n_boxes = total - (first_box or 0) if n_boxes is None else n_boxes
+    if not (isinstance(first_box, int) and isinstance(n_boxes, int) and 0 <= first_box and 1 <= n_boxes
+            and first_box + n_boxes <= total):
+        raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: arguments 'first' and 'count' must be constants "
+                              f"naming boxes of the fragment's {total}; got {first} and {count}")
+    return first_box, n_boxes, box_cols, row_bytes
 
 
 _STAGING = SharedArray("tile", what="the shared staging tile", contiguous=True, align=matrix.alignment(128),
@@ -570,24 +615,8 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
     """
-    _ACC.check("wgmma.store_shared_bf16", acc)
-    _STAGING.check("wgmma.store_shared_bf16", tile)
-    span, row_bytes = matrix_descriptor.layout_facts("wgmma.store_shared_bf16", desc)
-    if desc.element_bits != 16 or span != 128 or desc.box[0] != 64:
-        raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be a 16-bit map with box "
-                              f"(64, 64) and swizzle '128B' (the C tile a warpgroup stores); got {desc}")
-    box_bytes, box_cols = 64 * row_bytes, row_bytes // 2
-    if (2 * acc.count) % box_cols:
-        raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: argument 'acc' must cover whole boxes of "
-                              f"{box_cols} columns; got {2 * acc.count} columns")
-    total = 2 * acc.count // box_cols
-    first_box = literal(first) if not isinstance(first, types.Omitted) else first.value
-    n_boxes = literal(count) if not isinstance(count, types.Omitted) else count.value
-    n_boxes = total - (first_box or 0) if n_boxes is None else n_boxes
-    if not (isinstance(first_box, int) and isinstance(n_boxes, int) and 0 <= first_box and 1 <= n_boxes
-            and first_box + n_boxes <= total):
-        raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: arguments 'first' and 'count' must be constants "
-                              f"naming boxes of the fragment's {total}; got {first} and {count}")
+    first_box, n_boxes, box_cols, row_bytes = store_shared_bf16_boxes(acc, tile, desc, first, count)
+    box_bytes = 64 * row_bytes
 
     def codegen(context, builder, sig, args):
         accty, tilety = sig.args[:2]
@@ -626,6 +655,16 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
 _F32 = ir.FloatType()
 
 
+def load_type(array, row, col, count):
+    """The fragment type of ``wgmma.load(array, row, col, count)`` (Numba types), its arguments
+    checked: every host's typing."""
+    n = _count("wgmma.load", count)
+    if not (isinstance(array, types.Array) and array.ndim == 2 and array.dtype == types.float32):
+        raise reject("wgmma.load", "array", "must be a 2-D float32 array", array)
+    _place_check("wgmma.load", row, col)
+    return types.UniTuple(types.float32, n)
+
+
 @_intrinsic(target="cuda", prefer_literal=True)
 def load(typingctx, array, row, col, count):
     """A float32 fragment of ``count`` registers (a 64 x ``2 count`` tile) read from ``array`` (a
@@ -646,11 +685,8 @@ def load(typingctx, array, row, col, count):
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
     """
-    n = _count("wgmma.load", count)
-    if not (isinstance(array, types.Array) and array.ndim == 2 and array.dtype == types.float32):
-        raise reject("wgmma.load", "array", "must be a 2-D float32 array", array)
-    _place_check("wgmma.load", row, col)
-    tuple_type = types.UniTuple(types.float32, n)
+    tuple_type = load_type(array, row, col, count)
+    n = tuple_type.count
 
     def codegen(context, builder, sig, args):
         row0, col0, rows, cols, address = _tile_access(context, builder, sig.args[0], args[0], sig.args[1:3],
@@ -688,16 +724,16 @@ def _tree(values, combine):
     return values[0]
 
 
-def _float_fragment(op, acc):
-    _ACC.check(op, acc)
+def rows_check(op, acc, **scalars):
+    """Check the arguments of the row operation ``wgmma.<op>(acc, *scalars)`` (Numba types; the
+    scalars by name): every host's typing."""
+    _ACC.check(f"wgmma.{op}", acc)
     if str(acc.dtype) != "float32":
-        raise reject(op, "acc", "must be a float32 fragment (row operations are for float accumulators; an s8 / u8 "
-                     "MMA's are int32)", acc)
-
-
-def _float_scalar(op, name, ty):
-    if not isinstance(ty, types.Float):
-        raise reject(op, name, "must be a float (float32; a float64 is converted to float32)", ty)
+        raise reject(f"wgmma.{op}", "acc", "must be a float32 fragment (row operations are for float accumulators; "
+                     "an s8 / u8 MMA's are int32)", acc)
+    for name, ty in scalars.items():
+        if not isinstance(ty, types.Float):
+            raise reject(f"wgmma.{op}", name, "must be a float (float32; a float64 is converted to float32)", ty)
 
 
 def _f32_asm(builder, template, *values):
@@ -717,10 +753,8 @@ def _shfl_bfly(builder, value, lane_mask):
 
 
 def _row_reduction(kind, template):
-    op = f"wgmma.{kind}"
-
     def typer(typingctx, acc):
-        _float_fragment(op, acc)
+        rows_check(kind, acc)
 
         def codegen(context, builder, sig, args):
             def combine(a, b):
@@ -808,9 +842,7 @@ def exp2_rows(typingctx, acc, scale, m0, m1):
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
     """
-    _float_fragment("wgmma.exp2_rows", acc)
-    for name, ty in (("scale", scale), ("m0", m0), ("m1", m1)):
-        _float_scalar("wgmma.exp2_rows", name, ty)
+    rows_check("exp2_rows", acc, scale=scale, m0=m0, m1=m1)
 
     def codegen(context, builder, sig, args):
         s, *ms = (context.cast(builder, v, t, types.float32) for v, t in zip(args[1:], sig.args[1:]))
@@ -841,9 +873,7 @@ def scale_rows(typingctx, acc, f0, f1):
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
     """
-    _float_fragment("wgmma.scale_rows", acc)
-    for name, ty in (("f0", f0), ("f1", f1)):
-        _float_scalar("wgmma.scale_rows", name, ty)
+    rows_check("scale_rows", acc, f0=f0, f1=f1)
 
     def codegen(context, builder, sig, args):
         fs = [context.cast(builder, v, t, types.float32) for v, t in zip(args[1:], sig.args[1:])]

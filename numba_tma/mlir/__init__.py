@@ -11,7 +11,11 @@ declarations as ``numba_tma.<family>``, a numba-cuda-mlir intrinsic of every op 
 (:mod:`numba_tma.intrinsics.mlir_host`) and puts each family's in a module of its own,
 ``numba_tma.mlir.<family>`` (numba-cuda-mlir resolves ``family.op`` only through modules).
 :data:`MISSING` names the ops it does not lower yet, with why.  The register-fragment helpers
-``wgmma.zeros`` and ``mma.zeros`` come from :mod:`.fragments`, ``at`` from :mod:`.refs`.
+(``wgmma.zeros``, ``scale``, ``add``, the row operations, ``mma.zeros``) come from :mod:`.fragments`,
+those that read or write memory (``wgmma.store``, ``store_bf16``, ``load``, ``store_shared_bf16``)
+from :mod:`.tiles`, ``at`` from :mod:`.refs`; :func:`map_type` is the type of a by-value map
+argument on sm_100 and newer (:mod:`.tensor_map`; below sm_100 a map goes in global memory,
+:func:`map_in_global`); :func:`carver` carves a ``SharedMemoryPlan`` (:mod:`.shared`).
 """
 
 import sys
@@ -22,16 +26,21 @@ from ..intrinsics import matrix_descriptor, tcgen05
 from ..intrinsics import tma as _tma
 from ..intrinsics._core import OPS
 from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
+from ..intrinsics.tensor_map_type import TensorMapType
 from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
 from ..ops import FAMILIES
-from .fragments import HELPERS
+from . import fragments, tiles
 from .refs import at
+from .shared import carver
+from .tensor_map import map_type
 
 
 # -- the lowering of the families' own operand classes --------------------------------------------
 
 @lowers(_tma.Descriptor)
-def _descriptor(o, ty, value):   # a map in global memory (by-value maps do not exist under this host yet)
+def _descriptor(o, ty, value):   # a by-value map: its parameter's address; or a map in global memory
+    if isinstance(ty, TensorMapType):
+        return [(llvm.ptrtoint(ir.IntegerType.get_signless(64), value), "l")]
     return [(global_address(value), "l")]
 
 
@@ -66,7 +75,7 @@ def _family_module(family):
             setattr(module, op.short_name, build_mlir_intrinsic(op))
         except NotImplementedError as exc:
             MISSING[name] = str(exc)
-    helpers = HELPERS.get(family, {})
+    helpers = fragments.HELPERS.get(family, {}) | (tiles.HELPERS if family == "wgmma" else {})
     for name in getattr(getattr(intrinsics, family), "HELPERS", ()):
         if name in helpers:
             setattr(module, name, helpers[name])
@@ -96,4 +105,4 @@ def map_in_global(tmap):
     return cuda.to_device(np.frombuffer(tmap.bytes, dtype=np.uint8))
 
 
-__all__ = ["FAMILIES", "MISSING", "at", "map_in_global", *FAMILIES]
+__all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_type", *FAMILIES]

@@ -1,0 +1,57 @@
+"""``numba_tma.mlir.carver(plan)``: a :class:`numba_tma.SharedMemoryPlan`'s pieces carved out of a
+numba-cuda-mlir kernel's dynamic shared memory, as ``plan.carver()`` does under numba-cuda: a named
+tuple of shared arrays of compile-time shapes at the plan's offsets from the buffer's start rounded
+up to the plan's largest alignment (``memref.view`` of the bytes ``cuda.shared.array(0, ...)``
+gives).  Launch with ``plan.nbytes`` of dynamic shared memory (``kernel[grid, block, stream,
+plan.nbytes]``)."""
+
+from collections import namedtuple
+
+from ..intrinsics.mlir_adapter import (NamedTuple, arith, dynamic_shared_bytes, intrinsic, ir, lowering_utilities, memref,
+                                       mlir_types, refresh)
+from ..intrinsics.mlir_host import shared_address, to_mlir
+from ..shared_memory import DYNAMIC_BASE_ALIGN, SharedMemoryPlanError
+
+__all__ = ["carver"]
+
+
+def carver(plan):
+    """An intrinsic returning ``plan``'s pieces as a named tuple of shared arrays (fields in the
+    order they were added); call it once at the top of the kernel.
+
+    Example::
+
+        carve = numba_tma.mlir.carver(plan)
+
+        @cuda.jit(chip="sm_90a")
+        def kernel(desc, out):
+            smem = carve()            # smem.ring, smem.full: shared arrays
+    """
+    layout = plan.layout
+    if not layout:
+        raise SharedMemoryPlanError("the plan is empty: add pieces with array() or barriers() first")
+    align = max(a for _, _, _, a in layout.values())
+    arrays = [mlir_types.Array(to_mlir(dtype), len(shape), "C") for _, shape, dtype, _ in layout.values()]
+    result = NamedTuple(arrays, namedtuple("SharedPieces", tuple(layout)))
+
+    def carve(typingctx):
+        def codegen(builder, target, args, kwargs):
+            raw, space = dynamic_shared_bytes(builder)
+            index = ir.IndexType.get()
+            start = arith.index_cast(index, shared_address(raw))
+            pad = arith.andi(arith.subi(lowering_utilities.constant(0, index), start),
+                             lowering_utilities.constant(align - 1, index)) if align > DYNAMIC_BASE_ALIGN else \
+                lowering_utilities.constant(0, index)
+            views = []
+            for (offset, shape, dtype, _), array in zip(layout.values(), arrays):
+                element = lowering_utilities.get_storage_type(to_mlir(dtype))
+                view_type = ir.MemRefType.get(list(shape), element, memory_space=space)
+                shift = arith.addi(pad, lowering_utilities.constant(offset, index))
+                views.append(memref.view(view_type, raw, shift, []))
+            builder.store_var(target, tuple(views))
+
+        return result(), codegen
+
+    carve = intrinsic(carve, "carve")
+    refresh()
+    return carve

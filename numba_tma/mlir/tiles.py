@@ -1,0 +1,188 @@
+"""The wgmma fragment helpers that read or write memory, for numba-cuda-mlir kernels: ``store``,
+``store_bf16``, ``load`` (a 2-D array in global memory, ragged edges skipped: ``scf.if`` per
+element) and ``store_shared_bf16`` (the GEMM epilogue's swizzled staging tile), unrolled in the
+fragment layout of ``numba_tma.wgmma``, with the same inline PTX as under numba-cuda.  Each is
+typed by the same function as under numba-cuda (``store_check``, ``load_type``,
+``store_shared_bf16_boxes``).
+
+``store_shared_bf16``'s ``desc`` is on sm_90 the map in global memory (a ``uint8`` array: by-value
+maps do not reach sm_90 kernels under numba-cuda-mlir 0.6, docs/second_host.md), whose type does
+not say its layout: it must be the one map this helper writes for, bfloat16 with box (64, 64) and
+swizzle ``"128B"``, and is not checked.  A by-value map (sm_100 and newer) is checked."""
+
+from numba.cuda import types
+
+from ..errors import OpArgumentError
+from ..intrinsics import wgmma
+from ..intrinsics._core import parse_arch
+from ..intrinsics.mlir_adapter import (arith, intrinsic, ir, llvm, lowering_utilities, memref, mlir_types, scf,
+                                       target_chip)
+from ..intrinsics.mlir_host import SharedRef, check_by_value_maps, emit_asm, integer, shared_address, to_numba
+from ..intrinsics.tensor_map_type import TensorMapType
+from .fragments import plain
+
+__all__ = ["HELPERS"]
+
+_I32 = ir.IntegerType.get_signless
+
+
+def _i32(value):
+    return lowering_utilities.constant(value, _I32(32))
+
+
+def _fragment_coords(row0, col0):
+    """This thread's (row, col) of fragment element 0, from ``%tid.x`` (1-D blocks), as numba-cuda's."""
+    t = arith.andi(emit_asm("mov.u32 $0, %tid.x;", [], ["=r"], memory=False), _i32(127))
+    warp, lane = arith.shrui(t, _i32(5)), arith.andi(t, _i32(31))
+    row = arith.addi(row0, arith.addi(arith.shli(warp, _i32(4)), arith.shrui(lane, _i32(2))))
+    col = arith.addi(col0, arith.shli(arith.andi(lane, _i32(3)), _i32(1)))
+    return row, col
+
+
+class _Tile:
+    """A 2-D memref with the fragment's element 0 at (row, col): this thread's place, the bounds, and
+    ``address(r, c)``, an LLVM pointer to element (r, c)."""
+
+    def __init__(self, array, row, col, row_type, col_type):
+        self.array = array
+        self.row, self.col = _fragment_coords(integer(row, row_type, 32), integer(col, col_type, 32))
+        self.rows, self.cols = (arith.index_cast(_I32(32), memref.dim(array, lowering_utilities.index_of(d)))
+                                for d in (0, 1))
+        metadata = memref.extract_strided_metadata(array)
+        self.strides = [arith.index_cast(_I32(64), s) for s in metadata[4:6]]
+        self.element_bytes = lowering_utilities.get_type_size_bytes(ir.MemRefType(array.type).element_type)
+        self.base = lowering_utilities.memref_data_pointer(array)
+
+    def inside(self, r, c):
+        return arith.andi(arith.cmpi(arith.CmpIPredicate.slt, r, self.rows),
+                          arith.cmpi(arith.CmpIPredicate.slt, c, self.cols))
+
+    def address(self, r, c):
+        r, c = (lowering_utilities.convert(v, _I32(64), signed=True) for v in (r, c))
+        elements = arith.addi(arith.muli(r, self.strides[0]), arith.muli(c, self.strides[1]))
+        offset = arith.muli(elements, lowering_utilities.constant(self.element_bytes, _I32(64)))
+        return lowering_utilities.llvm_ptr_add_bytes(self.base, offset)
+
+
+class _If:
+    """``with _If(cond):`` the body in an ``scf.if`` with no results."""
+
+    def __init__(self, cond):
+        self.op = scf.IfOp(cond)
+
+    def __enter__(self):
+        self.point = ir.InsertionPoint(self.op.then_block)
+        self.point.__enter__()
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            scf.YieldOp([])
+        self.point.__exit__(*exc)
+
+
+def _bf16x2(a, b):
+    """Two float32 as one register of two bfloat16, the first in the low half."""
+    return emit_asm("cvt.rn.bf16x2.f32 $0, $2, $1;", [(a, "f"), (b, "f")], ["=r"], memory=False)
+
+
+def _store(kind):
+    def typer(typingctx, acc, out, row, col):
+        accty, outty, row_type, col_type = (plain(t) for t in (acc, out, row, col))   # a plain @intrinsic there
+        wgmma.store_check(kind, accty, outty, row_type, col_type)
+        packed_pairs = kind == "store_bf16" and outty.layout == "C"   # one 32-bit store per pair
+
+        def codegen(builder, target, args, kwargs):
+            values, array, row0, col0 = (builder.load_var(v) for v in args)
+            tile = _Tile(array, row0, col0, row_type, col_type)
+            for j in range(accty.count // 4):
+                for half in (0, 1):
+                    r, c = arith.addi(tile.row, _i32(8 * half)), arith.addi(tile.col, _i32(8 * j))
+                    c1 = arith.addi(c, _i32(1))
+                    pair = [values[4 * j + 2 * half + e] for e in (0, 1)]
+                    if kind == "store_bf16":
+                        packed = _bf16x2(*pair)
+                        pair = [arith.trunci(_I32(16), packed), arith.trunci(_I32(16), arith.shrui(packed, _i32(16)))]
+                    with _If(tile.inside(r, c)):
+                        both = arith.cmpi(arith.CmpIPredicate.slt, c1, tile.cols)
+                        if packed_pairs:
+                            op = scf.IfOp(both, [], has_else=True)
+                            with ir.InsertionPoint(op.then_block):
+                                llvm.store(packed, tile.address(r, c))
+                                scf.YieldOp([])
+                            with ir.InsertionPoint(op.else_block):
+                                llvm.store(pair[0], tile.address(r, c))
+                                scf.YieldOp([])
+                        else:
+                            llvm.store(pair[0], tile.address(r, c))
+                            with _If(both):
+                                llvm.store(pair[1], tile.address(r, c1))
+
+        return mlir_types.void(acc, out, row, col), codegen
+
+    typer.__doc__ = f"As ``numba_tma.wgmma.{kind}``: the fragment into a 2-D array at (row, col), edges skipped."
+    return intrinsic(typer, kind)
+
+
+def _load(typingctx, array, row, col, count):
+    """A float32 fragment read from a 2-D float32 array at (row, col), 0 outside: as ``numba_tma.wgmma.load``."""
+    row_type, col_type = to_numba(row), to_numba(col)
+    tuple_type = wgmma.load_type(to_numba(array), row_type, col_type, to_numba(count))
+
+    def codegen(builder, target, args, kwargs):
+        tile = _Tile(*(builder.load_var(v) for v in args[:3]), row_type, col_type)
+        f32, values = ir.F32Type.get(), []
+        for i in range(tuple_type.count):
+            j, h, e = i // 4, (i // 2) % 2, i % 2
+            r, c = arith.addi(tile.row, _i32(8 * h)), arith.addi(tile.col, _i32(8 * j + e))
+            op = scf.IfOp(tile.inside(r, c), [f32], has_else=True)
+            with ir.InsertionPoint(op.then_block):
+                scf.YieldOp([llvm.load(f32, tile.address(r, c))])
+            with ir.InsertionPoint(op.else_block):
+                scf.YieldOp([lowering_utilities.constant(0.0, f32)])
+            values.append(op.result)
+        builder.store_var(target, tuple(values))
+
+    return mlir_types.UniTuple(mlir_types.float32, tuple_type.count)(array, row, col, count), codegen
+
+
+def _c_tile_row_bytes(desc):
+    """The row bytes of ``desc``'s boxes where its type does not say them: the C tile's, unchecked,
+    for the map in global memory; ``None`` (checked as under numba-cuda) for a by-value map."""
+    if isinstance(desc, TensorMapType):
+        return None
+    if not (isinstance(desc, types.Array) and desc.dtype == types.uint8 and desc.ndim == 1):
+        raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be the map in global memory "
+                              f"(numba_tma.mlir.map_in_global) or a by-value map (sm_100 and newer) on the "
+                              f"numba-cuda-mlir host; got {desc}")
+    return wgmma.C_TILE_ROW_BYTES
+
+
+def _store_shared_bf16(typingctx, acc, tile, desc, first=mlir_types.Omitted(0), count=mlir_types.Omitted(None)):
+    """The fragment as bfloat16 into the swizzled boxes of the C tile's map from ``tile``: as
+    ``numba_tma.wgmma.store_shared_bf16`` (``desc``: the map in global memory, its layout unchecked)."""
+    accty, tilety, descty = to_numba(acc), to_numba(tile), to_numba(desc)
+    first_box, n_boxes, box_cols, row_bytes = wgmma.store_shared_bf16_boxes(
+        accty, tilety, descty, to_numba(first), to_numba(count), row_bytes=_c_tile_row_bytes(descty))
+
+    def codegen(builder, target, args, kwargs):
+        check_by_value_maps("wgmma.store_shared_bf16", [descty], parse_arch(target_chip(builder)))
+        values, tile_value = builder.load_var(args[0]), builder.load_var(args[1])
+        base = tile_value if isinstance(tile, SharedRef) else shared_address(tile_value)
+        row, col = _fragment_coords(_i32(0), _i32(0))
+        col_bytes = arith.shli(col, _i32(1))                    # bf16
+        for j in range(first_box * box_cols // 8, (first_box + n_boxes) * box_cols // 8):
+            box, chunk_col = divmod(8 * j, box_cols)          # 8 columns per j: 16 bytes, one chunk
+            for half in (0, 1):
+                r = arith.addi(row, _i32(8 * half))
+                offset = arith.addi(arith.muli(r, _i32(row_bytes)), arith.addi(_i32(2 * chunk_col), col_bytes))
+                # the 128B swizzle: the 16-byte chunk index XOR the row's bits 7-9 of the offset
+                swizzled = arith.xori(offset, arith.shli(arith.andi(arith.shrui(offset, _i32(7)), _i32(7)), _i32(4)))
+                address = arith.addi(base, arith.addi(_i32((box - first_box) * 64 * row_bytes), swizzled))
+                pair = _bf16x2(values[4 * j + 2 * half], values[4 * j + 2 * half + 1])
+                llvm.inline_asm(None, [address, pair], "st.shared.b32 [$0], $1;", "r,r", has_side_effects=True)
+
+    return mlir_types.void(acc, tile, desc, first, count), codegen
+
+
+HELPERS = {"store": _store("store"), "store_bf16": _store("store_bf16"), "load": intrinsic(_load, "load"),
+           "store_shared_bf16": intrinsic(_store_shared_bf16, "store_shared_bf16")}
