@@ -34,7 +34,7 @@ def test_bf16_gemm_matches_numpy(m, n, k, blocks):
 
 @pytest.mark.both_ways
 def test_e4m3_gemm_with_scales_matches_numpy():
-    m, n, k, blocks = (70, 200, 304, 2) if testing.WAY == "simulator" else (1030, 2056, 1040, 132)
+    m, n, k, blocks = (70, 200, 256, 2) if testing.WAY == "simulator" else (1030, 2056, 1040, 132)
     if testing.WAY != "simulator":
         blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
     rng = np.random.default_rng(7)
@@ -55,6 +55,8 @@ def test_e4m3_gemm_with_scales_matches_numpy():
 def test_bf16_gemm_with_b_given_k_by_n_matches_numpy(pair):
     """B as K x N row-major (its tiles MN-major: wgmma.descriptor_mn, trans_b=True), alone and in
     clusters of 2 sharing B by multicast; ragged M, N, K."""
+    if testing.WAY == "simulator" and not pair:
+        pytest.skip("under the simulator the clusters-of-2 case covers the MN-major tiles (seconds each)")
     m, n, k, blocks = (72, 136, 72, 1) if testing.WAY == "simulator" else (1027, 776, 1032, 132)
     if testing.WAY != "simulator":
         blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
