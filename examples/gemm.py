@@ -17,9 +17,12 @@ and K multiples of 8: TMA's 16-byte row pitch).  ``make_gemm("e4m3")`` is the fp
 of 128 x 192 (m64n192k32), promoted every 128 of K into a float32 total (see ``KINDS``), per-tensor
 scales applied to the fragment before the store.
 
-Split-K (``matmul(..., split_k=None)``; bf16 and fp8, not with ``pair``): with fewer output
-tiles than blocks (decode-like shapes: 256 x 8192 has 64 tiles for 132 SMs) ``split_k_for``
-splits K up to 4 ways so that every (tile, split) work unit runs in one wave; each unit
+Split-K (``matmul(..., split_k=s)``, opt-in; ``split_k=None``: ``split_k_for``'s choice; bf16
+and fp8, not with ``pair``): with fewer output tiles than blocks (decode-like shapes: 256 x 8192
+has 64 tiles for 132 SMs) ``split_k_for`` splits K up to 4 ways so that every (tile, split) work
+unit runs in one wave.  Measured on the H200 it does not pay yet (256 x 8192 x 8192: 2 splits
+1.02x the unsplit kernel; 128 x 8192 x 8192: 4 splits 0.81x; BENCHMARKS.md), so the default is
+no split.  Each unit
 accumulates its K steps (ragged: the splits differ by at most one) and its epilogue adds the bf16
 partial into C with a TMA reduce-add (``tma.reduce(..., "add")`` on the bf16 map) instead of the
 store, after ``zero_c`` zeroed C (both kernels are the call).  Adding in bf16 costs precision: see
@@ -293,11 +296,11 @@ def _checked_split(split_k, k, bk, pair):
     return split_k
 
 
-def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False, b_kn=False, split_k=None):
+def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False, b_kn=False, split_k=1):
     """C = scale * A @ B^T (``b_kn``: scale * A @ B, B given K x N) into the map ``desc_c``'s M x N
     bf16 array, ``blocks`` persistent blocks (``pair``: in clusters of 2 sharing B by multicast).
-    ``split_k``: K split that many ways (1 to MAX_SPLIT_K, at most the K steps; None: the
-    ``split_k_for`` choice, 1 with ``pair``); above 1, C is zeroed (``zero_c``) and each (tile,
+    ``split_k``: K split that many ways (1, the default, to MAX_SPLIT_K, at most the K steps; None:
+    the ``split_k_for`` choice, 1 with ``pair``); above 1, C is zeroed (``zero_c``) and each (tile,
     split) adds its bf16 partial into it by TMA reduce-add, both kernels part of the call."""
     bk = GEMMS[kind, False, False, False][2]
     split_k = (1 if pair else split_k_for(m, n, k, blocks, kind)) if split_k is None else \
@@ -376,7 +379,7 @@ def main(m=None, n=None, k=None):
     # the simulator runs the clusters-of-2 kernel only (tests/test_gpu_gemm.py checks both ways)
     for pair in (True,) if SIMULATED else (False, True):
         c.copy_to_device(np.zeros((m, n), np.uint16))
-        matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=pair)       # pair=False: split-K if it pays
+        matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=pair)
         results.append(bf16_values(c.copy_to_host()))
     try:
         import torch
@@ -397,9 +400,7 @@ def main(m=None, n=None, k=None):
         flops = 2.0 * m * n * k
         ours = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks)) / 1e12
         paired = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=True)) / 1e12
-        splits = split_k_for(m, n, k, blocks)
-        line = (f"  numba-tma wgmma{f' (split-K {splits})' if splits > 1 else ''}: {ours:.0f} TFLOP/s "
-                f"(clusters of 2, B multicast: {paired:.0f})")
+        line = f"  numba-tma wgmma: {ours:.0f} TFLOP/s (clusters of 2, B multicast: {paired:.0f})"
         if torch is not None:
             out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
             theirs = flops / gpu_seconds(lambda: torch.matmul(ta, tb.T, out=out)) / 1e12

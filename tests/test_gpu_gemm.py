@@ -87,7 +87,7 @@ def test_split_k_gemm_matches_numpy(kind, split_k, b_kn):
     else:
         blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
         m, n, k = {None: (200, 8200, 8200), 4: (250, 8136, 6000), 3: (130, 4104, 4112), 2: (250, 4104, 4104)}[split_k]
-    if split_k is None:
+    if split_k is None:                              # split_k_for's choice, asked for
         assert gemm.split_k_for(m, n, k, blocks, kind) == 2
     rng = np.random.default_rng(13)
     if kind == "e4m3":
