@@ -18,8 +18,8 @@ a test asking for the fixture is skipped.
 The ``both_ways`` marker runs a test twice, ``[gpu]`` and ``[simulator]``: on the GPU in this
 process (skipped without one), and under numba-cuda's CUDA simulator in a child pytest process
 (``NUMBA_ENABLE_CUDASIM=1`` is read when numba is imported, so it cannot be switched on here); the
-first ``[simulator]`` half of a module runs all of that module's in one child, whose JUnit report
-gives each its result.  The
+first ``[simulator]`` half of a module runs all of that module's in the session's child (one per
+process, importing numba once), whose JUnit report gives each its result.  The
 same kernel, the same numpy model, both ways; on a machine without a GPU the simulator half still
 runs.  The child must report the test passed (not skipped)::
 
@@ -100,20 +100,82 @@ def pytest_collection_modifyitems(config, items):
 _HALVES = pytest.StashKey()
 
 
+# One child per process, kept for the whole session: it imports numba (under the simulator) once,
+# and runs each module's simulator halves when asked, through pytest.main.  Its requests come on
+# stdin, a JSON line each ({"report": path, "nodeids": [...]}); it answers "done" on a pipe of its
+# own (its stdout and stderr go to a log), so pytest's output never mixes with the protocol.
+_SERVE = """
+import json, os, sys
+import pytest
+answers = os.fdopen(int(sys.argv[1]), "w")
+for line in sys.stdin:
+    request = json.loads(line)
+    pytest.main(["-q", "-rs", "-p", "no:cacheprovider", "--junitxml=" + request["report"], *request["nodeids"]])
+    answers.write("done\\n")
+    answers.flush()
+"""
+_CHILD: dict = {}          # "child": the Popen, "answers": its pipe, "log": its output
+
+
+def _child(config):
+    """The session's simulator child, started at the first need (None if it could not start)."""
+    child = _CHILD.get("child")
+    if child is not None and child.poll() is None:
+        return child
+    import tempfile
+
+    read, write = os.pipe()
+    log = tempfile.TemporaryFile(mode="w+")
+    child = subprocess.Popen([sys.executable, "-c", _SERVE, str(write)], stdin=subprocess.PIPE, stdout=log,
+                             stderr=subprocess.STDOUT, cwd=str(config.rootpath), text=True, pass_fds=(write,),
+                             env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))
+    os.close(write)
+    _CHILD.update(child=child, answers=os.fdopen(read), log=log)
+    return child
+
+
+def _ask_child(config, nodeids, report) -> bool:
+    """Whether the session's child ran ``nodeids`` (writing ``report``); False if it died."""
+    import json
+
+    child = _child(config)
+    try:
+        child.stdin.write(json.dumps({"report": report, "nodeids": nodeids}) + "\n")
+        child.stdin.flush()
+        return _CHILD["answers"].readline() == "done\n"
+    except (BrokenPipeError, OSError):
+        return False
+
+
+def _child_log_tail() -> str:
+    log = _CHILD.get("log")
+    if log is None:
+        return ""
+    log.seek(0)
+    return log.read()[-6000:]
+
+
+def pytest_sessionfinish(session):
+    child = _CHILD.pop("child", None)
+    if child is not None and child.poll() is None:
+        child.stdin.close()
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+
+
 def _run_children(config, path, items):
-    """Run ``items`` (one module's simulator halves) in a child pytest under the simulator:
+    """Run ``items`` (one module's simulator halves) under the simulator in the session's child:
     ``{item name: ("passed" | "skipped" | "failed", reason or report)}``."""
     import tempfile
     import xml.etree.ElementTree as ElementTree
 
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     with tempfile.TemporaryDirectory() as folder:
         report = os.path.join(folder, "report.xml")
-        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-                              f"--junitxml={report}", *[item.nodeid for item in items]],
-                             cwd=str(config.rootpath), env=env, capture_output=True, text=True, timeout=1800)
+        answered = _ask_child(config, [item.nodeid for item in items], report)
         outcomes = {}
-        if os.path.exists(report):
+        if answered and os.path.exists(report):
             for case in ElementTree.parse(report).iter("testcase"):
                 problem = next((c for c in case if c.tag in ("failure", "error")), None)
                 skipped = next((c for c in case if c.tag == "skipped"), None)
@@ -123,8 +185,8 @@ def _run_children(config, path, items):
                     outcomes[case.get("name")] = ("skipped", skipped.get("message", ""))
                 else:
                     outcomes.setdefault(case.get("name"), ("passed", ""))
-    tail = f"{run.stdout[-4000:]}{run.stderr[-2000:]}"
-    return {item.name: outcomes.get(item.name, ("failed", f"no result from the child process:\n{tail}"))
+    tail = "" if outcomes else _child_log_tail()
+    return {item.name: outcomes.get(item.name, ("failed", f"no result from the simulator's child process:\n{tail}"))
             for item in items}
 
 
