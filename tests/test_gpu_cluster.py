@@ -50,6 +50,8 @@ def _model(grid, shape):
                          ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.both_ways
 def test_every_cluster_register_in_every_block(shape):
+    if testing.WAY == "simulator" and shape[0] * shape[1] > 4:
+        pytest.skip("under the simulator clusters of 1 to 4 blocks cover the registers (the GPU runs all)")
     grid = (shape[0] * 3, shape[1] * 2)
     out = cuda.to_device(np.full((grid[0] * grid[1], FIELDS), -1, np.int32))
     launch(registers, grid, 32, out, cluster=shape + (1,))
