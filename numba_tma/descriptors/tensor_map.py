@@ -29,7 +29,7 @@ from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, 
 from .errors import TensorMapError
 from .tile_layout import DTYPES as _DTYPES
 from .tile_layout import TileLayout, kernel_type, kernel_types_known
-from .validate import INNER_ALIGN, MAX_ADDRESS, RANK, _int, check_global_address, swizzle_span
+from .validate import INNER_ALIGN, MAX_ADDRESS, RANK, _int, address_alignment, check_global_address, swizzle_span
 from .validate import _ints as _int_list
 
 @functools.lru_cache(maxsize=None)
@@ -101,6 +101,24 @@ def _interface(array):
     if torch is not None and isinstance(array, torch.Tensor):
         return None
     return getattr(array, "__cuda_array_interface__", None)
+
+
+def _signature(array, cai) -> tuple:
+    """What an array's interface says but its address: the key of an interface seen before."""
+    return type(array), cai["shape"], cai["typestr"], cai.get("strides")
+
+
+def _seen_address(cai, align):
+    """The data pointer of an interface seen before, if it keeps the encoders' address rule (else
+    None: the full checks decide)."""
+    address = cai["data"][0]
+    return address if type(address) is int and 0 < address < MAX_ADDRESS and not address % align else None
+
+
+def _named_by_typestr(cai, name) -> bool:
+    """Whether the interface's typestr alone gives the array's dtype ``name`` (not bfloat16 told by
+    a dtype, see :func:`_array_view`): then the interface decides what the checks decide."""
+    return _typestr(cai["typestr"])[0] == name
 
 
 @functools.lru_cache(maxsize=1024)
@@ -262,8 +280,8 @@ def _shown_dtype(name, params):
 
 
 _TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked layout (validated once)
-_TILED_BY_INTERFACE: dict = {}   # (array type, its interface but the address, the other arguments) -> (_TILED's
-#                                  entry, the address alignment): the arguments of a map made and checked before
+_TILED_BY_INTERFACE: dict = {}   # (_signature, the other arguments) -> (_TILED's entry, the address
+#                                  alignment): the arguments of a map made and checked before
 _KERNEL_TYPES: dict = {}   # a map's bytes 8-127, dtype, rank, box, mode, allow_store_overrun -> its Numba type
 
 
@@ -299,7 +317,7 @@ class TensorMap:
     _pool = None       # where the twin goes back when this map is collected
     _device = None     # to_device()'s array
     _type = None       # the Numba type, once asked for
-    _seen = None       # (array type, shape, typestr, strides, alignment) of an array with_array accepted
+    _seen = None       # (_signature, address alignment) of an array with_array / retarget accepted
 
     def __init__(self, array, desc: bytes, dtype: str, rank: int, box: tuple, mode: str, args: tuple, params: dict,
                  allow_store_overrun: bool = False):
@@ -334,15 +352,14 @@ class TensorMap:
         """
         cai = _interface(array)
         if cai is not None:       # an interface seen before answers alone (every map from it was checked)
-            by_interface = (cai["shape"], cai["typestr"], cai.get("strides"), box, element_strides, swizzle,
-                            l2_promotion, oob_fill, interleave, data_type, allow_store_overrun)
-            if type(by_interface[0]) is tuple and type(by_interface[2]) in (tuple, type(None)) and \
-                    _plain_key(by_interface):
-                seen = _TILED_BY_INTERFACE.get((type(array), by_interface))
-                address = cai["data"][0]
-                if seen is not None and type(address) is int and 0 < address < MAX_ADDRESS and \
-                        not address % seen[1]:
-                    return cls._made(array, address, seen[0], len(by_interface[0]))
+            by_interface = _signature(array, cai) + (box, element_strides, swizzle, l2_promotion, oob_fill,
+                                                     interleave, data_type, allow_store_overrun)
+            if type(by_interface[1]) is tuple and type(by_interface[3]) in (tuple, type(None)) and \
+                    _plain_key(by_interface[1:]):
+                seen = _TILED_BY_INTERFACE.get(by_interface)
+                address = None if seen is None else _seen_address(cai, seen[1])
+                if address is not None:
+                    return cls._made(array, address, seen[0], len(by_interface[1]))
             else:
                 cai = None
         address, shape, strides, name, itemsize = _array_view(array)
@@ -361,11 +378,10 @@ class TensorMap:
                     _TILED.clear()
                 _TILED[key] = made
         address = _address(address, "tiled", name, shape, made[0])
-        if cacheable and cai is not None and _typestr(cai["typestr"])[0] == name:   # the name from the typestr alone
+        if cacheable and cai is not None and _named_by_typestr(cai, name):
             if len(_TILED_BY_INTERFACE) >= 1024:
                 _TILED_BY_INTERFACE.clear()
-            _TILED_BY_INTERFACE[type(array), by_interface] = (
-                made, 32 if made[0]["interleave"] == Interleave.INTERLEAVE_32B else 16)
+            _TILED_BY_INTERFACE[by_interface] = made, address_alignment(made[0]["interleave"])
         return cls._made(array, address, made, len(shape), cacheable)
 
     @classmethod
@@ -454,13 +470,11 @@ class TensorMap:
         array whose ``__cuda_array_interface__`` matches, item for item, one this map accepted
         before is answered from that interface alone (the checks would give the same answer)."""
         seen = self._seen
-        if seen is not None:
-            cai = getattr(array, "__cuda_array_interface__", None)
-            if cai is not None and type(array) is seen[0] and cai["shape"] == seen[1] and \
-                    cai["typestr"] == seen[2] and cai.get("strides") == seen[3]:
-                address = cai["data"][0]
-                if type(address) is int and 0 < address < MAX_ADDRESS and not address % seen[4]:
-                    return address
+        cai = _interface(array)
+        if seen is not None and cai is not None and _signature(array, cai) == seen[0]:
+            address = _seen_address(cai, seen[1])
+            if address is not None:
+                return address
         address, shape, strides, name, itemsize = _array_view(array)
         own = self.__dict__.get("_own_geometry")
         if own is None:
@@ -473,11 +487,8 @@ class TensorMap:
                                  f"must match the map's {own_name}{list(own_shape)} with outer strides "
                                  f"{list(own_strides)}")
         address = _address(address, self.mode, name, shape, self._params)
-        cai = getattr(array, "__cuda_array_interface__", None)
-        if cai is not None and not numba_cuda_hooks.SIMULATED and _typestr(cai["typestr"])[0] == name:
-            # its name from the typestr alone (not bfloat16 told by a dtype): the interface decides
-            self._seen = (type(array), cai["shape"], cai["typestr"], cai.get("strides"),
-                          32 if self._params["interleave"] == Interleave.INTERLEAVE_32B else 16)
+        if cai is not None and _named_by_typestr(cai, name):
+            self._seen = _signature(array, cai), address_alignment(self._params["interleave"])
         return address
 
     def with_array(self, array) -> "TensorMap":

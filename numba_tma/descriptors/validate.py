@@ -84,10 +84,15 @@ def swizzle_span(interleave, swizzle):
     return SWIZZLE_SPAN.get(swizzle) if interleave == Interleave.NONE else None
 
 
+def address_alignment(interleave) -> int:
+    """The tensor address's alignment: 16 bytes, 32 with 32B interleave."""
+    return 32 if interleave == Interleave.INTERLEAVE_32B else 16
+
+
 def check_global_address(global_address, interleave):
     """The encoders' rule for the tensor's address: a multiple of 16 (32 with 32B interleave)
     in [0, 2**57); returns it as an int."""
-    align = 32 if interleave == Interleave.INTERLEAVE_32B else 16
+    align = address_alignment(interleave)
     global_address = _int("global_address", global_address)
     if not 0 <= global_address < MAX_ADDRESS or global_address % align:
         raise TensorMapError("global_address", global_address,
@@ -118,7 +123,7 @@ def _common(mode, data_type, global_address, global_dim, global_strides, element
     if oob_fill == OOBFill.NAN_REQUEST_ZERO_FMA and not TYPE_INFO[data_type].floating:
         raise TensorMapError("oob_fill", oob_fill.name, f"NaN fill needs a floating data_type, not {data_type.name}")
     global_address = check_global_address(global_address, interleave)
-    align = 32 if interleave == Interleave.INTERLEAVE_32B else 16
+    align = address_alignment(interleave)
     for i, d in enumerate(global_dim):
         _in_range("global_dim", d, i)
     global_strides = _ints("global_strides", global_strides, rank - 1, "rank - 1")
