@@ -7,12 +7,12 @@ Triton are installed.
 
 The kernel is persistent (one block per SM, tiles handed out in grouped order for L2 reuse) and
 warp-specialised: warpgroup 0's elected thread issues the TMA loads of A (128 rows) and B
-(256 rows) tiles, one 128-byte K step wide, into a 4-stage ``numba_tma.pipeline.TmaPipeline``;
+(256 rows) tiles, one 128-byte K step wide, into a 3- or 4-stage ``numba_tma.pipeline.TmaPipeline``;
 warpgroups 1 and 2 each multiply a 64 x 256 half of the 128 x 256 output tile with
 ``wgmma.mma_async`` (m64n256k16, four per K step, descriptors from the maps' 128B-swizzled
 layout), keep one wgmma group in flight while releasing the stage before, and write their fragment
 as bf16 into swizzled shared boxes that TMA stores (left in flight while the next tile's MMAs
-run).  Ragged M, N, K: TMA fills out-of-range input with zeros and clips out-of-range output (N
+run; see STAGES).  Ragged M, N, K: TMA fills out-of-range input with zeros and clips out-of-range output (N
 and K multiples of 8: TMA's 16-byte row pitch).  ``make_gemm("e4m3")`` is the fp8 kernel: tiles
 of 128 x 192 (m64n192k32), promoted every 128 of K into a float32 total (see ``KINDS``), per-tensor
 scales applied to the fragment before the store.
@@ -43,7 +43,15 @@ from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline,
 from numba_tma.testing import gpu_seconds
 
 BM = 128                             # output tile rows: two consumer warpgroups of 64
-STAGES = 4                           # 4 x 48 KiB (fp8: 40 KiB) of shared memory, and 32 KiB to stage the output
+SHARED_BYTES = 227 * 1024            # the dynamic shared memory of a Hopper block
+#: ring stages: bf16 48 KiB a stage, fp8 40 KiB.  The epilogue stages the whole output tile (bf16
+#: 64 KiB, fp8 48 KiB) where it fits beside the ring (fp8 at 4 stages, bf16 at 3); bf16 at 4 stages
+#: goes through 32 KiB in two rounds, the second waiting for the first's stores to read their boxes.
+#: ``matmul`` runs bf16 with 3 stages up to SHORT_K K steps, where the epilogue counts (H200, one
+#: call: 8192 x 8192 x 1024 0.980 of cuBLAS against 0.946 at 4 stages; 4096^3 1.009 against 0.995),
+#: and 4 above it (8192^3 1.022 against 1.007 at 3).
+STAGES = {"bf16": (3, 4), "e4m3": (4,)}
+SHORT_K = 64
 GROUP_M = 8                          # output tiles walk GROUP_M tile rows at a time (L2 reuse of B)
 THREADS = 384                        # 3 warpgroups: the producer's, two consumers'
 #: per input type: (its bytes, the shared element type, the wgmma dtype, the output tile's columns
@@ -78,26 +86,30 @@ def work_unit(u, n_tiles, k_tiles, splits):
     return u - s * n_tiles, lo, hi - lo
 
 
-def make_gemm(kind, pair=False, b_kn=False, split=False):
+def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
     """The kernel, its shared-memory plan and K step for inputs of ``kind`` ("bf16" or "e4m3").
     ``pair``: clusters of 2 blocks computing vertically adjacent tiles, which share their B tile:
     each block loads half of it with TMA multicast into both (B crosses from L2 once per pair).
     ``b_kn`` (bf16): B given K x N row-major; its tile is 4 boxes of (64 K rows, 64 N), read
     MN-major (``wgmma.descriptor_mn``, ``trans_b=True``).  ``split`` (not with ``pair``): split-K,
     the kernel's ``splits`` argument: work units (tile, split) (``work_unit``) each accumulate
-    their share of K and add it, rounded to bf16, into C with TMA reduce-add (C zeroed before)."""
+    their share of K and add it, rounded to bf16, into C with TMA reduce-add (C zeroed before).
+    ``stages``: the ring's depth (see STAGES)."""
     size, element, mma_dtype, BN, promote = KINDS[kind]
     bk = 128 // size
     stage_bytes = (BM + BN) * 128
     regs = BN // 2                                  # a consumer's fragment of 64 x BN
-    last_boxes = BN // 64 - 2                       # the epilogue's second round: 64-column boxes
+    n_boxes = BN // 64                              # 64-column boxes of C a consumer stores per tile
+    whole = stages * stage_bytes + 2 * n_boxes * 8192 + 1024 <= SHARED_BYTES   # C's whole tile staged at once
+    staged = n_boxes if whole else 2                # a consumer's staging boxes (64 x 64 bf16)
+    rounds, first_boxes, last_boxes = (1, n_boxes, 1) if whole else (2, 2, n_boxes - 2)   # the epilogue's
     b_boxes = BN // 64 if b_kn else 2               # B boxes per stage: (bk, 64) given K x N, (128, bk) given N x K
     mine = b_boxes // 2 if pair else b_boxes        # the boxes of B each block loads
-    ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), cluster=pair, reads="wgmma")
+    ring_config = pipeline.TmaPipeline(stages, consumers=pipeline.warpgroups(2), cluster=pair, reads="wgmma")
     plan = (SharedMemoryPlan()
-            .array("a", (STAGES, BM, bk), element, swizzle="128B")
-            .array("b", (b_boxes * STAGES,) + ((bk, 64) if b_kn else (BN // 2, bk)), element, swizzle="128B")
-            .array("c", (4, 64, 64), numba.uint16, swizzle="128B")   # per warpgroup, 2 boxes of 64 x 64
+            .array("a", (stages, BM, bk), element, swizzle="128B")
+            .array("b", (b_boxes * stages,) + ((bk, 64) if b_kn else (BN // 2, bk)), element, swizzle="128B")
+            .array("c", (2 * staged, 64, 64), numba.uint16, swizzle="128B")
             .pipeline("ring", ring_config))
     carve = plan.carver()
     blocks_per_tile_row = 2 if pair else 1
@@ -197,28 +209,27 @@ def make_gemm(kind, pair=False, b_kn=False, split=False):
                     ring.release(previous)
                 if scale != 1:
                     acc = wgmma.scale(acc, scale)
-                # the epilogue, in two rounds (128 columns, then the rest): the fragment as bf16 into this
-                # warpgroup's two staging boxes (once the TMA stores before have read them), then
-                # TMA stores (split-K: reduce-adds), the last round's left in flight while the next
-                # tile's MMAs run
-                for rnd in range(2):
+                # the epilogue: the fragment as bf16 into this warpgroup's staging boxes (once the TMA
+                # stores before have read them), then TMA stores (split-K: reduce-adds) left in flight
+                # while the next tile's MMAs run; all boxes at once when they fit beside the ring, else
+                # in two rounds (128 columns, then the rest) through two boxes
+                for rnd in range(rounds):
                     if leader:
                         tma.wait_group_read(0)
                     sync.named_barrier_sync(1 + half, 128)
                     if rnd == 0:
-                        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 0, 2)
+                        wgmma.store_shared_bf16(acc, at(smem.c, staged * half), desc_c, 0, first_boxes)
                     else:
-                        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, last_boxes)
+                        wgmma.store_shared_bf16(acc, at(smem.c, staged * half), desc_c, 2, last_boxes)
                     fence.proxy_async()
                     sync.named_barrier_sync(1 + half, 128)
                     if leader:
-                        for box in range(2 if rnd == 0 else last_boxes):
+                        for box in range(first_boxes if rnd == 0 else last_boxes):
+                            corner = (n * BN + 128 * rnd + 64 * box, m * BM + 64 * half)
                             if split:
-                                tma.reduce(desc_c, at(smem.c, 2 * half + box),
-                                           (n * BN + 128 * rnd + 64 * box, m * BM + 64 * half), "add")
+                                tma.reduce(desc_c, at(smem.c, staged * half + box), corner, "add")
                             else:
-                                tma.store(desc_c, at(smem.c, 2 * half + box),
-                                          (n * BN + 128 * rnd + 64 * box, m * BM + 64 * half))
+                                tma.store(desc_c, at(smem.c, staged * half + box), corner)
                         tma.commit_group()
             if leader:
                 tma.wait_group(0)
@@ -226,8 +237,20 @@ def make_gemm(kind, pair=False, b_kn=False, split=False):
     return gemm, plan, bk, BN
 
 
-GEMMS = {(kind, pair, b_kn, split): make_gemm(kind, pair, b_kn, split) for kind in KINDS for pair in (False, True)
-         for b_kn in ((False, True) if kind == "bf16" else (False,)) for split in ((False,) if pair else (False, True))}
+GEMMS = {(kind, pair, b_kn, split, stages): make_gemm(kind, pair, b_kn, split, stages)
+         for kind in KINDS for pair in (False, True) for b_kn in ((False, True) if kind == "bf16" else (False,))
+         for split in ((False,) if pair else (False, True)) for stages in STAGES[kind]}
+
+
+def tile_k_n(kind):
+    """(K step, output tile columns) of ``kind``'s kernel."""
+    return 128 // KINDS[kind][0], KINDS[kind][3]
+
+
+def stages_for(kind, k):
+    """The ring stages ``matmul`` runs ``kind`` with for a K of ``k`` (see STAGES)."""
+    choices = STAGES[kind]
+    return choices[0] if -(-k // tile_k_n(kind)[0]) <= SHORT_K else choices[-1]
 
 #: split-K: at most 4 splits, each at least 2 K steps.  Each split's partial is rounded to bf16 and
 #: TMA reduce-adds it into C in bf16 (every add rounded): in a numpy model of exactly that
@@ -260,7 +283,7 @@ def maps(a, b, c, kind="bf16", b_kn=False):
     """TMA maps of A (M x K) and B (N x K; ``b_kn``: K x N), bf16 bits (uint16) or e4m3 bytes
     (uint8), 128B-swizzled boxes of 128 rows and half a B tile by one K step (B given K x N: one K
     step of rows by 64 columns); and of C (M x N bf16 bits), boxes of 64 x 64."""
-    bk, bn = GEMMS[kind, False, False, False][2:]
+    bk, bn = tile_k_n(kind)
     options = {"data_type": "bfloat16"} if kind == "bf16" else {}
     return (TensorMap.tiled(a, (BM, bk), swizzle="128B", **options),
             TensorMap.tiled(b, (bk, 64) if b_kn else (bn // 2, bk), swizzle="128B", **options),
@@ -271,7 +294,7 @@ def split_k_for(m, n, k, blocks, kind="bf16"):
     """The split-K ``matmul`` picks by itself: 1 when the output tiles fill the ``blocks``, else the
     most splits that keep every (tile, split) unit in one wave (``blocks // tiles``), at most
     MAX_SPLIT_K and with at least MIN_SPLIT_STEPS K steps each."""
-    bk, bn = GEMMS[kind, False, False, False][2:]
+    bk, bn = tile_k_n(kind)
     tiles = -(-m // BM) * -(-n // bn)
     if tiles >= blocks:
         return 1
@@ -296,16 +319,23 @@ def _checked_split(split_k, k, bk, pair):
     return split_k
 
 
-def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False, b_kn=False, split_k=1):
+def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair=False, b_kn=False, split_k=1,
+           stages=None):
     """C = scale * A @ B^T (``b_kn``: scale * A @ B, B given K x N) into the map ``desc_c``'s M x N
     bf16 array, ``blocks`` persistent blocks (``pair``: in clusters of 2 sharing B by multicast).
     ``split_k``: K split that many ways (1, the default, to MAX_SPLIT_K, at most the K steps; None:
     the ``split_k_for`` choice, 1 with ``pair``); above 1, C is zeroed (``zero_c``) and each (tile,
-    split) adds its bf16 partial into it by TMA reduce-add, both kernels part of the call."""
-    bk = GEMMS[kind, False, False, False][2]
+    split) adds its bf16 partial into it by TMA reduce-add, both kernels part of the call.
+    ``stages``: the ring's depth, one of ``STAGES[kind]`` (None: ``stages_for``'s choice)."""
+    bk = tile_k_n(kind)[0]
+    if stages is None:
+        stages = stages_for(kind, k)
+    elif stages not in STAGES[kind]:
+        raise ValueError(f"matmul: stages={stages!r}: the {kind} kernel is built with {' or '.join(map(str, STAGES[kind]))} "
+                         f"stages (STAGES)")
     split_k = (1 if pair else split_k_for(m, n, k, blocks, kind)) if split_k is None else \
         _checked_split(split_k, k, bk, pair)
-    gemm, plan, bk, bn = GEMMS[(kind, pair, b_kn, split_k > 1)]
+    gemm, plan, bk, bn = GEMMS[kind, pair, b_kn, split_k > 1, stages]
     tiles_m, tiles_n = -(-m // BM), -(-n // bn)
     if split_k > 1:
         boxes_m, boxes_n = -(-m // 64), -(-n // 64)

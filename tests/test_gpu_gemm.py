@@ -15,17 +15,19 @@ from test_gpu_wgmma import E4M3  # noqa: E402  (the e4m3 model, checked there ag
 
 
 @pytest.mark.both_ways
+@pytest.mark.parametrize("stages", [3, 4])
 @pytest.mark.parametrize("m, n, k, blocks", [(72, 264, 72, 1), (128, 256, 64, 1), (300, 520, 200, 3)])
-def test_bf16_gemm_matches_numpy(m, n, k, blocks):
+def test_bf16_gemm_matches_numpy(m, n, k, blocks, stages):
+    """Both rings: 3 stages (the whole C tile staged at once) and 4 (the epilogue in two rounds)."""
     if testing.WAY != "simulator":          # the GPU (a plain pytest run too: WAY is None there)
         m, n, k, blocks = 4 * m + 3, 3 * n + 8, 5 * k + 8, cuda.get_current_device().MULTIPROCESSOR_COUNT
-    elif m != 72:
-        pytest.skip("under the simulator the ragged case covers the kernel (each takes seconds there)")
+    elif m != 72 or stages != 3:
+        pytest.skip("under the simulator the ragged case at 3 stages covers the kernel (each takes seconds there)")
     rng = np.random.default_rng(m)
     a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((n, k)))
     c = cuda.to_device(np.full((m, n), 0xFFFF, np.uint16))
     desc_a, desc_b, desc_c = gemm.maps(cuda.to_device(a), cuda.to_device(b), c)
-    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, split_k=1)   # unsplit (its GPU shapes have few tiles)
+    gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, split_k=1, stages=stages)   # unsplit (few tiles)
     want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64).T
     got = gemm.bf16_values(c.copy_to_host())
     assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max()
@@ -115,6 +117,15 @@ def test_split_k_gemm_matches_numpy(kind, split_k, b_kn):
 def test_split_k_refuses_bad_values(split_k, error, match):
     with pytest.raises(error, match=match):         # refused before anything is launched
         gemm.matmul(None, None, None, 256, 8192, 192, 132, split_k=split_k)
+
+
+def test_matmul_refuses_a_ring_depth_it_was_not_built_with():
+    with pytest.raises(ValueError, match=r"stages=5: the bf16 kernel is built with 3 or 4 stages"):
+        gemm.matmul(None, None, None, 256, 256, 256, 132, stages=5)
+    with pytest.raises(ValueError, match=r"stages=3: the e4m3 kernel is built with 4 stages"):
+        gemm.matmul(None, None, None, 256, 256, 256, 132, "e4m3", stages=3)
+    assert [gemm.stages_for("bf16", k) for k in (1024, 4096, 4097, 8192)] == [3, 3, 4, 4]
+    assert gemm.stages_for("e4m3", 1024) == 4
 
 
 def test_split_k_refuses_too_many_splits_and_pairs():
