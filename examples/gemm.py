@@ -66,11 +66,16 @@ KINDS = {"bf16": (2, numba.uint16, "bf16", 256, False), "e4m3": (1, numba.uint8,
 
 @cuda.jit(device=True, inline=True)
 def tile_of(t, tiles_m, tiles_n):
-    """Output tile ``t`` as (tile row, tile column), GROUP_M tile rows at a time."""
-    per_group = GROUP_M * tiles_n
-    first = (t // per_group) * GROUP_M
-    rows = min(tiles_m - first, GROUP_M)
-    return first + (t % per_group) % rows, (t % per_group) // rows
+    """Output tile ``t`` as (tile row, tile column), GROUP_M tile rows at a time.  In 32-bit
+    unsigned arithmetic: a 64-bit division is a subroutine call, and a call anywhere in the kernel
+    makes ptxas serialise every wgmma (``C7509``: each HGMMA waits for the one before)."""
+    u32 = numba.uint32      # (every product and difference cut back to 32 bits: Numba computes in 64)
+    per_group = u32(GROUP_M * tiles_n)
+    group = u32(t) // per_group
+    first = u32(group * GROUP_M)
+    rows = u32(min(u32(tiles_m) - first, GROUP_M))
+    within = u32(u32(t) - group * per_group)
+    return numba.int64(first + within % rows), numba.int64(within // rows)
 
 
 @cuda.jit(device=True, inline=True)
@@ -131,7 +136,8 @@ def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
                 wgmma.setmaxnreg(40, "dec")
             if cuda.threadIdx.x == 0:
                 p = ring.producer_state()
-                for u in range(first, n_units, step):
+                u = first
+                while u < n_units:                             # (a while: range's trip count divides in 64 bits)
                     if split:
                         t, k_first, k_steps = work_unit(u, n_tiles, k_tiles, splits)
                     else:
@@ -157,6 +163,7 @@ def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
                             tma.load(desc_b, at(smem.b, 2 * p.index), (k * bk, n * BN), ring.full(p))
                             tma.load(desc_b, at(smem.b, 2 * p.index + 1), (k * bk, n * BN + BN // 2), ring.full(p))
                         p = p.advance()
+                    u += step
                 if pair:
                     ring.tail(p)                               # the other block released every stage
         else:                                                  # the consumers: rows 64 * half of the tile
@@ -165,7 +172,8 @@ def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
             half = warpgroup - 1
             leader = cuda.threadIdx.x % 128 == 0
             c_state = ring.consumer_state()
-            for u in range(first, n_units, step):
+            u = first
+            while u < n_units:
                 if split:
                     t, k_first, k_steps = work_unit(u, n_tiles, k_tiles, splits)
                 else:
@@ -231,6 +239,7 @@ def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
                             else:
                                 tma.store(desc_c, at(smem.c, staged * half + box), corner)
                         tma.commit_group()
+                u += step
             if leader:
                 tma.wait_group(0)
 

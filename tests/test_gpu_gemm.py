@@ -2,12 +2,16 @@
 (dequantized) inputs, on the GPU and under the simulator (both ways): ragged M, N and K, more
 tiles than blocks (the persistent loop and the pipeline's states across tiles)."""
 
+import re
+
+import numba
 import numpy as np
 import pytest
 from numba import cuda
 
+import numba_tma
 from gpu_support import import_example
-from numba_tma import testing
+from numba_tma import TensorMap, inspect, testing
 
 gemm = import_example("gemm")
 
@@ -117,6 +121,21 @@ def test_split_k_gemm_matches_numpy(kind, split_k, b_kn):
 def test_split_k_refuses_bad_values(split_k, error, match):
     with pytest.raises(error, match=match):         # refused before anything is launched
         gemm.matmul(None, None, None, 256, 8192, 192, 132, split_k=split_k)
+
+
+@pytest.mark.skipif(numba_tma.ops.SIMULATOR, reason="compiles the kernel (numba-cuda's compiler, not the simulator)")
+def test_gemm_kernel_issues_its_wgmmas_back_to_back():
+    """No subroutine call in the kernel (a 64-bit division is one: ``range`` with a run-time step,
+    or ``//`` on int64): with one, ptxas serialises every wgmma (C7509), a
+    ``WARPGROUP.DEPBAR.LE gsb0, 0x0`` before each HGMMA; without, the main loop waits once per K
+    step leaving one group in flight (``gsb0, 0x1``), and once (``0x0``) after it."""
+    kernel, _, bk, bn = gemm.GEMMS["bf16", False, False, False, 4]
+    maps = (TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in ((128, bk), (bn // 2, bk), (64, 64)))
+    sass = inspect.compile(kernel, (*maps, *[numba.int64] * 3, numba.float32, numba.int64), "sm_90a").sass
+    assert "CALL" not in sass
+    assert len(re.findall(r"HGMMA\.64x256x16\.F32\.BF16", sass)) == 4
+    assert len(re.findall(r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1", sass)) == 1
+    assert len(re.findall(r"WARPGROUP\.DEPBAR\.LE gsb0, 0x0", sass)) == 1
 
 
 def test_matmul_refuses_a_ring_depth_it_was_not_built_with():
