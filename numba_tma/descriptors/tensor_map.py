@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import html
+import operator
 import re
 import sys
 
@@ -280,8 +281,9 @@ def _shown_dtype(name, params):
 
 
 _TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked _Layout (validated once)
-_TILED_BY_INTERFACE: dict = {}   # (_signature, the other arguments) -> _TILED's _Layout: the arguments
-#                                  of a map made and checked before
+_TILED_BY_INTERFACE: dict = {}   # (array type, typestr, shape, strides, the other arguments) -> (_TILED's
+#                                  _Layout, the key's items after the shape): the arguments of a map made
+#                                  and checked before
 _KERNEL_TYPES: dict = {}   # a map's bytes 8-127, dtype, rank, box, mode, allow_store_overrun -> its Numba type
 
 
@@ -319,6 +321,14 @@ def _plain_key(key) -> bool:
         elif item is not None and kind is not int and kind is not str:
             return False
     return True
+
+
+_INT = frozenset((int,))
+
+
+def _int_tuple(value) -> bool:
+    """Whether ``value`` is a tuple of exact ints (as :func:`_plain_key` wants a tuple item)."""
+    return type(value) is tuple and _INT.issuperset(map(type, value))
 
 
 class TensorMap:
@@ -375,16 +385,20 @@ class TensorMap:
         """
         cai = _interface(array)
         if cai is not None:       # an interface seen before answers alone (every map from it was checked)
-            by_interface = (type(array), cai["shape"], cai["typestr"], cai.get("strides"), box, element_strides,
+            by_interface = (type(array), cai["typestr"], cai["shape"], cai.get("strides"), box, element_strides,
                             swizzle, l2_promotion, oob_fill, interleave, data_type, allow_store_overrun)
             try:
                 seen = _TILED_BY_INTERFACE.get(by_interface)
             except TypeError:     # an unhashable item (a list): the full checks decide
                 seen = cai = None
-            if seen is not None and _plain_key(by_interface[1:]):
-                address = _seen_address(cai, seen.align)
+            # equal to a checked key, and of its kinds: a str typestr, a shape of ints, the other items the
+            # checked key's very objects (the call's constants; a shape and a typestr are often new) or plain
+            if seen is not None and type(by_interface[1]) is str and (
+                    all(map(operator.is_, by_interface[3:], seen[1])) and _int_tuple(by_interface[2])
+                    or _plain_key(by_interface[2:])):
+                address = _seen_address(cai, seen[0].align)
                 if address is not None:
-                    return cls._over(array, address, seen)
+                    return cls._over(array, address, seen[0])
         address, shape, strides, name, itemsize = _array_view(array)
         key = (name, shape, strides, box, element_strides, swizzle, l2_promotion, oob_fill, interleave, data_type,
                allow_store_overrun)
@@ -401,10 +415,11 @@ class TensorMap:
                     _TILED.clear()
                 _TILED[key] = layout
         address = _address(address, "tiled", name, shape, layout.params)
-        if cacheable and cai is not None and _plain_key(by_interface[1:]) and _named_by_typestr(cai, name):
+        if cacheable and cai is not None and type(by_interface[1]) is str and _plain_key(by_interface[2:]) and \
+                _named_by_typestr(cai, name):
             if len(_TILED_BY_INTERFACE) >= 1024:
                 _TILED_BY_INTERFACE.clear()
-            _TILED_BY_INTERFACE[by_interface] = layout
+            _TILED_BY_INTERFACE[by_interface] = layout, by_interface[3:]
         return cls._over(array, address, layout)
 
     @classmethod
