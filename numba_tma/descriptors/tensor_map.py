@@ -282,8 +282,8 @@ def _shown_dtype(name, params):
 
 _TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked _Layout (validated once)
 _TILED_BY_INTERFACE: dict = {}   # (array type, typestr, shape, strides, the other arguments) -> (_TILED's
-#                                  _Layout, the key's items after the shape): the arguments of a map made
-#                                  and checked before
+#                                  _Layout, the items after the shape last checked): the arguments of a map
+#                                  made and checked before
 _KERNEL_TYPES: dict = {}   # a map's bytes 8-127, dtype, rank, box, mode, allow_store_overrun -> its Numba type
 
 
@@ -392,13 +392,17 @@ class TensorMap:
             except TypeError:     # an unhashable item (a list): the full checks decide
                 seen = cai = None
             # equal to a checked key, and of its kinds: a str typestr, a shape of ints, the other items the
-            # checked key's very objects (the call's constants; a shape and a typestr are often new) or plain
-            if seen is not None and type(by_interface[1]) is str and (
-                    all(map(operator.is_, by_interface[3:], seen[1])) and _int_tuple(by_interface[2])
-                    or _plain_key(by_interface[2:])):
-                address = _seen_address(cai, seen[0].align)
-                if address is not None:
-                    return cls._over(array, address, seen[0])
+            # objects last checked (a call site's constants; a shape and a typestr are often new) or plain
+            if seen is not None and type(by_interface[1]) is str:
+                layout, objects = seen
+                exact = all(map(operator.is_, by_interface[3:], objects)) and _int_tuple(by_interface[2])
+                if not exact and _plain_key(by_interface[2:]):
+                    exact = True
+                    _TILED_BY_INTERFACE[by_interface] = layout, by_interface[3:]   # this call's objects next
+                if exact:
+                    address = _seen_address(cai, layout.align)
+                    if address is not None:
+                        return cls._over(array, address, layout)
         address, shape, strides, name, itemsize = _array_view(array)
         key = (name, shape, strides, box, element_strides, swizzle, l2_promotion, oob_fill, interleave, data_type,
                allow_store_overrun)
