@@ -2,6 +2,12 @@
 functions with the most time of their own, and the unprofiled time per call (on the GPU host).
 
     python benchmarks/profile_launch.py [--stages]      # --stages: only the fresh-map launch's stages
+    python benchmarks/profile_launch.py --host-only     # no GPU: the host-side stages over fake arrays
+
+``--host-only`` times, with no GPU or driver, what a fresh map costs before numba's launcher takes it
+(over objects with only a ``__cuda_array_interface__``, 8 addresses in turn) next to numba's own
+typing of such an array argument: the per-call work the fast paths remove, measured anywhere (each
+stage's fastest of 9 interleaved rounds).
 """
 import cProfile
 import io
@@ -19,6 +25,53 @@ import bench_launch as bl  # noqa: E402
 from numba_tma import TensorMap, launch  # noqa: E402
 from numba_tma.descriptors import by_value  # noqa: E402
 
+
+class FakeArray:
+    """Only the ``__cuda_array_interface__`` of a C-contiguous device array (no memory behind it), its
+    shape a tuple of its own (as each numba, CuPy or PyTorch array has)."""
+
+    def __init__(self, address, shape=bl.SHAPE, typestr="<f4"):
+        self.__cuda_array_interface__ = {"shape": tuple([*shape]), "typestr": typestr, "data": (address, False),
+                                         "strides": None, "version": 3}
+
+
+def fastest(stages, calls, rounds=9):
+    """Seconds per call of each stage in its fastest of ``rounds`` interleaved rounds of ``calls`` (the
+    round least disturbed by other work on a shared machine)."""
+    for fn in stages.values():
+        for _ in range(calls // 5):
+            fn()
+    spent = {name: [] for name in stages}
+    for _ in range(rounds):
+        for name, fn in stages.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            spent[name].append((time.perf_counter() - t0) / calls)
+    return {name: min(t) for name, t in spent.items()}
+
+
+def host_only():
+    fakes = [FakeArray(0x7F0000000000 + k * 2**20) for k in range(8)]
+    turn = iter(range(1 << 62))
+    fake = lambda: fakes[next(turn) & 7]   # noqa: E731
+    desc = TensorMap.tiled(fake(), bl.BOX)
+    stages = {
+        "numba typeof_pyval(CAI array)": lambda: bl.with_array.typeof_pyval(fake()),
+        "numba typeof_pyval(desc)": lambda: bl.with_map.typeof_pyval(desc),
+        "TensorMap.tiled(fake, BOX)": lambda: TensorMap.tiled(fake(), bl.BOX),
+        "TensorMap.tiled(fake, BOX) + typeof_pyval": lambda: bl.with_map.typeof_pyval(TensorMap.tiled(fake(), bl.BOX)),
+        "desc.with_array(fake)": lambda: desc.with_array(fake()),
+        "desc.with_array(fake) + typeof_pyval": lambda: bl.with_map.typeof_pyval(desc.with_array(fake())),
+        "desc.retarget(fake)": lambda: desc.retarget(fake()),
+    }
+    for name, t in fastest(stages, 5000).items():
+        print(f"host {name:42s} {t * 1e6:6.2f} us")
+
+
+if "--host-only" in sys.argv:
+    host_only()
+    sys.exit(0)
 a = cuda.to_device(np.zeros(bl.SHAPE, np.float32))
 b = cuda.to_device(np.zeros(bl.SHAPE, np.float32))
 out = cuda.device_array(1, np.int64)

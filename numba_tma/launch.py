@@ -45,7 +45,7 @@ def _check_shapes(grid, block, cluster, shared_mem):
     return tuple(g // c for g, c in zip(grid, cluster)), block, cluster, cluster[0] * cluster[1] * cluster[2]
 
 
-_SHAPES: dict = {}       # (grid, block, cluster, shared_mem) as given -> _check_shapes' result
+_SHAPES: dict = {}       # (grid, block, cluster, shared_mem) as given -> (_check_shapes' result, that key)
 _PLANS: dict = {}        # (that result, shared_mem, device id) -> _Plan
 _SIMULATED: set = set()  # under the simulator: the (shapes, shared_mem) checked against the H200's limits
 _OPTED_IN: dict = {}     # (kernel handle, device id) -> (dynamic shared bytes allowed, non-portable set)
@@ -58,12 +58,16 @@ def _plain(value) -> bool:
 
 def _shapes(grid, block, cluster, shared_mem):
     key = (grid, block, cluster, shared_mem)
-    cacheable = all(map(_plain, key))
-    if cacheable and key in _SHAPES:
-        return _SHAPES[key]
+    try:
+        seen = _SHAPES.get(key)
+    except TypeError:     # a list: the checks decide
+        seen = None
+    # equal to a checked key, and of its kinds: its very objects (a call site's constants) or plain
+    if seen is not None and (all(map(operator.is_, key, seen[1])) or all(map(_plain, key))):
+        return seen[0]
     shapes = _check_shapes(grid, block, cluster, shared_mem)
-    if cacheable:
-        _SHAPES[key] = shapes
+    if all(map(_plain, key)):
+        _SHAPES[key] = shapes, key
     return shapes
 
 

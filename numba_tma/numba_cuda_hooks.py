@@ -24,8 +24,10 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    cuda.core's ``Program``, which needs the driver library.  :func:`kernel_codes` takes the same
    code library and compiles those sources with NVRTC directly, with numba-cuda's include paths.
 5. **Launching with options numba's launch syntax lacks** (clusters, more than 48 KB of dynamic
-   shared memory): :func:`prepared_launch` compiles and prepares arguments exactly as numba-cuda's
-   own launch does (``_Kernel._prepare_args``, write-backs), and hands back the ``CUkernel``;
+   shared memory): :func:`prepared_launch` picks the overload (compiling it if new), and prepares
+   arguments, exactly as numba-cuda's own launch does (its C dispatcher's ``_cuda_call``, which
+   types arguments from a cache of type fingerprints; ``_Kernel._prepare_args``, write-backs), and
+   hands back the ``CUkernel``;
    :func:`argument_types` and :func:`prepared_args` are its two halves, for a CUDA graph's node
    re-pointed at new arguments of the types it was captured with (:mod:`numba_tma.graphs`).
 6. **The op declarations under numba-cuda's CUDA simulator** (``NUMBA_ENABLE_CUDASIM=1``), which
@@ -261,11 +263,15 @@ def kernel_codes(fn, sig, cc, **options) -> tuple:
 
 # -- 5. numba-cuda's launch preparation, for launches it cannot express --------------------------------
 
+_cuda_call = None if SIMULATED else _dispatcher._dispatcher.Dispatcher._cuda_call
+
+
 def prepared_launch(dispatcher, args, stream):
     """``(overload, cufunc, kernel arguments, write-backs)`` for launching ``dispatcher`` (a
-    ``@cuda.jit`` kernel) on ``args``, as numba-cuda's ``_Kernel.launch`` prepares them."""
-    argtypes = tuple(dispatcher.typeof_pyval(a) for a in args)
-    kernel = dispatcher.overloads.get(argtypes) or dispatcher.compile(argtypes)   # compile() takes a lock
+    ``@cuda.jit`` kernel) on ``args``: the overload as numba-cuda's ``CUDADispatcher.call`` picks it
+    (a specialized kernel's one, else ``_cuda_call``'s: typed in C, compiled if new), the arguments
+    as its ``_Kernel.launch`` prepares them."""
+    kernel = next(iter(dispatcher.overloads.values())) if dispatcher.specialized else _cuda_call(dispatcher, *args)
     kernelargs, retr = prepared_args(kernel, args, stream)
     return kernel, kernel._codelibrary.get_cufunc(), kernelargs, retr
 
@@ -298,6 +304,10 @@ def core_stream(stream):
     """``stream`` (0, a numba ``Stream``, or a cuda.core one) as the cuda.core Stream a launch
     takes, as numba-cuda's ``driver._to_core_stream`` makes it — made once per stream handle (the
     wrapper holds nothing but the handle)."""
+    if not stream:
+        found = _CORE_STREAMS.get(0)
+        if found is not None:
+            return found
     from numba.cuda.cudadrv import driver as numba_driver
 
     handle = 0 if not stream else getattr(stream, "handle", None) if isinstance(stream, numba_driver.Stream) else None

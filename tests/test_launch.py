@@ -28,8 +28,14 @@ def test_a_cached_shape_never_answers_for_a_float():
     from numba_tma.launch import _shapes
 
     assert _shapes(4, 32, (2, 1, 1), 0)[3] == 2
+    assert _shapes(4, 32, tuple([2, 1, 1]), 0) == _shapes(4, 32, (2, 1, 1), 0)   # equal, other objects
     with pytest.raises(LaunchError, match=r"cluster=\(2.0, 1, 1\)"):
         _shapes(4, 32, (2.0, 1, 1), 0)
+    with pytest.raises(LaunchError, match=r"cluster=\(2, True, 1\)"):
+        _shapes(4, 32, (2, True, 1), 0)
+    with pytest.raises(LaunchError, match=r"shared_mem=False: must be a non-negative number of bytes"):
+        _shapes(4, 32, (2, 1, 1), False)
+    assert _shapes([4], 32, [2, 1, 1], 0) == _shapes(4, 32, (2, 1, 1), 0)   # lists: unhashable, checked each time
 
 
 def test_cluster_kernel_keeps_numbas_launch_syntax():

@@ -199,6 +199,32 @@ def test_launch_takes_the_device_from_the_loaded_kernel_and_reuses_core_streams(
     assert "driver._to_core_stream(stream)" in pyinspect.getsource(dispatcher._LaunchConfiguration.__init__), CHANGED
 
 
+def test_launch_picks_the_overload_as_numbas_own_launch_does():
+    """Hook 5: numba-cuda's ``CUDADispatcher.call`` takes a specialized kernel's one overload, else
+    the one its C dispatcher's ``_cuda_call`` resolves from the arguments' typecodes (which compiles
+    a new one through ``_compile_for_args``); ``prepared_launch`` does the same."""
+    source = pyinspect.getsource(dispatcher.CUDADispatcher.call)
+    assert "kernel = next(iter(self.overloads.values()))" in source, CHANGED
+    assert "_dispatcher.Dispatcher._cuda_call(" in source and "self, *args," in source, CHANGED
+
+    @cuda.jit
+    def typed(n, x):
+        pass
+
+    class Overload:   # what a compiled _Kernel is to the dispatcher (no GPU here to compile one)
+        argument_types = (numba.int64, numba.float64)
+
+        def _prepare_args(self, ty, value, stream, retr, kernelargs):
+            kernelargs.append((ty, value))
+
+    ints, floats = Overload(), Overload()
+    typed.add_overload(ints, (numba.int64, numba.int64))
+    typed.add_overload(floats, (numba.int64, numba.float64))
+    assert numba_cuda_hooks._cuda_call(typed, 1, 2.0) is floats and numba_cuda_hooks._cuda_call(typed, 1, 2) is ints
+    assert numba_cuda_hooks.prepared_args(floats, (1, 2.0), 0) == ([(numba.int64, 1), (numba.float64, 2.0)], [])
+    typed.overloads.clear()   # the dispatcher's finalizer unregisters compiled overloads only
+
+
 def test_a_graph_node_is_re_pointed_with_the_launchers_own_two_halves():
     """Hook 5's halves (``numba_tma.graphs`` re-points a node with them): the dispatcher types each
     argument with ``typeof_pyval`` (its overloads' key) and a compiled ``_Kernel`` prepares each

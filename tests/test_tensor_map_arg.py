@@ -203,6 +203,75 @@ def test_tiled_over_an_interface_seen_before_checks_the_address_and_encodes_the_
         TensorMap.tiled(FakeCudaArray((96, 200), np.float32), (64, 32.0), swizzle="128B")   # 32.0 == 32 as a key: not the cached map
 
 
+# (shape, dtype, box, options, the encoder's arguments in driver order: data type, global_dim, global_strides,
+# box_dim, the options): maps of a seen layout are built by splicing in the address
+SEEN_LAYOUTS = [
+    ((1024, 512), np.float32, (64, 32), {}, ("float32", [512, 1024], [2048], [32, 64], {"l2_promotion": "128B"})),
+    ((96, 200), np.float16, (32, 64), {"swizzle": "128B", "oob_fill": "nan"},
+     ("float16", [200, 96], [400], [64, 32], {"swizzle": "128B", "oob_fill": "nan", "l2_promotion": "128B"})),
+    ((4, 64, 128), np.int8, (2, 16, 64), {"l2_promotion": "none", "element_strides": (1, 2, 1)},
+     ("uint8", [128, 64, 4], [128, 8192], [64, 16, 2], {"element_strides": [1, 2, 1]})),
+    ((8, 8, 64), np.float16, (8, 8, 16), {"interleave": "32B", "swizzle": "32B"},
+     ("float16", [64, 8, 8], [128, 1024], [16, 8, 8], {"interleave": "32B", "swizzle": "32B",
+                                                        "l2_promotion": "128B"})),
+]
+
+
+@pytest.mark.parametrize("shape, dtype, box, options, driver", SEEN_LAYOUTS)
+def test_a_seen_layout_gives_the_encoders_bytes_at_each_new_address(shape, dtype, box, options, driver):
+    from numba_tma.descriptors import encode_tiled
+
+    data_type, global_dim, global_strides, box_dim, encoder_options = driver
+    desc = TensorMap.tiled(FakeCudaArray(shape, dtype), box, **options)
+    for address in (0x7F0000000000, 0x7F0000400000, 0x7F0000400080, 0x100):
+        array = FakeCudaArray(tuple([*shape]), dtype, address=address)   # a new array: its own shape tuple
+        expected = encode_tiled(data_type, address, global_dim, global_strides, box_dim, **encoder_options)
+        made = TensorMap.tiled(array, box, **options)
+        assert made.bytes == expected and made.address == address
+        assert desc.with_array(array).bytes == expected
+        assert made._numba_type_ is desc._numba_type_
+
+
+def test_an_address_reused_with_another_shape_or_dtype_gets_its_own_map():
+    """Memory freed and allocated again at the same address, as another array: the map (and its
+    Numba type) is that array's, never the one cached for the address's previous array."""
+    from numba_tma.descriptors import encode_tiled
+
+    address = 0x7F0000A00000
+    for shape, dtype, name, global_strides in [((256, 256), np.float32, "float32", [1024]),
+                                               ((256, 128), np.float32, "float32", [512]),
+                                               ((128, 256), np.float32, "float32", [1024]),
+                                               ((256, 256), np.float16, "float16", [512]),
+                                               ((256, 256), np.int32, "int32", [1024])]:
+        for _ in range(2):   # the second time from the cache
+            made = TensorMap.tiled(FakeCudaArray(shape, dtype, address=address), (64, 64))
+            assert made.bytes == encode_tiled(name, address, shape[::-1], global_strides, [64, 64],
+                                              l2_promotion="128B")
+            assert made.dtype == name and made.fields.global_dim == shape[::-1]
+            assert made._numba_type_ == TensorMap.numba_type(name, (64, 64))
+    strided = TensorMap.tiled(FakeCudaArray((256, 128), np.float32, address=address, strides=(1024, 4)), (64, 64))
+    assert strided.fields.global_dim == (128, 256) and strided.fields.global_strides == (1024,)
+
+
+def test_a_seen_layout_still_refuses_a_bad_address_or_inexact_arguments():
+    TensorMap.tiled(FakeCudaArray((96, 200), np.float32), (64, 32))
+    TensorMap.tiled(FakeCudaArray((96, 200), np.float32), (64, 32))   # now a seen layout
+    for address, rule in [(0x7F0000300008, "multiple of 16"), (0x7F0000300004, "multiple of 16 in"), (2**57, r"\[0, 2\*\*57\)")]:
+        with pytest.raises(TensorMapError, match=rf"array data pointer=.*{rule}"):
+            TensorMap.tiled(FakeCudaArray((96, 200), np.float32, address=address), (64, 32))
+    # equal to the seen layout's key but not of its kinds: as the full checks decide
+    for shape, box, kwargs, rule in [((96, 200), (64, True), {}, r"box\[1\]=True: must be an integer"),
+                                     ((96, 200), (64, 32), {"allow_store_overrun": 0},
+                                      "allow_store_overrun=0: must be True or False"),
+                                     ((True, 200), (64, 32), {}, r"array shape\[0\]=True .*must be an integer")]:
+        with pytest.raises(TensorMapError, match=rule):
+            TensorMap.tiled(FakeCudaArray(shape, np.float32), box, **kwargs)
+    for shape, box in [((96, 200), (64, np.int64(32))), ((np.int64(96), 200), (64, 32))]:
+        made = TensorMap.tiled(FakeCudaArray(shape, np.float32), box)
+        assert made.box == (64, 32) and made.fields.global_dim == (200, 96)
+        assert all(type(d) is int for d in made.box + made.fields.global_dim)
+
+
 def test_box_rank_must_match_the_array():
     with pytest.raises(ValueError, match="box.*one entry per array dimension"):
         TensorMap.tiled(FakeCudaArray((64, 64), np.float32), (64,))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import html
+import operator
 import re
 import sys
 
@@ -28,7 +29,7 @@ from .encode import encode_im2col, encode_tiled
 from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
 from .tile_layout import DTYPES as _DTYPES
-from .tile_layout import TileLayout, kernel_type, kernel_types_known
+from .tile_layout import TileLayout, kernel_type
 from .validate import INNER_ALIGN, MAX_ADDRESS, RANK, _int, address_alignment, check_global_address, swizzle_span
 from .validate import _ints as _int_list
 
@@ -279,10 +280,29 @@ def _shown_dtype(name, params):
     return name if chosen == _DTYPES[name] else f"{name} as {chosen.name}"
 
 
-_TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked layout (validated once)
-_TILED_BY_INTERFACE: dict = {}   # (_signature, the other arguments) -> (_TILED's entry, the address
-#                                  alignment): the arguments of a map made and checked before
+_TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked _Layout (validated once)
+_TILED_BY_INTERFACE: dict = {}   # (array type, typestr, shape, strides, the other arguments) -> (_TILED's
+#                                  _Layout, the items after the shape last checked): the arguments of a map
+#                                  made and checked before
 _KERNEL_TYPES: dict = {}   # a map's bytes 8-127, dtype, rank, box, mode, allow_store_overrun -> its Numba type
+
+
+class _Layout:
+    """Everything about a map but its address, checked and encoded once and shared by every map
+    over it (``tiled`` of a seen layout, ``with_array``): a new map is its array, its 128 bytes (the
+    address, then ``tail``) and this."""
+
+    __slots__ = ("params", "tail", "dtype", "rank", "box", "mode", "args", "allow_store_overrun", "align",
+                 "numba_type", "pool", "seen", "own")
+
+    def __init__(self, params, encoded, dtype, rank, box, mode, args, allow_store_overrun):
+        self.params, self.tail = params, encoded[8:]   # bytes 8-127 (0-7: the address)
+        self.dtype, self.rank, self.box, self.mode, self.args = dtype, rank, box, mode, args
+        self.allow_store_overrun = allow_store_overrun
+        self.align = address_alignment(params["interleave"])
+        self.numba_type = self.pool = None   # the Numba type and by-value twins' pool, once asked
+        self.seen = None    # _signature of an array with_array / retarget accepted
+        self.own = None     # (shape, outer strides, dtype name) arrays must match, once asked
 
 
 def _plain_key(key) -> bool:
@@ -303,6 +323,14 @@ def _plain_key(key) -> bool:
     return True
 
 
+_INT = frozenset((int,))
+
+
+def _int_tuple(value) -> bool:
+    """Whether ``value`` is a tuple of exact ints (as :func:`_plain_key` wants a tuple item)."""
+    return type(value) is tuple and _INT.issuperset(map(type, value))
+
+
 class TensorMap:
     """A 128-byte CUtensorMap over a CUDA array, plus what kernels need to check it.
 
@@ -312,24 +340,29 @@ class TensorMap:
     The source array is kept alive as long as the map.
     """
 
-    # per map, set once needed (class defaults: a fresh map per launch sets fewer attributes)
+    # per map, set once needed (class defaults: a fresh map sets only its array, bytes and layout)
     _value = None      # the by-value twin (value)
     _pool = None       # where the twin goes back when this map is collected
     _device = None     # to_device()'s array
-    _type = None       # the Numba type, once asked for
-    _seen = None       # (_signature, address alignment) of an array with_array / retarget accepted
 
-    def __init__(self, array, desc: bytes, dtype: str, rank: int, box: tuple, mode: str, args: tuple, params: dict,
-                 allow_store_overrun: bool = False):
-        self._array = array            # keeps the memory alive while the map exists
-        self.allow_store_overrun = allow_store_overrun
-        self.bytes = desc
-        self.dtype = dtype
-        self.rank = rank
-        self.box = box
-        self.mode = mode
-        self._args = args              # the constructor's geometry, array order (for cuda.core)
-        self._params = params
+    @classmethod
+    def _over(cls, array, address, layout: _Layout) -> "TensorMap":
+        """The map over ``array`` at the (checked) ``address`` with ``layout``."""
+        made = cls.__new__(cls)
+        made._array = array            # keeps the memory alive while the map exists
+        made.bytes = address.to_bytes(8, "little") + layout.tail
+        made._layout = layout
+        return made
+
+    dtype = property(lambda self: self._layout.dtype, doc="The array's dtype name (and the TMA type where "
+                     "``data_type`` chose another: ``\"float32 as TFLOAT32\"``).")
+    rank = property(lambda self: self._layout.rank, doc="The array's number of dimensions.")
+    box = property(lambda self: self._layout.box, doc="The box, array order (im2col: ``(pixels, channels)``).")
+    mode = property(lambda self: self._layout.mode, doc="``\"tiled\"`` or ``\"im2col\"``.")
+    allow_store_overrun = property(lambda self: self._layout.allow_store_overrun,
+                                   doc="Whether stores may write past the rows' ends (see :meth:`tiled`).")
+    _params = property(lambda self: self._layout.params)    # driver-order parameters (the encoders')
+    _args = property(lambda self: self._layout.args)        # the constructor's geometry, array order
 
     @classmethod
     def tiled(cls, array, box, *, swizzle="none", l2_promotion="128B", oob_fill="none",
@@ -352,48 +385,46 @@ class TensorMap:
         """
         cai = _interface(array)
         if cai is not None:       # an interface seen before answers alone (every map from it was checked)
-            by_interface = _signature(array, cai) + (box, element_strides, swizzle, l2_promotion, oob_fill,
-                                                     interleave, data_type, allow_store_overrun)
-            if type(by_interface[1]) is tuple and type(by_interface[3]) in (tuple, type(None)) and \
-                    _plain_key(by_interface[1:]):
+            by_interface = (type(array), cai["typestr"], cai["shape"], cai.get("strides"), box, element_strides,
+                            swizzle, l2_promotion, oob_fill, interleave, data_type, allow_store_overrun)
+            try:
                 seen = _TILED_BY_INTERFACE.get(by_interface)
-                address = None if seen is None else _seen_address(cai, seen[1])
-                if address is not None:
-                    return cls._made(array, address, seen[0], len(by_interface[1]))
-            else:
-                cai = None
+            except TypeError:     # an unhashable item (a list): the full checks decide
+                seen = cai = None
+            # equal to a checked key, and of its kinds: a str typestr, a shape of ints, the other items the
+            # objects last checked (a call site's constants; a shape and a typestr are often new) or plain
+            if seen is not None and type(by_interface[1]) is str:
+                layout, objects = seen
+                exact = all(map(operator.is_, by_interface[3:], objects)) and _int_tuple(by_interface[2])
+                if not exact and _plain_key(by_interface[2:]):
+                    exact = True
+                    _TILED_BY_INTERFACE[by_interface] = layout, by_interface[3:]   # this call's objects next
+                if exact:
+                    address = _seen_address(cai, layout.align)
+                    if address is not None:
+                        return cls._over(array, address, layout)
         address, shape, strides, name, itemsize = _array_view(array)
         key = (name, shape, strides, box, element_strides, swizzle, l2_promotion, oob_fill, interleave, data_type,
                allow_store_overrun)
         cacheable = _plain_key(key)
-        made = _TILED.get(key) if cacheable else None
-        if made is None:
+        layout = _TILED.get(key) if cacheable else None
+        if layout is None:
             box, element_strides = _ints("box", box), _ints("element_strides", element_strides, optional=True)
-            params, layout = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
-                                           *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
-            made = [params, layout, box, element_strides, _shown_dtype(name, params),
-                    _flag("allow_store_overrun", allow_store_overrun), None]     # None: its Numba type, once asked
+            params, encoded = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
+                                            *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
+            layout = _Layout(params, encoded, _shown_dtype(name, params), len(shape), box, "tiled",
+                             (box, element_strides), _flag("allow_store_overrun", allow_store_overrun))
             if cacheable:
                 if len(_TILED) >= 1024:
                     _TILED.clear()
-                _TILED[key] = made
-        address = _address(address, "tiled", name, shape, made[0])
-        if cacheable and cai is not None and _named_by_typestr(cai, name):
+                _TILED[key] = layout
+        address = _address(address, "tiled", name, shape, layout.params)
+        if cacheable and cai is not None and type(by_interface[1]) is str and _plain_key(by_interface[2:]) and \
+                _named_by_typestr(cai, name):
             if len(_TILED_BY_INTERFACE) >= 1024:
                 _TILED_BY_INTERFACE.clear()
-            _TILED_BY_INTERFACE[by_interface] = made, address_alignment(made[0]["interleave"])
-        return cls._made(array, address, made, len(shape), cacheable)
-
-    @classmethod
-    def _made(cls, array, address, made, rank, cacheable=True):
-        """The tiled map over ``array`` at the checked ``address`` from a cached ``made`` layout (its
-        Numba type kept with it once known)."""
-        params, layout, box, element_strides, shown, overrun, numba_type = made
-        made_map = cls._at(array, address, layout, shown, rank, box, "tiled", (box, element_strides), params, overrun)
-        if numba_type is None and cacheable and kernel_types_known():
-            numba_type = made[6] = made_map._numba_type_
-        made_map._type = numba_type
-        return made_map
+            _TILED_BY_INTERFACE[by_interface] = layout, by_interface[3:]
+        return cls._over(array, address, layout)
 
     @classmethod
     def im2col(cls, array, pixel_box_lower_corner, pixel_box_upper_corner, channels_per_pixel, pixels_per_column,
@@ -416,19 +447,12 @@ class TensorMap:
         upper = _ints("pixel_box_upper_corner", pixel_box_upper_corner)
         channels, pixels = _int("channels_per_pixel", channels_per_pixel), _int("pixels_per_column", pixels_per_column)
         estrides = _ints("element_strides", element_strides, optional=True)
-        params, layout = _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, estrides,
-                                        *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
+        params, encoded = _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, estrides,
+                                         *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
         address = _address(address, "im2col", name, shape, params)
-        box = (pixels, channels)
-        args = (lower, upper, channels, pixels, estrides)
-        return cls._at(array, address, layout, _shown_dtype(name, params), len(shape), box, "im2col", args, params,
-                       _flag("allow_store_overrun", allow_store_overrun))
-
-    @classmethod
-    def _at(cls, array, address, layout, name, rank, box, mode, args, params, allow_store_overrun):
-        """The map over ``array`` at the (checked) ``address`` with a cached ``layout``."""
-        return cls(array, address.to_bytes(8, "little") + layout[8:], name, rank, box, mode, args, params,
-                   allow_store_overrun)
+        layout = _Layout(params, encoded, _shown_dtype(name, params), len(shape), (pixels, channels), "im2col",
+                         (lower, upper, channels, pixels, estrides), _flag("allow_store_overrun", allow_store_overrun))
+        return cls._over(array, address, layout)
 
     # -- attributes --------------------------------------------------------------------------
     @functools.cached_property
@@ -469,36 +493,33 @@ class TensorMap:
         """The data pointer of ``array``, which must have this map's shape, strides and dtype.  An
         array whose ``__cuda_array_interface__`` matches, item for item, one this map accepted
         before is answered from that interface alone (the checks would give the same answer)."""
-        seen = self._seen
+        layout = self._layout
         cai = _interface(array)
-        if seen is not None and cai is not None and _signature(array, cai) == seen[0]:
-            address = _seen_address(cai, seen[1])
+        if layout.seen is not None and cai is not None and _signature(array, cai) == layout.seen:
+            address = _seen_address(cai, layout.align)
             if address is not None:
                 return address
         address, shape, strides, name, itemsize = _array_view(array)
-        own = self.__dict__.get("_own_geometry")
+        own = layout.own
         if own is None:
-            own = self._own_geometry = (tuple(reversed(self._params["global_dim"])),
-                                        tuple(reversed(self._params["global_strides"])), self.dtype.split(" as ")[0])
+            own = layout.own = (tuple(reversed(layout.params["global_dim"])),
+                                tuple(reversed(layout.params["global_strides"])), layout.dtype.split(" as ")[0])
         own_shape, own_strides, own_name = own
         innermost_contiguous = strides[-1] == itemsize or shape[-1] == 1
         if (shape, tuple(strides[:-1]), name) != own or not innermost_contiguous:
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
                                  f"must match the map's {own_name}{list(own_shape)} with outer strides "
                                  f"{list(own_strides)}")
-        address = _address(address, self.mode, name, shape, self._params)
+        address = _address(address, layout.mode, name, shape, layout.params)
         if cai is not None and _named_by_typestr(cai, name):
-            self._seen = _signature(array, cai), address_alignment(self._params["interleave"])
+            layout.seen = _signature(array, cai)
         return address
 
     def with_array(self, array) -> "TensorMap":
         """A new map like this one over another array of identical shape, strides and dtype:
         ``bytes`` get the new address spliced in (no validation or layout work); its by-value
         descriptor is a recycled one of the same layout, re-pointed (or a new one)."""
-        other = TensorMap(array, self._address_of(array).to_bytes(8, "little") + self.bytes[8:], self.dtype,
-                          self.rank, self.box, self.mode, self._args, self._params, self.allow_store_overrun)
-        other._type, other._seen = self._type, self._seen
-        return other
+        return TensorMap._over(array, self._address_of(array), self._layout)
 
     def retarget(self, array) -> "TensorMap":
         """Point *this* map at another array of identical shape, strides and dtype, in place, and
@@ -510,7 +531,7 @@ class TensorMap:
             for a in batches:
                 kernel[grid, block](desc.retarget(a), out)
         """
-        self.bytes = self._address_of(array).to_bytes(8, "little") + self.bytes[8:]
+        self.bytes = self._address_of(array).to_bytes(8, "little") + self._layout.tail
         self._array, self._device = array, None
         self.__dict__.pop("fields", None)
         if self._value is not None:
@@ -539,15 +560,16 @@ class TensorMap:
         """The Numba type numba-cuda gives this map as a kernel argument (one per layout): decoded
         once per layout, then kept by the map (its layout never changes: ``retarget`` and
         ``with_array`` only take arrays of the same shape, strides and dtype)."""
-        found = self._type
+        layout = self._layout
+        found = layout.numba_type
         if found is None:
-            key = (self.bytes[8:], self.dtype, self.rank, self.box, self.mode, self.allow_store_overrun)
+            key = (layout.tail, layout.dtype, layout.rank, layout.box, layout.mode, layout.allow_store_overrun)
             found = _KERNEL_TYPES.get(key)
             if found is None:
                 if len(_KERNEL_TYPES) >= 1024:
                     _KERNEL_TYPES.clear()
                 found = _KERNEL_TYPES[key] = kernel_type(self.layout)
-            self._type = found
+            layout.numba_type = found
         return found
 
     @property
@@ -555,7 +577,9 @@ class TensorMap:
         """The by-value kernel argument numba-cuda's launcher passes on: a cuda.core descriptor equal
         to :attr:`bytes` (made once per map; see :mod:`numba_tma.descriptors.by_value`)."""
         if self._value is None:
-            pool = by_value.pool_of(self)
+            pool = self._layout.pool
+            if pool is None:
+                pool = self._layout.pool = by_value.pool_of(self)
             self._value, self._pool = by_value.descriptor(self, pool), pool
         return self._value
 

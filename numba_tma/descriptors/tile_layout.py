@@ -168,11 +168,6 @@ def register_kernel_type(factory):
     _KERNEL_TYPE[:] = [factory]
 
 
-def kernel_types_known() -> bool:
-    """Whether the device layer registered how a layout becomes a Numba type (numba_tma imported)."""
-    return bool(_KERNEL_TYPE)
-
-
 def kernel_type(layout: TileLayout):
     """The Numba type of map arguments with ``layout`` (one per layout)."""
     if not _KERNEL_TYPE:

@@ -14,6 +14,7 @@ the dtype, the element width in bits, rank, box, mode, swizzle and the bytes one
 """
 
 import functools
+import operator
 
 from llvmlite import ir
 from numba.cuda import types
@@ -167,4 +168,4 @@ class TensorMapModel(PrimitiveModel):
         return value
 
 
-register_by_value(TensorMapType, lambda tensor_map: tensor_map.value)
+register_by_value(TensorMapType, operator.attrgetter("value"))   # C-level: no Python frame per launch
