@@ -6,7 +6,9 @@ bulk copies and cp.async through ``at()``, a cluster of two blocks exchanging da
 distributed shared memory (numba-cuda-mlir's own cluster launch), a wgmma m64n64k16 bf16 tile
 through raw descriptors with the fragment helpers on its accumulator (store, store_bf16, scale,
 add, load, the row operations, store_shared_bf16), and mma.sync.  Few kernels, each covering
-several ops: every compile costs seconds on the GPU machine too.
+several ops: every compile costs seconds on the GPU machine too.  Then numba_tma.pipeline in these
+kernels: a warp-specialised TMA ring (numba_tma.mlir.pipeline) carved from a plan, its states run
+over more tiles than stages.
 
 Skipped without numba-cuda-mlir or without a GPU of compute capability 9.0 (``conftest``); a
 numba-cuda-mlir that is installed but does not import fails here, saying what it lacks.
@@ -27,7 +29,7 @@ except ModuleNotFoundError as exc:
 from numba.cuda import types as numba_types  # noqa: E402
 from numba_cuda_mlir import cuda, types  # noqa: E402
 
-from numba_tma import SharedMemoryPlan, TensorMap  # noqa: E402
+from numba_tma import SharedMemoryPlan, TensorMap, pipeline  # noqa: E402
 from numba_tma.descriptors import matrix  # noqa: E402
 from numba_tma.intrinsics._core import PtxOp, SharedArray  # noqa: E402
 from numba_tma.intrinsics.mlir_adapter import refresh  # noqa: E402
@@ -362,3 +364,47 @@ def test_mma_sync_bf16_m16n8k16_matches_numpy():
     out = device(np.zeros((16, 8), np.float32))
     mma_product[1, 32](device(bf16_bits(a).ravel()), device(bf16_bits(b).ravel()), out)
     np.testing.assert_array_equal(out.copy_to_host(), a @ b.T)
+
+
+# -- numba_tma.pipeline: a warp-specialised TMA ring ------------------------------------------------
+
+RING_STAGES, RING_TILES, RING_ROWS = 3, 10, 8
+LOADS = pipeline.TmaPipeline(RING_STAGES, consumers=pipeline.warps(2), producer=pipeline.warps(1))
+RING_PLAN = (SharedMemoryPlan().array("ring", (RING_STAGES, RING_ROWS, 32), numba_types.float32)
+             .pipeline("loads", LOADS))
+carve_ring = carver(RING_PLAN)
+
+
+@jit
+def ring_sums(src, out):
+    """Warp 0 loads RING_TILES tiles of RING_ROWS x 32 through the ring (the ring elects its lane);
+    warps 1 and 2 sum each tile's elements t, t + 64, ... into ``out[tile, t]``."""
+    smem = carve_ring()
+    ring = LOADS.create(smem.loads)
+    if cuda.threadIdx.x < 32:
+        p = ring.producer_state()
+        for k in range(RING_TILES):
+            ring.acquire(p, RING_ROWS * 32 * 4)
+            ring.load(p, src, at(smem.ring, p.index), (0, k * RING_ROWS))
+            p = p.advance()
+        ring.tail(p)
+    else:
+        t = cuda.threadIdx.x - 32
+        c = ring.consumer_state()
+        for k in range(RING_TILES):
+            ring.wait(c)
+            total = types.float32(0)
+            for i in range(t, RING_ROWS * 32, 64):
+                total += smem.ring[c.index, i // 32, i % 32]
+            out[k, t] = total
+            ring.release(c)
+            c = c.advance()
+
+
+def test_a_warp_specialised_tma_ring_delivers_every_tile():
+    host = np.arange(RING_TILES * RING_ROWS * 32, dtype=np.float32).reshape(RING_TILES * RING_ROWS, 32) % 97
+    src, out = device(host), device(np.full((RING_TILES, 64), -1, np.float32))
+    ring_sums[1, 96, None, RING_PLAN.nbytes](map_in_global(TensorMap.tiled(src, (RING_ROWS, 32))), out)
+    tiles = host.reshape(RING_TILES, RING_ROWS * 32)
+    want = np.stack([tiles[:, t::64].sum(axis=1) for t in range(64)], axis=1)
+    np.testing.assert_array_equal(out.copy_to_host(), want)

@@ -21,6 +21,17 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
   ``cuda.shared.array(0, ...)`` lowers through): the dynamic shared buffer as bytes, for the
   ``SharedMemoryPlan`` carve (:func:`dynamic_shared_bytes`), whose result is a
   ``numba_cuda_mlir.numba_cuda.types.NamedTuple`` (not in the public ``types``);
+* ``numba_cuda_mlir.models.StructModel`` (a struct value is an LLVM literal struct: built with
+  ``llvm.insertvalue``), ``numba_cuda_mlir.extending.make_attribute_wrapper``, ``typeof_impl``
+  (a ``singledispatch``: a class registered there is typed so, before its ``_numba_type_``, which is
+  numba-cuda's), ``overload_method`` with ``inline="always"`` for a receiver that holds nothing (a
+  value of a data-less type cannot be a function parameter: ``none`` does not legalize): the
+  pipeline's types (:func:`register_struct`, :func:`overload_method`);
+* device functions inlined by LLVM (``forceinline``), not in Numba IR (``inline="always"``): there
+  numba-cuda-mlir 0.6 loses a closure's free variable that is one of its own functions
+  (``NameError``) and fails on an inlined call of nothing inside an ``@overload``'s body
+  (``AssertionError: Stack allocated var``), docs/numba_cuda_mlir_defects.md items 6 and 7
+  (:func:`device_function`);
 * keyword arguments: numba-cuda-mlir re-types an intrinsic call at lowering with the keyword
   types appended to the positional ones (``mlir_lowering.lower_call_expr_assign``), which binds
   them to the wrong parameters when an optional one before them was left out;
@@ -37,13 +48,15 @@ from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
 from numba_cuda_mlir._mlir import ir
 from numba_cuda_mlir._mlir.dialects import arith, llvm, memref, nvvm, scf
-from numba_cuda_mlir.models import ByValPointerTypeModel, register_model
+from numba_cuda_mlir.models import ByValPointerTypeModel, StructModel, register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
 from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
-__all__ = ["NamedTuple", "arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref",
-           "mlir_types", "nvvm", "overload_attribute", "refresh", "register_address_type", "scf", "target_chip"]
+__all__ = ["NamedTuple", "arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
+           "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
+           "nvvm", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_empty", "register_like",
+           "register_struct", "register_typeof", "scf", "struct_value", "target_chip"]
 
 
 def intrinsic(typer, name: str):
@@ -97,6 +110,70 @@ def register_address_type(type_class):
     """Lower values of the numba-cuda-mlir type class ``type_class`` as 32-bit integers."""
     register_model(type_class)(_AddressModel)
     return type_class
+
+
+class _ByteModel(PrimitiveModel):
+    """A value that holds nothing (all in its type), as one byte."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.IntegerType.get_signless(8))
+
+
+def register_empty(type_class):
+    """Lower values of ``type_class`` as one byte that holds nothing."""
+    register_model(type_class)(_ByteModel)
+    return type_class
+
+
+def register_like(type_class, member: str):
+    """Lower a value of ``type_class`` as the value of its type's attribute ``member`` (a type):
+    the same MLIR value (a ring is its barrier array's memref)."""
+    class _Like(PrimitiveModel):
+        def __init__(self, dmm, fe_type):
+            inner = dmm.lookup(getattr(fe_type, member))
+            super().__init__(dmm, fe_type, inner.get_value_type())
+
+    register_model(type_class)(_Like)
+    return type_class
+
+
+def register_struct(type_class, members, attributes=()):
+    """Lower ``type_class`` as a struct of ``members`` (``[(name, numba-cuda-mlir type)]``); each
+    of ``attributes`` reads its member of that name."""
+    class _Struct(StructModel):
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type, members)
+
+    register_model(type_class)(_Struct)
+    for name in attributes:
+        extending.make_attribute_wrapper(type_class, name, name)
+    return type_class
+
+
+def struct_value(fields, field_types):
+    """A literal struct of the MLIR values ``fields`` (of ``field_types``), as ``StructModel`` holds one."""
+    value = llvm.UndefOp(llvm.StructType.get_literal(list(field_types))).result
+    for i, field in enumerate(fields):
+        value = llvm.insertvalue(value, field, [i])
+    return value
+
+
+def register_typeof(python_class, typer):
+    """Type the values of ``python_class`` by ``typer(value)`` in numba-cuda-mlir kernels."""
+    extending.typeof_impl.register(python_class)(lambda value, context: typer(value))
+
+
+def overload_method(type_class, name: str, inline: bool = False):
+    """``numba_cuda_mlir.extending.overload_method`` with literal argument types; ``inline``: its
+    body inlined into the caller (so a receiver that holds nothing is never a parameter)."""
+    return extending.overload_method(type_class, name, typing_registry=extending.typing_registry, prefer_literal=True,
+                                     inline="always" if inline else "never")
+
+
+def device_function(fn):
+    """``fn`` as a numba-cuda-mlir device function inlined into its caller by LLVM (not in Numba IR,
+    where 0.6 drops closures' free variables: docs/numba_cuda_mlir_defects.md, items 6 and 7)."""
+    return cuda.jit(device=True, inline="never", forceinline=True)(fn)
 
 
 def overload_attribute(type_class, name: str):

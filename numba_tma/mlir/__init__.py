@@ -15,7 +15,8 @@ declarations as ``numba_tma.<family>``, a numba-cuda-mlir intrinsic of every op 
 those that read or write memory (``wgmma.store``, ``store_bf16``, ``load``, ``store_shared_bf16``)
 from :mod:`.tiles`, ``at`` from :mod:`.refs`; :func:`map_type` is the type of a by-value map
 argument on sm_100 and newer (:mod:`.tensor_map`; below sm_100 a map goes in global memory,
-:func:`map_in_global`); :func:`carver` carves a ``SharedMemoryPlan`` (:mod:`.shared`).
+:func:`map_in_global`); :func:`carver` carves a ``SharedMemoryPlan`` (:mod:`.shared`); ``numba_tma.pipeline``'s
+configurations work in these kernels as under numba-cuda (:mod:`.pipeline`).
 """
 
 import sys
@@ -29,7 +30,7 @@ from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
 from ..intrinsics.tensor_map_type import TensorMapType
 from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
 from ..ops import FAMILIES
-from . import fragments, tiles
+from . import fragments, pipeline, tiles
 from .refs import at
 from .shared import carver
 from .tensor_map import map_type
@@ -88,6 +89,11 @@ def _family_module(family):
 
 for _family in FAMILIES:
     globals()[_family] = sys.modules[f"{__name__}.{_family}"] = _family_module(_family)
+for _family in FAMILIES:   # another family's ops a family also exports (tma's bulk async-groups), not in __all__
+    for _name in getattr(getattr(intrinsics, _family), "ALIASES", ()):
+        _op, = (op for op in OPS.values() if op.short_name == _name and op.family != _family
+                and getattr(getattr(intrinsics, op.family), _name, None) is getattr(getattr(intrinsics, _family), _name))
+        setattr(globals()[_family], _name, getattr(globals()[_op.family], _name))
 refresh()
 
 def map_in_global(tmap):
@@ -106,3 +112,16 @@ def map_in_global(tmap):
 
 
 __all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_type", *FAMILIES]
+
+# modules of numba_tma not (yet) on this host, as a whole
+MISSING["tlx"] = ("numba_tma: tlx: its functions are numba-cuda overloads (numba.cuda.extending.overload) over "
+                  "numba_tma's numba-cuda families, registered at import; this host would need them registered "
+                  "again with numba-cuda-mlir's overload and these families, as numba_tma.pipeline's are "
+                  "(numba_tma.mlir.pipeline), which is not done yet")
+MISSING["debug"] = ("numba_tma: debug mode: its run-time checks (printf and trap) are llvmlite code; a kernel compiled "
+                    "while it is on is refused (DebugModeError) rather than compiled without them")
+MISSING["launch"] = ("numba_tma: launch: numba_tma.launch drives numba-cuda's dispatcher; launch numba-cuda-mlir "
+                     "kernels with their own kernel[grid, block, stream, smem, cluster]")
+
+# numba_tma.pipeline's configurations and rings in these kernels (:mod:`.pipeline`)
+PIPELINE_HOST = pipeline.bind(cluster, cp_async, fence, mbarrier, sync, tma)  # noqa: F821 - set through globals()

@@ -38,11 +38,16 @@ else:
     from .numba_types import state_like
 
 
-@device
-def advance(state):
-    index = numba.uint32(state.index + numba.uint32(1))
-    if index == state.stages:
-        return state_like(state, numba.uint32(0), numba.uint32(state.phase ^ numba.uint32(1)))
-    return state_like(state, index, state.phase)
+def advance_of(uint32, state_like, device):
+    """``advance(state)`` for one compiler: ``uint32`` its ``uint32`` type, ``state_like`` its
+    intrinsic building a state, ``device`` its device-function decorator."""
+    @device
+    def advance(state):
+        index = uint32(state.index + uint32(1))
+        if index == state.stages:
+            return state_like(state, uint32(0), uint32(state.phase ^ uint32(1)))
+        return state_like(state, index, state.phase)
+    return advance
 
 
+advance = advance_of(numba.uint32, state_like, device)

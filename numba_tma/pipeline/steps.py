@@ -1,17 +1,42 @@
 """The steps of a ring, written once: device functions of the CUDA target when compiled, the same
-Python on the simulator's ops under the simulator."""
+Python on the simulator's ops under the simulator, and device functions of numba-cuda-mlir
+(``numba_tma.mlir``) on its families: a :class:`Host` names what the steps are written with."""
 
 from __future__ import annotations
 
-from numba import cuda
+from typing import Any, NamedTuple
 
-from ..ops import at, cluster, cp_async, fence, mbarrier, sync, tma
-from .state import advance
-from .state import device as _device
+import numba
+
+from .. import ops
+from . import block
+from .state import advance, device
 
 
-def _steps(config):
-    """The step functions of ``config``'s ring; its facts are constants of their closures."""
+class Host(NamedTuple):
+    """What a ring's steps are written with on one compiler (``name``): its device functions of the
+    block's threads (:mod:`.block`: the first thread, the block and warp barriers, the lane),
+    ``at`` and the op families, its device-function decorator, its ``uint32`` and ``advance`` made
+    with them (:func:`.state.advance_of`)."""
+    name: str
+    threads: Any
+    at: Any
+    cluster: Any
+    cp_async: Any
+    fence: Any
+    mbarrier: Any
+    sync: Any
+    tma: Any
+    device: Any
+    uint32: Any
+    advance: Any
+
+
+def _steps(config, host):
+    """The step functions of ``config``'s ring on ``host``; its facts are constants of their closures."""
+    first_thread, syncthreads, syncwarp, laneid = host.threads
+    at, cluster, cp_async, fence = host.at, host.cluster, host.cp_async, host.fence
+    mbarrier, sync, tma, advance, _device = host.mbarrier, host.sync, host.tma, host.advance, host.device
     stages = config.stages
     cluster_wide, full_count, empty_count = config.cluster, config.full_count, config.empty_count
     consumer_warps = config.consumers.kind in ("warp", "warpgroup")
@@ -24,7 +49,7 @@ def _steps(config):
 
     @_device
     def init(bars):
-        if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0:
+        if first_thread():
             blocks = cluster.nctarank() if cluster_wide else 1
             for i in range(stages):
                 mbarrier.init(at(bars, i), full_count)
@@ -34,7 +59,7 @@ def _steps(config):
         if cluster_wide:
             cluster.sync()
         else:
-            cuda.syncthreads()
+            syncthreads()
 
     # The producer's wait on ``empty`` has the default (CTA-scope acquire) semantics in a cluster
     # ring too, as CUTLASS's ClusterBarrier::wait (the PipelineTmaAsync producer_acquire) has:
@@ -75,7 +100,7 @@ def _steps(config):
         if producer_thread_arrives:
             mbarrier.arrive(at(bars, index))
         else:
-            cuda.syncwarp()
+            syncwarp()
             if sync.elect_one():
                 mbarrier.arrive(at(bars, index))
 
@@ -110,9 +135,9 @@ def _steps(config):
         if not has_empty:
             return
         if consumer_warps:
-            cuda.syncwarp()
+            syncwarp()
             if cluster_wide:
-                lane = cuda.laneid
+                lane = laneid()
                 if lane < cluster.nctarank():
                     if ordering_release:
                         fence.acq_rel("cluster")
@@ -147,12 +172,16 @@ def _steps(config):
                 store_acquire=store_acquire, store_commit=store_commit, store_tail=store_tail)
 
 
+#: numba-cuda's (under the simulator, the simulator's) host.
+NUMBA_CUDA = Host("numba-cuda", block.THREADS, ops.at, ops.cluster, ops.cp_async, ops.fence, ops.mbarrier, ops.sync, ops.tma, device,
+                  numba.uint32, advance)
+
 _STEPS: dict = {}
 
 
-def steps(config):
-    """``config``'s step functions, made once per configuration."""
-    found = _STEPS.get(config)
+def steps(config, host=NUMBA_CUDA):
+    """``config``'s step functions on ``host``, made once per configuration and host name."""
+    found = _STEPS.get((config, host.name))
     if found is None:
-        found = _STEPS[config] = _steps(config)
+        found = _STEPS[config, host.name] = _steps(config, host)
     return found
