@@ -14,7 +14,7 @@ from numba_cuda_mlir import cuda, tools  # noqa: E402
 from numba_cuda_mlir import types as mt  # noqa: E402
 
 import numba_tma.mlir  # noqa: E402
-from numba_tma import ArchError, OpArgumentError, TensorMap, inspect  # noqa: E402
+from numba_tma import ArchError, OpArgumentError, TensorMap, inspect, testing  # noqa: E402
 from numba_tma.intrinsics import mlir_adapter  # noqa: E402
 from numba_tma.intrinsics._core import OPS, Refusal  # noqa: E402
 from numba_tma.mlir import at, fence, mbarrier, tma  # noqa: E402
@@ -103,6 +103,9 @@ def test_every_sample_row_through_the_mlir_host(group):
     """Each group's rows in one kernel (their results in out[8 + i], so none is dead code): every
     row's hand-written PTX lines and its SASS opcode are in it."""
     arch, rows = group[0], GROUPS[group]
+    if arch == "sm_90a" and isinstance(testing.device(), testing.DeviceFacts):
+        pytest.skip("numba-cuda-mlir 0.6.0 segfaults compiling this batch where a GPU is present (its "
+                    "mlir_optimization.optimize -> driver link; docs/numba_cuda_mlir_defects.md, 8)")
     calls = [_with_qualifiers(s.call, c, o.name).replace("out[0] = ", f"out[{8 + i}] = ")
              for i, (o, s, c) in enumerate(rows)]
     out = inspect.compile(_mlir_kernel("\n".join(calls), name=f"rows_{arch}_{int(group[1])}"), MLIR_SIG, arch,
