@@ -25,10 +25,8 @@ computation each (a run-time slice ``full[s:]`` would cost nine instructions).
   reach ~0.94 however they are pipelined), and 6 of them (96 KiB) need dynamic shared memory,
   which ``SharedMemoryPlan`` carves into typed pieces.
 
-Under numba-cuda-mlir (``NUMBA_TMA_HOST=mlir``) the pipelines, ``SharedMemoryPlan`` and
-``numba_tma.launch`` do not exist yet (docs/second_host.md): ``copy_ring_by_hand`` is the same
-loop with the ring spelled out (one ``full`` barrier per slot, the bulk async-groups by hand) in
-static shared memory, so with 2 slots (32 KiB) instead of 6, launched by numba-cuda-mlir itself.
+The same kernel runs under numba-cuda-mlir (``NUMBA_TMA_HOST=mlir``; ``_host`` picks the
+compiler, the families, the plan's carver and the launch, docs/second_host.md).
 """
 
 import sys
@@ -37,9 +35,8 @@ from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator w
 
 import numba
 import numpy as np
-from _host import MLIR, at, bulk, cuda, fence, jit, kernel_map, mbarrier, tma, types  # NUMBA_TMA_HOST
+from _host import at, carver, cuda, jit, kernel_map, launch, tma, types  # NUMBA_TMA_HOST
 
-import numba_tma
 from numba_tma import SharedMemoryPlan, TensorMap, pipeline
 from numba_tma.testing import gpu_seconds
 
@@ -49,8 +46,11 @@ PER_SM = 2                     # persistent blocks per SM
 
 LOADS = pipeline.TmaPipeline(STAGES, consumers=pipeline.same_thread())
 STORES = pipeline.TmaStorePipeline(2)      # refill tile k-1's slot once tile k's store is the only one reading
-plan = SharedMemoryPlan().array("ring", (STAGES, BOX_R, BOX_C), numba.float32).pipeline("loads", LOADS)
-carve = plan.carver()
+plan = (SharedMemoryPlan().array("ring", (STAGES, BOX_R, BOX_C), numba.float32)
+        .array("tile_of", (STAGES,), numba.uint32)          # the tile each slot holds
+        .pipeline("loads", LOADS))
+carve = carver(plan)
+TILE_BYTES = BOX_R * BOX_C * 4
 
 
 @jit(device=True, inline=True)
@@ -60,35 +60,35 @@ def corner(t, tiles_x):
     return types.uint32(t - row * tiles_x) * BOX_C, row * BOX_R
 
 
-@cuda.jit
+@jit
 def copy_ring(src, dst, tiles_x, n_tiles, counter):
     smem = carve()
     ring = LOADS.create(smem.loads)
-    tile_of = cuda.shared.array(STAGES, numba.uint32)      # the tile each slot holds
+    tile_of = smem.tile_of
     if cuda.threadIdx.x != 0:
         return
     # One thread issues everything, so its instruction count matters.  Numba widens integer math to
-    # 64 bits (uint32 + uint32 is uint64; range() counts in int64): numba.uint32(...) around each
+    # 64 bits (uint32 + uint32 is uint64; range() counts in int64): types.uint32(...) around each
     # index result lets LLVM keep it in 32 bits, and the loops count with a uint32 in a while loop.
-    tx, n = numba.uint32(tiles_x), numba.uint32(n_tiles)
+    tx, n = types.uint32(tiles_x), types.uint32(n_tiles)
     p = ring.producer_state()
-    loaded = numba.uint32(0)
+    loaded = types.uint32(0)
     while loaded < STAGES:                                  # prologue
-        t = cuda.atomic.add(counter, 0, numba.uint32(1))
+        t = cuda.atomic.add(counter, 0, types.uint32(1))
         if t >= n:
             break
         tile_of[p.index] = t
-        ring.acquire(p, src)
+        ring.acquire(p, TILE_BYTES)
         tma.load(src, at(smem.ring, p.index), corner(t, tx), ring.full(p))
         p = p.advance()
-        loaded = numba.uint32(loaded + 1)
+        loaded = types.uint32(loaded + 1)
     more = loaded == STAGES                                 # the counter may still have tiles
     c = ring.consumer_state()
-    k = numba.uint32(0)
-    nxt = numba.uint32(0)
+    k = types.uint32(0)
+    nxt = types.uint32(0)
     while k < loaded:
         if k >= 1 and more:
-            nxt = cuda.atomic.add(counter, 0, numba.uint32(1))   # asked early: its latency hides in the wait
+            nxt = cuda.atomic.add(counter, 0, types.uint32(1))   # asked early: its latency hides in the wait
         ring.wait(c)
         tma.store(dst, at(smem.ring, c.index), corner(tile_of[c.index], tx))
         STORES.commit()
@@ -96,72 +96,15 @@ def copy_ring(src, dst, tiles_x, n_tiles, counter):
             if nxt < n:
                 STORES.acquire()                                  # tile k-1's store has read slot p
                 tile_of[p.index] = nxt
-                ring.acquire(p, src)
+                ring.acquire(p, TILE_BYTES)
                 tma.load(src, at(smem.ring, p.index), corner(nxt, tx), ring.full(p))
                 p = p.advance()
-                loaded = numba.uint32(loaded + 1)
+                loaded = types.uint32(loaded + 1)
             else:
                 more = False
         c = c.advance()
-        k = numba.uint32(k + 1)
+        k = types.uint32(k + 1)
     STORES.tail()
-    if cuda.atomic.add(counter, 1, numba.uint32(1)) == cuda.gridDim.x - 1:
-        counter[0] = 0                                      # the last block out resets the counter
-        counter[1] = 0
-
-
-BY_HAND_STAGES = 2             # static shared memory (48 KiB at most): 2 x 16 KiB
-
-
-@jit
-def copy_ring_by_hand(src, dst, tiles_x, n_tiles, counter):
-    """``copy_ring`` with the ring spelled out (numba-cuda-mlir): what ``TmaPipeline`` with
-    ``same_thread()`` consumers and ``TmaStorePipeline(2)`` emit, one barrier per slot."""
-    ring = cuda.shared.array((BY_HAND_STAGES, BOX_R, BOX_C), types.float32, alignment=128)
-    full = cuda.shared.array(BY_HAND_STAGES, types.uint64)
-    tile_of = cuda.shared.array(BY_HAND_STAGES, types.uint32)
-    if cuda.threadIdx.x != 0:
-        return
-    for s in range(BY_HAND_STAGES):
-        mbarrier.init(at(full, s), 1)
-    fence.mbarrier_init()
-    tx, n = types.uint32(tiles_x), types.uint32(n_tiles)
-    p = 0                                                   # the slot to fill next
-    loaded = 0
-    while loaded < BY_HAND_STAGES:                          # prologue
-        t = cuda.atomic.add(counter, 0, types.uint32(1))
-        if t >= n:
-            break
-        tile_of[p] = t
-        mbarrier.arrive_expect_tx(at(full, p), BOX_R * BOX_C * 4)
-        tma.load(src, at(ring, p), corner(t, tx), at(full, p))
-        p = (p + 1) % BY_HAND_STAGES
-        loaded += 1
-    more = loaded == BY_HAND_STAGES
-    c, phase = 0, 0                                         # the slot to store next, its barrier's phase
-    k = 0
-    nxt = types.uint32(0)
-    while k < loaded:
-        if k >= 1 and more:
-            nxt = cuda.atomic.add(counter, 0, types.uint32(1))
-        mbarrier.wait(at(full, c), phase)
-        tma.store(dst, at(ring, c), corner(tile_of[c], tx))
-        bulk.commit_group()
-        if k >= 1 and more:
-            if nxt < n:
-                bulk.wait_group_read(1)                     # tile k-1's store has read slot p
-                tile_of[p] = nxt
-                mbarrier.arrive_expect_tx(at(full, p), BOX_R * BOX_C * 4)
-                tma.load(src, at(ring, p), corner(nxt, tx), at(full, p))
-                p = (p + 1) % BY_HAND_STAGES
-                loaded += 1
-            else:
-                more = False
-        c += 1
-        if c == BY_HAND_STAGES:
-            c, phase = 0, phase ^ 1
-        k += 1
-    bulk.wait_group(0)
     if cuda.atomic.add(counter, 1, types.uint32(1)) == cuda.gridDim.x - 1:
         counter[0] = 0                                      # the last block out resets the counter
         counter[1] = 0
@@ -178,10 +121,7 @@ def tma_copy(src_map, dst_map, shape, counter, blocks):
     leaves them zero)."""
     tiles_x = shape[1] // BOX_C
     n_tiles = tiles_x * (shape[0] // BOX_R)
-    if MLIR:
-        copy_ring_by_hand[blocks, 32, 0, 0](src_map, dst_map, tiles_x, n_tiles, counter)
-    else:
-        numba_tma.launch(copy_ring, blocks, 32, src_map, dst_map, tiles_x, n_tiles, counter, shared_mem=plan.nbytes)
+    launch(copy_ring, blocks, 32, src_map, dst_map, tiles_x, n_tiles, counter, shared_mem=plan.nbytes)
 
 
 def bandwidth(run, nbytes):
@@ -200,7 +140,7 @@ def main(rows=64 if SIMULATED else 16384, cols=512 if SIMULATED else 16384):
     tma_copy(src, dst, host.shape, counter, blocks)
     ok = np.array_equal(b.copy_to_host(), host) and not counter.copy_to_host().any()
     print(f"tma_copy_store: {rows}x{cols} float32, {blocks} persistent blocks, "
-          f"{BY_HAND_STAGES if MLIR else STAGES} stages: "
+          f"{STAGES} stages: "
           f"{'PASS' if ok else 'FAIL'}")
     if SIMULATED:
         return 0 if ok else 1
