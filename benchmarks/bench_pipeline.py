@@ -80,7 +80,7 @@ def warp_specialised_rows():
     n_tiles = (rows // ws.ROWS) * (cols // ws.COLS)
     blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT * 2
     fns = {"reference": lambda: ref.twice_plus_one[blocks, 32 * (1 + ref.CONSUMERS)](src, out, n_tiles),
-           "pipeline": lambda: ws.run(ws.twice_plus_one, src, out, n_tiles, blocks, ws.plan.nbytes)}
+           "pipeline": lambda: ws.run(src, out, n_tiles, blocks)}
     for name, fn in fns.items():
         out.copy_to_device(np.zeros_like(x))
         fn()
