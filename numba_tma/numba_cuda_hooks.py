@@ -46,11 +46,7 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    need a cluster (numba's launch has none: one dictionary lookup per launch) and, when the
    driver refuses a launch, to say which limit it broke (:mod:`numba_tma.launch_limits`; nothing
    runs on a launch that works).
-8. **Shared-array symbols unique across processes** (``cudaimpl._unique_smem_id``).  numba-cuda
-   names each static shared array ``_cudapy_smem_<n>`` from one process-wide counter; kernels
-   compiled in two processes (a forked compiler) and linked into one cubin would define the same
-   symbol twice.  :func:`separate_shared_names` moves this process's counter to another range.
-9. **Kernels calling ``setmaxnreg`` linked whole-program** (``CUDACodeLibrary.get_cubin``).
+8. **Kernels calling ``setmaxnreg`` linked whole-program** (``CUDACodeLibrary.get_cubin``).
    numba-cuda links PTX with nvJitLink, which runs ptxas on it as relocatable code, and ptxas then
    drops ``setmaxnreg`` ("C7504 ... ignored to maintain compatibility across compilation units").
    numba-cuda's own LTO link (its ``lto=True``: the kernel and every CUDA source it links as LTO-IR,
@@ -235,7 +231,7 @@ def kernel_codes(fn, sig, cc, **options) -> tuple:
     """``(ptx, codes)``: the kernel's PTX and what numba-cuda's ``compile_all(fn, sig, device=False,
     cc=cc, output=...)`` returns for it — with ``output="ptx"`` (the PTX, then every file its code
     library links: CUDA sources compiled to PTX, other code as ``LinkableCode``), or for a kernel
-    linked whole-program (hook 9) ``output="ltoir"`` — without the driver.  A ``@cuda.jit`` kernel's
+    linked whole-program (hook 8) ``output="ltoir"`` — without the driver.  A ``@cuda.jit`` kernel's
     own ``launch_bounds`` and ``fastmath`` apply unless ``options`` give them (the code its launch
     compiles)."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
@@ -448,7 +444,7 @@ def _launch_checked(self, args, griddim, blockdim, stream=0, sharedmem=0):
 
 
 def install() -> None:
-    """Install hooks 1, 2, 3, 7 and 9 (idempotent); none under the simulator, where nothing compiles."""
+    """Install hooks 1, 2, 3, 7 and 8 (idempotent); none under the simulator, where nothing compiles."""
     if SIMULATED:
         return
     CUDACodeLibrary.get_cubin = _get_cubin_whole_program
@@ -458,17 +454,7 @@ def install() -> None:
     _dispatcher._Kernel.launch = _launch_checked
 
 
-# -- 8. shared-array symbols unique across processes -------------------------------------------
-
-def separate_shared_names(start: int) -> None:
-    """Name this process's next static shared arrays ``_cudapy_smem_<start + 1>`` onwards (call it
-    in a forked compiler process, with a start no other process reaches)."""
-    from numba.cuda import cudaimpl
-
-    cudaimpl._unique_smem_id = max(cudaimpl._unique_smem_id, start)
-
-
-# -- 9. kernels calling setmaxnreg linked whole-program ------------------------------------------
+# -- 8. kernels calling setmaxnreg linked whole-program ------------------------------------------
 
 SETMAXNREG_RULE = (
     "a kernel calling wgmma.setmaxnreg must let ptxas compile it whole-program with a known register count: "

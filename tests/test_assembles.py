@@ -7,14 +7,13 @@ hand-written PTX (``Sample.ptx``, written from the PTX ISA section ``Sample.isa`
 kernel's PTX, line for line with registers matched by class; the other combinations, which have
 no hand-written line, must contain the op's rendered template (registers in place of operands).
 nvJitLink turns the PTX into a cubin, and the SASS contains the opcode the hardware runs more often
-than a control kernel without the op does.  The rows of one architecture are linked into one cubin
-and disassembled once (``inspect.assemble_together``).
+than a control kernel without the op does.  The rows compile in batches, up to ``BATCH`` rows of
+different ops in one kernel (``_batches``), and the kernels of one architecture are linked into
+one cubin and disassembled once (``inspect.assemble_together``).
 """
 
-import concurrent.futures
+import collections
 import functools
-import multiprocessing
-import pickle
 import re
 
 import numba
@@ -24,7 +23,6 @@ from numba.cuda import types
 
 import numba_tma
 from numba_tma import TensorMap, inspect
-from numba_tma.numba_cuda_hooks import separate_shared_names
 from numba_tma.intrinsics._core import OPS, REQUIRED, Sample, parse_arch, ptx_line_pattern, ptx_missing
 
 ARCHS = ["sm_80", "sm_90a", "sm_100a"]
@@ -99,61 +97,76 @@ def _kernel(call, name="kernel"):
 ROWS = list(_rows())
 
 
-def _compile(op, sample, chosen, arch, name="kernel"):
-    sig = SIG
-    if sample.desc:
-        dtype, box, swizzle = sample.desc
-        sig = (TensorMap.numba_type(dtype, box, swizzle=swizzle), SIG[1])
-    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen, op.name), name), sig, arch, **sample.options)
+def _signature(sample):
+    if not sample.desc:
+        return SIG
+    dtype, box, swizzle = sample.desc
+    return TensorMap.numba_type(dtype, box, swizzle=swizzle), SIG[1]
 
 
-def _codes(share):
-    """``{row id: (its PTX, what numba links for it), or the error it raised}`` for the rows
-    ``ROWS[share::2]`` (an index: a forked process then pickles only its results).  Each kernel has
-    a name of its own, as the two processes' kernels are linked into one cubin per architecture."""
-    out = {}
-    for n, row in enumerate(ROWS[share::2]):
+def _compile(op, sample, chosen, arch):
+    return inspect.compile(_kernel(_with_qualifiers(sample.call, chosen, op.name)), _signature(sample), arch,
+                           **sample.options)
+
+
+BATCH = 25
+
+
+def _batches():
+    """The rows in kernels of up to ``BATCH`` rows (compiling a kernel costs ~25 ms besides its
+    rows).  A kernel holds rows that compile alike (of one architecture, map type and set of
+    compile options; on sm_100a the cta_group::2 rows apart: ptxas takes one CTA granularity per
+    kernel; the rows whose op adds no instruction apart: their kernel must equal the control; a row
+    expecting a MOV alone: whether ptxas moves a constant with MOV or IMAD.MOV.U32 depends on the
+    rest of the kernel), and at most one row of each op, so that no row's lines can come from
+    another row of its op."""
+    batches = collections.defaultdict(list)
+    for row in ROWS:
         op, sample, chosen, arch, _ = row.values
-        try:
-            compiled = _compile(op, sample, chosen, arch, f"kernel_{share}_{n}")
-            out[row.id] = compiled.ptx, compiled._codes
-        except Exception as exc:   # noqa: BLE001 - reported by the row's own test
-            try:
-                pickle.dumps(exc)
-                out[row.id] = exc
-            except Exception:   # noqa: BLE001 - an error that cannot cross processes: its text does
-                out[row.id] = RuntimeError(f"{type(exc).__name__}: {exc}")
-    return out
+        pair = chosen.get("cta_group") in (2, "2") or "cta_group=2" in sample.call
+        alone = row.id if sample.opcode(arch) == "MOV" else ""
+        kind = batches[arch, sample.desc, tuple(sorted(sample.options.items())), pair, bool(sample.opcode(arch)), alone]
+        free = [b for b in kind if len(b) < BATCH and all(r.values[0] is not op for r in b)]
+        if not free:
+            kind.append([])
+            free = kind[-1:]
+        min(free, key=len).append(row)
+    return [batch for kind in batches.values() for batch in kind]
 
 
-def _forked_codes(share):
-    separate_shared_names(10**7)   # its shared arrays' symbols must not clash with this process's
-    return _codes(share)
+BATCHES = _batches()
+BATCH_OF = {row.id: n for n, rows in enumerate(BATCHES) for row in rows}
 
 
-@functools.cache
-def _all_codes():
-    """Every row compiled, half of them in a forked process (the CI machine has two cores, and
-    compiling ~500 kernels is most of this file's time)."""
-    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        child = pool.submit(_forked_codes, 1)
-        codes = _codes(0)
-        codes.update(child.result())
-    return codes
+def _compile_batch(n):
+    """Batch ``n``'s rows in one kernel, each storing its results to an element of ``out`` of its
+    own (``out[8 + i]``), so that no row's result is dead code."""
+    calls = [re.sub(r"^out\[\d+\] = ", f"out[{8 + i}] = ", _with_qualifiers(s.call, c, o.name), flags=re.M)
+             for i, (o, s, c, _, _) in enumerate(row.values for row in BATCHES[n])]
+    _, sample, _, arch, _ = BATCHES[n][0].values
+    return inspect.compile(_kernel("\n".join(calls), f"batch_{n}"), _signature(sample), arch, **sample.options)
 
 
 @functools.cache
 def _assembled(arch):
-    """Every row of ``arch`` compiled (or the error it raised), and the control kernel, with their
+    """Every batch of ``arch`` compiled (or the error it raised), and the control kernel, with their
     SASS from one link and one disassembly."""
     results = {}
-    for row in ROWS:
-        if row.values[3] == arch:
-            code = _all_codes()[row.id]
-            results[row.id] = code if isinstance(code, Exception) else inspect.Compiled(arch, *code)
+    for n, rows in enumerate(BATCHES):
+        if rows[0].values[3] == arch:
+            try:
+                results[n] = _compile_batch(n)
+            except Exception as exc:   # noqa: BLE001 - its rows then compile alone
+                results[n] = exc
     control = inspect.compile(_kernel("pass"), SIG, arch)
     inspect.assemble_together([control] + [r for r in results.values() if not isinstance(r, Exception)])
     return results, control
+
+
+@functools.cache
+def _opcode_counts(kernel):
+    """The kernel's SASS opcodes and how often each appears, read once (a batch is read by each of its rows)."""
+    return kernel.opcode_counts()
 
 
 def _count(counts, sample, arch):
@@ -163,10 +176,17 @@ def _count(counts, sample, arch):
 
 @pytest.mark.parametrize("op,sample,chosen,arch,as_written", ROWS)
 def test_op_assembles_to_its_instruction(request, op, sample, chosen, arch, as_written):
+    """The row's lines are in the PTX of its batch's kernel and its opcode in the SASS, more often
+    than in the control kernel: once more for each row of the kernel expecting that opcode (or one
+    it covers) whose op has side effects (its asm is volatile: the compiler keeps each), and at
+    least once for the pure ones (``op.memory`` false), which it may compute once between them.
+    Where the batch does not compile, the row compiles alone (a row that does not compile fails
+    by itself)."""
     results, control = _assembled(arch)
-    out = results[request.node.callspec.id]
+    n = BATCH_OF[request.node.callspec.id]
+    out, members = results[n], [row.values[:2] for row in BATCHES[n]]
     if isinstance(out, Exception):
-        raise out
+        out, members = _compile(op, sample, chosen, arch), [(op, sample)]
     assert f".target {arch}" in out.ptx
     if as_written:   # the hand-written PTX of the ISA section the sample names
         missing = sample.ptx_missing_from(out.ptx)
@@ -175,12 +195,16 @@ def test_op_assembles_to_its_instruction(request, op, sample, chosen, arch, as_w
         for pattern in _expected_lines(op, sample, chosen):
             assert re.search(pattern, out.ptx), f"{pattern!r} not in the PTX"
     assert out.cubin[:4] == b"\x7fELF"
+    counts = _opcode_counts(out)
     if not sample.opcode(arch):     # the op has no instruction of its own there: nothing is added
-        assert out.opcode_counts() == control.opcode_counts()
+        assert counts == _opcode_counts(control)
         return
-    assert sample.found_in(out.opcodes(), arch), sorted(out.opcodes())
-    assert _count(out.opcode_counts(), sample, arch) > _count(control.opcode_counts(), sample, arch), \
-        f"{sample.opcode(arch)} appears no more often than in a kernel without the op"
+    assert sample.found_in(counts, arch), sorted(counts)
+    kept = sum(o.memory and sample.found_in({s.opcode(arch)}, arch) for o, s in members)
+    added = _count(counts, sample, arch) - _count(_opcode_counts(control), sample, arch)
+    assert added >= max(kept, 1), (f"{sample.opcode(arch)}: {added} more than in a kernel without the ops, not at "
+                                   f"least one and one for each of the kernel's {kept} rows with side effects "
+                                   "expecting it")
 
 
 def test_every_declared_op_has_an_assembly_row():
@@ -241,9 +265,8 @@ def test_a_hand_written_line_matches_registers_by_class_and_the_rest_literally()
 def test_a_wrong_hand_written_line_is_not_found_in_the_kernel(wrong):
     """The check of the hand-written PTX can fail: one qualifier, operand or register class off
     from the right line, and the compiled kernel's PTX does not have it."""
-    results, _ = _assembled("sm_90a")
-    row = "tma.load-1-sm_90a-dst_space=cluster-cta_group=1"
-    out = results[row]
+    row = next(r for r in ROWS if r.id == "tma.load-1-sm_90a-dst_space=cluster-cta_group=1")
+    out = _compile(*row.values[:4])   # alone: other rows of its batch have other tma.load lines
     right = Sample("", "", ptx=_RIGHT)
     assert OPS["tma.load"].samples[1].ptx[1] == _RIGHT and not right.ptx_missing_from(out.ptx)
     assert Sample("", "", ptx=wrong).ptx_missing_from(out.ptx) == [wrong]

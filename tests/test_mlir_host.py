@@ -180,8 +180,10 @@ def fragments():
     """The FRAGMENTS and FRAGMENT_HELPERS kernel compiled by each host for sm_90a: ``(numba-cuda's,
     numba-cuda-mlir's)``."""
     call, template = FRAGMENTS + "\n" + FRAGMENT_HELPERS, _with_tiles()
-    return (inspect.compile(_numba_cuda_kernel(call, "fragments", template), NUMBA_FRAGMENTS_SIG, "sm_90a"),
-            inspect.compile(_mlir_kernel(call, "fragments", template), MLIR_FRAGMENTS_SIG, "sm_90a", host="mlir"))
+    kernels = (inspect.compile(_numba_cuda_kernel(call, "fragments", template), NUMBA_FRAGMENTS_SIG, "sm_90a"),
+               inspect.compile(_mlir_kernel(call, "fragments", template), MLIR_FRAGMENTS_SIG, "sm_90a", host="mlir"))
+    inspect.assemble_together(kernels)
+    return kernels
 
 
 def test_register_tuple_ops_assemble_as_under_numba_cuda(fragments):

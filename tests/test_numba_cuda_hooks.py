@@ -2,7 +2,6 @@
 numba-cuda release moves the name or changes the behaviour the hook relies on."""
 
 import inspect as pyinspect
-import re
 from importlib.metadata import version
 
 import numba
@@ -117,30 +116,8 @@ def test_numbas_launch_is_wrapped_and_the_ir_strings_hold_every_linked_module():
     assert "shared=attrs.shared_size_bytes" in init and "maxthreads=attrs.max_threads_per_block" in init, CHANGED
 
 
-def test_shared_array_symbols_come_from_the_counter_the_hook_moves():
-    """Hook 8: a static shared array's PTX symbol is ``_cudapy_smem_<n>`` from numba-cuda's
-    ``cudaimpl._unique_smem_id``; after ``separate_shared_names(10**6)`` the next is above it."""
-    import numba
-    from numba import cuda
-    from numba.cuda import cudaimpl
-
-    from numba_tma import inspect
-    from numba_tma.numba_cuda_hooks import separate_shared_names
-
-    def kernel(out):
-        s = cuda.shared.array(4, numba.int32)
-        s[0] = 1
-        out[0] = s[0]
-
-    assert isinstance(cudaimpl._unique_smem_id, int)
-    separate_shared_names(10**6)
-    ptx = inspect.ptx(kernel, (numba.int32[::1],), "sm_90a")
-    numbers = [int(n) for n in re.findall(r"_cudapy_smem_(\d+)", ptx)]
-    assert numbers and min(numbers) > 10**6, numbers
-
-
 def test_a_kernel_calling_setmaxnreg_links_with_numbas_own_lto():
-    """Hook 9 wraps ``CUDACodeLibrary.get_cubin(cc)`` (what loading a kernel for a launch calls),
+    """Hook 8 wraps ``CUDACodeLibrary.get_cubin(cc)`` (what loading a kernel for a launch calls),
     which links through ``_link_all`` with the LTO-IR of ``get_ltoir`` when ``_lto`` is set and keeps
     the linker's info log (``get_linkerinfo``).  Through it, without a GPU (nvJitLink), a kernel calling
     setmaxnreg gets USETMAXREG and a control kernel links as before (no LTO)."""
@@ -154,7 +131,7 @@ def test_a_kernel_calling_setmaxnreg_links_with_numbas_own_lto():
     assert "self._linkerinfo_cache[cc] = linker.info_log" in source, CHANGED
     assert "if linker.lto:" in pyinspect.getsource(CUDACodeLibrary._link_all), CHANGED
     assert "cubin = self.get_cubin()" in pyinspect.getsource(CUDACodeLibrary.get_cufunc), CHANGED
-    assert CUDACodeLibrary.get_cubin is numba_cuda_hooks._get_cubin_whole_program, "hook 9 not installed"
+    assert CUDACodeLibrary.get_cubin is numba_cuda_hooks._get_cubin_whole_program, "hook 8 not installed"
 
     def ws(out):
         if cuda.threadIdx.x // 128 == 0:

@@ -131,6 +131,7 @@ def test_row_max_of_128_registers_is_fmnmx_and_four_shuffles():
                                        "out[cuda.threadIdx.x, 0] = m0\nout[cuda.threadIdx.x, 1] = m1"), SIG)
     control = inspect.compile(_kernel("acc = wgmma.load(tile, 0, 0, 128)\n"
                                       "out[cuda.threadIdx.x, 0] = acc[0]\nout[cuda.threadIdx.x, 1] = acc[127]"), SIG)
+    inspect.assemble_together([with_max, control])
     got, base = with_max.opcode_counts(), control.opcode_counts()
     assert got["FMNMX"] - base["FMNMX"] == 130
     assert got["SHFL.BFLY"] - base["SHFL.BFLY"] == 4
