@@ -27,40 +27,16 @@ __all__ = ["bind"]
 # -- the types --------------------------------------------------------------------------------
 
 @register_empty
-class PipelineType(mlir_types.Type):
+class PipelineType(numba_types.PipelineTypeBase, mlir_types.Type):
     """A pipeline configuration used as a constant (numba-cuda's ``PipelineType``'s twin)."""
 
-    def __init__(self, config):
-        self.config = config
-        super().__init__(name=f"Pipeline[{config!r}]")
 
-    @property
-    def key(self):
-        return self.config
-
-
-class RingType(mlir_types.Type):
+class RingType(numba_types.RingTypeBase, mlir_types.Type):
     """A pipeline bound to its barrier array: held as that array."""
 
-    def __init__(self, config, bars):
-        self.config, self.bars = config, bars
-        super().__init__(name=f"Ring[{config!r}, {bars}]")
 
-    @property
-    def key(self):
-        return self.config, self.bars
-
-
-class StateType(mlir_types.Type):
+class StateType(numba_types.StateTypeBase, mlir_types.Type):
     """``PipelineState[stages]``: ``(index, phase)``, two ``uint32``."""
-
-    def __init__(self, stages):
-        self.stages = stages
-        super().__init__(name=f"PipelineState[{stages}]")
-
-    @property
-    def key(self):
-        return self.stages
 
 
 register_like(RingType, "bars")

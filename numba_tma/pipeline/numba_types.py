@@ -17,9 +17,10 @@ from numba.cuda.cudaimpl import lower_constant
 from numba.cuda.extending import intrinsic, make_attribute_wrapper, models, register_model
 
 
-class PipelineType(types.Type):
+class PipelineTypeBase:
     """``Pipeline[TmaPipeline(stages=4, consumers=warps(4), ...)]``: a pipeline configuration used
-    as a constant in a kernel (its key is the configuration)."""
+    as a constant in a kernel (its key is the configuration); each host's type class mixes it with
+    that host's ``Type``."""
 
     def __init__(self, config):
         self.config = config
@@ -30,7 +31,7 @@ class PipelineType(types.Type):
         return self.config
 
 
-class RingType(types.Type):
+class RingTypeBase:
     """A pipeline bound to its barrier array in shared memory (``config.create(bars)``)."""
 
     def __init__(self, config, bars):
@@ -42,7 +43,7 @@ class RingType(types.Type):
         return self.config, self.bars
 
 
-class StateType(types.Type):
+class StateTypeBase:
     """``PipelineState[stages]``: ``(index, phase)``, two ``uint32``."""
 
     def __init__(self, stages):
@@ -52,6 +53,18 @@ class StateType(types.Type):
     @property
     def key(self):
         return self.stages
+
+
+class PipelineType(PipelineTypeBase, types.Type):
+    """numba-cuda's pipeline configuration type."""
+
+
+class RingType(RingTypeBase, types.Type):
+    """numba-cuda's ring type."""
+
+
+class StateType(StateTypeBase, types.Type):
+    """numba-cuda's state type."""
 
 
 pipeline_type = functools.lru_cache(maxsize=None)(PipelineType)
