@@ -100,25 +100,64 @@ def pytest_collection_modifyitems(config, items):
 _HALVES = pytest.StashKey()
 
 
-# One child per process, kept for the whole session: it imports numba (under the simulator) once,
-# and runs each module's simulator halves when asked, through pytest.main.  Its requests come on
-# stdin, a JSON line each ({"report": path, "nodeids": [...]}); it answers "done" on a pipe of its
-# own (its stdout and stderr go to a log), so pytest's output never mixes with the protocol.
+# One child per process, kept for the whole session: it imports numba (under the simulator) and
+# numba_tma once, and answers two kinds of request, a JSON line each on its stdin: a module's
+# simulator halves ({"report": path, "nodeids": [...], "cwd": the rootdir}), run through pytest.main,
+# answered "done"; and a script ({"script", "out", "err", "cwd", "timeout"}: :func:`run_script`), run
+# in a process forked from it as ``python script`` would run it, answered with its exit code or
+# "timeout" (it was killed).  Answers come on a pipe of its own (its stdout and stderr go to a
+# log), so pytest's output never mixes with the protocol.
 _SERVE = """
-import json, os, sys
+import json, os, runpy, signal, sys, time, traceback
 import pytest
+import numba.cuda, numba_tma
 answers = os.fdopen(int(sys.argv[1]), "w")
+
+
+def run_script(script, out, err, cwd, timeout):
+    sys.stdout.flush()
+    sys.stderr.flush()          # (nothing of the log may reach the script's files)
+    pid = os.fork()
+    if pid == 0:   # the script, as `python script` runs it; SystemExit ends this process, not the loop
+        for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out, os.O_WRONLY | os.O_CREAT),
+                                (2, err, os.O_WRONLY | os.O_CREAT)):
+            os.dup2(os.open(path, flags), fd)
+        os.chdir(cwd)
+        sys.argv, sys.path[0] = [script], os.path.dirname(script)
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except Exception:
+            traceback.print_exc()
+            sys.exit(1)
+        sys.exit(0)
+    deadline = time.monotonic() + timeout
+    while not (done := os.waitpid(pid, os.WNOHANG))[0] and time.monotonic() < deadline:
+        time.sleep(0.005)
+    if not done[0]:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return "timeout"
+    return str(os.waitstatus_to_exitcode(done[1]))
+
+
 for line in sys.stdin:
     request = json.loads(line)
-    pytest.main(["-q", "-rs", "-p", "no:cacheprovider", "--junitxml=" + request["report"], *request["nodeids"]])
-    answers.write("done\\n")
+    if "script" in request:
+        answer = run_script(**request)
+    else:
+        os.chdir(request["cwd"])
+        pytest.main(["-q", "-rs", "-p", "no:cacheprovider", "--junitxml=" + request["report"], *request["nodeids"]])
+        answer = "done"
+    answers.write(answer + "\\n")
     answers.flush()
 """
 _CHILD: dict = {}          # "child": the Popen, "answers": its pipe, "log": its output
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # where this numba_tma is
 
 
-def _child(config):
-    """The session's simulator child, started at the first need (None if it could not start)."""
+def _child():
+    """The session's simulator child, started at the first need; it imports the numba_tma this
+    process has."""
     child = _CHILD.get("child")
     if child is not None and child.poll() is None:
         return child
@@ -126,25 +165,44 @@ def _child(config):
 
     read, write = os.pipe()
     log = tempfile.TemporaryFile(mode="w+")
+    path = os.pathsep.join([_PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])
     child = subprocess.Popen([sys.executable, "-c", _SERVE, str(write)], stdin=subprocess.PIPE, stdout=log,
-                             stderr=subprocess.STDOUT, cwd=str(config.rootpath), text=True, pass_fds=(write,),
-                             env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))
+                             stderr=subprocess.STDOUT, text=True, pass_fds=(write,),
+                             env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=path))
     os.close(write)
     _CHILD.update(child=child, answers=os.fdopen(read), log=log)
     return child
 
 
-def _ask_child(config, nodeids, report) -> bool:
-    """Whether the session's child ran ``nodeids`` (writing ``report``); False if it died."""
+def _ask_child(request) -> str:
+    """The session's child's answer to ``request``; "" if it died."""
     import json
 
-    child = _child(config)
+    child = _child()
     try:
-        child.stdin.write(json.dumps({"report": report, "nodeids": nodeids}) + "\n")
+        child.stdin.write(json.dumps(request) + "\n")
         child.stdin.flush()
-        return _CHILD["answers"].readline() == "done\n"
+        return _CHILD["answers"].readline().strip()
     except (BrokenPipeError, OSError):
-        return False
+        return ""
+
+
+def run_script(script, timeout=300, cwd=None) -> tuple:
+    """``(exit code, stdout, stderr)`` of ``python script`` under the simulator, run from ``cwd``
+    (by default this process's) in a process forked from the session's child (no interpreter start,
+    numba already imported); ``subprocess.TimeoutExpired`` past ``timeout`` seconds."""
+    import pathlib
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        out, err = pathlib.Path(folder) / "stdout", pathlib.Path(folder) / "stderr"
+        answer = _ask_child({"script": str(script), "out": str(out), "err": str(err), "cwd": str(cwd or os.getcwd()),
+                             "timeout": timeout})
+        if answer == "timeout":
+            raise subprocess.TimeoutExpired([sys.executable, str(script)], timeout)
+        if not answer:
+            raise RuntimeError(f"the simulator's child process died running {script}:\n{_child_log_tail()}")
+        return int(answer), out.read_text(), err.read_text()
 
 
 def _child_log_tail() -> str:
@@ -173,7 +231,8 @@ def _run_children(config, path, items):
 
     with tempfile.TemporaryDirectory() as folder:
         report = os.path.join(folder, "report.xml")
-        answered = _ask_child(config, [item.nodeid for item in items], report)
+        answered = _ask_child({"report": report, "nodeids": [item.nodeid for item in items],
+                               "cwd": str(config.rootpath)}) == "done"
         outcomes = {}
         if answered and os.path.exists(report):
             for case in ElementTree.parse(report).iter("testcase"):

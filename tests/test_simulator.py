@@ -1,18 +1,14 @@
 """numba_tma kernels under numba-cuda's CUDA simulator (no GPU): each case runs in a process of its
-own with ``NUMBA_ENABLE_CUDASIM=1`` (numba reads it at import; ``run_simulated``) and prints what
+own with ``NUMBA_ENABLE_CUDASIM=1`` (numba reads it at import; ``numba_tma.pytest_plugin.run_script``) and prints what
 it checked."""
 
-import atexit
-import os
 import pathlib
-import subprocess
-import sys
 import tempfile
 import textwrap
 
 import pytest
 
-ROOT = pathlib.Path(__file__).parents[1]
+from numba_tma.pytest_plugin import run_script
 
 PRELUDE = """
 import numpy as np, numba
@@ -23,85 +19,13 @@ assert numba_tma.SIMULATOR
 """
 
 
-# Each case runs in a process of its own, forked from a server that has imported numba under the
-# simulator and numba_tma once (a fresh interpreter spends ~0.6 s on that).  A request is a line
-# (the script, the files for its stdout and stderr, the working directory, the timeout, joined by
-# NUL); the answer, on a pipe of its own, is the exit code or "timeout" (the case was killed).
-_SERVE = """
-import os, runpy, signal, sys, time, traceback
-import numba.cuda, numba_tma
-answers = os.fdopen(int(sys.argv[1]), "w")
-for line in sys.stdin:
-    script, out, err, cwd, timeout = line.rstrip("\\n").split("\\0")
-    pid = os.fork()
-    if pid == 0:   # the case, as `python script` would run it; SystemExit ends this process, not the loop
-        for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out, os.O_WRONLY | os.O_CREAT),
-                                (2, err, os.O_WRONLY | os.O_CREAT)):
-            os.dup2(os.open(path, flags), fd)
-        os.chdir(cwd)
-        sys.argv, sys.path[0] = [script], os.path.dirname(script)
-        try:
-            runpy.run_path(script, run_name="__main__")
-        except Exception:
-            traceback.print_exc()
-            sys.exit(1)
-        sys.exit(0)
-    deadline = time.monotonic() + float(timeout)
-    while not (done := os.waitpid(pid, os.WNOHANG))[0] and time.monotonic() < deadline:
-        time.sleep(0.005)
-    if not done[0]:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    answers.write(f"{os.waitstatus_to_exitcode(done[1])}\\n" if done[0] else "timeout\\n")
-    answers.flush()
-"""
-_SERVER: dict = {}   # "process": the server, "answers": its pipe
-
-
-def _server():
-    process = _SERVER.get("process")
-    if process is None or process.poll() is not None:
-        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-                   PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-        read, write = os.pipe()
-        process = subprocess.Popen([sys.executable, "-c", _SERVE, str(write)], stdin=subprocess.PIPE, text=True,
-                                   env=env, pass_fds=(write,))
-        os.close(write)
-        _SERVER.update(process=process, answers=os.fdopen(read))
-    return process, _SERVER["answers"]
-
-
-@atexit.register
-def _stop_server():
-    process = _SERVER.get("process")
-    if process is not None and process.poll() is None:
-        process.stdin.close()
-        process.wait(timeout=60)
-
-
-def run_simulated(script, timeout=300, cwd=None):
-    """``(exit code, stdout, stderr)`` of ``python script`` under the simulator (from ``cwd``, by
-    default this process's), forked from the server; ``subprocess.TimeoutExpired`` past ``timeout``."""
-    with tempfile.TemporaryDirectory() as folder:
-        out, err = pathlib.Path(folder) / "stdout", pathlib.Path(folder) / "stderr"
-        process, answers = _server()
-        process.stdin.write("\0".join(map(str, [script, out, err, cwd or os.getcwd(), timeout])) + "\n")
-        process.stdin.flush()
-        answer = answers.readline().strip()
-        if answer == "timeout":
-            raise subprocess.TimeoutExpired([sys.executable, str(script)], timeout)
-        if not answer:
-            raise RuntimeError(f"the simulator's server died running {script}")
-        return int(answer), out.read_text(), err.read_text()
-
-
 def simulate(body, timeout=300, setup=""):
     """Run ``setup`` and ``body`` under the simulator; return the stdout (stderr on failure, in the
     assertion)."""
     with tempfile.TemporaryDirectory() as folder:        # a file, so messages can quote its source lines
         script = pathlib.Path(folder) / "kernel.py"
         script.write_text(PRELUDE + setup + textwrap.dedent(body))
-        code, stdout, stderr = run_simulated(script, timeout)
+        code, stdout, stderr = run_script(script, timeout)
     assert code == 0, stderr[-3000:]
     return stdout
 

@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from test_simulator import run_simulated
+from numba_tma.pytest_plugin import run_script
 
 ROOT = pathlib.Path(__file__).parents[1]
 EXAMPLES = sorted(p.name for p in (ROOT / "examples").glob("*.py") if not p.name.startswith(("_", "amd_")))
@@ -17,7 +17,7 @@ def test_every_example_is_listed():
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_example_runs_simulated(example):
-    code, stdout, stderr = run_simulated(ROOT / "examples" / example, timeout=300, cwd=ROOT)
+    code, stdout, stderr = run_script(ROOT / "examples" / example, timeout=300, cwd=ROOT)
     assert code == 0, stdout[-2000:] + stderr[-3000:]
     lines = stdout.splitlines()
     assert lines[0].startswith("simulated on the CPU"), lines[:2]
