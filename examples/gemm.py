@@ -91,6 +91,11 @@ def work_unit(u, n_tiles, k_tiles, splits):
     return u - s * n_tiles, lo, hi - lo
 
 
+def tile_k_n(kind):
+    """(K step, output tile columns) of ``kind``'s kernel."""
+    return 128 // KINDS[kind][0], KINDS[kind][3]
+
+
 def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
     """The kernel, its shared-memory plan and K step for inputs of ``kind`` ("bf16" or "e4m3").
     ``pair``: clusters of 2 blocks computing vertically adjacent tiles, which share their B tile:
@@ -100,22 +105,22 @@ def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
     the kernel's ``splits`` argument: work units (tile, split) (``work_unit``) each accumulate
     their share of K and add it, rounded to bf16, into C with TMA reduce-add (C zeroed before).
     ``stages``: the ring's depth (see STAGES)."""
-    size, element, mma_dtype, BN, promote = KINDS[kind]
-    bk = 128 // size
+    _, element, mma_dtype, _, promote = KINDS[kind]
+    bk, BN = tile_k_n(kind)
     stage_bytes = (BM + BN) * 128
     regs = BN // 2                                  # a consumer's fragment of 64 x BN
     n_boxes = BN // 64                              # 64-column boxes of C a consumer stores per tile
-    whole = stages * stage_bytes + 2 * n_boxes * 8192 + 1024 <= SHARED_BYTES   # C's whole tile staged at once
-    staged = n_boxes if whole else 2                # a consumer's staging boxes (64 x 64 bf16)
-    rounds, first_boxes, last_boxes = (1, n_boxes, 1) if whole else (2, 2, n_boxes - 2)   # the epilogue's
     b_boxes = BN // 64 if b_kn else 2               # B boxes per stage: (bk, 64) given K x N, (128, bk) given N x K
     mine = b_boxes // 2 if pair else b_boxes        # the boxes of B each block loads
     ring_config = pipeline.TmaPipeline(stages, consumers=pipeline.warpgroups(2), cluster=pair, reads="wgmma")
+    whole = stages * stage_bytes + 2 * n_boxes * 8192 + 1024 <= SHARED_BYTES   # C's whole tile staged at once
+    staged = n_boxes if whole else 2                # a consumer's staging boxes (64 x 64 bf16)
     plan = (SharedMemoryPlan()
             .array("a", (stages, BM, bk), element, swizzle="128B")
             .array("b", (b_boxes * stages,) + ((bk, 64) if b_kn else (BN // 2, bk)), element, swizzle="128B")
             .array("c", (2 * staged, 64, 64), numba.uint16, swizzle="128B")
             .pipeline("ring", ring_config))
+    rounds, first_boxes, last_boxes = (1, n_boxes, 1) if whole else (2, 2, n_boxes - 2)   # the epilogue's
     carve = plan.carver()
     blocks_per_tile_row = 2 if pair else 1
 
@@ -249,11 +254,6 @@ def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
 GEMMS = {(kind, pair, b_kn, split, stages): make_gemm(kind, pair, b_kn, split, stages)
          for kind in KINDS for pair in (False, True) for b_kn in ((False, True) if kind == "bf16" else (False,))
          for split in ((False,) if pair else (False, True)) for stages in STAGES[kind]}
-
-
-def tile_k_n(kind):
-    """(K step, output tile columns) of ``kind``'s kernel."""
-    return 128 // KINDS[kind][0], KINDS[kind][3]
 
 
 def stages_for(kind, k):
