@@ -85,15 +85,14 @@ stages = {
     "b.__cuda_array_interface__": lambda: b.__cuda_array_interface__,
     "desc._address_of(b)": lambda: desc._address_of(b),
     "desc.retarget(b)": lambda: desc.retarget(b),
-    "by_value.repoint(twin), launched": lambda: (by_value.repoint(desc.value, desc), bl.with_map[1, 32](desc, out)),
+    "by_value.argument(desc, 0)": lambda: by_value.argument(desc, 0),
     "desc.retarget(b), launched": lambda: bl.with_map[1, 32](desc.retarget(b), out),
     "desc.with_array(b)": lambda: desc.with_array(b),
-    "desc.with_array(b).value": lambda: desc.with_array(b).value,
     "desc.with_array(b), launched": lambda: bl.with_map[1, 32](desc.with_array(b), out),
     "TensorMap.tiled(b, BOX)": lambda: TensorMap.tiled(b, bl.BOX),
     "  + ._numba_type_": lambda: TensorMap.tiled(b, bl.BOX)._numba_type_,
     "  + dispatcher typeof_pyval": lambda: bl.with_map.typeof_pyval(TensorMap.tiled(b, bl.BOX)),
-    "  + .value (its twin)": lambda: TensorMap.tiled(b, bl.BOX).value,
+    "  + by_value.argument (its twin)": lambda: by_value.argument(TensorMap.tiled(b, bl.BOX), 0),
     "  + launched": lambda: bl.with_map[1, 32](TensorMap.tiled(b, bl.BOX), out),
 }
 for fn in stages.values():

@@ -205,16 +205,12 @@ class LaunchGraph:
         _check_driver(err, "cuStreamCreate")
         self._finalizer = weakref.finalize(self, driver.cuStreamDestroy, handle)
         capture = Stream.from_handle(int(handle))
-        launches = []
-        for node in self.nodes:                # the arguments as they are now
-            overload, cufunc, config = node._overload
-            kernelargs, _ = prepared_args(overload, node.args, 0)
-            launches.append((config, cufunc.kernel, kernelargs))
         builder = capture.create_graph_builder()
         builder.begin_building("relaxed")
         try:
-            for config, kernel, kernelargs in launches:
-                core_launch(builder, config, kernel, *kernelargs)
+            for node in self.nodes:            # the arguments as they are now, each prepared right before its
+                overload, cufunc, config = node._overload    # launch (a by-value map's twin is reused after it)
+                core_launch(builder, config, cufunc.kernel, *prepared_args(overload, node.args, 0)[0])
         finally:
             builder.end_building()
         definition = builder.graph_definition

@@ -12,7 +12,8 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    numba-cuda's ``kernel_fixup`` calls for kernel entry points only.
 2. **Launching a by-value argument.**  numba-cuda's launcher (``_Kernel._prepare_args``) knows no
    128-byte by-value argument; the hook lets a registered Numba type supply the object cuda.core's
-   parameter packer passes by value (:func:`register_by_value`).
+   parameter packer passes by value (:func:`register_by_value`), given the argument's position
+   among the launch's kernel parameters.
 3. **The compilation target of kernels and device functions.**  numba-cuda compiles a JIT kernel
    for ``get_current_device().compute_capability`` (``(9, 0)``) while its code generator later
    targets ``sm_90a``, and compiles device functions for the current device even inside a kernel
@@ -56,6 +57,10 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    (:func:`uses_setmaxnreg`) has the instruction that way, and refuses the cubin where ptxas still
    dropped it (:func:`refuse_ignored_setmaxnreg`); :func:`kernel_codes` gives such a kernel's codes as
    LTO-IR for :mod:`numba_tma.inspect`.  Other kernels link as before.
+9. **A numba-cuda device array's interface, cheaply** (:func:`device_array_view`).  ``DeviceNDArray.
+   __cuda_array_interface__`` builds a dictionary and tests contiguity on every call (~1 us on the
+   GPU host); ``TensorMap.tiled`` / ``with_array`` on an array seen before read the same facts from
+   the attributes that property reads (``dtype``, ``shape``, ``strides``, ``gpu_data``).
 """
 
 from __future__ import annotations
@@ -108,11 +113,12 @@ def _set_cuda_kernel_with_grid_constants(function):
 
 # -- 2. by-value launch arguments -----------------------------------------------------------------
 
-_BY_VALUE = {}   # Numba type class -> function(python value) -> object cuda.core passes by value
+_BY_VALUE = {}   # Numba type class -> function(python value, position) -> object cuda.core passes by value
 
 
 def register_by_value(type_class, to_argument) -> None:
-    """Launch arguments typed as ``type_class`` are passed as ``to_argument(value)``."""
+    """Launch arguments typed as ``type_class`` are passed as ``to_argument(value, position)``,
+    ``position`` the index of the kernel parameter it becomes (the launch's parameters so far)."""
     _BY_VALUE[type_class] = to_argument
 
 
@@ -123,7 +129,7 @@ def _prepare_args_by_value(self, ty, val, stream, retr, kernelargs):
     to_argument = _BY_VALUE.get(type(ty))
     if to_argument is None:
         return _prepare_args(self, ty, val, stream, retr, kernelargs)
-    kernelargs.append(to_argument(val))
+    kernelargs.append(to_argument(val, len(kernelargs)))
 
 
 # -- 3. the compilation target ---------------------------------------------------------------------
@@ -494,3 +500,22 @@ def _get_cubin_whole_program(self, cc=None):
     cubin = _get_cubin(self, cc)
     refuse_ignored_setmaxnreg(self.get_linkerinfo(self._ensure_cc(cc)))
     return cubin
+
+
+# -- 9. a numba-cuda device array's interface, read from its attributes ------------------------------
+
+if not SIMULATED:
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray as _DeviceNDArray
+
+
+def device_array_view(array):
+    """``(typestr, shape, byte strides, data pointer)`` of a numba-cuda device array (exactly a
+    ``DeviceNDArray``), what its ``__cuda_array_interface__`` says (strides given even where it says
+    None), read from the attributes that property reads; None for any other object."""
+    if SIMULATED or type(array) is not _DeviceNDArray:
+        return None
+    try:
+        address = int(array.gpu_data.device_pointer)
+    except AttributeError:   # as the property: no device memory behind it
+        address = 0
+    return array.dtype.str, array.shape, array.strides, address

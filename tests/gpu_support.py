@@ -75,19 +75,20 @@ if not SIMULATOR:    # the descriptor echo is a compiled intrinsic (tests run un
             out[i] = read_word(desc, i)
 
     class _AsLaunched:
-        """A kernel argument passing ``descriptor`` (a cuda.core TensorMapDescriptor) by value, typed as
-        one fixed map type: the echo kernel reads raw bytes, so one compiled kernel serves every map."""
+        """A kernel argument passing a map's 128 ``bytes`` by value as numba's launcher passes any
+        map, typed as one fixed map type: the echo kernel reads raw bytes, so one compiled kernel
+        serves every map."""
 
         _numba_type_ = TensorMap.numba_type("uint8", (16,))
 
-        def __init__(self, descriptor):
-            self.value = descriptor
+        def __init__(self, desc_bytes):
+            self.bytes = desc_bytes
 
-    def received_bytes(desc, descriptor=None):
-        """The 128 bytes a kernel receives when ``desc`` (or the by-value ``descriptor`` given) is
-        launched with numba's own syntax."""
+    def received_bytes(desc, one_kernel=False):
+        """The 128 bytes a kernel receives when ``desc`` is launched with numba's own syntax (with
+        ``one_kernel``, its bytes passed as one fixed map type: no compilation per layout)."""
         out = cuda.to_device(np.zeros(16, np.uint64))
-        read_param_kernel[1, 1](desc if descriptor is None else _AsLaunched(descriptor), out)
+        read_param_kernel[1, 1](_AsLaunched(desc.bytes) if one_kernel else desc, out)
         return out.copy_to_host().tobytes()
 
 

@@ -10,7 +10,10 @@ from numba import cuda
 
 from numba_tma import TensorMap, fence, mbarrier, tma
 
-from gpu_support import TILE_C, TILE_R, bounded_wait, received_bytes, tile_copy
+from gpu_support import SIMULATOR, TILE_C, TILE_R, bounded_wait, received_bytes, tile_copy
+
+if not SIMULATOR:
+    from gpu_support import read_word
 
 pytestmark = pytest.mark.gpu
 
@@ -31,28 +34,90 @@ def test_retarget_repoints_the_launched_descriptor():
     np.testing.assert_array_equal(tile_copy(desc, second.shape), second)
 
 
-def test_twins_are_repointed_in_place():
-    """cuda.core's descriptor object holds our 128 bytes where by_value found them, so re-pointing
-    writes 8 bytes instead of calling the driver (if this fails, cuda.core changed its layout and
-    re-pointing fell back to the driver's ~8 us)."""
+def test_launches_write_the_maps_bytes_in_place():
+    """cuda.core's descriptor object holds our 128 bytes where by_value found them, so a launch
+    copies the map's bytes into a kept twin instead of asking the driver for one (if this fails,
+    cuda.core changed its layout and every launch pays the driver's ~25 us)."""
     from numba_tma.descriptors import by_value
 
     host = np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
     desc = TensorMap.tiled(cuda.to_device(np.zeros_like(host)), (TILE_R, TILE_C))
-    desc.value                                             # a twin made by the driver: the search ran
-    assert by_value.fast_repoint(), "cuda.core's TensorMapDescriptor no longer holds the bytes in place"
+    np.testing.assert_array_equal(tile_copy(desc, host.shape), 0)     # a twin made by the driver: the search ran
+    assert by_value.in_place(), "cuda.core's TensorMapDescriptor no longer holds the bytes where they were found"
     desc.retarget(cuda.to_device(host))
     assert received_bytes(desc) == desc.bytes
     np.testing.assert_array_equal(tile_copy(desc, host.shape), host)
 
 
-def test_recycled_descriptors_are_repointed():
-    """A map's by-value descriptor returns to its layout's pool when the map dies and is re-pointed
-    for the next map of that layout: every launch still reads its own array."""
+def test_fresh_maps_each_launch_read_their_own_arrays():
+    """Every launch passes the bytes of the map it was given, however many maps came before."""
     arrays = [np.full((64, 128), k, np.float32) for k in range(6)]
     for host in arrays:   # each TensorMap dies at the end of its iteration
         np.testing.assert_array_equal(tile_copy(TensorMap.tiled(cuda.to_device(host), (TILE_R, TILE_C)),
                                                 host.shape), host)
+
+
+if not SIMULATOR:
+    @cuda.jit
+    def echo_three(first, words, second, third, out):
+        """The 16 words of three by-value maps (kernel parameters 0, after an array's, and last)."""
+        for i in range(16):
+            out[0, i] = read_word(first, i)
+            out[1, i] = read_word(second, i)
+            out[2, i] = read_word(third, i)
+        words[0] = 1
+
+
+def _three_maps(k):
+    """Three maps, two of one layout, over arrays made for round ``k``."""
+    first = TensorMap.tiled(cuda.to_device(np.full((64, 128), k, np.float32)), (TILE_R, TILE_C))
+    second = TensorMap.tiled(cuda.to_device(np.full((64, 128), -k, np.float32)), (TILE_R, TILE_C))
+    third = TensorMap.tiled(cuda.to_device(np.zeros((96, 256), np.float16)), (64, 64), swizzle="128B")
+    return first, second, third
+
+
+def _received(out):
+    return [bytes(row) for row in out.copy_to_host().view(np.uint8).reshape(3, 128)]
+
+
+def test_maps_of_one_layout_in_one_launch_each_arrive_whole():
+    """Several maps in one launch, two of one layout, each at its own parameter: the kernel receives
+    each one's bytes (a twin per parameter position, not per layout), through numba's launch, through
+    numba_tma.launch and from two threads launching at once (twins are per thread)."""
+    import threading
+
+    from numba_tma import launch
+
+    words = cuda.device_array(1, np.int32)
+    for k in range(3):
+        maps = _three_maps(k)
+        out = cuda.to_device(np.zeros((3, 16), np.uint64))
+        echo_three[1, 1](maps[0], words, maps[1], maps[2], out)
+        assert _received(out) == [m.bytes for m in maps]
+        out = cuda.to_device(np.zeros((3, 16), np.uint64))
+        launch(echo_three, 1, 1, maps[0], words, maps[1], maps[2], out, cluster=(1, 1, 1))
+        assert _received(out) == [m.bytes for m in maps]
+
+    failures = []
+
+    def worker(k):
+        stream = cuda.stream()
+        for _ in range(50):
+            maps = _three_maps(k)
+            out = cuda.to_device(np.zeros((3, 16), np.uint64), stream=stream)
+            echo_three[1, 1, stream](maps[0], words, maps[1], maps[2], out)
+            host = out.copy_to_host(stream=stream)
+            stream.synchronize()
+            got = [bytes(row) for row in host.view(np.uint8).reshape(3, 128)]
+            if got != [m.bytes for m in maps]:
+                failures.append(k)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in (10, 20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, f"a kernel received another launch's map in threads {sorted(set(failures))}"
 
 
 @pytest.mark.parametrize("form", ["by-value", "global"])

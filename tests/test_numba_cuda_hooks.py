@@ -215,3 +215,23 @@ def test_a_graph_node_is_re_pointed_with_the_launchers_own_two_halves():
 
     assert numba_cuda_hooks.argument_types(typed, (1, 2.0)) == (numba.int64, numba.float64) and not typed.overloads
     assert "zip(self.argument_types, args)" in pyinspect.getsource(numba_cuda_hooks._kernel_launch), CHANGED
+
+
+def test_a_device_arrays_view_says_what_its_interface_says():
+    """Hook 9 reads a ``DeviceNDArray``'s ``dtype``, ``shape``, ``strides`` and ``gpu_data`` instead of
+    building its ``__cuda_array_interface__``: for contiguous and strided arrays both must say the
+    same typestr, shape, strides (the interface's None: C-contiguous) and data pointer."""
+    import numpy as np
+    from numba.cuda.cudadrv import driver
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    memory = driver.MemoryPointer(context=None, pointer=driver.binding.CUdeviceptr(0x7F0000001000), size=1 << 16)
+    for shape, strides, dtype in [((16, 16), (64, 4), np.float32), ((16, 8), (64, 8), np.float32),
+                                  ((4, 8, 32), (512, 64, 2), np.float16)]:
+        array = DeviceNDArray(shape, strides, dtype, gpu_data=memory)
+        cai = array.__cuda_array_interface__
+        typestr, own_shape, own_strides, address = numba_cuda_hooks.device_array_view(array)
+        c_strides = tuple(int(np.prod(shape[i + 1:])) * np.dtype(dtype).itemsize for i in range(len(shape)))
+        assert (typestr, own_shape, address) == (cai["typestr"], cai["shape"], cai["data"][0]), CHANGED
+        assert own_strides == (cai["strides"] or c_strides), CHANGED
+    assert numba_cuda_hooks.device_array_view(np.zeros(4)) is None

@@ -1,35 +1,32 @@
 """The object numba's launcher passes for a by-value ``TensorMap``: a cuda.core ``TensorMapDescriptor``.
 
 cuda.core's parameter packer, which numba-cuda 0.30 launches through, takes a 128-byte by-value
-argument only as a ``cuda.core.TensorMapDescriptor``, and only the driver fills one.  So a
-``TensorMap`` launched with numba's own syntax carries a driver-made twin of its ``bytes`` (the GPU
-suite checks, for every map it builds, that the kernel receives exactly ``TensorMap.bytes``).
+argument only as a ``cuda.core.TensorMapDescriptor``, and only the driver fills one (~25 us).  The
+driver copies kernel parameters when a launch is made, so a descriptor is free again as soon as
+the launch call returns: each thread keeps one *twin* per kernel-argument position, made by the
+driver once, and every launch writes the map's 128 bytes into the twin of its position
+(:func:`argument`: one 128-byte copy, whatever the map; nothing per map, nothing when a map dies).
 
-Making a twin through the driver costs ~25 us.  Twins are therefore recycled per layout: when a
-``TensorMap`` is garbage-collected (its ``__del__``) its twin goes back to a pool, and the next map of the same layout
-re-points it (cuLaunchKernel copies parameters when it is called, so a twin is free again as soon
-as the launch returns).
-
-Re-pointing through cuda.core's ``replace_address`` costs ~8 us (a memory view, then the driver)
-to change 8 bytes we already know.  So the first twin the driver makes is searched for its own
-128 bytes (which equal ``TensorMap.bytes``): their offset inside cuda.core's object is where
-later re-pointing writes the new address directly.  If cuda.core ever stores them differently the
-search finds nothing and ``replace_address`` is used, and ``tests/test_gpu_tensor_map.py`` fails
-saying so.
+The first twin the driver makes is searched for its own 128 bytes (which equal
+``TensorMap.bytes``): their offset inside cuda.core's object is where later launches write.  If
+cuda.core ever stores them differently the search finds nothing and every launch gets a new twin
+from the driver (correct, ~25 us slower), and ``tests/test_gpu_tensor_map.py`` fails saying so.
+A holder that keeps prepared arguments past their launch (a graph's capture) prepares and launches
+one launch at a time.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 
 from .enums import TYPE_INFO
 from .errors import TensorMapError
 
-POOL_LIMIT = 64                   # twins kept per layout
-_POOLS: dict[bytes, list] = {}    # layout (descriptor bytes 8..127) -> free twins
 _UNSEARCHED = object()
 _offset = _UNSEARCHED             # where a twin keeps its 128 bytes (None: not found, use the driver)
+_SLOTS = threading.local()        # .twins: per argument position, (twin, a writable view of its 128 bytes)
 
 
 class _Pointer:
@@ -82,28 +79,34 @@ def _new(tmap):
         p["channels_per_pixel"], p["pixels_per_column"], element_strides=estrides, **options)
 
 
-def descriptor(tmap, pool):
-    """A cuda.core ``TensorMapDescriptor`` equal to ``tmap.bytes``: a recycled twin from ``pool``
-    (:func:`pool_of` the map's layout) re-pointed at ``tmap``'s address, else a new one from the
-    driver.  The map gives it back (:func:`release`) when it is collected."""
+def argument(tmap, position: int):
+    """The cuda.core descriptor to pass for ``tmap`` (a ``TensorMap``) as kernel argument
+    ``position`` of a launch made now by this thread: that position's twin, holding ``tmap.bytes``."""
     try:
-        twin = pool.pop()
-    except IndexError:
-        twin = _new(tmap)
-        if _offset is _UNSEARCHED:
-            _find_offset(twin, tmap.bytes)
-    else:
-        repoint(twin, tmap)
+        twin, view = _SLOTS.twins[position]
+    except (AttributeError, IndexError, TypeError):   # no twins yet, or none at this position
+        made = _slot(tmap, position)
+        if made is None:
+            return _new(tmap)
+        twin, view = made
+    view[:] = tmap.bytes
     return twin
 
 
-def pool_of(tmap) -> list:
-    """The free twins of ``tmap``'s layout."""
-    layout = tmap.bytes[8:]
-    pool = _POOLS.get(layout)
-    if pool is None:
-        pool = _POOLS[layout] = []
-    return pool
+def _slot(tmap, position: int):
+    """A new twin for ``position`` (made by the driver from ``tmap``) with its byte view, or None
+    where the twins' bytes could not be found (then each launch gets a new twin)."""
+    twin = _new(tmap)
+    if _offset is _UNSEARCHED:
+        _find_offset(twin, tmap.bytes)
+    if _offset is None:
+        return None
+    twins = getattr(_SLOTS, "twins", None)
+    if twins is None:
+        twins = _SLOTS.twins = []
+    twins.extend([None] * (position + 1 - len(twins)))
+    twins[position] = made = twin, memoryview((ctypes.c_char * 128).from_address(id(twin) + _offset)).cast("B")
+    return made
 
 
 def _find_offset(twin, expected: bytes) -> None:
@@ -115,22 +118,7 @@ def _find_offset(twin, expected: bytes) -> None:
     _offset = raw.find(expected) if raw.count(expected) == 1 else None
 
 
-def fast_repoint() -> bool:
-    """Whether twins are re-pointed by writing their address bytes (True once the first twin
-    was found to hold our bytes), rather than through the driver."""
+def in_place() -> bool:
+    """Whether launches write the map's bytes into a kept twin (True once the first twin was found
+    to hold our bytes), rather than getting a new twin from the driver."""
     return isinstance(_offset, int)
-
-
-def repoint(twin, tmap) -> None:
-    """Give ``twin`` the address of ``tmap``: its bytes 0-7 written in place, or
-    ``cuTensorMapReplaceAddress`` through cuda.core (before the first search, or if it failed)."""
-    if isinstance(_offset, int):
-        ctypes.memmove(id(twin) + _offset, tmap.bytes, 8)
-    else:
-        twin.replace_address(_pointer(tmap))
-
-
-def release(pool, twin) -> None:
-    """``twin`` free again (its map was collected; the launches that took it have copied it)."""
-    if len(pool) < POOL_LIMIT:
-        pool.append(twin)

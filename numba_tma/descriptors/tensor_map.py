@@ -7,10 +7,10 @@
 ``bytes`` are encoded by numba_tma's pure-Python encoder (byte-identical to the driver, see
 ``docs/descriptors.md``); a layout (everything but the address) is encoded once per process and
 later maps only splice in the address.  Passing the map by value goes through numba-cuda's
-launcher, which only takes a ``cuda.core.TensorMapDescriptor``: :attr:`TensorMap.value` builds one
-(once per map, through the driver) from the same parameters; a GPU test checks that the bytes the
-kernel receives equal ``bytes``.  ``to_device()`` gives the global-memory form, which carries
-``bytes`` themselves.
+launcher, which only takes a ``cuda.core.TensorMapDescriptor``: each launch copies ``bytes`` into
+a kept one (:mod:`numba_tma.descriptors.by_value`); a GPU test checks that the bytes the kernel
+receives equal ``bytes``.  ``to_device()`` gives the global-memory form, which carries ``bytes``
+themselves.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import re
 import sys
 
 from .. import numba_cuda_hooks
-from . import by_value
 from .decode import decode
 from .edge import array_dimension, store_overrun
 from .encode import encode_im2col, encode_tiled
@@ -94,32 +93,39 @@ def _array_view(array):
 
 
 def _interface(array):
-    """``array``'s ``__cuda_array_interface__`` where it alone describes the array (not under the
-    simulator; not a PyTorch tensor, read directly: see :func:`_array_view`); else None."""
+    """``(typestr, shape, strides, data pointer)`` as ``array``'s ``__cuda_array_interface__`` gives
+    them (``strides`` may be None), where the interface alone describes the array (not under the
+    simulator; not a PyTorch tensor, read directly: see :func:`_array_view`); else None.  A
+    numba-cuda device array is read from its attributes (its property builds the dictionary and
+    tests contiguity on every call), its strides always given."""
     if numba_cuda_hooks.SIMULATED:
         return None
+    own = numba_cuda_hooks.device_array_view(array)
+    if own is not None:
+        return own
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(array, torch.Tensor):
         return None
-    return getattr(array, "__cuda_array_interface__", None)
+    cai = getattr(array, "__cuda_array_interface__", None)
+    return None if cai is None else (cai["typestr"], cai["shape"], cai.get("strides"), cai["data"][0])
 
 
-def _signature(array, cai) -> tuple:
+def _signature(array, view) -> tuple:
     """What an array's interface says but its address: the key of an interface seen before."""
-    return type(array), cai["shape"], cai["typestr"], cai.get("strides")
+    return type(array), view[1], view[0], view[2]
 
 
-def _seen_address(cai, align):
+def _seen_address(view, align):
     """The data pointer of an interface seen before, if it keeps the encoders' address rule (else
     None: the full checks decide)."""
-    address = cai["data"][0]
+    address = view[3]
     return address if type(address) is int and 0 < address < MAX_ADDRESS and not address % align else None
 
 
-def _named_by_typestr(cai, name) -> bool:
+def _named_by_typestr(view, name) -> bool:
     """Whether the interface's typestr alone gives the array's dtype ``name`` (not bfloat16 told by
     a dtype, see :func:`_array_view`): then the interface decides what the checks decide."""
-    return _typestr(cai["typestr"])[0] == name
+    return _typestr(view[0])[0] == name
 
 
 @functools.lru_cache(maxsize=1024)
@@ -293,14 +299,14 @@ class _Layout:
     address, then ``tail``) and this."""
 
     __slots__ = ("params", "tail", "dtype", "rank", "box", "mode", "args", "allow_store_overrun", "align",
-                 "numba_type", "pool", "seen", "own")
+                 "numba_type", "seen", "own")
 
     def __init__(self, params, encoded, dtype, rank, box, mode, args, allow_store_overrun):
         self.params, self.tail = params, encoded[8:]   # bytes 8-127 (0-7: the address)
         self.dtype, self.rank, self.box, self.mode, self.args = dtype, rank, box, mode, args
         self.allow_store_overrun = allow_store_overrun
         self.align = address_alignment(params["interleave"])
-        self.numba_type = self.pool = None   # the Numba type and by-value twins' pool, once asked
+        self.numba_type = None   # the Numba type, once asked
         self.seen = None    # _signature of an array with_array / retarget accepted
         self.own = None     # (shape, outer strides, dtype name) arrays must match, once asked
 
@@ -340,10 +346,7 @@ class TensorMap:
     The source array is kept alive as long as the map.
     """
 
-    # per map, set once needed (class defaults: a fresh map sets only its array, bytes and layout)
-    _value = None      # the by-value twin (value)
-    _pool = None       # where the twin goes back when this map is collected
-    _device = None     # to_device()'s array
+    _device = None     # to_device()'s array, once asked (a fresh map sets only its array, bytes and layout)
 
     @classmethod
     def _over(cls, array, address, layout: _Layout) -> "TensorMap":
@@ -385,7 +388,7 @@ class TensorMap:
         """
         cai = _interface(array)
         if cai is not None:       # an interface seen before answers alone (every map from it was checked)
-            by_interface = (type(array), cai["typestr"], cai["shape"], cai.get("strides"), box, element_strides,
+            by_interface = (type(array), cai[0], cai[1], cai[2], box, element_strides,
                             swizzle, l2_promotion, oob_fill, interleave, data_type, allow_store_overrun)
             try:
                 seen = _TILED_BY_INTERFACE.get(by_interface)
@@ -517,8 +520,7 @@ class TensorMap:
 
     def with_array(self, array) -> "TensorMap":
         """A new map like this one over another array of identical shape, strides and dtype:
-        ``bytes`` get the new address spliced in (no validation or layout work); its by-value
-        descriptor is a recycled one of the same layout, re-pointed (or a new one)."""
+        ``bytes`` get the new address spliced in (no validation or layout work)."""
         return TensorMap._over(array, self._address_of(array), self._layout)
 
     def retarget(self, array) -> "TensorMap":
@@ -534,8 +536,6 @@ class TensorMap:
         self.bytes = self._address_of(array).to_bytes(8, "little") + self._layout.tail
         self._array, self._device = array, None
         self.__dict__.pop("fields", None)
-        if self._value is not None:
-            by_value.repoint(self._value, self)
         return self
 
     # -- kernel arguments ----------------------------------------------------------------------
@@ -571,22 +571,6 @@ class TensorMap:
                 found = _KERNEL_TYPES[key] = kernel_type(self.layout)
             layout.numba_type = found
         return found
-
-    @property
-    def value(self):
-        """The by-value kernel argument numba-cuda's launcher passes on: a cuda.core descriptor equal
-        to :attr:`bytes` (made once per map; see :mod:`numba_tma.descriptors.by_value`)."""
-        if self._value is None:
-            pool = self._layout.pool
-            if pool is None:
-                pool = self._layout.pool = by_value.pool_of(self)
-            self._value, self._pool = by_value.descriptor(self, pool), pool
-        return self._value
-
-    def __del__(self):
-        # the twin back to its layout's pool (cheaper than a weakref.finalize per map)
-        if self._pool is not None:
-            by_value.release(self._pool, self._value)
 
     def driver_bytes(self) -> bytes:
         """The same map encoded by the CUDA driver (``cuTensorMapEncode*`` through cuda.bindings;

@@ -14,7 +14,6 @@ the dtype, the element width in bits, rank, box, mode, swizzle and the bytes one
 """
 
 import functools
-import operator
 
 from llvmlite import ir
 from numba.cuda import types
@@ -26,6 +25,7 @@ from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.models import register_model
 from numba.cuda.typing.templates import AttributeTemplate
 
+from ..descriptors import by_value
 from ..descriptors.enums import SWIZZLE_BYTES
 from ..descriptors.tile_layout import TileLayout, register_kernel_type
 from ..numba_cuda_hooks import register_by_value, request_grid_constant
@@ -168,4 +168,4 @@ class TensorMapModel(PrimitiveModel):
         return value
 
 
-register_by_value(TensorMapType, operator.attrgetter("value"))   # C-level: no Python frame per launch
+register_by_value(TensorMapType, by_value.argument)
