@@ -288,7 +288,7 @@ def _shown_dtype(name, params):
 
 _TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked _Layout (validated once)
 _TILED_BY_INTERFACE: dict = {}   # (array type, typestr, shape, strides, the other arguments) -> (_TILED's
-#                                  _Layout, the items after the shape last checked): the arguments of a map
+#                                  _Layout, the items from the shape on, as last checked): the arguments of a map
 #                                  made and checked before
 _KERNEL_TYPES: dict = {}   # a map's bytes 8-127, dtype, rank, box, mode, allow_store_overrun -> its Numba type
 
@@ -394,17 +394,20 @@ class TensorMap:
                 seen = _TILED_BY_INTERFACE.get(by_interface)
             except TypeError:     # an unhashable item (a list): the full checks decide
                 seen = cai = None
-            # equal to a checked key, and of its kinds: a str typestr, a shape of ints, the other items the
-            # objects last checked (a call site's constants; a shape and a typestr are often new) or plain
-            if seen is not None and type(by_interface[1]) is str:
-                layout, objects = seen
-                exact = all(map(operator.is_, by_interface[3:], objects)) and _int_tuple(by_interface[2])
+            # equal to a checked key, and of its kinds: a str typestr, the other items the objects last
+            # checked (a call site's constants, an array's own shape; a typestr is often new), a shape of
+            # ints, or all plain
+            if seen is not None and type(cai[0]) is str:
+                layout, o = seen
+                exact = o[1] is cai[2] and o[2] is box and o[3] is element_strides and o[4] is swizzle and \
+                    o[5] is l2_promotion and o[6] is oob_fill and o[7] is interleave and o[8] is data_type and \
+                    o[9] is allow_store_overrun and (o[0] is cai[1] or _int_tuple(cai[1]))
                 if not exact and _plain_key(by_interface[2:]):
                     exact = True
-                    _TILED_BY_INTERFACE[by_interface] = layout, by_interface[3:]   # this call's objects next
+                    _TILED_BY_INTERFACE[by_interface] = layout, by_interface[2:]   # this call's objects next
                 if exact:
-                    address = _seen_address(cai, layout.align)
-                    if address is not None:
+                    address = cai[3]
+                    if type(address) is int and 0 < address < MAX_ADDRESS and not address % layout.align:
                         return cls._over(array, address, layout)
         address, shape, strides, name, itemsize = _array_view(array)
         key = (name, shape, strides, box, element_strides, swizzle, l2_promotion, oob_fill, interleave, data_type,
@@ -426,7 +429,7 @@ class TensorMap:
                 _named_by_typestr(cai, name):
             if len(_TILED_BY_INTERFACE) >= 1024:
                 _TILED_BY_INTERFACE.clear()
-            _TILED_BY_INTERFACE[by_interface] = layout, by_interface[3:]
+            _TILED_BY_INTERFACE[by_interface] = layout, by_interface[2:]
         return cls._over(array, address, layout)
 
     @classmethod
