@@ -36,10 +36,9 @@ from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator w
 
 import numba
 import numpy as np
-from numba import cuda
+from _host import MLIR, at, carver, cluster, cuda, fence, jit, kernel_map, launch, sync, tma, types, wgmma  # NUMBA_TMA_HOST
 
-import numba_tma
-from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline, sync, tma, wgmma
+from numba_tma import SharedMemoryPlan, TensorMap, pipeline
 from numba_tma.testing import gpu_seconds
 
 BM = 128                             # output tile rows: two consumer warpgroups of 64
@@ -64,30 +63,30 @@ THREADS = 384                        # 3 warpgroups: the producer's, two consume
 KINDS = {"bf16": (2, numba.uint16, "bf16", 256, False), "e4m3": (1, numba.uint8, "e4m3", 192, True)}
 
 
-@cuda.jit(device=True, inline=True)
+@jit(device=True, inline=True)
 def tile_of(t, tiles_m, tiles_n):
     """Output tile ``t`` as (tile row, tile column), GROUP_M tile rows at a time.  In 32-bit
     unsigned arithmetic: a 64-bit division is a subroutine call, and a call anywhere in the kernel
     makes ptxas serialise every wgmma (``C7509``: each HGMMA waits for the one before)."""
-    u32 = numba.uint32      # (every product and difference cut back to 32 bits: Numba computes in 64)
+    u32 = types.uint32      # (every product and difference cut back to 32 bits: Numba computes in 64)
     per_group = u32(GROUP_M * tiles_n)
     group = u32(t) // per_group
     first = u32(group * GROUP_M)
     rows = u32(min(u32(tiles_m) - first, GROUP_M))
     within = u32(u32(t) - group * per_group)
-    return numba.int64(first + within % rows), numba.int64(within // rows)
+    return types.int64(first + within % rows), types.int64(within // rows)
 
 
-@cuda.jit(device=True, inline=True)
+@jit(device=True, inline=True)
 def work_unit(u, n_tiles, k_tiles, splits):
     """Split-K work unit ``u`` as (output tile, first K step, K steps): units ``[s * n_tiles,
     (s + 1) * n_tiles)`` take split ``s`` of every tile (the tiles of one split side by side, so
     blocks running together share A and B in L2), K steps ``[s * k_tiles // splits, (s + 1) *
     k_tiles // splits)`` (ragged: the splits differ by at most one step).  The divisions are 32-bit
     unsigned (LLVM narrows them; a 64-bit one is a subroutine call)."""
-    s = numba.int64(numba.uint32(u) // numba.uint32(n_tiles))
-    lo = numba.int64(numba.uint32(s * k_tiles) // numba.uint32(splits))
-    hi = numba.int64(numba.uint32((s + 1) * k_tiles) // numba.uint32(splits))
+    s = types.int64(types.uint32(u) // types.uint32(n_tiles))
+    lo = types.int64(types.uint32(s * k_tiles) // types.uint32(splits))
+    hi = types.int64(types.uint32((s + 1) * k_tiles) // types.uint32(splits))
     return u - s * n_tiles, lo, hi - lo
 
 
@@ -121,12 +120,12 @@ def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
             .array("c", (2 * staged, 64, 64), numba.uint16, swizzle="128B")
             .pipeline("ring", ring_config))
     rounds, first_boxes, last_boxes = (1, n_boxes, 1) if whole else (2, 2, n_boxes - 2)   # the epilogue's
-    carve = plan.carver()
+    carve = carver(plan)
     blocks_per_tile_row = 2 if pair else 1
 
     # one block of 384 threads per SM: ptxas may then give each thread 168 registers (the
     # simulator's cuda.jit takes no launch_bounds)
-    @cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1)}))
+    @jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1)}))
     def gemm(desc_a, desc_b, desc_c, tiles_m, tiles_n, k_tiles, scale, splits):
         smem = carve()
         ring = ring_config.create(smem.ring)
@@ -269,10 +268,10 @@ MAX_SPLIT_K = 4
 MIN_SPLIT_STEPS = 2
 
 ZERO_PLAN = SharedMemoryPlan().array("box", (64, 64), numba.uint16, swizzle="128B")
-_zero_carve = ZERO_PLAN.carver()
+_zero_carve = carver(ZERO_PLAN)
 
 
-@cuda.jit
+@jit
 def zero_c(desc_c, boxes_m, boxes_n):
     """C (the map's M x N bf16, boxes of 64 x 64) zeroed by TMA stores of a zeroed shared box,
     before a split-K GEMM adds into it (the map is all it needs)."""
@@ -294,9 +293,9 @@ def maps(a, b, c, kind="bf16", b_kn=False):
     step of rows by 64 columns); and of C (M x N bf16 bits), boxes of 64 x 64."""
     bk, bn = tile_k_n(kind)
     options = {"data_type": "bfloat16"} if kind == "bf16" else {}
-    return (TensorMap.tiled(a, (BM, bk), swizzle="128B", **options),
-            TensorMap.tiled(b, (bk, 64) if b_kn else (bn // 2, bk), swizzle="128B", **options),
-            TensorMap.tiled(c, (64, 64), swizzle="128B", data_type="bfloat16"))
+    return tuple(kernel_map(m) for m in (TensorMap.tiled(a, (BM, bk), swizzle="128B", **options),
+                                         TensorMap.tiled(b, (bk, 64) if b_kn else (bn // 2, bk), swizzle="128B", **options),
+                                         TensorMap.tiled(c, (64, 64), swizzle="128B", data_type="bfloat16")))
 
 
 def split_k_for(m, n, k, blocks, kind="bf16"):
@@ -348,11 +347,10 @@ def matmul(desc_a, desc_b, desc_c, m, n, k, blocks, kind="bf16", scale=1.0, pair
     tiles_m, tiles_n = -(-m // BM), -(-n // bn)
     if split_k > 1:
         boxes_m, boxes_n = -(-m // 64), -(-n // 64)
-        numba_tma.launch(zero_c, min(blocks, boxes_m * boxes_n), 128, desc_c, boxes_m, boxes_n,
-                         shared_mem=ZERO_PLAN.nbytes)
+        launch(zero_c, min(blocks, boxes_m * boxes_n), 128, desc_c, boxes_m, boxes_n, shared_mem=ZERO_PLAN.nbytes)
     grid = min(blocks, tiles_m * tiles_n * split_k) if not pair else 2 * min(blocks // 2, -(-tiles_m // 2) * tiles_n)
-    numba_tma.launch(gemm, grid, THREADS, desc_a, desc_b, desc_c, tiles_m, tiles_n, -(-k // bk),
-                     numba.float32(scale), split_k, shared_mem=plan.nbytes, cluster=(2, 1, 1) if pair else (1, 1, 1))
+    launch(gemm, grid, THREADS, desc_a, desc_b, desc_c, tiles_m, tiles_n, -(-k // bk), np.float32(scale), split_k,
+           shared_mem=plan.nbytes, cluster=(2, 1, 1) if pair else (1, 1, 1))
 
 
 def bf16_bits(x):
