@@ -49,7 +49,7 @@ def test_the_gemm_kernel_compiles_on_the_mlir_host_with_its_wgmmas_back_to_back(
     ints = [mt.int64] * 3, [numba.int64] * 3
     mlir = inspect.compile(mlir_kernel, (*(map_in_global_type("bfloat16", box, swizzle="128B") for box in
                                            _map_boxes(mlir_gemm)), *ints[0], mt.float32, mt.int64), "sm_90a",
-                           host="mlir")
+                           host="mlir", launch_bounds=(mlir_gemm.THREADS, 1))     # the example's jit option
     llvmlite = inspect.compile(numba_kernel, (*(TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in
                                                 _map_boxes(gemm)), *ints[1], numba.float32, numba.int64), "sm_90a")
     assert _sass_facts(mlir) == _sass_facts(llvmlite) == {"CALL": False, "HGMMA": 4, "gsb0, 0x1": 1, "gsb0, 0x0": 1}
