@@ -7,8 +7,9 @@ environment variable ``NUMBA_TMA_HOST`` picks the compiler of their kernels.
 ``cuda``, ``types`` and the families (``numba_tma.mlir``'s under numba-cuda-mlir) come from that
 host; ``jit`` is its ``cuda.jit`` (numba-cuda-mlir's for the GPU's arch-specific target,
 ``sm_90a`` on a Hopper); ``carver(plan)`` carves a ``SharedMemoryPlan`` in its kernels;
-``launch(kernel, grid, block, *args, shared_mem=0)`` launches (``numba_tma.launch``, or
-numba-cuda-mlir's own ``kernel[grid, block, 0, shared_mem]``); ``kernel_map(tmap)`` is how a kernel takes a ``TensorMap``: by value
+``launch(kernel, grid, block, *args, shared_mem=0, cluster=None)`` launches (``numba_tma.launch``,
+or numba-cuda-mlir's own ``kernel[grid, block, 0, shared_mem, cluster]``); ``types`` and ``jit`` also
+serve device functions (``types.uint32(x)``, ``jit(device=True, inline=True)``); ``kernel_map(tmap)`` is how a kernel takes a ``TensorMap``: by value
 under numba-cuda, in global memory under numba-cuda-mlir (``numba_tma.mlir.map_in_global``: numba-cuda-mlir
 0.6 cannot pass a map by value below sm_100).  numba-cuda-mlir has no simulator: without a GPU,
 ``NUMBA_TMA_HOST=mlir`` stops with a message; with one, it says first which host compiles.
@@ -17,7 +18,7 @@ under numba-cuda, in global memory under numba-cuda-mlir (``numba_tma.mlir.map_i
 import functools
 import os
 
-from _simulate_without_gpu import SIMULATED
+from _simulate_without_gpu import SIMULATED, gpu_present
 
 HOST = os.environ.get("NUMBA_TMA_HOST", "numba-cuda")
 if HOST not in ("numba-cuda", "mlir"):
@@ -30,13 +31,15 @@ if MLIR:
     print("compiled by numba-cuda-mlir (NUMBA_TMA_HOST=mlir)", flush=True)
     from numba_cuda_mlir import cuda, types
 
-    from numba_tma.mlir import at, bulk, carver, fence, map_in_global, mbarrier, sync, tma
+    from numba_tma.mlir import at, bulk, carver, cluster, fence, map_in_global, mbarrier, sync, tma, wgmma
 
-    _major, _minor = cuda.get_current_device().compute_capability
+    # the GPU's arch-specific target; with none (NUMBA_ENABLE_CUDASIM=0 set by hand: the CPU tests
+    # compile the kernels through numba_tma.inspect), Hopper's
+    _major, _minor = cuda.get_current_device().compute_capability if gpu_present() else (9, 0)
     jit = functools.partial(cuda.jit, chip=f"sm_{_major}{_minor}a")
 
-    def launch(kernel, grid, block, *args, shared_mem=0):
-        kernel[grid, block, 0, shared_mem](*args)
+    def launch(kernel, grid, block, *args, shared_mem=0, cluster=(1, 1, 1)):
+        kernel[(grid, block, 0, shared_mem) + ((cluster,) if tuple(cluster) != (1, 1, 1) else ())](*args)
 
     def kernel_map(tmap):
         return map_in_global(tmap)
@@ -44,7 +47,7 @@ else:
     from numba import cuda
     from numba.cuda import types
 
-    from numba_tma import at, bulk, fence, launch, mbarrier, sync, tma
+    from numba_tma import at, bulk, cluster, fence, launch, mbarrier, sync, tma, wgmma
 
     jit = cuda.jit
 
@@ -54,5 +57,5 @@ else:
     def kernel_map(tmap):
         return tmap
 
-__all__ = ["HOST", "MLIR", "at", "bulk", "carver", "cuda", "fence", "jit", "kernel_map", "launch", "mbarrier", "sync", "tma",
-           "types"]
+__all__ = ["HOST", "MLIR", "at", "bulk", "carver", "cluster", "cuda", "fence", "jit", "kernel_map", "launch", "mbarrier",
+           "sync", "tma", "types", "wgmma"]

@@ -6,7 +6,7 @@ import ctypes
 import os
 
 
-def _gpu_present() -> bool:
+def gpu_present() -> bool:
     """Whether the CUDA driver loads and sees a device (without importing numba)."""
     for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
         try:
@@ -18,7 +18,7 @@ def _gpu_present() -> bool:
     return False
 
 
-if "NUMBA_ENABLE_CUDASIM" not in os.environ and not _gpu_present():
+if "NUMBA_ENABLE_CUDASIM" not in os.environ and not gpu_present():
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 if SIMULATED:

@@ -92,9 +92,12 @@ if not SIMULATOR:    # the descriptor echo is a compiled intrinsic (tests run un
         return out.copy_to_host().tobytes()
 
 
-def import_example(name):
+def import_example(name, host="numba-cuda"):
     """``examples/<name>.py`` imported for this process's way (the example picks the simulator
-    itself when it finds no GPU: tell it what this process runs, then restore the variable)."""
+    itself when it finds no GPU: tell it what this process runs, then restore the variable).
+    ``host="mlir"``: a second copy compiled by numba-cuda-mlir (``NUMBA_TMA_HOST=mlir``; not under
+    the simulator: without a GPU its kernels compile for sm_90a through ``numba_tma.inspect``),
+    imported beside the first with its own ``_host``."""
     import importlib
     import os
     import sys
@@ -104,12 +107,21 @@ def import_example(name):
     folder = os.path.join(os.path.dirname(__file__), "..", "examples")
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    saved = os.environ.get("NUMBA_ENABLE_CUDASIM")
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if numba_tma.ops.SIMULATOR else "0"
+    mlir = host == "mlir"
+    variables = {"NUMBA_ENABLE_CUDASIM": "1" if numba_tma.ops.SIMULATOR and not mlir else "0",
+                 "NUMBA_TMA_HOST": host}
+    saved = {v: os.environ.get(v) for v in variables}
+    shared = {m: sys.modules.pop(m) for m in (name, "_host") if mlir and m in sys.modules}
+    os.environ.update(variables)
     try:
         return importlib.import_module(name)
     finally:
-        if saved is None:
-            del os.environ["NUMBA_ENABLE_CUDASIM"]
-        else:
-            os.environ["NUMBA_ENABLE_CUDASIM"] = saved
+        if mlir:     # the numba-cuda copies back (or none: imported afresh when asked)
+            for module in (name, "_host"):
+                sys.modules.pop(module, None)
+            sys.modules.update(shared)
+        for variable, value in saved.items():
+            if value is None:
+                del os.environ[variable]
+            else:
+                os.environ[variable] = value

@@ -8,7 +8,7 @@ through raw descriptors with the fragment helpers on its accumulator (store, sto
 add, load, the row operations, store_shared_bf16), and mma.sync.  Few kernels, each covering
 several ops: every compile costs seconds on the GPU machine too.  Then numba_tma.pipeline in these
 kernels: a warp-specialised TMA ring (numba_tma.mlir.pipeline) carved from a plan, its states run
-over more tiles than stages.
+over more tiles than stages; and examples/gemm.py's bf16 kernel under this host.
 
 Skipped without numba-cuda-mlir or without a GPU of compute capability 9.0 (``conftest``); a
 numba-cuda-mlir that is installed but does not import fails here, saying what it lacks.
@@ -408,3 +408,25 @@ def test_a_warp_specialised_tma_ring_delivers_every_tile():
     tiles = host.reshape(RING_TILES, RING_ROWS * 32)
     want = np.stack([tiles[:, t::64].sum(axis=1) for t in range(64)], axis=1)
     np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+# -- examples/gemm.py's kernel on this host ---------------------------------------------------------
+
+def test_the_gemm_example_under_numba_cuda_mlir_matches_numpy():
+    """examples/gemm.py compiled by numba-cuda-mlir (NUMBA_TMA_HOST=mlir): its bf16 kernel (single
+    blocks, no split, both ring depths), launched through numba-cuda-mlir with maps in global memory
+    typed by their layout (map_in_global), 256 x 256 x 128 and a ragged shape with more tiles than
+    blocks, against numpy in float64 on the same bf16 inputs."""
+    from gpu_support import import_example
+
+    gemm = import_example("gemm", host="mlir")
+    assert gemm.MLIR
+    rng = np.random.default_rng(0)
+    for (m, n, k), blocks, stages in (((256, 256, 128), 2, 4), ((300, 520, 200), 3, 3)):
+        a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((n, k)))
+        c = cuda.to_device(np.zeros((m, n), np.uint16))
+        desc_a, desc_b, desc_c = gemm.maps(device(a), device(b), c)
+        gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, stages=stages)
+        want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64).T
+        got = gemm.bf16_values(c.copy_to_host())
+        assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max(), (m, n, k, stages)

@@ -13,6 +13,9 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
 * ``numba_cuda_mlir.models.register_model`` (the data models numba-cuda-mlir lowers with) and
   ``numba_cuda_mlir.numba_cuda.datamodel.models.PrimitiveModel``: the 32-bit model of
   ``numba_tma.at``'s shared address (:func:`register_address_type`);
+* ``numba_cuda_mlir.models.ArrayModel``, taken by the exact type class
+  (``ContextAwareDataModelManager.lookup``): the model of a ``types.Array`` subclass, the map in
+  global memory whose type carries its layout (:func:`register_array_model`);
 * ``numba_cuda_mlir.models.ByValPointerTypeModel`` and a type's ``__numba_cuda_mlir_attributes__``
   (``llvm.byval``, ``llvm.align``, ``nvvm.grid_constant``: what ``mlir_lowering`` puts on the
   kernel parameter; its own ``types.CUTensorMap`` is built so): a by-value ``TensorMap``
@@ -48,15 +51,15 @@ from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
 from numba_cuda_mlir._mlir import ir
 from numba_cuda_mlir._mlir.dialects import arith, llvm, memref, nvvm, scf
-from numba_cuda_mlir.models import ByValPointerTypeModel, StructModel, register_model
+from numba_cuda_mlir.models import ArrayModel, ByValPointerTypeModel, StructModel, register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
 from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
 __all__ = ["NamedTuple", "arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
            "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
-           "nvvm", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_empty", "register_like",
-           "register_struct", "register_typeof", "scf", "struct_value", "target_chip"]
+           "nvvm", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
+           "register_empty", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip"]
 
 
 def intrinsic(typer, name: str):
@@ -117,6 +120,13 @@ class _ByteModel(PrimitiveModel):
 
     def __init__(self, dmm, fe_type):
         super().__init__(dmm, fe_type, ir.IntegerType.get_signless(8))
+
+
+def register_array_model(type_class):
+    """Lower values of ``type_class`` (a subclass of ``types.Array``) as arrays: numba-cuda-mlir
+    takes a type's data model by its exact class."""
+    register_model(type_class)(ArrayModel)
+    return type_class
 
 
 def register_empty(type_class):

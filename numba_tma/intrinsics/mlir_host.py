@@ -24,6 +24,7 @@ Not here (yet): debug mode (refused while it is on, not silently dropped); see d
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 from numba.cuda import types
@@ -32,14 +33,14 @@ from ..debugging import STATE as DEBUG
 from ..descriptors.tile_layout import kernel_type
 from ..errors import ArchError, DebugModeError
 from .mlir_adapter import (by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities, mlir_types,
-                           register_address_type, target_chip)
+                           register_address_type, register_array_model, target_chip)
 from ._core import (CacheHint, Const, Float, Fragment, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp,
                     SharedArray, Value, literal, parse_arch)
 from ._core import SharedRef as NumbaSharedRef
 from ..declarations import omitted
 from .tensor_map_type import TensorMapType
 
-__all__ = ["LOWERINGS", "SharedRef", "TensorMap", "build_mlir_intrinsic", "check_by_value_maps", "lowers", "to_mlir",
+__all__ = ["LOWERINGS", "GlobalTensorMapType", "MapInGlobal", "SharedRef", "TensorMap", "build_mlir_intrinsic", "check_by_value_maps", "lowers", "to_mlir",
            "to_numba"]
 
 SHARED_ADDRESS_SPACE = 3
@@ -83,10 +84,38 @@ class TensorMap(mlir_types.byval_ptr):
         return self.layout
 
 
+class GlobalTensorMapType(TensorMapType):
+    """numba-cuda's type of a map in global memory whose type says its layout (:class:`MapInGlobal`
+    translated for the ops' checks): checked as a by-value map of that layout (the same rules and
+    words: its name is the by-value map's), lowered as a map in global memory (``in_global``: the
+    acquire fence before TMA reads it).  Never a numba-cuda kernel's argument type."""
+
+    in_global = True
+
+
+global_kernel_type = functools.lru_cache(maxsize=None)(GlobalTensorMapType)
+
+
+@register_array_model
+class MapInGlobal(mlir_types.Array):
+    """numba-cuda-mlir's type of ``numba_tma.mlir.map_in_global(desc)``: the map's 128 bytes in a
+    ``uint8`` device array (held and passed as that array), its key also the map's
+    :class:`~numba_tma.descriptors.tile_layout.TileLayout` (``tile_layout``) — the compile-time facts of numba-cuda's
+    by-value ``TensorMapType``, which numba-cuda-mlir 0.6 cannot pass below sm_100."""
+
+    def __init__(self, tile_layout):
+        self.tile_layout = tile_layout      # (``layout`` is the array's, "C")
+        super().__init__(mlir_types.uint8, 1, "C", name=f"TensorMap[{tile_layout}] in global memory")
+
+    @property
+    def key(self):
+        return super().key, self.tile_layout
+
+
 def check_by_value_maps(op_name: str, tys, cc) -> None:
     """Refuse a by-value map among an op's argument types ``tys`` (Numba types) below sm_100: there
     numba-cuda-mlir 0.6 drops the parameter's ``byval``/``grid_constant`` (its LLVM 7 path)."""
-    if tuple(cc[:2]) < (10, 0) and any(isinstance(t, TensorMapType) for t in tys):
+    if tuple(cc[:2]) < (10, 0) and any(isinstance(t, TensorMapType) and not t.in_global for t in tys):
         raise ArchError(f"numba_tma: {op_name}: a by-value TensorMap argument needs sm_100 or newer on the "
                         "numba-cuda-mlir host: numba-cuda-mlir 0.6 compiles sm_90 through its LLVM 7 path, which "
                         "drops __grid_constant__ parameters (docs/numba_cuda_mlir_defects.md, item 3); on sm_90 pass "
@@ -106,6 +135,8 @@ def to_numba(ty):
         return types.UniTuple(to_numba(ty.dtype), ty.count)
     if isinstance(ty, mlir_types.BaseTuple):
         return types.Tuple([to_numba(t) for t in ty])
+    if isinstance(ty, MapInGlobal):
+        return global_kernel_type(ty.tile_layout)
     if isinstance(ty, mlir_types.Array):
         return types.Array(to_numba(ty.dtype), ty.ndim, ty.layout)
     if isinstance(ty, (mlir_types.Number, mlir_types.Boolean)):

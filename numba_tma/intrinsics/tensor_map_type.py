@@ -41,7 +41,13 @@ class TensorMapType(types.Type):
     ``element_bits``, ``rank``, ``box``, ``mode``, ``swizzle``, ``box_bytes``, ``element_strides``,
     ``store_overrun``, ``smem_bytes`` — so a kernel compiled for one map is not reused for a map that
     lays out shared memory differently, and a map with a store overrun refuses stores.
+
+    ``in_global``: ``False`` here (a by-value parameter).  The numba-cuda-mlir host's map in global
+    memory of a known layout (``numba_tma.mlir.map_in_global``) is checked as this type, through a
+    subclass that sets it: the ops then read it as a map in global memory (the acquire fence).
     """
+
+    in_global = False
 
     def __init__(self, layout: TileLayout):
         self.layout = layout

@@ -67,9 +67,11 @@ def _element_bits(dtype):
 
 def _check_desc(op, desc, coords, mode) -> bool:
     """The mode and rank a by-value map imposes on the call; a map in global memory is only known at
-    run time (it needs the acquire fence's PTX ISA).  Returns whether ``desc`` is a by-value map."""
-    if not isinstance(desc, TensorMapType):
+    run time (it needs the acquire fence's PTX ISA; one whose type says its layout, ``in_global``, is
+    checked as a by-value map too).  Returns whether ``desc``'s type says its layout."""
+    if not isinstance(desc, TensorMapType) or desc.in_global:
         check_arch(f"{op} (descriptor in global memory)", GLOBAL_DESCRIPTOR)
+    if not isinstance(desc, TensorMapType):
         return False
     if desc.mode != mode:
         raise reject(op, "desc", f"must be {'an' if mode == 'im2col' else 'a'} {mode} map ({desc})", desc.mode)
@@ -128,7 +130,7 @@ def _debug_map_op(op_name, tile_arg):
 
 def _acquire(desc, **_):
     """Template key ``{acquire}``: the tensormap acquire fence a map in global memory needs."""
-    return {"acquire": "" if isinstance(desc, TensorMapType) else _ACQUIRE}
+    return {"acquire": "" if isinstance(desc, TensorMapType) and not desc.in_global else _ACQUIRE}
 
 
 def _fields(desc, coords, **_):

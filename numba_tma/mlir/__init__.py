@@ -33,14 +33,14 @@ from ..ops import FAMILIES
 from . import fragments, pipeline, tiles
 from .refs import at
 from .shared import carver
-from .tensor_map import map_type
+from .tensor_map import map_in_global, map_in_global_type, map_type
 
 
 # -- the lowering of the families' own operand classes --------------------------------------------
 
 @lowers(_tma.Descriptor)
 def _descriptor(o, ty, value):   # a by-value map: its parameter's address; or a map in global memory
-    if isinstance(ty, TensorMapType):
+    if isinstance(ty, TensorMapType) and not ty.in_global:
         return [(llvm.ptrtoint(ir.IntegerType.get_signless(64), value), "l")]
     return [(global_address(value), "l")]
 
@@ -96,22 +96,8 @@ for _family in FAMILIES:   # another family's ops a family also exports (tma's b
         setattr(globals()[_family], _name, getattr(globals()[_op.family], _name))
 refresh()
 
-def map_in_global(tmap):
-    """``tmap``'s 128 bytes in a numba-cuda-mlir ``uint8`` device array: how a ``TensorMap`` reaches a
-    numba-cuda-mlir kernel on sm_90 (its 0.6 drops by-value maps below sm_100, docs/second_host.md).
-    ``TensorMap.to_device()`` is numba-cuda's array, which numba-cuda-mlir cannot type.
 
-    Example::
-
-        kernel[1, 128](map_in_global(desc), out)
-    """
-    import numpy as np
-    from numba_cuda_mlir import cuda
-
-    return cuda.to_device(np.frombuffer(tmap.bytes, dtype=np.uint8))
-
-
-__all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_type", *FAMILIES]
+__all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_in_global_type", "map_type", *FAMILIES]
 
 # modules of numba_tma not (yet) on this host, as a whole
 MISSING["tlx"] = ("numba_tma: tlx: its functions are numba-cuda overloads (numba.cuda.extending.overload) over "

@@ -5,10 +5,11 @@ fragment layout of ``numba_tma.wgmma``, with the same inline PTX as under numba-
 typed by the same function as under numba-cuda (``store_check``, ``load_type``,
 ``store_shared_bf16_boxes``).
 
-``store_shared_bf16``'s ``desc`` is on sm_90 the map in global memory (a ``uint8`` array: by-value
-maps do not reach sm_90 kernels under numba-cuda-mlir 0.6, docs/second_host.md), whose type does
-not say its layout: it must be the one map this helper writes for, bfloat16 with box (64, 64) and
-swizzle ``"128B"``, and is not checked.  A by-value map (sm_100 and newer) is checked."""
+``store_shared_bf16``'s ``desc`` is on sm_90 the map in global memory (by-value maps do not reach
+sm_90 kernels under numba-cuda-mlir 0.6, docs/second_host.md): ``numba_tma.mlir.map_in_global``'s,
+whose type says its layout, is checked as under numba-cuda; a plain ``uint8`` array says none: it
+must be the one map this helper writes for, bfloat16 with box (64, 64) and swizzle ``"128B"``, and
+is not checked.  A by-value map (sm_100 and newer) is checked."""
 
 from numba.cuda import types
 
@@ -147,7 +148,8 @@ def _load(typingctx, array, row, col, count):
 
 def _c_tile_row_bytes(desc):
     """The row bytes of ``desc``'s boxes where its type does not say them: the C tile's, unchecked,
-    for the map in global memory; ``None`` (checked as under numba-cuda) for a by-value map."""
+    for a plain ``uint8`` array; ``None`` (checked as under numba-cuda) for a map whose type says its
+    layout (by value, or ``map_in_global``'s)."""
     if isinstance(desc, TensorMapType):
         return None
     if not (isinstance(desc, types.Array) and desc.dtype == types.uint8 and desc.ndim == 1):
@@ -159,7 +161,7 @@ def _c_tile_row_bytes(desc):
 
 def _store_shared_bf16(typingctx, acc, tile, desc, first=mlir_types.Omitted(0), count=mlir_types.Omitted(None)):
     """The fragment as bfloat16 into the swizzled boxes of the C tile's map from ``tile``: as
-    ``numba_tma.wgmma.store_shared_bf16`` (``desc``: the map in global memory, its layout unchecked)."""
+    ``numba_tma.wgmma.store_shared_bf16`` (``desc``: a plain ``uint8`` array is not checked)."""
     accty, tilety, descty = to_numba(acc), to_numba(tile), to_numba(desc)
     first_box, n_boxes, box_cols, row_bytes = wgmma.store_shared_bf16_boxes(
         accty, tilety, descty, to_numba(first), to_numba(count), row_bytes=_c_tile_row_bytes(descty))
