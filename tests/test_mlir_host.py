@@ -252,6 +252,20 @@ def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
     assert "needs sm_100a" in str(llvmlite.value)
 
 
+def test_setmaxnreg_is_refused_where_ptxas_would_drop_it():
+    """numba-cuda-mlir links a kernel's PTX as its own compilation unit, where ptxas drops setmaxnreg:
+    the op is refused at lowering on this host (not a kernel running without it), while the same
+    call compiles under numba-cuda (whole-program: hook 8)."""
+    from numba_tma.errors import RegisterCountError
+
+    call = "wgmma.setmaxnreg(232, 'inc')"
+    assert "USETMAXREG.TRY_ALLOC.CTAPOOL" in inspect.compile(_kernel(call), SIG, "sm_90a", launch_bounds=(128, 1)).opcodes()
+    with pytest.raises(Exception) as mlir:
+        inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")
+    assert isinstance(mlir.value, RegisterCountError) or "RegisterCountError" in repr(mlir.value)
+    assert "ignores setmaxnreg (C7504" in str(mlir.value) and "no whole-program link" in str(mlir.value)
+
+
 # a 1024-byte aligned ring of two tiles, then two barriers: 8 KiB in, numba_tma.mlir.carver's offsets
 PLAN = numba_tma.SharedMemoryPlan().array("ring", (2, 32, 32), numba.float32, swizzle="128B").barriers("full", 2)
 carve = numba_tma.mlir.carver(PLAN)

@@ -31,7 +31,7 @@ from numba.cuda import types
 
 from ..debugging import STATE as DEBUG
 from ..descriptors.tile_layout import kernel_type
-from ..errors import ArchError, DebugModeError
+from ..errors import ArchError, DebugModeError, RegisterCountError
 from .mlir_adapter import (by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities, mlir_types,
                            register_address_type, register_array_model, target_chip)
 from ._core import (CacheHint, Const, Float, Fragment, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp,
@@ -120,6 +120,20 @@ def check_by_value_maps(op_name: str, tys, cc) -> None:
                         "numba-cuda-mlir host: numba-cuda-mlir 0.6 compiles sm_90 through its LLVM 7 path, which "
                         "drops __grid_constant__ parameters (docs/numba_cuda_mlir_defects.md, item 3); on sm_90 pass "
                         "the map in global memory, numba_tma.mlir.map_in_global(desc) (a uint8 device array)")
+
+
+NEEDS_WHOLE_PROGRAM = frozenset({"wgmma.setmaxnreg"})   # ops ptxas drops from a separately compiled kernel
+
+
+def check_whole_program(op_name: str) -> None:
+    """Refuse an op ptxas keeps only in a kernel compiled whole-program: numba-cuda-mlir 0.6 links
+    a kernel's PTX with nvJitLink as a separate compilation unit, where ptxas drops ``setmaxnreg``
+    (C7504), and has no whole-program link to ask for (numba-cuda's is its ``lto``: hook 8)."""
+    if op_name in NEEDS_WHOLE_PROGRAM:
+        raise RegisterCountError(f"numba_tma: {op_name}: the numba-cuda-mlir host links a kernel's PTX as a separate "
+                                 "compilation unit, where ptxas ignores setmaxnreg (C7504: 'setmaxnreg' ignored to "
+                                 "maintain compatibility across compilation units), and numba-cuda-mlir 0.6 has no "
+                                 "whole-program link: compile this kernel with numba-cuda (docs/second_host.md)")
 
 
 def to_numba(ty):
@@ -359,6 +373,7 @@ def build_mlir_intrinsic(op: PtxOp):
             cc = parse_arch(target_chip(builder))
             op.check_call_arch(chosen, given, cc)
             check_by_value_maps(op.name, tys.values(), cc)
+            check_whole_program(op.name)
             variables = _bound_vars(op, args, kwargs)
             values, slots, n = [], {}, len(outputs)
             for o in op.operands:
