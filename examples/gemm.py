@@ -4,7 +4,7 @@ and timed beside cuBLAS (``torch.matmul``) and a Triton TMA persistent matmul wh
 Triton are installed.
 
     python examples/gemm.py [M N K]          # without a GPU: simulated, small
-    NUMBA_TMA_HOST=mlir python examples/gemm.py [M N K]    # compiled by numba-cuda-mlir (a GPU; bf16, no pairs)
+    NUMBA_TMA_HOST=mlir python examples/gemm.py [M N K]    # compiled by numba-cuda-mlir (a GPU; bf16)
 
 The kernel is persistent (one block per SM, tiles handed out in grouped order for L2 reuse) and
 warp-specialised: warpgroup 0's elected thread issues the TMA loads of A (128 rows) and B
@@ -414,9 +414,8 @@ def main(m=None, n=None, k=None):
     desc_a, desc_b, desc_c = maps(d_a, d_b, c)
     blocks = 2 if SIMULATED else cuda.get_current_device().MULTIPROCESSOR_COUNT
     results = []
-    # the simulator runs the clusters-of-2 kernel only (tests/test_gpu_gemm.py checks both ways);
-    # numba-cuda-mlir the single blocks only (no cluster.mask_all there yet: docs/second_host.md)
-    pairs = (True,) if SIMULATED else (False,) if MLIR else (False, True)
+    # the simulator runs the clusters-of-2 kernel only (tests/test_gpu_gemm.py checks both ways)
+    pairs = (True,) if SIMULATED else (False, True)
     for pair in pairs:
         c.copy_to_device(np.zeros((m, n), np.uint16))
         matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=pair)
@@ -433,17 +432,15 @@ def main(m=None, n=None, k=None):
         want = (ta.float() @ tb.float().T).cpu().numpy()
     error = max(float(np.abs(got - want).max() / np.abs(want).max()) for got in results)
     ok = error <= 1e-2
-    shapes = {(True,): "in pairs sharing B by multicast", (False,): "alone", (False, True): "alone and in pairs sharing B by multicast"}
-    print(f"gemm: {m}x{n}x{k} bf16 -> bf16, {blocks} persistent blocks ({shapes[pairs]}): "
+    print(f"gemm: {m}x{n}x{k} bf16 -> bf16, {blocks} persistent blocks ({'in' if SIMULATED else 'alone and in'} pairs "
+          "sharing B by multicast): "
           f"max error {error:.2e} of max |C|: "
           f"{'PASS' if ok else 'FAIL'}")
     if not SIMULATED:
         flops = 2.0 * m * n * k
         ours = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks)) / 1e12
-        line = f"  numba-tma wgmma: {ours:.0f} TFLOP/s"
-        if True in pairs:
-            paired = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=True)) / 1e12
-            line += f" (clusters of 2, B multicast: {paired:.0f})"
+        paired = flops / gpu_seconds(lambda: matmul(desc_a, desc_b, desc_c, m, n, k, blocks, pair=True)) / 1e12
+        line = f"  numba-tma wgmma: {ours:.0f} TFLOP/s (clusters of 2, B multicast: {paired:.0f})"
         if torch is not None:
             out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
             theirs = flops / gpu_seconds(lambda: torch.matmul(ta, tb.T, out=out)) / 1e12

@@ -221,6 +221,46 @@ def test_a_cluster_of_two_blocks_exchanges_through_distributed_shared_memory():
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
+@jit
+def peers_and_masks(out, masks, shapes):
+    """Each block of a cluster of 4 writes its shared array, then every thread reads its neighbour
+    block's through ``cluster.map_shared`` (after ``cluster.sync``); block 0's threads compute the
+    multicast masks of the run-time shapes in ``shapes`` (size, cluster_x, cluster_y, row, column)."""
+    mine = cuda.shared.array(64, types.int32)
+    t = cuda.threadIdx.x
+    rank = cluster.ctarank()
+    mine[t] = rank * 100 + t
+    cluster.sync()
+    peer = cluster.map_shared(mine, (rank + 1) % cluster.nctarank())
+    out[cuda.blockIdx.x, t] = peer[t]
+    cluster.sync()                                      # no block leaves while another reads its array
+    if cuda.blockIdx.x == 0 and t < shapes.shape[0]:
+        size, x, y, row, column = shapes[t, 0], shapes[t, 1], shapes[t, 2], shapes[t, 3], shapes[t, 4]
+        masks[t, 0] = cluster.mask_all(size)
+        masks[t, 1] = cluster.mask_row(x, row)
+        masks[t, 2] = cluster.mask_column(x, y, column)
+    if cuda.blockIdx.x == 0 and t == 0:
+        masks[shapes.shape[0], 0] = cluster.mask_all(4)  # constants, folded at compile time
+        masks[shapes.shape[0], 1] = cluster.mask_row(4, 3)
+        masks[shapes.shape[0], 2] = cluster.mask_column(2, 8, 1)
+
+
+def test_map_shared_and_the_multicast_masks_match_numpy():
+    from numba_tma import cluster_masks
+
+    combos = [(x, y, r, c) for x, y in ((1, 16), (2, 4), (4, 4), (8, 2), (16, 1)) for r in range(16 // x)
+              for c in range(x)]
+    shapes = np.array([(1 + i % 16,) + combos[(7 * i) % len(combos)] for i in range(64)], np.int32)
+    out, masks = device(np.full((8, 64), -1, np.int32)), device(np.zeros((len(shapes) + 1, 3), np.uint32))
+    peers_and_masks[8, 64, None, 0, 4](out, masks, device(shapes))   # two clusters of 4
+    want = np.array([[((b % 4 + 1) % 4) * 100 + t for t in range(64)] for b in range(8)], np.int32)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    model = [(cluster_masks.mask_all(s), cluster_masks.mask_row(x, r), cluster_masks.mask_column(x, y, c))
+             for s, x, y, r, c in shapes]
+    model.append((cluster_masks.mask_all(4), cluster_masks.mask_row(4, 3), cluster_masks.mask_column(2, 8, 1)))
+    np.testing.assert_array_equal(masks.copy_to_host(), np.array(model, np.uint32))
+
+
 # -- wgmma through raw descriptors, mma.sync -------------------------------------------------------
 
 WN = 64              # the wgmma tile: 64 x WN x 64 (four K steps of 16), A and B K-major, 128B swizzle
@@ -414,19 +454,20 @@ def test_a_warp_specialised_tma_ring_delivers_every_tile():
 
 def test_the_gemm_example_under_numba_cuda_mlir_matches_numpy():
     """examples/gemm.py compiled by numba-cuda-mlir (NUMBA_TMA_HOST=mlir): its bf16 kernel (single
-    blocks, no split, both ring depths), launched through numba-cuda-mlir with maps in global memory
-    typed by their layout (map_in_global), 256 x 256 x 128 and a ragged shape with more tiles than
-    blocks, against numpy in float64 on the same bf16 inputs."""
+    blocks and clusters of 2 sharing B by multicast, no split, both ring depths), launched through
+    numba-cuda-mlir with maps in global memory typed by their layout (map_in_global), 256 x 256 x 128
+    and a ragged shape with more tiles than blocks, against numpy in float64 on the same bf16 inputs."""
     from gpu_support import import_example
 
     gemm = import_example("gemm", host="mlir")
     assert gemm.MLIR
     rng = np.random.default_rng(0)
-    for (m, n, k), blocks, stages in (((256, 256, 128), 2, 4), ((300, 520, 200), 3, 3)):
+    for (m, n, k), blocks, stages, pair in (((256, 256, 128), 2, 4, False), ((300, 520, 200), 3, 3, False),
+                                            ((300, 520, 200), 4, 4, True)):
         a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((n, k)))
         c = cuda.to_device(np.zeros((m, n), np.uint16))
         desc_a, desc_b, desc_c = gemm.maps(device(a), device(b), c)
-        gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, stages=stages)
+        gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, stages=stages, pair=pair)
         want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64).T
         got = gemm.bf16_values(c.copy_to_host())
-        assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max(), (m, n, k, stages)
+        assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max(), (m, n, k, stages, pair)

@@ -252,6 +252,40 @@ def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
     assert "needs sm_100a" in str(llvmlite.value)
 
 
+def test_map_shared_maps_the_generic_address_with_mapa_and_reads_through_it():
+    """``cluster.map_shared`` on this host: ``mapa.u64`` of the array's generic address (PTX ISA
+    9.7.9.20, as numba-cuda's), and the element read through the result a generic load (``LD.E``),
+    as under numba-cuda."""
+    call = "peer = cluster.map_shared(smem, 1)\nout[0] = numba.uint64(peer[3])"
+    mlir = inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")
+    llvmlite = inspect.compile(_kernel(call), SIG, "sm_90a")
+    for out in (mlir, llvmlite):
+        assert re.search(r"mapa\.u64 \s*%rd\d+, %rd\d+, %r\d+;", out.ptx), out.ptx
+        assert re.search(r"ld\.f32 \s*%f\d+, \[%rd\d+\+12\];", out.ptx), out.ptx
+        assert "LD.E" in out.opcodes() and "LDS" not in out.opcodes()
+
+
+@pytest.mark.parametrize("call", ["cluster.map_shared(out, 17)", "cluster.map_shared(1, 0)",
+                                  "cluster.map_shared(smem, 1.5)", "out[0] = cluster.mask_all(17)",
+                                  "out[0] = cluster.mask_row(4, 4)", "out[0] = cluster.mask_column(4, 8, 0)",
+                                  "out[0] = cluster.mask_column(2, 2, 2)", "out[0] = cluster.mask_all(1.0)"])
+def test_the_cluster_helpers_refuse_as_under_numba_cuda(call):
+    with pytest.raises(OpArgumentError) as llvmlite:
+        inspect.compile(_kernel(call), SIG, "sm_90a")
+    with pytest.raises(Exception) as mlir:
+        inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")
+    assert str(llvmlite.value).splitlines()[0] in str(mlir.value)
+
+
+def test_constant_masks_are_folded_and_run_time_ones_computed():
+    """``mask_row(4, 3)`` (0xF000 = 61440), ``mask_column(2, 8, 1)`` (0xAAAA = 43690) are constants
+    in the PTX; a run-time ``mask_all`` is shifts and a subtraction, no call."""
+    call = "out[0] = cluster.mask_row(4, 3)\nout[1] = cluster.mask_column(2, 8, 1)\nout[2] = cluster.mask_all(out[3])"
+    out = inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")
+    assert re.search(r"mov\.u64 \s*%rd\d+, 61440;", out.ptx) and re.search(r"mov\.u64 \s*%rd\d+, 43690;", out.ptx)
+    assert re.search(r"shl\.b64 \s*%rd\d+, %rd\d+, %r\d+;", out.ptx) and "call" not in out.ptx.split(".entry")[1]
+
+
 def test_setmaxnreg_is_refused_where_ptxas_would_drop_it():
     """numba-cuda-mlir links a kernel's PTX as its own compilation unit, where ptxas drops setmaxnreg:
     the op is refused at lowering on this host (not a kernel running without it), while the same

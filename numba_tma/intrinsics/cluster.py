@@ -168,15 +168,7 @@ def map_shared(typingctx, array, cta_rank):
         peer = cluster.map_shared(tile, (cluster.ctarank() + 1) % cluster.nctarank())
         value = peer[i]
     """
-    if not isinstance(array, types.Array):
-        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'array' must be a shared array; got {array}")
-    if not isinstance(cta_rank, (types.Integer, types.IntegerLiteral)):
-        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be an integer; got {cta_rank}")
-    rank = _known(cta_rank)
-    if rank is not None and not 0 <= rank < cluster_masks.MASK_BITS:
-        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be 0 to "
-                              f"{cluster_masks.MASK_BITS - 1} (a cluster has at most {cluster_masks.MASK_BITS} blocks); "
-                              f"got {rank}")
+    map_shared_check(array, cta_rank)
 
     def codegen(context, builder, sig, args):
         check_arch("cluster.map_shared", SM90)
@@ -195,6 +187,31 @@ def map_shared(typingctx, array, cta_rank):
     return array(array, cta_rank), codegen
 
 
+def map_shared_check(array, cta_rank) -> None:
+    """Refuse the argument types of ``map_shared`` that cannot be: ``array`` not an array, a
+    ``cta_rank`` not an integer, or a constant one outside the 16 blocks of a cluster (every host)."""
+    if not isinstance(array, types.Array):
+        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'array' must be a shared array; got {array}")
+    if not isinstance(cta_rank, (types.Integer, types.IntegerLiteral)):
+        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be an integer; got {cta_rank}")
+    rank = _known(cta_rank)
+    if rank is not None and not 0 <= rank < cluster_masks.MASK_BITS:
+        raise OpArgumentError(f"numba_tma: cluster.map_shared: argument 'cta_rank' must be 0 to "
+                              f"{cluster_masks.MASK_BITS - 1} (a cluster has at most {cluster_masks.MASK_BITS} blocks); "
+                              f"got {rank}")
+
+
+def mask_check(name, params, args) -> list:
+    """Refuse the argument types of ``cluster.<name>`` (a mask helper with parameters ``params``):
+    each must be an integer, the constant ones keeping :func:`numba_tma.cluster_masks.check`'s rules
+    (every host).  Returns the constant values (``None`` for a run-time one)."""
+    for arg, ty in zip(params, args):
+        if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
+            raise OpArgumentError(f"numba_tma: cluster.{name}: argument '{arg}' must be an integer; got {ty}")
+    cluster_masks.check(name, **{arg: _known(ty) for arg, ty in zip(params, args)})
+    return [_known(ty) for ty in args]
+
+
 def _known(ty):
     """A constant argument's value, ``None`` for a run-time one."""
     value = getattr(ty, "literal_value", None)
@@ -209,12 +226,7 @@ def _mask_helper(name, compute, doc):
     params = list(inspect.signature(compute).parameters)
 
     def typer(typingctx, *args):
-        for arg, ty in zip(params, args):
-            if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
-                raise OpArgumentError(f"numba_tma: cluster.{name}: argument '{arg}' must be an integer; got {ty}")
-        cluster_masks.check(name, **{arg: _known(ty) for arg, ty in zip(params, args)})
-
-        known = [_known(ty) for ty in args]
+        known = mask_check(name, params, args)
 
         def codegen(context, builder, sig, llargs):
             if None not in known:   # a constant mask: the launch checks the cluster holds its blocks
@@ -248,7 +260,11 @@ _MASK_PTX = """
     whose mask needs more than 16 bits (or names a block outside the cluster) are refused at
     compile time."""
 
-mask_all = _mask_helper("mask_all", lambda size: (1 << size) - 1, """The multicast mask of every CTA of a
+MASKS = {"mask_all": lambda size: (1 << size) - 1,   # the helpers' arithmetic (every host)
+         "mask_row": lambda cluster_x, row: ((1 << cluster_x) - 1) << (row * cluster_x),
+         "mask_column": _column}
+
+mask_all = _mask_helper("mask_all", MASKS["mask_all"], """The multicast mask of every CTA of a
     cluster of ``size`` blocks (``multicast=`` of ``tma.load`` / ``bulk.load``).
 """ + _MASK_PTX + """
 
@@ -257,7 +273,7 @@ mask_all = _mask_helper("mask_all", lambda size: (1 << size) - 1, """The multica
         tma.load(desc, tile, coords, bars, multicast=cluster.mask_all(cluster.nctarank()))
     """)
 
-mask_row = _mask_helper("mask_row", lambda cluster_x, row: ((1 << cluster_x) - 1) << (row * cluster_x),
+mask_row = _mask_helper("mask_row", MASKS["mask_row"],
                         """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks
     wide (rank = x + y * cluster_x).
 """ + _MASK_PTX + """
@@ -267,7 +283,7 @@ mask_row = _mask_helper("mask_row", lambda cluster_x, row: ((1 << cluster_x) - 1
         mask = cluster.mask_row(cluster.nctaid("x"), cluster.ctaid("y"))
     """)
 
-mask_column = _mask_helper("mask_column", _column, """The multicast mask of the CTAs of column ``column``
+mask_column = _mask_helper("mask_column", MASKS["mask_column"], """The multicast mask of the CTAs of column ``column``
     of a ``cluster_x`` x ``cluster_y`` cluster.
 """ + _MASK_PTX + """
 

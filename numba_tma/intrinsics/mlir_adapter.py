@@ -30,6 +30,10 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
   numba-cuda's), ``overload_method`` with ``inline="always"`` for a receiver that holds nothing (a
   value of a data-less type cannot be a function parameter: ``none`` does not legalize): the
   pipeline's types (:func:`register_struct`, :func:`overload_method`);
+* ``lowering_utilities.memref_descriptor_type`` and ``builtin.unrealized_conversion_cast`` between a
+  memref and that LLVM struct (allocated pointer, aligned pointer, offset, sizes, strides), as
+  numba-cuda-mlir's own lowering builds memrefs from pointers: another block's shared array
+  (``cluster.map_shared``, :func:`with_base_address`);
 * device functions inlined by LLVM (``forceinline``), not in Numba IR (``inline="always"``): there
   numba-cuda-mlir 0.6 loses a closure's free variable that is one of its own functions
   (``NameError``) and fails on an inlined call of nothing inside an ``@overload``'s body
@@ -50,7 +54,7 @@ import contextlib
 from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
 from numba_cuda_mlir._mlir import ir
-from numba_cuda_mlir._mlir.dialects import arith, llvm, memref, nvvm, scf
+from numba_cuda_mlir._mlir.dialects import arith, builtin, llvm, memref, nvvm, scf
 from numba_cuda_mlir.models import ArrayModel, ByValPointerTypeModel, StructModel, register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
@@ -59,7 +63,8 @@ from numba_cuda_mlir.numba_cuda.types import NamedTuple
 __all__ = ["NamedTuple", "arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
            "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
            "nvvm", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
-           "register_empty", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip"]
+           "register_empty", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip",
+           "with_base_address"]
 
 
 def intrinsic(typer, name: str):
@@ -127,6 +132,25 @@ def register_array_model(type_class):
     takes a type's data model by its exact class."""
     register_model(type_class)(ArrayModel)
     return type_class
+
+
+def with_base_address(array, address_of):
+    """``array`` (a memref) in the generic address space with its data at ``address_of(base)``
+    instead (``base``: the 64-bit generic address of its aligned pointer; the offset, sizes and
+    strides kept): through the LLVM descriptor numba-cuda-mlir lowers a memref to
+    (``lowering_utilities.memref_descriptor_type``: allocated pointer, aligned pointer, offset,
+    sizes, strides), cast back as its own lowering builds memrefs."""
+    shape = ir.MemRefType(array.type)
+    generic = ir.MemRefType.get(shape.shape, shape.element_type, shape.layout)
+    if shape.memory_space is not None:
+        array = memref.memory_space_cast(dest=generic, source=array)
+    descriptor = builtin.unrealized_conversion_cast([lowering_utilities.memref_descriptor_type(shape.rank)], [array])
+    i64, pointer_type = ir.IntegerType.get_signless(64), llvm.PointerType.get()
+    base = llvm.ptrtoint(i64, llvm.extractvalue(pointer_type, descriptor, [1]))
+    pointer = llvm.inttoptr(pointer_type, address_of(base))
+    for field in (0, 1):
+        descriptor = llvm.insertvalue(descriptor, pointer, [field])
+    return builtin.unrealized_conversion_cast([generic], [descriptor])
 
 
 def register_empty(type_class):

@@ -30,7 +30,7 @@ from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
 from ..intrinsics.tensor_map_type import TensorMapType
 from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
 from ..ops import FAMILIES
-from . import fragments, pipeline, tiles
+from . import cluster_helpers, fragments, pipeline, tiles
 from .refs import at
 from .shared import carver
 from .tensor_map import map_in_global, map_in_global_type, map_type
@@ -76,7 +76,8 @@ def _family_module(family):
             setattr(module, op.short_name, build_mlir_intrinsic(op))
         except NotImplementedError as exc:
             MISSING[name] = str(exc)
-    helpers = fragments.HELPERS.get(family, {}) | (tiles.HELPERS if family == "wgmma" else {})
+    helpers = fragments.HELPERS.get(family, {}) | (tiles.HELPERS if family == "wgmma" else {}) | \
+        (cluster_helpers.HELPERS if family == "cluster" else {})
     for name in getattr(getattr(intrinsics, family), "HELPERS", ()):
         if name in helpers:
             setattr(module, name, helpers[name])
