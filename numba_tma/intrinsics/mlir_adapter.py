@@ -50,13 +50,13 @@ import contextlib
 from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
 from numba_cuda_mlir._mlir import ir
-from numba_cuda_mlir._mlir.dialects import arith, llvm, memref, nvvm, scf
+from numba_cuda_mlir._mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 from numba_cuda_mlir.models import ArrayModel, ByValPointerTypeModel, StructModel, register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
 from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
-__all__ = ["NamedTuple", "arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
+__all__ = ["NamedTuple", "arith", "gpu", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
            "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
            "nvvm", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
            "register_empty", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip"]
