@@ -15,6 +15,7 @@ from numba_cuda_mlir import types as mt  # noqa: E402
 import numba_tma  # noqa: E402
 from numba_tma import TensorMap, debug, inspect  # noqa: E402
 from numba_tma.mlir import map_in_global_type  # noqa: E402
+from test_debug import _strings  # noqa: E402
 
 MARKS = ("isspacep.shared", "%globaltimer", "vprintf", "trap;")
 
@@ -57,14 +58,9 @@ def _kernel(source, host):
     return namespace[source.split()[1].split("(")[0]]
 
 
-def _strings(ptx):
-    """The byte-array constants of the PTX (the printf formats), decoded."""
-    return [bytes(int(b) for b in body.split(",")).decode(errors="replace").rstrip("\0")
-            for body in re.findall(r"\.b8 [\w$]+\[\d+\] = \{([\d, ]+)\}", ptx)]
-
-
 def _messages(ptx):
-    return sorted(s for s in _strings(ptx) if s.startswith("numba_tma debug: "))
+    """The printf formats of debug mode in the PTX, sorted."""
+    return sorted(s.rstrip("\0") for s in _strings(ptx) if s.startswith("numba_tma debug: "))
 
 
 def _compiled(host, source, sig, arch="sm_90a"):

@@ -8,6 +8,8 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
   public ``numba_cuda_mlir.extending.intrinsic`` takes no options, and ops need literal types;
 * ``builder.targetoptions["chip"]`` — the only place the compilation target is known (at lowering;
   typing has none);
+* ``gpu.printf``, which numba-cuda-mlir's pipeline lowers to a ``vprintf`` call (its own ``print``
+  does so; debug mode's messages, ``mlir_emitter``), on sm_90's LLVM 7 path too;
 * ``numba_cuda_mlir.tools._cached_cc`` — every compile asks the driver for the host's compute
   capability, so compiling with no GPU needs it set (:func:`compiling_for`);
 * ``numba_cuda_mlir.models.register_model`` (the data models numba-cuda-mlir lowers with) and
