@@ -15,11 +15,6 @@ class LaunchError(ValueError):
     ``numba_tma.LaunchError``, ``numba_tma.launch.LaunchError``)."""
 
 
-class DebugModeError(TypeError):
-    """Debug mode was on for a host that cannot emit its checks (the numba-cuda-mlir host, so far):
-    refused rather than compiled without them."""
-
-
 class RegisterCountError(RuntimeError):
     """ptxas dropped a kernel's ``wgmma.setmaxnreg`` (raised when the kernel is linked, with the
     rule that makes it take effect)."""

@@ -142,7 +142,7 @@ def compile(fn, sig, arch="sm_90a", host="numba-cuda", **options) -> Compiled:  
         raise ValueError(f"host={host!r}: expected one of {', '.join(map(repr, HOSTS))}")
     if host == "mlir":
         return _compile_mlir(getattr(fn, "py_func", fn), _signature(sig), parse_arch(arch),
-                             tuple(sorted(options.items())))
+                             tuple(sorted(options.items())), debugging.key())
     if SIMULATED:
         name = getattr(fn, "__name__", repr(fn))
         raise CompilerMissing(
@@ -163,7 +163,7 @@ def _compile(fn, sig, cc, options, debug_key):   # debug_key: debug mode changes
 
 
 @functools.lru_cache(maxsize=256)
-def _compile_mlir(pyfunc, sig, cc, options):
+def _compile_mlir(pyfunc, sig, cc, options, debug_key):   # debug_key: debug mode changes the code
     from .intrinsics.mlir_adapter import kernel_ptx
 
     ptx = kernel_ptx(pyfunc, sig, cc, arch_name(cc), **dict(options))

@@ -14,6 +14,11 @@ Skipped without numba-cuda-mlir or without a GPU of compute capability 9.0 (``co
 numba-cuda-mlir that is installed but does not import fails here, saying what it lacks.
 """
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -471,3 +476,33 @@ def test_the_gemm_example_under_numba_cuda_mlir_matches_numpy():
         want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64).T
         got = gemm.bf16_values(c.copy_to_host())
         assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max(), (m, n, k, stages, pair)
+
+
+# -- debug mode on this host: the same checks as numba-cuda's (tests/mlir_debug_cases.py) -------------
+
+def _debug_case(case):
+    """Run ``case`` of tests/mlir_debug_cases.py in a child process with debug mode on (a trap
+    leaves the CUDA context unusable), as tests/test_gpu_debug.py does under numba-cuda."""
+    env = dict(os.environ, NUMBA_TMA_DEBUG="1", NUMBA_TMA_DEBUG_TIMEOUT_MS="300")
+    return subprocess.run([sys.executable, str(Path(__file__).with_name("mlir_debug_cases.py")), case], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("case,messages", [
+    ("wrong_expect_tx", ["numba_tma debug: mbarrier.wait: timed out after 300 ms waiting for phase parity 0 of the "
+                         "mbarrier"]),
+    ("swizzle_alignment", ["numba_tma debug: tma.load: argument 'dst' at 0x",
+                           "is not 1024-byte aligned (a TMA tile with swizzle SWIZZLE_128B), block (0, 0, 0) thread "
+                           "(0, 0, 0)"]),
+])
+def test_debug_mode_ends_a_mistake_with_its_message(case, messages):
+    run = _debug_case(case)
+    assert run.returncode != 0 and "finished without an error" not in run.stdout
+    assert all(m in run.stdout for m in messages), run.stdout[-2000:] + run.stderr[-2000:]
+    assert "block (0, 0, 0) thread (0, 0, 0)" in run.stdout
+
+
+def test_a_correct_kernel_runs_in_debug_mode():
+    run = _debug_case("correct")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "the tile holds the box" in run.stdout and "numba_tma debug" not in run.stdout, run.stdout

@@ -422,12 +422,27 @@ def test_numba_cuda_mlir_still_retypes_keyword_calls_folded():
     assert any(b is not None and not isinstance(b, mt.Omitted) and c is None for _, b, c in calls), calls
 
 
-def test_debug_mode_is_refused_not_dropped():
-    """This host cannot emit debug mode's checks yet: a kernel compiled while it is on is refused,
-    naming the op and the way out."""
-    from numba_tma import debug
-    from numba_tma.errors import DebugModeError
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_numba_cuda_mlir_still_lowers_gpu_printf_to_vprintf(arch):
+    """Debug mode's messages (mlir_emitter.MlirEmitter.printf) are ``gpu.printf`` ops, which
+    numba-cuda-mlir's pipeline lowers (on its LLVM 7 path for sm_90a too) to a ``vprintf`` call
+    with the format as a global byte array, as numba-cuda's print: if this fails, debug mode on this
+    host prints nothing (or does not compile)."""
+    from numba_tma.intrinsics.mlir_emitter import MlirEmitter
 
-    with debug(), pytest.raises(DebugModeError, match=r"mbarrier.init: debug mode .* is not available on the "
-                                                       r"numba-cuda-mlir host yet"):
-        inspect.compile(_mlir_kernel("mbarrier.init(smem[0:], 1)"), MLIR_SIG, "sm_90a", host="mlir")
+    def typer(typingctx, value):
+        def codegen(builder, target, args, kwargs):
+            d = MlirEmitter()
+            with d.if_then(d.icmp_unsigned("!=", builder.load_var(args[0]), 0)):
+                d.printf("probe %lld\n", [d.zext(builder.load_var(args[0]), 64)])
+        return mt.void(value), codegen
+
+    probe = mlir_adapter.intrinsic(typer, "printf_probe")
+    mlir_adapter.refresh()
+
+    def kernel(out):
+        probe(out[0])
+
+    ptx = inspect.compile(kernel, (mt.uint32[::1],), arch, host="mlir").ptx
+    assert re.search(r"call(\.uni)? \(retval0\),\s*vprintf,", ptx), "gpu.printf no longer becomes a vprintf call"
+    assert "{112, 114, 111, 98, 101, 32, 37, 108, 108, 100, 10" in ptx   # "probe %lld\n"

@@ -33,13 +33,13 @@ from typing import Callable, Mapping, Sequence
 from llvmlite import ir
 from numba.cuda import types
 from numba.cuda.core.targetconfig import ConfigStack
-from numba.cuda.cudadrv import nvvm
 from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.extending import _intrinsic
 from numba.cuda.models import register_model
 
 from .. import numba_cuda_hooks
 from . import debug
+from .llvm_emitter import LlvmEmitter, global_address, shared_address  # noqa: F401  (re-exported)
 from ..errors import ArchError, OpArgumentError  # noqa: F401  (re-exported)
 from ..declarations import (IMMEDIATE, OPS, REQUIRED, Choice, Declaration, Qualifier, Refusal,  # noqa: F401
                             exported, literal, reject)
@@ -181,8 +181,9 @@ class Operand(_Operand):
         add PTX qualifiers override."""
         return {self.name: slot}
 
-    def debug_check(self, context, builder, op_name: str, ty, val) -> None:
-        """Debug mode only: run-time checks of the argument (see :mod:`.debug`)."""
+    def debug_check(self, d, op_name: str, ty, val) -> None:
+        """Debug mode only: run-time checks of the argument through the host's emitter ``d``
+        (:class:`.debug.Emitter`)."""
 
 
 _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
@@ -288,22 +289,6 @@ class Fragment(Operand):
         return {self.name: "d0, d1, ..."}
 
 
-def _array_data(context, builder, aryty, ary):
-    return context.make_array(aryty)(context, builder, ary).data
-
-
-def shared_address(context, builder, aryty, ary) -> ir.Value:
-    """32-bit shared-window address of element 0 of a shared array (or a slice of one)."""
-    ptr = _array_data(context, builder, aryty, ary)
-    shared = builder.addrspacecast(ptr, ir.PointerType(ptr.type.pointee, nvvm.ADDRSPACE_SHARED))
-    return builder.ptrtoint(shared, I32)
-
-
-def global_address(context, builder, aryty, ary) -> ir.Value:
-    """64-bit generic address of element 0 of a device array."""
-    return builder.ptrtoint(_array_data(context, builder, aryty, ary), I64)
-
-
 class GlobalArray(Operand):
     """A device array in global memory (or a slice of one, e.g. a row of a pitched 2-D array);
     the op uses element 0's 64-bit address (``l``).  Whether the array really lives in global
@@ -378,14 +363,14 @@ class SharedArray(Operand):
             return [(val, "r")]
         return [(shared_address(context, builder, ty, val), "r")]
 
-    def debug_check(self, context, builder, op_name, ty, val):
+    def debug_check(self, d, op_name, ty, val):
         if isinstance(ty, SharedRef):
             address = val
         else:
-            address = global_address(context, builder, ty, val)
-            debug.check_shared(builder, op_name, self.name, address)
+            address = d.generic_address(val, ty)
+            debug.check_shared(d, op_name, self.name, address)
         if self.align > 1:
-            debug.check_aligned(builder, op_name, self.name, address, self.align, self.why)
+            debug.check_aligned(d, op_name, self.name, address, self.align, self.why)
 
 
 class IntTuple(Operand):
@@ -740,7 +725,7 @@ class PtxOp(Declaration):
     samples: tuple = ()
     refusals: tuple = ()
     memory: bool = True
-    debug: Callable | None = None       # debug mode: debug(context, builder, tys, args) adds run-time checks
+    debug: Callable | None = None       # debug mode: debug(emitter, tys, args) adds run-time checks (.debug)
     debug_wait: str | None = None       # debug mode: a bounded form of the template; {out} = 1 on time-out
     tied: str | None = None             # a Fragment operand read and written: the op returns its new tuple
     returns_regs: Callable | None = None   # (**qualifier values) -> n: the op returns n uint32 registers, {out}
@@ -757,15 +742,15 @@ class PtxOp(Declaration):
         return need
 
     def render(self, values: Mapping, chosen: Mapping, extra: Mapping, uid: str = "${:uid}",
-               template: str | None = None) -> str:
-        """The template (``self.ptx``, or ``template``) with operands, qualifier fragments and
-        fields filled in."""
-        keys = dict(values, uid=uid)
+               bounded: bool = False) -> str:
+        """The template (``self.ptx``; with ``bounded``, debug mode's :attr:`debug_wait` and its
+        time limit) with operands, qualifier fragments and fields filled in."""
+        keys = dict(values, uid=uid) | ({"timeout": debug.timeout_ns()} if bounded else {})
         keys.update({q.name: q.fragment(chosen[q.name]).ptx for q in self.qualifiers})
         if self.spell:
             keys.update(self.spell(**chosen))
         keys.update({k: str(v).format(**keys) for k, v in extra.items()})  # fields may name operands
-        return (template or self.ptx).format(**keys)
+        return (self.debug_wait if bounded else self.ptx).format(**keys)
 
     def instances(self):
         """Every qualifier combination: ``[{name: value}, ...]``."""
@@ -799,6 +784,25 @@ class PtxOp(Declaration):
         named += "".join(f" with {q.name}={chosen[q.name]!r}" for q in self.qualifiers   # what raised the need
                          if self.need | q.fragment(chosen[q.name]).need != self.need)
         check_arch(named, self.requirement(chosen, given), cc)
+
+    # -- debug mode (every host: ``d`` is its :class:`.debug.Emitter`) ---------------------------
+    def bounded(self) -> bool:
+        """Debug mode is on and the op has a bounded form (:attr:`debug_wait`: ``{out}`` is 1 on time-out)."""
+        return debug.STATE.on and self.debug_wait is not None
+
+    def emit_debug_checks(self, d, tys: Mapping, args: Mapping) -> None:
+        """Debug mode: each operand's run-time checks, then the op's :attr:`debug` hook, on the
+        arguments as the kernel passed them (``args``: by name), before the op."""
+        if debug.STATE.on:
+            for o in self.operands:
+                o.debug_check(d, self.name, tys[o.name], args.get(o.name))
+            if self.debug is not None:
+                self.debug(d, tys, args)
+
+    def report_time_out(self, d, flag, lowered: Mapping) -> None:
+        """After the bounded wait: trap, naming the barrier and the phase, if ``flag`` says it
+        timed out (``lowered``: each operand's lowered ``[(value, constraint)]``, by name)."""
+        debug.report_time_out(d, self.name, flag, lowered["bar"][0][0], lowered["phase"][0][0])
 
     # -- the Numba intrinsic -------------------------------------------------------------------
     vendor, twin = "nvidia", True   # every NVIDIA op has a simulator twin (numba_tma.simulator)
@@ -840,18 +844,15 @@ def build_intrinsic(op: PtxOp):
             if op.check is not None:
                 op.check(**operand_tys, **chosen)
             cc = current_cc()
-            bounded = debug.STATE.on and op.debug_wait is not None   # a wait that reports a time-out
+            bounded = op.bounded()   # a wait that reports a time-out
             result = "=r" if bounded or op.returns == types.boolean else \
                 None if op.returns == types.void else _RESULT[op.returns.bitwidth]
             tied = tys[op.tied] if op.tied else None
             regs = op.returns_regs(**chosen) if op.returns_regs else 0
             values, slots, lowered_by_name, n = [], {}, {}, tied.count if tied else regs or (1 if result else 0)
             by_name = dict(zip(names, llargs))
-            if debug.STATE.on:   # checks run before the op, on the arguments as the kernel passed them
-                for o in op.operands:
-                    o.debug_check(context, builder, op.name, tys[o.name], by_name[o.name])
-                if op.debug is not None:
-                    op.debug(context, builder, tys, by_name)
+            emitter = LlvmEmitter(context, builder)
+            op.emit_debug_checks(emitter, tys, by_name)
             for o in op.operands:
                 ty, val = tys[o.name], by_name[o.name]
                 peers = [tys[p] for p in o.peers]
@@ -871,10 +872,8 @@ def build_intrinsic(op: PtxOp):
                 values.extend(lowered)
                 lowered_by_name[o.name] = lowered
             extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
-            if bounded:
-                extra = dict(extra, timeout=debug.timeout_ns())
             out_slot = ", ".join(f"${i}" for i in range(regs)) if regs else "$0"
-            text = op.render(slots | {"out": out_slot}, chosen, extra, template=op.debug_wait if bounded else None)
+            text = op.render(slots | {"out": out_slot}, chosen, extra, bounded=bounded)
             if regs:
                 out = emit_tied_asm(builder, text, values, ["=r"] * regs, memory=op.memory)
                 return context.make_tuple(builder, types.UniTuple(types.uint32, regs),
@@ -885,7 +884,7 @@ def build_intrinsic(op: PtxOp):
                 return context.make_tuple(builder, tied, [builder.extract_value(out, i) for i in range(tied.count)])
             out = emit_asm(builder, text, values, result=result, memory=op.memory)
             if bounded:
-                _report_time_out(op, builder, out, lowered_by_name)
+                op.report_time_out(emitter, out, lowered_by_name)
                 return context.get_dummy_value()
             if op.returns == types.boolean:
                 return builder.icmp_unsigned("!=", out, ir.Constant(I32, 0))
@@ -902,11 +901,3 @@ def build_intrinsic(op: PtxOp):
     # what help() and IDEs show: the Python parameters, without the typing context numba passes
     return op.public(_intrinsic(target="cuda", prefer_literal=True)(typer), typer.__module__)
 
-
-def _report_time_out(op, builder, flag, lowered):
-    """Debug mode, after a bounded wait: report the barrier and phase and trap if it timed out."""
-    bar = builder.zext(lowered["bar"][0][0], I64)
-    phase = builder.and_(builder.zext(lowered["phase"][0][0], I64), ir.Constant(I64, 1))
-    debug.fail_if(builder, builder.icmp_unsigned("!=", flag, ir.Constant(I32, 0)), op.name,
-                  f"timed out after {debug.STATE.timeout_ms:g} ms waiting for phase parity %lld of the mbarrier at "
-                  "shared address 0x%llx (are the expected bytes and the arrival count right?)", [phase, bar])

@@ -12,7 +12,7 @@ from numba.cuda import types
 
 from . import debug
 from ._core import (IMMEDIATE, Refusal, REQUIRED, CacheHint, Const, GlobalArray, Int, Multicast, PtxOp, Qualifier, Requirement, Sample,
-                    SharedArray, SharedRef, exported, global_address, literal, reject)
+                    SharedArray, SharedRef, exported, literal, reject)
 from ..reductions import BULK_REDUCE_TYPES
 from .mbarrier import barrier
 
@@ -40,17 +40,17 @@ def debug_bytes(op_name, arrays):
     multiple of 16, each address 16-byte aligned, and each array (not an ``at()`` address, whose
     extent is unknown) holding at least ``nbytes`` from element 0 — so a run-time size never
     copies past an array."""
-    def check(context, builder, tys, args):
-        nbytes = context.cast(builder, args["nbytes"], tys["nbytes"], types.int64)
-        debug.check_multiple(builder, op_name, "nbytes", nbytes, 1, 16, "a bulk copy moves whole 16-byte chunks")
+    def check(d, tys, args):
+        nbytes = d.int64(args["nbytes"], tys["nbytes"])
+        debug.check_multiple(d, op_name, "nbytes", nbytes, 1, 16, "a bulk copy moves whole 16-byte chunks")
         for name in arrays:
             ty, val = tys[name], args[name]
             if isinstance(ty, SharedRef):
                 address = val
             else:
-                address = global_address(context, builder, ty, val)
-                debug.check_holds(builder, op_name, name, debug.array_bytes(context, builder, ty, val), nbytes)
-            debug.check_aligned(builder, op_name, name, address, 16, "a bulk copy's addresses are 16-byte aligned")
+                address = d.generic_address(val, ty)
+                debug.check_holds(d, op_name, name, d.array_bytes(val, ty), nbytes)
+            debug.check_aligned(d, op_name, name, address, 16, "a bulk copy's addresses are 16-byte aligned")
     return check
 
 

@@ -14,6 +14,7 @@ from .. import cluster_masks
 from . import debug
 from ._core import (Refusal, I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
                     emit_asm, exported, mark_constant_multicast)
+from .llvm_emitter import LlvmEmitter
 
 SM90 = Requirement((9, 0), (7, 8))
 _BARRIER = "9.7.13.3 barrier.cluster"   # PTX ISA 9.1 (the assembly rows' hand-written PTX)
@@ -175,7 +176,8 @@ def map_shared(typingctx, array, cta_rank):
         aryty, rankty = sig.args
         local = context.make_array(aryty)(context, builder, args[0])
         if debug.STATE.on:
-            debug.check_shared(builder, "cluster.map_shared", "array", builder.ptrtoint(local.data, I64))
+            debug.check_shared(LlvmEmitter(context, builder), "cluster.map_shared", "array",
+                               builder.ptrtoint(local.data, I64))
         rank = context.cast(builder, args[1], rankty, types.uint32)
         address = emit_asm(builder, "mapa.u64 $0, $1, $2;", [(builder.ptrtoint(local.data, I64), "l"), (rank, "r")],
                            result="=l", memory=False)

@@ -10,13 +10,12 @@ built in 32-bit pieces (``mad`` / ``shr`` / ``and`` / ``or``, one ``mov.b64``): 
 ``row`` at K step ``k`` (32 bytes each) inside the swizzle span.
 """
 
-from llvmlite import ir
 from numba.cuda import types
 
 from ..declarations import literal, reject
 from ..descriptors import matrix
 from . import debug
-from ._core import I64, Int, Operand, SharedArray, SharedRef, shared_address
+from ._core import Int, Operand, SharedArray
 from .tensor_map_type import TensorMapType
 
 TEMPLATE = """{{
@@ -99,26 +98,24 @@ def debug_checks(op_name):
     run-time ``k`` inside the span, a run-time ``row`` a multiple of 8 and inside the tile (an
     ``at()`` tile has no extent: only its alignment is checked).  Constants were checked at
     compile time."""
-    def checks(context, builder, tys, args):
+    def checks(d, tys, args):
         desc_ty, tile_ty, tile = tys["desc"], tys["tile"], args["tile"]
         span, row_bytes = layout_facts(op_name, desc_ty)
-        address = tile if isinstance(tile_ty, SharedRef) else shared_address(context, builder, tile_ty, tile)
-        debug.check_aligned(builder, op_name, "tile", address, matrix.alignment(span),
+        debug.check_aligned(d, op_name, "tile", d.shared_address(tile, tile_ty), matrix.alignment(span),
                             matrix.alignment_why(desc_ty.swizzle))
         if not isinstance(literal(tys["k"]), int):
-            k = context.cast(builder, args["k"], tys["k"], types.int64)
-            debug.fail_if(builder, builder.icmp_unsigned(">=", k, ir.Constant(I64, span // matrix.K_STEP_BYTES)),
-                          op_name, f"k = %lld: {matrix.k_rule(span)}", [k])
+            k = d.int64(args["k"], tys["k"])
+            debug.fail_if(d, d.icmp_unsigned(">=", k, span // matrix.K_STEP_BYTES), op_name,
+                          f"k = %lld: {matrix.k_rule(span)}", [k])
         if not isinstance(literal(tys["row"]), int):
-            row = context.cast(builder, args["row"], tys["row"], types.int64)
-            low = builder.and_(row, ir.Constant(I64, matrix.ATOM_ROWS - 1))
-            debug.fail_if(builder, builder.icmp_unsigned("!=", low, ir.Constant(I64, 0)), op_name,
+            row = d.int64(args["row"], tys["row"])
+            debug.fail_if(d, d.icmp_unsigned("!=", d.and_(row, matrix.ATOM_ROWS - 1), 0), op_name,
                           f"row = %lld: {matrix.ROW_RULE}", [row])
         else:
-            row = ir.Constant(I64, literal(tys["row"]))
+            row = d.const(literal(tys["row"]), 64)
         if isinstance(tile_ty, types.Array):
-            rows = builder.udiv(debug.array_bytes(context, builder, tile_ty, tile), ir.Constant(I64, row_bytes))
-            debug.fail_if(builder, builder.icmp_unsigned(">=", row, rows), op_name,
+            rows = d.udiv(d.array_bytes(tile, tile_ty), row_bytes)
+            debug.fail_if(d, d.icmp_unsigned(">=", row, rows), op_name,
                           f"row = %lld: {matrix.rows_rule('%lld', row_bytes)}", [row, rows])
     return checks
 
@@ -182,19 +179,17 @@ def mn_fields(op_name, hi):
 def mn_debug_checks(op_name):
     """Debug mode: the tile aligned to its 8-row atom, a run-time ``k`` inside the box's K rows, a
     run-time ``col`` a multiple of the box width."""
-    def checks(context, builder, tys, args):
+    def checks(d, tys, args):
         desc_ty, tile_ty, tile = tys["desc"], tys["tile"], args["tile"]
         span, width, _ = mn_layout_facts(op_name, desc_ty)
-        address = tile if isinstance(tile_ty, SharedRef) else shared_address(context, builder, tile_ty, tile)
-        debug.check_aligned(builder, op_name, "tile", address, matrix.alignment(span),
+        debug.check_aligned(d, op_name, "tile", d.shared_address(tile, tile_ty), matrix.alignment(span),
                             matrix.alignment_why(desc_ty.swizzle))
         if not isinstance(literal(tys["k"]), int):
-            k = context.cast(builder, args["k"], tys["k"], types.int64)
-            debug.fail_if(builder, builder.icmp_unsigned(">=", k, ir.Constant(I64, desc_ty.box[0] // matrix.MN_K_ROWS)),
-                          op_name, f"k = %lld: {matrix.mn_k_rule(desc_ty.box[0])}", [k])
+            k = d.int64(args["k"], tys["k"])
+            debug.fail_if(d, d.icmp_unsigned(">=", k, desc_ty.box[0] // matrix.MN_K_ROWS), op_name,
+                          f"k = %lld: {matrix.mn_k_rule(desc_ty.box[0])}", [k])
         if not isinstance(literal(tys["col"]), int):
-            col = context.cast(builder, args["col"], tys["col"], types.int64)
-            debug.fail_if(builder, builder.icmp_unsigned("!=", builder.urem(col, ir.Constant(I64, width)),
-                                                         ir.Constant(I64, 0)),
-                          op_name, f"col = %lld: {matrix.mn_col_rule(width)}", [col])
+            col = d.int64(args["col"], tys["col"])
+            debug.fail_if(d, d.icmp_unsigned("!=", d.urem(col, width), 0), op_name,
+                          f"col = %lld: {matrix.mn_col_rule(width)}", [col])
     return checks

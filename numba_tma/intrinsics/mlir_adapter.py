@@ -8,6 +8,8 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
   public ``numba_cuda_mlir.extending.intrinsic`` takes no options, and ops need literal types;
 * ``builder.targetoptions["chip"]`` — the only place the compilation target is known (at lowering;
   typing has none);
+* ``gpu.printf``, which numba-cuda-mlir's pipeline lowers to a ``vprintf`` call (its own ``print``
+  does so; debug mode's messages, ``mlir_emitter``), on sm_90's LLVM 7 path too;
 * ``numba_cuda_mlir.tools._cached_cc`` — every compile asks the driver for the host's compute
   capability, so compiling with no GPU needs it set (:func:`compiling_for`);
 * ``numba_cuda_mlir.models.register_model`` (the data models numba-cuda-mlir lowers with) and
@@ -54,13 +56,13 @@ import contextlib
 from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
 from numba_cuda_mlir._mlir import ir
-from numba_cuda_mlir._mlir.dialects import arith, builtin, llvm, memref, nvvm, scf
+from numba_cuda_mlir._mlir.dialects import arith, builtin, gpu, llvm, memref, nvvm, scf
 from numba_cuda_mlir.models import ArrayModel, ByValPointerTypeModel, StructModel, register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
 from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
-__all__ = ["NamedTuple", "arith", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
+__all__ = ["NamedTuple", "arith", "gpu", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
            "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
            "nvvm", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
            "register_empty", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip",

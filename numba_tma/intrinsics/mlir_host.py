@@ -19,7 +19,8 @@ typing checks and qualifier tables (:meth:`PtxOp.type_call`), its requirement an
   each tied input naming its output's number (as the llvmlite binding's ``emit_tied_asm``); the
   struct's fields become the tuple numba-cuda-mlir holds a tuple value as (a Python tuple).
 
-Not here (yet): debug mode (refused while it is on, not silently dropped); see docs/second_host.md.
+Debug mode: the same checks as under numba-cuda (the operands' ``debug_check``, the op's ``debug``
+hook, the bounded ``debug_wait``), through this host's :class:`.mlir_emitter.MlirEmitter`.
 """
 
 from __future__ import annotations
@@ -29,21 +30,19 @@ import inspect
 
 from numba.cuda import types
 
-from ..debugging import STATE as DEBUG
 from ..descriptors.tile_layout import kernel_type
-from ..errors import ArchError, DebugModeError, RegisterCountError
+from ..errors import ArchError, RegisterCountError
 from .mlir_adapter import (by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities, mlir_types,
                            register_address_type, register_array_model, target_chip)
 from ._core import (CacheHint, Const, Float, Fragment, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp,
                     SharedArray, Value, literal, parse_arch)
 from ._core import SharedRef as NumbaSharedRef
 from ..declarations import omitted
+from .mlir_emitter import MlirEmitter, global_address, integer, shared_address
 from .tensor_map_type import TensorMapType
 
 __all__ = ["LOWERINGS", "GlobalTensorMapType", "MapInGlobal", "SharedRef", "TensorMap", "build_mlir_intrinsic", "check_by_value_maps", "lowers", "to_mlir",
            "to_numba"]
-
-SHARED_ADDRESS_SPACE = 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,16 +201,6 @@ def lower_operand(operand, ty, value, *peers):
                               f"operands ('{operand.name}')")
 
 
-def _signed(ty) -> bool:
-    ty = getattr(ty, "literal_type", ty)
-    return bool(getattr(ty, "signed", False))
-
-
-def integer(value, ty, bits: int):
-    """``value`` (of Numba type ``ty``) as a ``bits``-bit integer, extended by ``ty``'s sign."""
-    return lowering_utilities.convert(value, ir.IntegerType.get_signless(bits), signed=_signed(ty))
-
-
 def float32(value):
     return lowering_utilities.convert(value, ir.F32Type.get())
 
@@ -222,18 +211,6 @@ def bits_of(value, ty, dtype):
         width = ir.F32Type.get() if dtype.bitwidth == 32 else ir.F64Type.get()
         return llvm.bitcast(ir.IntegerType.get_signless(dtype.bitwidth), lowering_utilities.convert(value, width))
     return integer(value, ty, dtype.bitwidth)
-
-
-def shared_address(array):
-    """32-bit shared-window address of element 0 of a shared array (a memref)."""
-    pointer = llvm.addrspacecast(llvm.PointerType.get(SHARED_ADDRESS_SPACE),
-                                 lowering_utilities.memref_data_pointer(array))
-    return llvm.ptrtoint(ir.IntegerType.get_signless(32), pointer)
-
-
-def global_address(array):
-    """64-bit generic address of element 0 of a device array (a memref)."""
-    return llvm.ptrtoint(ir.IntegerType.get_signless(64), lowering_utilities.memref_data_pointer(array))
 
 
 def _elements(value, ty):
@@ -361,25 +338,23 @@ def build_mlir_intrinsic(op: PtxOp):
         raise NotImplementedError(f"numba_tma: {op.name}: the numba-cuda-mlir host lowers NVIDIA ops only")
 
     def typer(typingctx, *args, **kwargs):
-        if DEBUG.on:        # its checks would be missing from the kernel: refuse rather than drop them
-            raise DebugModeError(f"numba_tma: {op.name}: debug mode (NUMBA_TMA_DEBUG / numba_tma.debug()) is not "
-                                 "available on the numba-cuda-mlir host yet; compile this kernel without it "
-                                 "(docs/second_host.md)")
         tys, chosen, given = op.type_call([to_numba(t) for t in args], {k: to_numba(t) for k, t in kwargs.items()})
         operand_tys = {o.name: tys[o.name] for o in op.operands}
-        outputs = _outputs(op, tys, chosen)
 
         def codegen(builder, target, args, kwargs):
             cc = parse_arch(target_chip(builder))
             op.check_call_arch(chosen, given, cc)
             check_by_value_maps(op.name, tys.values(), cc)
             check_whole_program(op.name)
-            variables = _bound_vars(op, args, kwargs)
-            values, slots, n = [], {}, len(outputs)
+            bounded = op.bounded()   # debug mode's wait that reports a time-out: its flag is the one output
+            outputs = ["=r"] if bounded else _outputs(op, tys, chosen)
+            by_name = {name: builder.load_var(v) for name, v in _bound_vars(op, args, kwargs).items()}
+            emitter = MlirEmitter()
+            op.emit_debug_checks(emitter, tys, by_name)
+            values, slots, lowered_by_name, n = [], {}, {}, len(outputs)
             for o in op.operands:
                 ty = tys[o.name]
-                value = builder.load_var(variables[o.name]) if o.name in variables else None
-                lowered = lower_operand(o, ty, value, *(tys[p] for p in o.peers))
+                lowered = lower_operand(o, ty, by_name.get(o.name), *(tys[p] for p in o.peers))
                 if o.name == op.tied:   # outputs $0..$k-1; these inputs are tied to them
                     slots[o.name] = ", ".join(f"${i}" for i in range(len(lowered)))
                     lowered = [(v, str(i)) for i, (v, _) in enumerate(lowered)]
@@ -389,10 +364,14 @@ def build_mlir_intrinsic(op: PtxOp):
                                         *(tys[p] for p in o.peers)))
                 n += len(lowered)
                 values.extend(lowered)
+                lowered_by_name[o.name] = lowered
             extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
             out_slot = ", ".join(f"${i}" for i in range(len(outputs))) if op.returns_regs else "$0"
-            out = emit_asm(op.render(slots | {"out": out_slot}, chosen, extra), values, outputs, op.memory)
-            if op.tied or op.returns_regs:
+            out = emit_asm(op.render(slots | {"out": out_slot}, chosen, extra, bounded=bounded), values, outputs,
+                           op.memory)
+            if bounded:
+                op.report_time_out(emitter, out, lowered_by_name)
+            elif op.tied or op.returns_regs:
                 builder.store_var(target, tuple(out) if len(outputs) > 1 else (out,))
             elif op.returns == types.boolean:
                 builder.store_var(target, lowering_utilities.convert(out, ir.IntegerType.get_signless(1)))

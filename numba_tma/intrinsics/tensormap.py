@@ -62,11 +62,11 @@ def _check_value(name, lo, hi, multiple, what):
         if isinstance(v, int) and multiple and v % multiple:
             raise reject(f"tensormap.{name}", "value", rule, v)
 
-    def run_time(context, builder, tys, args):
-        value = context.cast(builder, args["value"], tys["value"], types.int64)
+    def run_time(d, tys, args):
+        value = d.int64(args["value"], tys["value"])
         if multiple:
-            debug.check_multiple(builder, f"tensormap.{name}", "value", value, 1, multiple, what)
-        debug.check_range(builder, f"tensormap.{name}", "value", value, lo, hi, what)
+            debug.check_multiple(d, f"tensormap.{name}", "value", value, 1, multiple, what)
+        debug.check_range(d, f"tensormap.{name}", "value", value, lo, hi, what)
     return rule, check, run_time
 
 

@@ -21,13 +21,11 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 ``uint8`` tile.
 """
 
-from llvmlite import ir
 from numba.cuda import types
 
 from . import debug
-from ._core import (Refusal, I32, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier, Requirement,
-                    Sample, SharedArray, SharedRef, check_arch, exported, global_address, literal, reject,
-                    shared_address)
+from ._core import (Refusal, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier,
+                    Requirement, Sample, SharedArray, check_arch, exported, global_address, literal, reject)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
 from ..descriptors.edge import overrun_rule
@@ -103,28 +101,26 @@ def _check_multicast_space(multicast, dst_space):
 def _debug_map_op(op_name, tile_arg):
     """Debug-mode checks of a TMA op (see :mod:`.debug`): the tile's alignment for the map's swizzle
     and its size against the box, ``coords[0]``'s 16-byte rule, a global map's 64-byte alignment."""
-    def check(context, builder, tys, args):
+    def check(d, tys, args):
         desc_ty, tile_ty = tys["desc"], tys[tile_arg]
-        if not isinstance(desc_ty, TensorMapType):
-            debug.check_aligned(builder, op_name, "desc", global_address(context, builder, desc_ty, args["desc"]), 64,
+        if not isinstance(desc_ty, TensorMapType) or desc_ty.in_global:
+            debug.check_aligned(d, op_name, "desc", d.generic_address(args["desc"], desc_ty), 64,
                                 "a CUtensorMap in global memory is 64-byte aligned")
+        if not isinstance(desc_ty, TensorMapType):   # its layout is only known on the device
             return
         swizzle = SWIZZLE_BYTES.get(desc_ty.swizzle, 0)
         align = 8 * swizzle if swizzle else 128
         tile = args[tile_arg]
-        address = tile if isinstance(tile_ty, SharedRef) else shared_address(context, builder, tile_ty, tile)
-        debug.check_aligned(builder, op_name, tile_arg, address, align,
+        debug.check_aligned(d, op_name, tile_arg, d.shared_address(tile, tile_ty), align,
                             f"a TMA tile with swizzle {desc_ty.swizzle}" if swizzle else "a TMA tile")
         if isinstance(tile_ty, types.Array) and desc_ty.smem_bytes:
-            nbytes = debug.array_bytes(context, builder, tile_ty, tile)
-            debug.check_at_least(builder, op_name, tile_arg, nbytes, desc_ty.smem_bytes,
+            debug.check_at_least(d, op_name, tile_arg, d.array_bytes(tile, tile_ty), desc_ty.smem_bytes,
                                  "the shared memory the map's box spans, desc.smem_bytes")
         if desc_ty.mode == "tiled":
-            coords = [context.cast(builder, builder.extract_value(args["coords"], i), t, types.int64)
-                      for i, t in enumerate(tys["coords"])]
-            debug.check_multiple(builder, op_name, "coords[0]", coords[0], max(desc_ty.element_bits, 8) // 8, 16,
+            coords = [d.int64(v, t) for v, t in d.items(args["coords"], tys["coords"])]
+            debug.check_multiple(d, op_name, "coords[0]", coords[0], max(desc_ty.element_bits, 8) // 8, 16,
                                  "the H200 faults otherwise")
-            debug.check_inside(builder, op_name, builder.ptrtoint(args["desc"], I64), coords)
+            debug.check_inside(d, op_name, d.generic_address(args["desc"], desc_ty), coords)
     return check
 
 
@@ -283,15 +279,13 @@ ALLOW_OVERRUN = Qualifier("allow_overrun", {False: "", True: ""}, False)
 NO_OPT_IN = {"allow_overrun": False}     # the assembly rows: the opt-in changes no PTX
 
 
-def _element_bits_of(builder, desc_address):
+def _element_bits_of(d, desc_address):
     """A map's element width in bits, read from its type field (bits 71-74; the TF32 bit does not
     change the width)."""
-    code = builder.lshr(debug.load_u32(builder, desc_address, 8), ir.Constant(I32, 7))
-    code = builder.and_(code, ir.Constant(I32, 0xF))
-    bits = ir.Constant(I32, 0)
+    code = d.and_(d.lshr(debug.load_u32(d, desc_address, 8), 7), 0xF)
+    bits = d.const(0, 32)
     for info in TYPE_INFO.values():
-        bits = builder.select(builder.icmp_unsigned("==", code, ir.Constant(I32, info.code)),
-                              ir.Constant(I32, info.bits), bits)
+        bits = d.select(d.icmp_unsigned("==", code, info.code), d.const(info.bits, 32), bits)
     return bits
 
 
@@ -299,21 +293,20 @@ def _debug_edge(op_name, coord_arg):
     """Debug mode, a map in global memory (its geometry is only known on the device, and may have
     been edited there): trap before a store whose box crosses the end of a row that is not a
     multiple of 16 bytes, unless the call opted in (``allow_overrun=True``)."""
-    def check(context, builder, tys, args):
+    def check(d, tys, args):
         if isinstance(tys["desc"], TensorMapType) or literal(tys["allow_overrun"]):
             return
-        address = global_address(context, builder, tys["desc"], args["desc"])
-        coords = args[coord_arg]
-        first = builder.extract_value(coords, 0) if coord_arg == "coords" else coords
-        first_ty = tys[coord_arg][0] if coord_arg == "coords" else tys[coord_arg]
-        first = context.cast(builder, first, first_ty, types.int64)
-        width = builder.zext(builder.add(debug.load_u32(builder, address, 32), ir.Constant(I32, 1)), I64)
-        box = builder.lshr(debug.load_u32(builder, address, 52), ir.Constant(I32, 24))     # byte 55
-        end = builder.add(first, builder.zext(builder.add(box, ir.Constant(I32, 1)), I64))
-        row_bits = builder.mul(width, builder.zext(_element_bits_of(builder, address), I64))
-        ragged = builder.icmp_unsigned("!=", builder.and_(row_bits, ir.Constant(I64, 127)), ir.Constant(I64, 0))
-        crosses = builder.icmp_signed(">", end, width)
-        debug.fail_if(builder, builder.and_(ragged, crosses), op_name,
+        address = d.generic_address(args["desc"], tys["desc"])
+        first = d.items(args[coord_arg], tys[coord_arg])[0] if coord_arg == "coords" else \
+            (args[coord_arg], tys[coord_arg])
+        first = d.int64(*first)
+        width = d.zext(d.add(debug.load_u32(d, address, 32), 1), 64)
+        box = d.lshr(debug.load_u32(d, address, 52), 24)     # byte 55
+        end = d.add(first, d.zext(d.add(box, 1), 64))
+        row_bits = d.mul(width, d.zext(_element_bits_of(d, address), 64))
+        ragged = d.icmp_unsigned("!=", d.and_(row_bits, 127), 0)
+        crosses = d.icmp_signed(">", end, width)
+        debug.fail_if(d, d.and_(ragged, crosses), op_name,
                       f"{coord_arg}{'[0]' if coord_arg == 'coords' else ''} = %lld: the box ends at element %lld, past "
                       "the end of the row (%lld elements, %lld bits: not a multiple of 16 bytes); the store would "
                       "write outside the tensor up to the next 16-byte boundary — pad the array's last dimension, "
@@ -327,10 +320,10 @@ def _debug_store(op_name, coord_arg):
     tile = _debug_map_op(op_name, "src") if coord_arg == "coords" else None
     edge = _debug_edge(op_name, coord_arg)
 
-    def check(context, builder, tys, args):
+    def check(d, tys, args):
         if tile is not None:
-            tile(context, builder, tys, args)
-        edge(context, builder, tys, args)
+            tile(d, tys, args)
+        edge(d, tys, args)
     return check
 
 

@@ -31,6 +31,7 @@ from ..descriptors import matrix
 from . import debug, matrix_descriptor
 from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
                     Sample, SharedArray, exported, shared_address)
+from .llvm_emitter import LlvmEmitter
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
 _ISA = "9.7.15 Asynchronous Warpgroup Level Matrix Instructions (wgmma)"
@@ -590,6 +591,15 @@ _STAGING = SharedArray("tile", what="the shared staging tile", contiguous=True, 
                        why=matrix.STAGING_WHY)
 
 
+def store_shared_bf16_checks(d, tilety, tile, n_boxes, box_bytes):
+    """Debug mode of ``store_shared_bf16`` (every host; ``d``: its :class:`.debug.Emitter`), as a
+    PtxOp's: the staging tile in shared memory, aligned, holding the ``n_boxes`` boxes written."""
+    _STAGING.debug_check(d, "wgmma.store_shared_bf16", tilety, tile)
+    if isinstance(tilety, types.Array):
+        debug.check_at_least(d, "wgmma.store_shared_bf16", "tile", d.array_bytes(tile, tilety), n_boxes * box_bytes,
+                             f"the {n_boxes} boxes of {box_bytes} bytes it writes")
+
+
 @_intrinsic(target="cuda", prefer_literal=True)
 def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=types.Omitted(None)):
     """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
@@ -621,12 +631,8 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
     def codegen(context, builder, sig, args):
         accty, tilety = sig.args[:2]
         values = args[0]
-        if debug.STATE.on:   # as PtxOp's debug checks: in shared memory, aligned, holding the boxes written
-            _STAGING.debug_check(context, builder, "wgmma.store_shared_bf16", tilety, args[1])
-            if isinstance(tilety, types.Array):
-                debug.check_at_least(builder, "wgmma.store_shared_bf16", "tile",
-                                     debug.array_bytes(context, builder, tilety, args[1]), n_boxes * box_bytes,
-                                     f"the {n_boxes} boxes of {box_bytes} bytes it writes")
+        if debug.STATE.on:
+            store_shared_bf16_checks(LlvmEmitter(context, builder), tilety, args[1], n_boxes, box_bytes)
         base = shared_address(context, builder, tilety, args[1]) if isinstance(tilety, types.Array) else args[1]
         row, col = _fragment_coords(builder, ir.Constant(I32, 0), ir.Constant(I32, 0))
         col_bytes = builder.shl(col, ir.Constant(I32, 1))                # bf16

@@ -105,8 +105,6 @@ MISSING["tlx"] = ("numba_tma: tlx: its functions are numba-cuda overloads (numba
                   "numba_tma's numba-cuda families, registered at import; this host would need them registered "
                   "again with numba-cuda-mlir's overload and these families, as numba_tma.pipeline's are "
                   "(numba_tma.mlir.pipeline), which is not done yet")
-MISSING["debug"] = ("numba_tma: debug mode: its run-time checks (printf and trap) are llvmlite code; a kernel compiled "
-                    "while it is on is refused (DebugModeError) rather than compiled without them")
 MISSING["launch"] = ("numba_tma: launch: numba_tma.launch drives numba-cuda's dispatcher; launch numba-cuda-mlir "
                      "kernels with their own kernel[grid, block, stream, smem, cluster]")
 

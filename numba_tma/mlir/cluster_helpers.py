@@ -13,9 +13,11 @@ import inspect
 
 from ..cluster_masks import MASK_BITS
 from ..debugging import STATE as DEBUG
-from ..errors import ArchError, DebugModeError
+from ..errors import ArchError
+from ..intrinsics import debug
 from ..intrinsics.cluster import MASKS, SM90, map_shared_check, mask_check
 from ..intrinsics.mlir_adapter import arith, intrinsic, ir, lowering_utilities, target_chip, with_base_address
+from ..intrinsics.mlir_emitter import MlirEmitter, global_address
 from ..intrinsics.mlir_host import emit_asm, integer, to_mlir, to_numba
 from ..intrinsics._core import arch_name, parse_arch
 from numba.cuda import types
@@ -25,10 +27,6 @@ __all__ = ["HELPERS"]
 
 def _map_shared(typingctx, array, cta_rank):
     """``cluster.map_shared(array, cta_rank)``, as under numba-cuda."""
-    if DEBUG.on:   # its shared-memory check would be missing: refuse rather than drop it
-        raise DebugModeError("numba_tma: cluster.map_shared: debug mode (NUMBA_TMA_DEBUG / numba_tma.debug()) is not "
-                             "available on the numba-cuda-mlir host yet; compile this kernel without it "
-                             "(docs/second_host.md)")
     array_type, rank_type = to_numba(array), to_numba(cta_rank)
     map_shared_check(array_type, rank_type)
 
@@ -38,6 +36,8 @@ def _map_shared(typingctx, array, cta_rank):
             raise ArchError(f"numba_tma: cluster.map_shared needs {SM90}, but the kernel is being compiled for "
                             f"{arch_name(cc)}")
         local, rank = (builder.load_var(v) for v in args)
+        if DEBUG.on:   # the array lies in shared memory, as under numba-cuda
+            debug.check_shared(MlirEmitter(), "cluster.map_shared", "array", global_address(local))
         rank = integer(rank, rank_type, 32)
         builder.store_var(target, with_base_address(
             local, lambda base: emit_asm("mapa.u64 $0, $1, $2;", [(base, "l"), (rank, "r")], ["=l"], memory=False)))

@@ -18,6 +18,8 @@ from ..intrinsics import wgmma
 from ..intrinsics._core import parse_arch
 from ..intrinsics.mlir_adapter import (arith, intrinsic, ir, llvm, lowering_utilities, memref, mlir_types, scf,
                                        target_chip)
+from ..debugging import STATE as DEBUG
+from ..intrinsics.mlir_emitter import MlirEmitter
 from ..intrinsics.mlir_host import SharedRef, check_by_value_maps, emit_asm, integer, shared_address, to_numba
 from ..intrinsics.tensor_map_type import TensorMapType
 from .fragments import plain
@@ -169,6 +171,8 @@ def _store_shared_bf16(typingctx, acc, tile, desc, first=mlir_types.Omitted(0), 
     def codegen(builder, target, args, kwargs):
         check_by_value_maps("wgmma.store_shared_bf16", [descty], parse_arch(target_chip(builder)))
         values, tile_value = builder.load_var(args[0]), builder.load_var(args[1])
+        if DEBUG.on:
+            wgmma.store_shared_bf16_checks(MlirEmitter(), tilety, tile_value, n_boxes, 64 * row_bytes)
         base = tile_value if isinstance(tile, SharedRef) else shared_address(tile_value)
         row, col = _fragment_coords(_i32(0), _i32(0))
         col_bytes = arith.shli(col, _i32(1))                    # bf16
