@@ -124,8 +124,9 @@ def run_script(script, out, err, cwd, timeout):
             os.dup2(os.open(path, flags), fd)
         os.chdir(cwd)
         sys.argv, sys.path[0] = [script], os.path.dirname(script)
+        here = os.path.realpath(sys.path[0])
         for name, module in list(sys.modules.items()):   # the script's siblings import anew, as under python
-            if os.path.dirname(getattr(module, "__file__", None) or "") == sys.path[0]:
+            if os.path.dirname(os.path.realpath(getattr(module, "__file__", None) or "/")) == here:
                 del sys.modules[name]
         try:
             runpy.run_path(script, run_name="__main__")

@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 _WRAPPERS = []
+VARIANTS = {}   # a wrapper's name -> its variant picker (``_device``'s ``variants``), for every host
 _NONE = (_numba_types.NoneType, _numba_types.Omitted)
 
 
@@ -55,6 +56,8 @@ def _device(fn=None, *, variants=None):
     if fn is None:
         return lambda f: _device(f, variants=variants)
     _WRAPPERS.append(fn)
+    if variants is not None:
+        VARIANTS[fn.__name__] = variants
     if not SIMULATOR:
         from numba.cuda.extending import overload
 

@@ -64,7 +64,7 @@ from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
 __all__ = ["NamedTuple", "arith", "gpu", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
            "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
-           "nvvm", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
+           "nvvm", "overload", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
            "register_empty", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip",
            "with_base_address"]
 
@@ -204,6 +204,13 @@ def overload_method(type_class, name: str, inline: bool = False):
     body inlined into the caller (so a receiver that holds nothing is never a parameter)."""
     return extending.overload_method(type_class, name, typing_registry=extending.typing_registry, prefer_literal=True,
                                      inline="always" if inline else "never")
+
+
+def overload(fn, forceinline: bool = False, inline: bool = False):
+    """``numba_cuda_mlir.extending.overload`` of ``fn`` with literal argument types; its body a
+    device function inlined by LLVM (``forceinline``) or into the caller's Numba IR (``inline``)."""
+    return extending.overload(fn, jit_options={"forceinline": True} if forceinline else {}, prefer_literal=True,
+                              inline="always" if inline else "never", typing_registry=extending.typing_registry)
 
 
 def device_function(fn):

@@ -30,7 +30,7 @@ from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
 from ..intrinsics.tensor_map_type import TensorMapType
 from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
 from ..ops import FAMILIES
-from . import cluster_helpers, fragments, pipeline, tiles
+from . import cluster_helpers, fragments, pipeline, tiles, tlx
 from .refs import at
 from .shared import carver
 from .tensor_map import map_in_global, map_in_global_type, map_type
@@ -101,12 +101,12 @@ refresh()
 __all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_in_global_type", "map_type", *FAMILIES]
 
 # modules of numba_tma not (yet) on this host, as a whole
-MISSING["tlx"] = ("numba_tma: tlx: its functions are numba-cuda overloads (numba.cuda.extending.overload) over "
-                  "numba_tma's numba-cuda families, registered at import; this host would need them registered "
-                  "again with numba-cuda-mlir's overload and these families, as numba_tma.pipeline's are "
-                  "(numba_tma.mlir.pipeline), which is not done yet")
 MISSING["launch"] = ("numba_tma: launch: numba_tma.launch drives numba-cuda's dispatcher; launch numba-cuda-mlir "
                      "kernels with their own kernel[grid, block, stream, smem, cluster]")
 
 # numba_tma.pipeline's configurations and rings in these kernels (:mod:`.pipeline`)
 PIPELINE_HOST = pipeline.bind(cluster, cp_async, fence, mbarrier, sync, tma)  # noqa: F821 - set through globals()
+
+# numba_tma.tlx's names in these kernels, over the families above (:mod:`.tlx`)
+TLX_BODIES = tlx.register(globals())
+MISSING.update({f"tlx.{name}": why for name, why in tlx.UNAVAILABLE.items()})
