@@ -23,8 +23,8 @@ instead of hanging or writing out of bounds.
 
 The checks are written once, here, against :class:`Emitter`: the few primitives they need (integer
 arithmetic and compares, inline asm, a special register, ``if``, ``printf``), with one implementation
-per host — numba-cuda's llvmlite builder (:mod:`.debug_llvm`) and numba-cuda-mlir's arith/scf/gpu
-dialects (:mod:`.debug_mlir`).  The ops' ``debug`` hooks and their operands' ``debug_check`` take an
+per host — numba-cuda's llvmlite builder (:mod:`.llvm_emitter`) and numba-cuda-mlir's arith/scf/gpu
+dialects (:mod:`.mlir_emitter`).  The ops' ``debug`` hooks and their operands' ``debug_check`` take an
 emitter too, so both hosts emit the same checks with the same messages.
 """
 
