@@ -286,6 +286,27 @@ def test_constant_masks_are_folded_and_run_time_ones_computed():
     assert re.search(r"shl\.b64 \s*%rd\d+, %rd\d+, %r\d+;", out.ptx) and "call" not in out.ptx.split(".entry")[1]
 
 
+def test_a_tensor_map_is_typed_and_passed_by_value_as_numba_cuda_mlir_launches_one():
+    """A ``numba_tma.TensorMap`` argument of a numba-cuda-mlir kernel: typed as the by-value map of
+    its layout (refused below sm_100 by its ops, naming defect 3), and handed to numba-cuda-mlir's
+    launcher as the address of its 128 bytes (``__tma_descriptor_c_api__``, which the launcher
+    copies)."""
+    import ctypes
+
+    from numba_cuda_mlir.numba_cuda.typing.typeof import typeof
+
+    from numba_tma.intrinsics.mlir_host import TensorMap as MlirTensorMap
+
+    class Array:
+        __cuda_array_interface__ = {"shape": (64, 64), "typestr": "<f4", "data": (0x7F0000000000, False),
+                                    "strides": None, "version": 3}
+
+    desc = TensorMap.tiled(Array(), (32, 32), swizzle="128B")
+    ty = typeof(desc)
+    assert isinstance(ty, MlirTensorMap) and ty.layout == desc.layout
+    assert ctypes.string_at(desc.__tma_descriptor_c_api__(), 128) == desc.bytes
+
+
 def test_setmaxnreg_is_refused_where_ptxas_would_drop_it():
     """numba-cuda-mlir links a kernel's PTX as its own compilation unit, where ptxas drops setmaxnreg:
     the op is refused at lowering on this host (not a kernel running without it), while the same

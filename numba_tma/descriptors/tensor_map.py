@@ -15,6 +15,7 @@ themselves.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import html
 import operator
@@ -574,6 +575,11 @@ class TensorMap:
                 found = _KERNEL_TYPES[key] = kernel_type(self.layout)
             layout.numba_type = found
         return found
+
+    def __tma_descriptor_c_api__(self) -> int:
+        """The address of the map's 128 bytes (:attr:`bytes`, kept by the map): how numba-cuda-mlir's
+        launcher takes a by-value map argument (it copies them at the launch)."""
+        return ctypes.cast(ctypes.c_char_p(self.bytes), ctypes.c_void_p).value
 
     def driver_bytes(self) -> bytes:
         """The same map encoded by the CUDA driver (``cuTensorMapEncode*`` through cuda.bindings;

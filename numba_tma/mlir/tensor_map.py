@@ -17,6 +17,7 @@ import functools
 import numpy as np
 
 from ..descriptors.enums import SWIZZLE_BYTES
+from ..descriptors.tensor_map import TensorMap as HostTensorMap
 from ..descriptors.tile_layout import TileLayout
 from ..intrinsics.mlir_adapter import cuda, overload_attribute, register_typeof
 from ..intrinsics.mlir_host import MapInGlobal, TensorMap
@@ -72,6 +73,9 @@ def _global_map_class(layout):
 
 
 register_typeof(GlobalMap, lambda value: MapInGlobal(value.layout))
+# a numba_tma.TensorMap itself: by value (sm_100 and newer; on sm_90 its ops refuse it, naming defect 3),
+# passed by numba-cuda-mlir's launcher through TensorMap.__tma_descriptor_c_api__
+register_typeof(HostTensorMap, lambda value: TensorMap(value.layout))
 
 
 def map_in_global(tmap) -> GlobalMap:
