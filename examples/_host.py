@@ -7,8 +7,8 @@ environment variable ``NUMBA_TMA_HOST`` picks the compiler of their kernels.
 ``cuda``, ``types`` and the families (``numba_tma.mlir``'s under numba-cuda-mlir) come from that
 host; ``jit`` is its ``cuda.jit`` (numba-cuda-mlir's for the GPU's arch-specific target,
 ``sm_90a`` on a Hopper); ``carver(plan)`` carves a ``SharedMemoryPlan`` in its kernels;
-``launch(kernel, grid, block, *args, shared_mem=0, cluster=None)`` launches (``numba_tma.launch``,
-or numba-cuda-mlir's own ``kernel[grid, block, 0, shared_mem, cluster]``); ``types`` and ``jit`` also
+``launch`` is ``numba_tma.launch`` on both (numba-cuda-mlir's kernels go to its own launcher after
+the same checks); ``types`` and ``jit`` also
 serve device functions (``types.uint32(x)``, ``jit(device=True, inline=True)``); ``kernel_map(tmap)`` is how a kernel takes a ``TensorMap``: by value
 under numba-cuda, in global memory under numba-cuda-mlir (``numba_tma.mlir.map_in_global``: numba-cuda-mlir
 0.6 cannot pass a map by value below sm_100).  numba-cuda-mlir has no simulator: without a GPU,
@@ -31,15 +31,13 @@ if MLIR:
     print("compiled by numba-cuda-mlir (NUMBA_TMA_HOST=mlir)", flush=True)
     from numba_cuda_mlir import cuda, types
 
+    from numba_tma import launch
     from numba_tma.mlir import at, bulk, carver, cluster, fence, map_in_global, mbarrier, sync, tma, wgmma
 
     # the GPU's arch-specific target; with none (NUMBA_ENABLE_CUDASIM=0 set by hand: the CPU tests
     # compile the kernels through numba_tma.inspect), Hopper's
     _major, _minor = cuda.get_current_device().compute_capability if gpu_present() else (9, 0)
     jit = functools.partial(cuda.jit, chip=f"sm_{_major}{_minor}a")
-
-    def launch(kernel, grid, block, *args, shared_mem=0, cluster=(1, 1, 1)):
-        kernel[(grid, block, 0, shared_mem) + ((cluster,) if tuple(cluster) != (1, 1, 1) else ())](*args)
 
     def kernel_map(tmap):
         return map_in_global(tmap)

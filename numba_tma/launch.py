@@ -13,6 +13,7 @@ PyTorch, scalars, records, by-value ``TensorMap``\\ s; host arrays are copied ba
 from __future__ import annotations
 
 import operator
+import sys
 
 from . import launch_limits
 from .errors import LaunchError
@@ -153,6 +154,9 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
     kernel once per shape (its static shared memory, the threads its registers allow, its
     constant multicast masks against the cluster); the kernel's opt-ins are set once.
 
+    A numba-cuda-mlir kernel (``numba_cuda_mlir.cuda.jit``) is launched by numba-cuda-mlir's own
+    launcher after the same checks (:mod:`numba_tma.mlir.launching`).
+
     Example::
 
         numba_tma.launch(k, (8, 4), 128, a, out, cluster=(2, 1, 1), shared_mem=150_000)
@@ -171,6 +175,11 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
         with scheduler.clusters_of(shapes[2]):
             kernel[grid, block, stream, shared_mem](*args)
         return
+    if type(kernel) not in _NUMBA_KERNELS and _mlir_kernel(kernel):
+        from .mlir.launching import launch as mlir_launch
+
+        mlir_launch(kernel, shapes, shared_mem, stream, args)
+        return
     core_launch, prepared_launch, loaded_device, core_stream = _GPU or _gpu()
     overload, cufunc, kernelargs, retr = prepared_launch(kernel, args, stream)
     device = loaded_device(cufunc)
@@ -183,6 +192,19 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
 
 
 _GPU = None       # what a launch on the GPU calls, imported at the first (not at numba_tma's import)
+_NUMBA_KERNELS: set = set()   # dispatcher classes seen to be numba-cuda's (one set lookup per launch)
+
+
+def _mlir_kernel(kernel) -> bool:
+    """Whether ``kernel`` is a numba-cuda-mlir kernel (launched through :mod:`numba_tma.mlir.launching`);
+    else its class is remembered as numba-cuda's."""
+    if "numba_cuda_mlir" in sys.modules:
+        from .intrinsics.mlir_adapter import is_kernel
+
+        if is_kernel(kernel):
+            return True
+    _NUMBA_KERNELS.add(type(kernel))
+    return False
 
 
 def _gpu():

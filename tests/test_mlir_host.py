@@ -467,3 +467,43 @@ def test_numba_cuda_mlir_still_lowers_gpu_printf_to_vprintf(arch):
     ptx = inspect.compile(kernel, (mt.uint32[::1],), arch, host="mlir").ptx
     assert re.search(r"call(\.uni)? \(retval0\),\s*vprintf,", ptx), "gpu.printf no longer becomes a vprintf call"
     assert "{112, 114, 111, 98, 101, 32, 37, 108, 108, 100, 10" in ptx   # "probe %lld\n"
+
+
+def test_numba_tma_launch_checks_a_numba_cuda_mlir_kernel_then_uses_its_launcher(monkeypatch):
+    """``numba_tma.launch`` of a numba-cuda-mlir kernel: the same argument refusals as for
+    numba-cuda's (no device needed), the device's limits (a stand-in device here), then
+    numba-cuda-mlir's own launch configuration ``[grid, block, stream, shared_mem, cluster]``."""
+    import sys
+
+    from numba_tma import LaunchError, launch, launch_limits
+    from numba_tma.mlir import launching
+
+    kernel = cuda.jit(chip="sm_90a")(lambda out: None)
+    with pytest.raises(LaunchError, match=re.escape("grid=(3, 1, 1): must be divisible by cluster=(2, 1, 1)")):
+        launch(kernel, 3, 32, None, cluster=(2, 1, 1))
+    with pytest.raises(LaunchError, match=re.escape("shared_mem=-1: must be a non-negative number of bytes")):
+        launch(kernel, 2, 32, None, shared_mem=-1)
+
+    class Device:   # an H200's limits (launch_limits.H200), as numba-cuda-mlir's Device attributes give them
+        id, name, compute_capability = 99, "stand-in", (9, 0)
+        MAX_THREADS_PER_BLOCK, MAX_BLOCK_DIM_X, MAX_BLOCK_DIM_Y, MAX_BLOCK_DIM_Z = 1024, 1024, 1024, 64
+        MAX_GRID_DIM_X, MAX_GRID_DIM_Y, MAX_GRID_DIM_Z = (1 << 31) - 1, 65535, 65535
+        MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, MAX_SHARED_MEMORY_PER_BLOCK = 232448, 49152
+
+    launched = []
+
+    class Kernel:
+        def __getitem__(self, config):
+            return lambda *args: launched.append((config, args))
+
+    monkeypatch.setattr(launching, "cuda", type("cuda", (), {"get_current_device": staticmethod(Device)}))
+    monkeypatch.setitem(launch_limits._DEVICES, Device.id, launch_limits.of_device(Device()))
+    monkeypatch.setattr(mlir_adapter, "is_kernel", lambda obj: isinstance(obj, Kernel))
+    launch(Kernel(), 4, 128, "out", cluster=(2, 1, 1), shared_mem=100_000)
+    launch(Kernel(), 1, 64, "out")
+    assert launched == [(((4, 1, 1), (128, 1, 1), 0, 100_000, (2, 1, 1)), ("out",)),
+                        (((1, 1, 1), (64, 1, 1), 0, 0), ("out",))]
+    with pytest.raises(LaunchError, match=re.escape("block=(2048, 1, 1): 2048 threads per block; this device "
+                                                    "(stand-in) allows at most 1024")):
+        launch(Kernel(), 1, 2048, "out")
+    assert not sys.modules["numba_tma.launch"]._mlir_kernel(object())     # numba-cuda's (or anything else)

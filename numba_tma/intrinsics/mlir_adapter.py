@@ -63,7 +63,7 @@ from numba_cuda_mlir.numba_cuda.extending import _intrinsic
 from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
 __all__ = ["NamedTuple", "arith", "gpu", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
-           "dynamic_shared_bytes", "intrinsic", "ir", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
+           "dynamic_shared_bytes", "intrinsic", "ir", "is_kernel", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
            "nvvm", "overload", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
            "register_empty", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip",
            "with_base_address"]
@@ -211,6 +211,13 @@ def overload(fn, forceinline: bool = False, inline: bool = False):
     device function inlined by LLVM (``forceinline``) or into the caller's Numba IR (``inline``)."""
     return extending.overload(fn, jit_options={"forceinline": True} if forceinline else {}, prefer_literal=True,
                               inline="always" if inline else "never", typing_registry=extending.typing_registry)
+
+
+def is_kernel(obj) -> bool:
+    """Whether ``obj`` is a numba-cuda-mlir ``cuda.jit`` kernel (its dispatcher)."""
+    from numba_cuda_mlir.numba_cuda.dispatcher import Dispatcher
+
+    return isinstance(obj, Dispatcher)
 
 
 def device_function(fn):

@@ -100,10 +100,6 @@ refresh()
 
 __all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_in_global_type", "map_type", *FAMILIES]
 
-# modules of numba_tma not (yet) on this host, as a whole
-MISSING["launch"] = ("numba_tma: launch: numba_tma.launch drives numba-cuda's dispatcher; launch numba-cuda-mlir "
-                     "kernels with their own kernel[grid, block, stream, smem, cluster]")
-
 # numba_tma.pipeline's configurations and rings in these kernels (:mod:`.pipeline`)
 PIPELINE_HOST = pipeline.bind(cluster, cp_async, fence, mbarrier, sync, tma)  # noqa: F821 - set through globals()
 
