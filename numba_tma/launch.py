@@ -180,6 +180,16 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
 
         mlir_launch(kernel, shapes, shared_mem, stream, args)
         return
+    try:
+        _launch_numba_cuda(kernel, shapes, shared_mem, stream, args)
+    except RuntimeError as error:   # a by-value map's twin kept from another device's launches
+        from .numba_cuda_hooks import launched_again
+
+        launched_again(error, lambda: _launch_numba_cuda(kernel, shapes, shared_mem, stream, args))
+
+
+def _launch_numba_cuda(kernel, shapes, shared_mem, stream, args):
+    """Launch the numba-cuda ``kernel`` with its arguments prepared as numba's own launch does."""
     core_launch, prepared_launch, loaded_device, core_stream = _GPU or _gpu()
     overload, cufunc, kernelargs, retr = prepared_launch(kernel, args, stream)
     device = loaded_device(cufunc)

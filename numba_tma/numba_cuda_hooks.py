@@ -114,12 +114,30 @@ def _set_cuda_kernel_with_grid_constants(function):
 # -- 2. by-value launch arguments -----------------------------------------------------------------
 
 _BY_VALUE = {}   # Numba type class -> function(python value, position) -> object cuda.core passes by value
+_BY_VALUE_RESETS = []   # what drops a thread's by-value objects made in another CUDA context
+# cuda.core's refusals, at a launch, of a TensorMapDescriptor made in another context or on another device
+OTHER_CONTEXT = ("was created in a different CUDA context", "but current device is")
 
 
-def register_by_value(type_class, to_argument) -> None:
+def register_by_value(type_class, to_argument, reset=None) -> None:
     """Launch arguments typed as ``type_class`` are passed as ``to_argument(value, position)``,
-    ``position`` the index of the kernel parameter it becomes (the launch's parameters so far)."""
+    ``position`` the index of the kernel parameter it becomes (the launch's parameters so far).
+    ``reset()`` drops what ``to_argument`` keeps for this thread, when cuda.core refuses a kept
+    object made in another CUDA context (another device): the launch is then made again, once."""
     _BY_VALUE[type_class] = to_argument
+    if reset is not None:
+        _BY_VALUE_RESETS.append(reset)
+
+
+def launched_again(error, launch):
+    """``launch()`` made again if ``error`` is cuda.core's refusal of a by-value object kept from
+    another CUDA context (after the registered resets); else ``error`` raised."""
+    if not (isinstance(error, RuntimeError) and any(words in str(error) for words in OTHER_CONTEXT) and
+            _BY_VALUE_RESETS):
+        raise error
+    for reset in _BY_VALUE_RESETS:
+        reset()
+    return launch()
 
 
 _prepare_args = None if SIMULATED else _dispatcher._Kernel._prepare_args
@@ -441,7 +459,10 @@ def _launch_checked(self, args, griddim, blockdim, stream=0, sharedmem=0):
 
             raise LaunchError(refusal)
     try:
-        return _kernel_launch(self, args, griddim, blockdim, stream, sharedmem)
+        try:
+            return _kernel_launch(self, args, griddim, blockdim, stream, sharedmem)
+        except RuntimeError as error:   # a by-value object kept from another device's launches
+            return launched_again(error, lambda: _kernel_launch(self, args, griddim, blockdim, stream, sharedmem))
     except Exception as error:
         limit = _limit_refusal(self, griddim, blockdim, sharedmem)
         if limit is None:

@@ -5,6 +5,7 @@ import inspect as pyinspect
 from importlib.metadata import version
 
 import numba
+import pytest
 import numba.cuda.compiler as compiler
 import numba.cuda.dispatcher as dispatcher
 from numba import cuda
@@ -235,3 +236,33 @@ def test_a_device_arrays_view_says_what_its_interface_says():
         assert (typestr, own_shape, address) == (cai["typestr"], cai["shape"], cai["data"][0]), CHANGED
         assert own_strides == (cai["strides"] or c_strides), CHANGED
     assert numba_cuda_hooks.device_array_view(np.zeros(4)) is None
+
+
+def test_a_launch_refused_for_a_twin_of_another_context_is_made_again_with_new_twins(monkeypatch):
+    """A by-value map's twin belongs to the CUDA context it was made in; cuda.core refuses it in
+    another (``TensorMapDescriptor was created in a different CUDA context``, or ``... belongs to
+    device 0, but current device is 1``: ``OTHER_CONTEXT``). numba's launch (hook 7) then drops the
+    thread's twins and launches once more; any other error is the launch's own.  (One GPU here:
+    the refusal itself is not reached on the GPU CI.)"""
+    from numba_tma.descriptors import by_value
+
+    calls = []
+
+    def fake_launch(self, args, griddim, blockdim, stream, sharedmem):
+        calls.append(list(getattr(by_value._SLOTS, "twins", [])))
+        if len(calls) == 1:
+            raise RuntimeError("TensorMapDescriptor was created in a different CUDA context")
+        return "launched"
+
+    class Overload:
+        pass
+
+    overload = Overload()
+    overload.__dict__[numba_cuda_hooks._SOLO] = None          # no multicast masks to refuse
+    monkeypatch.setattr(numba_cuda_hooks, "_kernel_launch", fake_launch)
+    monkeypatch.setattr(by_value._SLOTS, "twins", ["a twin of device 0"], raising=False)
+    assert numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1)) == "launched"
+    assert calls == [["a twin of device 0"], []]
+    monkeypatch.setattr(numba_cuda_hooks, "_kernel_launch", lambda *a: (_ for _ in ()).throw(RuntimeError("other")))
+    with pytest.raises(RuntimeError, match="^other$"):
+        numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1))

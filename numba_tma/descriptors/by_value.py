@@ -12,7 +12,9 @@ The first twin the driver makes is searched for its own 128 bytes (which equal
 cuda.core ever stores them differently the search finds nothing and every launch gets a new twin
 from the driver (correct, ~25 us slower), and ``tests/test_gpu_tensor_map.py`` fails saying so.
 A holder that keeps prepared arguments past their launch (a graph's capture) prepares and launches
-one launch at a time.
+one launch at a time.  A twin belongs to the CUDA context current when it was made: when a thread's
+launch moves to another device, cuda.core refuses it, and the launch paths drop the thread's twins
+(:func:`forget`) and launch again.
 """
 
 from __future__ import annotations
@@ -91,6 +93,13 @@ def argument(tmap, position: int):
         twin, view = made
     view[:] = tmap.bytes
     return twin
+
+
+def forget() -> None:
+    """Drop this thread's twins: made in the CUDA context current at their first launch, they are
+    refused (by cuda.core) in another one, after a thread moves to another device; the launch
+    paths then call this and launch again, and new twins are made in the current context."""
+    _SLOTS.twins = []
 
 
 def _slot(tmap, position: int):

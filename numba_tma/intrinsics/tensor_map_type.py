@@ -174,4 +174,4 @@ class TensorMapModel(PrimitiveModel):
         return value
 
 
-register_by_value(TensorMapType, by_value.argument)
+register_by_value(TensorMapType, by_value.argument, reset=by_value.forget)
