@@ -74,24 +74,31 @@ def _device(fn=None, *, variants=None):
     return fn
 
 
+# Each option that picks a PTX form (or leaves an argument out) has its own body, picked at compile
+# time by the wrapper's ``variants`` from the call's types: no body branches on an option (so every
+# host inlines it without typing a branch it does not take).
+
 def _load(desc, result, offsets, barrier, eviction_policy=None, multicast_targets=None, two_ctas=False):
-    if eviction_policy is None:
-        tma.load(desc, result, offsets[::-1], barrier, multicast=multicast_targets)
-    else:
-        tma.load(desc, result, offsets[::-1], barrier, cache_hint=cache.policy(eviction_policy),
-                 multicast=multicast_targets)
+    tma.load(desc, result, offsets[::-1], barrier, multicast=multicast_targets)
+
+
+def _load_evict(desc, result, offsets, barrier, eviction_policy=None, multicast_targets=None, two_ctas=False):
+    tma.load(desc, result, offsets[::-1], barrier, cache_hint=cache.policy(eviction_policy),
+             multicast=multicast_targets)
 
 
 def _load_pair(desc, result, offsets, barrier, eviction_policy=None, multicast_targets=None, two_ctas=False):
-    if eviction_policy is None:
-        tma.load(desc, result, offsets[::-1], barrier, multicast=multicast_targets, cta_group=2)
-    else:
-        tma.load(desc, result, offsets[::-1], barrier, cache_hint=cache.policy(eviction_policy),
-                 multicast=multicast_targets, cta_group=2)
+    tma.load(desc, result, offsets[::-1], barrier, multicast=multicast_targets, cta_group=2)
 
 
-def _pick_load(two_ctas=False, **_):
-    return _load_pair if getattr(two_ctas, "literal_value", False) is True else _load
+def _load_pair_evict(desc, result, offsets, barrier, eviction_policy=None, multicast_targets=None, two_ctas=False):
+    tma.load(desc, result, offsets[::-1], barrier, cache_hint=cache.policy(eviction_policy),
+             multicast=multicast_targets, cta_group=2)
+
+
+def _pick_load(two_ctas=False, eviction_policy=None, **_):
+    return {(False, False): _load, (False, True): _load_evict, (True, False): _load_pair,
+            (True, True): _load_pair_evict}[_value(two_ctas) is True, _value(eviction_policy) is not None]
 
 
 @_device(variants=_pick_load)
@@ -99,32 +106,53 @@ def async_descriptor_load(desc, result, offsets, barrier, eviction_policy=None, 
                           two_ctas=False):
     """``tma.load(desc, result, offsets reversed, barrier, cache_hint=cache.policy(eviction_policy),
     multicast=multicast_targets)``; ``two_ctas=True`` (a constant; sm_100a): ``cta_group=2``."""
-    (_load_pair if two_ctas else _load)(desc, result, offsets, barrier, eviction_policy, multicast_targets)
+    _pick_load(two_ctas, eviction_policy)(desc, result, offsets, barrier, eviction_policy, multicast_targets)
 
 
-@_device
+def _store(desc, source, offsets, eviction_policy=None, store_reduce=None):
+    tma.store(desc, source, offsets[::-1])
+
+
+def _store_evict(desc, source, offsets, eviction_policy=None, store_reduce=None):
+    tma.store(desc, source, offsets[::-1], cache_hint=cache.policy(eviction_policy))
+
+
+def _reduce(desc, source, offsets, eviction_policy=None, store_reduce=None):
+    tma.reduce(desc, source, offsets[::-1], store_reduce)
+
+
+def _reduce_evict(desc, source, offsets, eviction_policy=None, store_reduce=None):
+    tma.reduce(desc, source, offsets[::-1], store_reduce, cache_hint=cache.policy(eviction_policy))
+
+
+def _pick_store(eviction_policy=None, store_reduce=None, **_):
+    return {(False, False): _store, (False, True): _store_evict, (True, False): _reduce,
+            (True, True): _reduce_evict}[_value(store_reduce) is not None, _value(eviction_policy) is not None]
+
+
+@_device(variants=_pick_store)
 def async_descriptor_store(desc, source, offsets, eviction_policy=None, store_reduce=None):
     """``tma.store(desc, source, offsets reversed)``, or ``tma.reduce(..., store_reduce)`` with
     ``store_reduce`` = ``"add"``, ``"min"``...; ``eviction_policy`` as for the load."""
-    coords = offsets[::-1]
-    if store_reduce is None:
-        if eviction_policy is None:
-            tma.store(desc, source, coords)
-        else:
-            tma.store(desc, source, coords, cache_hint=cache.policy(eviction_policy))
-    elif eviction_policy is None:
-        tma.reduce(desc, source, coords, store_reduce)
-    else:
-        tma.reduce(desc, source, coords, store_reduce, cache_hint=cache.policy(eviction_policy))
+    _pick_store(eviction_policy, store_reduce)(desc, source, offsets, eviction_policy, store_reduce)
 
 
-@_device
+def _prefetch(desc, offsets, eviction_policy=None):
+    tma.prefetch(desc, offsets[::-1])
+
+
+def _prefetch_evict(desc, offsets, eviction_policy=None):
+    tma.prefetch(desc, offsets[::-1], cache_hint=cache.policy(eviction_policy))
+
+
+def _pick_prefetch(eviction_policy=None, **_):
+    return _prefetch if _value(eviction_policy) is None else _prefetch_evict
+
+
+@_device(variants=_pick_prefetch)
 def async_descriptor_prefetch_tensor(desc, offsets, eviction_policy=None):
     """``tma.prefetch(desc, offsets reversed)`` into L2."""
-    if eviction_policy is None:
-        tma.prefetch(desc, offsets[::-1])
-    else:
-        tma.prefetch(desc, offsets[::-1], cache_hint=cache.policy(eviction_policy))
+    _pick_prefetch(eviction_policy)(desc, offsets, eviction_policy)
 
 
 @_device
@@ -149,14 +177,23 @@ def barrier_wait(bar, phase):
     mbarrier.wait(bar, phase)
 
 
-@_device
+def _arrive(bar, arrive_count=1, remote_cta_rank=None):
+    mbarrier.arrive(bar, arrive_count)
+
+
+def _arrive_remote(bar, arrive_count=1, remote_cta_rank=None):
+    mbarrier.arrive_remote(bar, remote_cta_rank, arrive_count)
+
+
+def _pick_arrive(remote_cta_rank=None, **_):
+    return _arrive if _value(remote_cta_rank) is None else _arrive_remote
+
+
+@_device(variants=_pick_arrive)
 def barrier_arrive(bar, arrive_count=1, remote_cta_rank=None):
     """``mbarrier.arrive(bar, arrive_count)``, or ``mbarrier.arrive_remote(bar, remote_cta_rank,
     arrive_count)`` on the barrier at the same offset in that CTA of the cluster."""
-    if remote_cta_rank is None:
-        mbarrier.arrive(bar, arrive_count)
-    else:
-        mbarrier.arrive_remote(bar, remote_cta_rank, arrive_count)
+    _pick_arrive(remote_cta_rank)(bar, arrive_count, remote_cta_rank)
 
 
 @_device

@@ -2,25 +2,21 @@
 Python function, compiled by numba-cuda-mlir with this host's families (``numba_tma.mlir.tma``...)
 in place of numba-cuda's.  A kernel calls ``tlx.async_descriptor_load(...)`` as under numba-cuda
 (``from numba_tma import tlx``); each function is registered here as a numba-cuda-mlir overload of
-that same function object, typed by the same variant pickers and checks.  ``alloc_barriers`` is
-not here (:data:`UNAVAILABLE` says why).
+that same function object, typed by the same variant pickers and checks.
 
 Each wrapper's body is a copy of the function (its code, defaults and closure) whose globals are
-``numba_tma.tlx``'s with the families, ``at``, ``cuda`` and ``types`` of this host; the copies
-call one another (``async_descriptor_load`` picks ``_load`` or ``_load_pair``).  Wrappers are
-device functions inlined by LLVM (``forceinline``: no call is left for ptxas, which would serialise
-a kernel's wgmmas), not in Numba IR, where numba-cuda-mlir 0.6 types both sides of an ``if option is
-None`` (``fence``, whose string only picks the op, is inlined there).  A string option (an
-``eviction_policy``, a ``store_reduce``, a ``cache_modifier``) cannot reach a device function on this
-host and is refused, naming the op to call instead."""
+``numba_tma.tlx``'s with the families, ``at``, ``cuda`` and ``types`` of this host (the copies
+call one another).  Each is inlined into its caller's Numba IR; a wrapper's body branches on no option
+(``numba_tma.tlx`` picks a body per option at compile time, so numba-cuda-mlir 0.6, which types
+both sides of an ``if option is None`` when inlining, sees only the one taken), and a string option
+(``eviction_policy``, ``store_reduce``, ``fence``'s scope) is a constant there, never a device
+function's parameter (which numba-cuda-mlir 0.6 cannot pass: docs/numba_cuda_mlir_defects.md,
+item 10).  ``alloc_barriers`` is not here (:data:`UNAVAILABLE` says why)."""
 
 import inspect
 import types as pytypes
 
-from numba.cuda import types
-
 from .. import tlx as _tlx
-from ..errors import OpArgumentError
 from ..intrinsics.mlir_adapter import cuda, mlir_types, overload
 from ..intrinsics.mlir_host import to_numba
 
@@ -48,36 +44,19 @@ def _numba_types(arguments: dict) -> dict:
     return {name: to_numba(ty) for name, ty in arguments.items()}
 
 
-def _is_string(ty) -> bool:
-    return isinstance(to_numba(ty), (types.StringLiteral, types.UnicodeType)) or str(ty) == "unicode_type"
-
-
 def _register(wrapper, variants, copies):
-    """``wrapper`` as a device function inlined by LLVM, its body typed for the call's arguments (so
-    ``if option is None`` branches fold as under numba-cuda); ``fence``, whose one argument is its
-    string, inlined in Numba IR instead."""
+    """``wrapper`` inlined into its caller's Numba IR, its body the copy its variant picker chooses
+    for the call's types (as under numba-cuda)."""
     signature = inspect.signature(wrapper)
     body = copies[wrapper.__name__]
-    by_ir = wrapper.__name__ in INLINED
 
     def typer(*args, **kwargs):
-        arguments = signature.bind(*args, **kwargs).arguments
-        strings = [name for name, ty in arguments.items() if _is_string(ty)]
-        if strings and not by_ir:
-            raise OpArgumentError(f"numba_tma: tlx.{wrapper.__name__}: argument '{strings[0]}' (a string) cannot be "
-                                  "passed on the numba-cuda-mlir host: numba-cuda-mlir 0.6 cannot pass a string to a "
-                                  "device function ('Type cast not implemented: !llvm.struct<(ptr, i64, i32, i32, i64, "
-                                  "ptr, ptr)> to !llvm.ptr', docs/numba_cuda_mlir_defects.md, item 10); call the "
-                                  "numba_tma op it names instead (its docstring)")
         if variants is None:
             return body
-        return copies[variants(**_numba_types(arguments)).__name__]
+        return copies[variants(**_numba_types(signature.bind(*args, **kwargs).arguments)).__name__]
 
     typer.__signature__ = signature
-    overload(wrapper, inline=by_ir, forceinline=not by_ir)(typer)
-
-
-INLINED = {"fence"}   # wrappers inlined in Numba IR: their string argument only picks the op
+    overload(wrapper, inline=True)(typer)
 
 
 # alloc_barriers returns a new shared array, which a numba-cuda-mlir 0.6 function cannot (its result
