@@ -18,7 +18,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import html
-import operator
 import re
 import sys
 
@@ -407,8 +406,8 @@ class TensorMap:
                     exact = True
                     _TILED_BY_INTERFACE[by_interface] = layout, by_interface[2:]   # this call's objects next
                 if exact:
-                    address = cai[3]
-                    if type(address) is int and 0 < address < MAX_ADDRESS and not address % layout.align:
+                    address = _seen_address(cai, layout.align)
+                    if address is not None:
                         return cls._over(array, address, layout)
         address, shape, strides, name, itemsize = _array_view(array)
         key = (name, shape, strides, box, element_strides, swizzle, l2_promotion, oob_fill, interleave, data_type,

@@ -41,8 +41,8 @@ from ..declarations import omitted
 from .mlir_emitter import MlirEmitter, global_address, integer, shared_address
 from .tensor_map_type import TensorMapType
 
-__all__ = ["LOWERINGS", "GlobalTensorMapType", "MapInGlobal", "SharedRef", "TensorMap", "build_mlir_intrinsic", "check_by_value_maps", "lowers", "to_mlir",
-           "to_numba"]
+__all__ = ["LOWERINGS", "GlobalTensorMapType", "MapInGlobal", "SharedRef", "TensorMap", "build_mlir_intrinsic",
+           "check_by_value_maps", "check_whole_program", "lowers", "to_mlir", "to_numba"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,13 +13,12 @@ import inspect
 
 from ..cluster_masks import MASK_BITS
 from ..debugging import STATE as DEBUG
-from ..errors import ArchError
 from ..intrinsics import debug
 from ..intrinsics.cluster import MASKS, SM90, map_shared_check, mask_check
 from ..intrinsics.mlir_adapter import arith, intrinsic, ir, lowering_utilities, target_chip, with_base_address
 from ..intrinsics.mlir_emitter import MlirEmitter, global_address
 from ..intrinsics.mlir_host import emit_asm, integer, to_mlir, to_numba
-from ..intrinsics._core import arch_name, parse_arch
+from ..intrinsics._core import check_arch, parse_arch
 from numba.cuda import types
 
 __all__ = ["HELPERS"]
@@ -31,10 +30,7 @@ def _map_shared(typingctx, array, cta_rank):
     map_shared_check(array_type, rank_type)
 
     def codegen(builder, target, args, kwargs):
-        cc = parse_arch(target_chip(builder))
-        if not SM90.supported_on(cc):
-            raise ArchError(f"numba_tma: cluster.map_shared needs {SM90}, but the kernel is being compiled for "
-                            f"{arch_name(cc)}")
+        check_arch("cluster.map_shared", SM90, parse_arch(target_chip(builder)))
         local, rank = (builder.load_var(v) for v in args)
         if DEBUG.on:   # the array lies in shared memory, as under numba-cuda
             debug.check_shared(MlirEmitter(), "cluster.map_shared", "array", global_address(local))
