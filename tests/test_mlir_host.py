@@ -342,11 +342,43 @@ def test_tma_load_through_a_global_descriptor_into_a_carved_plan_assembles():
         out[cuda.threadIdx.x] = smem.ring[1, 0, cuda.threadIdx.x] + smem.ring.shape[2]
 
     out = inspect.compile(tile_copy, (mt.uint8[::1], mt.float32[::1]), "sm_90a", host="mlir")
-    assert "fence.proxy.tensormap::generic.acquire.sys" in out.ptx
+    assert re.search(r"fence\.proxy\.tensormap::generic\.acquire\.sys \[%rd\d+\], 128;\n", out.ptx)   # in the op
     assert {"UTMALDG.2D", "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT"} <= out.opcodes()
     assert re.search(r"\.extern \.shared .*__dynamic_shmem__|\.shared \.align 16 \.b8 __dynamic_shmem__", out.ptx)
     assert re.search(r"and\.b64\s+%rd\d+, %rd\d+, 1023;", out.ptx), "the start is not rounded up to 1024 bytes"
     assert re.search(r"add\.s64\s+%rd\d+, %rd\d+, 8192;", out.ptx) and re.search(r", 4096;", out.ptx)
+
+
+def _two_maps(a, b, flag, out):
+    """Loads through two maps in global memory: a in a loop, b once, and one through whichever map
+    ``flag`` picks at run time."""
+    bar = cuda.shared.array(1, mt.uint64)
+    tile = cuda.shared.array((32, 32), mt.float32, alignment=128)
+    for i in range(flag):
+        tma.load(a, tile, (0, i), bar)
+    tma.load(b, tile, (0, 0), bar)
+    tma.load(a if flag > 3 else b, tile, (0, 0), bar)
+    out[0] = tile[0, 0]
+
+
+def test_maps_in_global_memory_are_fenced_once_at_the_kernels_start():
+    """map_in_global's maps (typed by layout): each kernel argument acquired once, at the start of
+    the kernel (its comment naming the argument), not before each load (ptxas makes each fence a
+    wait for every scoreboard and a descriptor-cache invalidation, UTMACCTL.IV); a map chosen at run
+    time is fenced right before its op.  Expected PTX from the ISA (fence.proxy.tensormap)."""
+    layout = numba_tma.mlir.map_in_global_type("float32", (32, 32))
+    out = inspect.compile(_two_maps, (layout, layout, mt.int64, mt.float32[::1]), "sm_90a", host="mlir")
+    lines = [line.strip() for line in out.ptx.splitlines()]
+    fences = [i for i, line in enumerate(lines) if line.startswith("fence.proxy.tensormap")]
+    loads = [i for i, line in enumerate(lines) if line.startswith("cp.async.bulk.tensor")]
+    assert len(fences) == 3 and len(loads) >= 3   # (the loop's unrolled)
+    start = [re.fullmatch(r"fence\.proxy\.tensormap::generic\.acquire\.sys \[%rd\d+\], 128; // numba_tma: "
+                          r"argument (\d)", lines[i]) for i in fences[:2]]
+    assert all(start) and sorted(m[1] for m in start) == ["0", "1"] and fences[1] < loads[0]
+    assert re.fullmatch(r"fence\.proxy\.tensormap::generic\.acquire\.sys \[(%rd\d+)\], 128;", lines[fences[2]])
+    picked = re.search(r"\[(%rd\d+)\], 128;", lines[fences[2]])[1]
+    assert loads[-2] < fences[2] < loads[-1] and f"[{picked}, {{" in lines[loads[-1]]
+    assert out.sass.count("UTMACCTL.IV") == 3
 
 
 def _by_value_copy(desc, out):

@@ -44,6 +44,45 @@ def global_address(array):
     return llvm.ptrtoint(_int_type(64), lowering_utilities.memref_data_pointer(array))
 
 
+# The acquire a map in global memory needs before TMA reads it (the host wrote it: system scope),
+# once per thread (CUDA C++ Programming Guide, "Using TMA": "safe to use tensor_map after fence inside
+# this thread"); the comment tells one kernel argument's fence from another's in the entry block.
+_ACQUIRE_AT_START = "fence.proxy.tensormap::generic.acquire.sys [$0], 128; // numba_tma: argument {n}"
+_ACQUIRE_HERE = "fence.proxy.tensormap::generic.acquire.sys [$0], 128;"
+
+
+def _fence(address, text):
+    llvm.inline_asm(None, [address], text, "l,~{memory}", has_side_effects=True)
+
+
+def _entry_argument(value):
+    """``value``'s argument number if it is an argument of its function's entry block, else None."""
+    if not isinstance(value.owner, ir.Block):   # an operation's result
+        return None
+    argument = ir.BlockArgument(value)
+    block = argument.owner
+    return argument.arg_number if block.region.blocks[0] == block else None
+
+
+def acquired_map_address(value):
+    """The generic address of a map in global memory (a ``uint8`` memref), acquired for the tensor
+    proxy: a kernel argument at the start of the kernel, once per argument (each op then runs
+    without the fence, which ptxas makes a ``UTMACCTL.IV`` after a wait for every scoreboard); any
+    other value (a map chosen at run time) right here."""
+    n = _entry_argument(value)
+    if n is None:
+        address = global_address(value)
+        _fence(address, _ACQUIRE_HERE)
+        return address
+    block = ir.BlockArgument(value).owner
+    text = _ACQUIRE_AT_START.format(n=n)
+    if not any(op.operation.name == "llvm.inline_asm" and ir.StringAttr(op.attributes["asm_string"]).value == text
+               for op in block.operations):
+        with ir.InsertionPoint.at_block_begin(block):
+            _fence(global_address(value), text)
+    return global_address(value)
+
+
 _PREDICATES = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
 

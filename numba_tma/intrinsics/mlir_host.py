@@ -86,10 +86,13 @@ class TensorMap(mlir_types.byval_ptr):
 class GlobalTensorMapType(TensorMapType):
     """numba-cuda's type of a map in global memory whose type says its layout (:class:`MapInGlobal`
     translated for the ops' checks): checked as a by-value map of that layout (the same rules and
-    words: its name is the by-value map's), lowered as a map in global memory (``in_global``: the
-    acquire fence before TMA reads it).  Never a numba-cuda kernel's argument type."""
+    words: its name is the by-value map's), lowered as a map in global memory (``in_global``), its
+    acquire fence once per thread at the kernel's start (``fenced_once``:
+    :func:`.mlir_emitter.acquired_map_address`), not before each op.  Never a numba-cuda kernel's
+    argument type."""
 
     in_global = True
+    fenced_once = True
 
 
 global_kernel_type = functools.lru_cache(maxsize=None)(GlobalTensorMapType)

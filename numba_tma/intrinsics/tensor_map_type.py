@@ -45,9 +45,12 @@ class TensorMapType(types.Type):
     ``in_global``: ``False`` here (a by-value parameter).  The numba-cuda-mlir host's map in global
     memory of a known layout (``numba_tma.mlir.map_in_global``) is checked as this type, through a
     subclass that sets it: the ops then read it as a map in global memory (the acquire fence).
+    ``fenced_once``: that subclass's acquire fence is its lowering's, once per thread at the
+    kernel's start, not each op's (``False`` here: a by-value map needs none).
     """
 
     in_global = False
+    fenced_once = False
 
     def __init__(self, layout: TileLayout):
         self.layout = layout

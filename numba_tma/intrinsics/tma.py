@@ -125,8 +125,10 @@ def _debug_map_op(op_name, tile_arg):
 
 
 def _acquire(desc, **_):
-    """Template key ``{acquire}``: the tensormap acquire fence a map in global memory needs."""
-    return {"acquire": "" if isinstance(desc, TensorMapType) and not desc.in_global else _ACQUIRE}
+    """Template key ``{acquire}``: the tensormap acquire fence a map in global memory needs (none
+    in the op's text for a by-value map, or for one whose lowering fences it once, ``fenced_once``)."""
+    fenced = isinstance(desc, TensorMapType) and (not desc.in_global or desc.fenced_once)
+    return {"acquire": "" if fenced else _ACQUIRE}
 
 
 def _fields(desc, coords, **_):

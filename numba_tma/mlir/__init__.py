@@ -28,6 +28,7 @@ from ..intrinsics import tma as _tma
 from ..intrinsics._core import OPS
 from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
 from ..intrinsics.tensor_map_type import TensorMapType
+from ..intrinsics.mlir_emitter import acquired_map_address
 from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
 from ..ops import FAMILIES
 from . import cluster_helpers, fragments, pipeline, tiles, tlx
@@ -42,6 +43,8 @@ from .tensor_map import map_in_global, map_in_global_type, map_type
 def _descriptor(o, ty, value):   # a by-value map: its parameter's address; or a map in global memory
     if isinstance(ty, TensorMapType) and not ty.in_global:
         return [(llvm.ptrtoint(ir.IntegerType.get_signless(64), value), "l")]
+    if isinstance(ty, TensorMapType) and ty.fenced_once:   # map_in_global's: fenced at the kernel's start
+        return [(acquired_map_address(value), "l")]
     return [(global_address(value), "l")]
 
 
