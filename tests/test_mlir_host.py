@@ -17,7 +17,7 @@ import numba_tma.mlir  # noqa: E402
 from numba_tma import ArchError, OpArgumentError, TensorMap, inspect, testing  # noqa: E402
 from numba_tma.intrinsics import mlir_adapter  # noqa: E402
 from numba_tma.intrinsics._core import OPS, Refusal  # noqa: E402
-from numba_tma.mlir import at, fence, mbarrier, tma  # noqa: E402
+from numba_tma.mlir import at, fence, mbarrier, tensormap, tma  # noqa: E402
 from test_assembles import ROWS, SIG, _KERNEL, _compile, _kernel, _with_qualifiers  # noqa: E402
 
 MLIR_SIG = (mt.uint8[::1], mt.uint64[::1])
@@ -379,6 +379,24 @@ def test_maps_in_global_memory_are_fenced_once_at_the_kernels_start():
     picked = re.search(r"\[(%rd\d+)\], 128;", lines[fences[2]])[1]
     assert loads[-2] < fences[2] < loads[-1] and f"[{picked}, {{" in lines[loads[-1]]
     assert out.sass.count("UTMACCTL.IV") == 3
+
+
+def test_a_map_in_global_memory_is_read_only_in_the_kernel():
+    """Fenced once at the kernel's start, map_in_global's map must not change during the kernel: a
+    store into it is refused by typing (its type is a read-only array), and so is every op that
+    writes a descriptor (their operands take no map)."""
+    layout = numba_tma.mlir.map_in_global_type("float32", (32, 32))
+
+    def store(desc, out):
+        desc[0] = 1
+
+    def replace(desc, out):
+        tensormap.replace_global_address(desc, out[0])
+
+    with pytest.raises(Exception, match=r"Cannot modify readonly array of type: TensorMap\[float32, .*\] in global memory"):
+        inspect.compile(store, (layout, mt.uint64[::1]), "sm_90a", host="mlir")
+    with pytest.raises(Exception, match="tensormap.replace_global_address: argument 'buf' must be a uint8 array"):
+        inspect.compile(replace, (layout, mt.uint64[::1]), "sm_90a", host="mlir")
 
 
 def _by_value_copy(desc, out):

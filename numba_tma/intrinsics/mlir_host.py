@@ -107,7 +107,7 @@ class MapInGlobal(mlir_types.Array):
 
     def __init__(self, tile_layout):
         self.tile_layout = tile_layout      # (``layout`` is the array's, "C")
-        super().__init__(mlir_types.uint8, 1, "C", name=f"TensorMap[{tile_layout}] in global memory")
+        super().__init__(mlir_types.uint8, 1, "C", readonly=True, name=f"TensorMap[{tile_layout}] in global memory")
 
     @property
     def key(self):
