@@ -60,8 +60,9 @@ def _entry_argument(value):
     if not isinstance(value.owner, ir.Block):   # an operation's result
         return None
     argument = ir.BlockArgument(value)
-    block = argument.owner
-    return argument.arg_number if block.region.blocks[0] == block else None
+    block = argument.owner   # a function's entry block (not a loop body's, whose arguments change)
+    entry = block.region.blocks[0] == block and block.owner.operation.name.endswith(".func")
+    return argument.arg_number if entry else None
 
 
 def acquired_map_address(value):
