@@ -12,7 +12,8 @@ constant ``coords[0]`` that breaks it is refused at compile time.
 ``__grid_constant__`` parameter; its mode, rank and element width are checked at compile time) or a
 ``uint8`` device array holding the 128 bytes (global memory, e.g. ``TensorMap.to_device()``), for
 which the op first issues ``fence.proxy.tensormap::generic.acquire.sys`` as the PTX memory model
-requires for a map the host wrote.
+requires for a map the host wrote (under numba-cuda-mlir, ``numba_tma.mlir.map_in_global``'s maps
+are acquired once per thread at the kernel's start instead: docs/second_host.md).
 
 **Element types.** TMA moves bits.  The shared-memory tile may have any dtype of the map's element
 width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` tile, an fp8 map a
