@@ -15,6 +15,7 @@ numba-cuda-mlir that is installed but does not import fails here, saying what it
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -506,3 +507,36 @@ def test_a_correct_kernel_runs_in_debug_mode():
     run = _debug_case("correct")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "the tile holds the box" in run.stdout and "numba_tma debug" not in run.stdout, run.stdout
+
+
+@jit
+def _big_static(out):
+    s = cuda.shared.array(10240, types.float32)   # 40 KiB of static shared memory
+    s[cuda.threadIdx.x] = 1.0
+    cuda.syncthreads()
+    out[cuda.threadIdx.x] = s[cuda.threadIdx.x] + 1.0
+
+
+@cuda.jit(chip="sm_90a", launch_bounds=(128, 1))
+def _at_most_128(out):
+    out[cuda.threadIdx.x] = 2.0
+
+
+def test_numba_tma_launch_names_the_kernels_own_limits_when_the_driver_refuses():
+    """numba-cuda-mlir compiles inside its launcher: a launch the driver refuses for the kernel's
+    static shared memory beside the dynamic, or for more threads than its launch bounds allow, is
+    explained by numba_tma.launch with those figures; a launch that fits runs (data checked)."""
+    from numba_tma import LaunchError, launch
+
+    out = device(np.zeros(256, np.float32))
+    with pytest.raises(LaunchError, match=r"shared_mem=200000: .* of which the kernel's static shared arrays take "
+                                          r"(4[0-9]{4})$") as refusal:
+        launch(_big_static, 1, 32, out, shared_mem=200_000)
+    assert int(refusal.value.args[0].rsplit(" ", 1)[1]) >= 40960
+    launch(_big_static, 1, 32, out, shared_mem=1024)
+    assert np.array_equal(out.copy_to_host()[:32], np.full(32, 2.0, np.float32))
+    with pytest.raises(LaunchError, match=re.escape("block=(256, 1, 1): 256 threads per block; this kernel allows "
+                                                    "at most 128")):
+        launch(_at_most_128, 1, 256, out)
+    launch(_at_most_128, 1, 128, out)
+    assert np.array_equal(out.copy_to_host()[:128], np.full(128, 2.0, np.float32))

@@ -557,3 +557,58 @@ def test_numba_tma_launch_checks_a_numba_cuda_mlir_kernel_then_uses_its_launcher
                                                     "(stand-in) allows at most 1024")):
         launch(Kernel(), 1, 2048, "out")
     assert not sys.modules["numba_tma.launch"]._mlir_kernel(object())     # numba-cuda's (or anything else)
+
+
+def test_a_refused_mlir_launch_is_explained_by_the_kernels_own_figures():
+    """numba-cuda-mlir compiles the kernel inside its launcher, so its static shared memory and the
+    threads its registers allow are read when the driver refuses a launch: a LaunchError naming
+    them (the refusal as its cause), or the refusal itself when they do not explain it.  (A
+    stand-in dispatcher; tests/test_gpu_mlir_host.py has the driver's refusals.)"""
+    from numba_tma import LaunchError, launch_limits
+    from numba_tma.mlir import launching
+
+    class Refused(RuntimeError):
+        pass
+
+    class Kernel:   # numba-cuda-mlir's dispatcher methods kernel_figures reads
+        def __init__(self, static, most_threads):
+            self.figures, self.asked = (static, most_threads), []
+
+        def typeof_pyval(self, value):
+            return f"type of {value}"
+
+        def get_shared_mem_per_block(self, signature):
+            self.asked.append(signature)
+            return self.figures[0]
+
+        def get_max_threads_per_block(self, signature):
+            return self.figures[1]
+
+    def explain(kernel, block=(256, 1, 1), shared_mem=200_000):
+        launching.explain(Refused("CUDA_ERROR_INVALID_VALUE"), kernel, ("a", 1), (1, 1, 1), block, shared_mem,
+                          (1, 1, 1), launch_limits.H200)
+
+    static = Kernel(40_960, 1024)
+    with pytest.raises(LaunchError, match=re.escape("shared_mem=200000: 200000 bytes of dynamic shared memory per "
+                                                    "block; the simulated device (an H200) allows at most 232448 "
+                                                    "bytes of shared memory per block (dynamic and static together, "
+                                                    "with the opt-in), of which the kernel's static shared arrays "
+                                                    "take 40960")) as refusal:
+        explain(static)
+    assert isinstance(refusal.value.__cause__, Refused) and static.asked == [("type of a", "type of 1")]
+    with pytest.raises(LaunchError, match=re.escape("block=(256, 1, 1): 256 threads per block; this kernel allows at "
+                                                    "most 128 (the registers each thread uses")):
+        explain(Kernel(0, 128))
+    explain(Kernel(0, 1024))                                  # nothing to explain: the refusal stands
+    explain(type("Unreadable", (), {"typeof_pyval": lambda self, v: 1 / 0})())
+
+
+def test_numba_cuda_mlir_dispatchers_still_give_a_signatures_figures():
+    """What mlir_adapter.kernel_figures calls on a numba-cuda-mlir kernel: typeof_pyval(value),
+    get_shared_mem_per_block(sig) and get_max_threads_per_block(sig)."""
+    import inspect as python_inspect
+
+    kernel = cuda.jit(chip="sm_90a")(lambda out: None)
+    assert list(python_inspect.signature(kernel.typeof_pyval).parameters) == ["val"]
+    for name in ("get_shared_mem_per_block", "get_max_threads_per_block"):
+        assert list(python_inspect.signature(getattr(kernel, name)).parameters) == ["sig"], name

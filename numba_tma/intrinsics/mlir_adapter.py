@@ -41,6 +41,8 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
   (``NameError``) and fails on an inlined call of nothing inside an ``@overload``'s body
   (``AssertionError: Stack allocated var``), docs/numba_cuda_mlir_defects.md items 6 and 7
   (:func:`device_function`);
+* a dispatcher's ``typeof_pyval``, ``get_shared_mem_per_block(signature)`` and
+  ``get_max_threads_per_block(signature)``: a refused launch's explanation (:func:`kernel_figures`);
 * keyword arguments: numba-cuda-mlir re-types an intrinsic call at lowering with the keyword
   types appended to the positional ones (``mlir_lowering.lower_call_expr_assign``), which binds
   them to the wrong parameters when an optional one before them was left out;
@@ -218,6 +220,15 @@ def is_kernel(obj) -> bool:
     from numba_cuda_mlir.numba_cuda.dispatcher import Dispatcher
 
     return isinstance(obj, Dispatcher)
+
+
+def kernel_figures(kernel, args) -> tuple:
+    """``(static shared bytes, most threads per block)`` of the compiled ``kernel`` (a numba-cuda-mlir
+    dispatcher) that ``args`` select: its public ``get_shared_mem_per_block`` /
+    ``get_max_threads_per_block`` of the signature its ``typeof_pyval`` gives them (the driver's
+    function attributes)."""
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    return kernel.get_shared_mem_per_block(signature), kernel.get_max_threads_per_block(signature)
 
 
 def device_function(fn):
