@@ -359,6 +359,37 @@ def alloc_barriers(num_barriers, arrive_count=1):
     raise RuntimeError("numba_tma.tlx.alloc_barriers runs inside @cuda.jit kernels")
 
 
+def barrier_count(num_barriers) -> int:
+    """``alloc_barriers``' ``num_barriers`` (a Numba type): its constant, or a refusal."""
+    count = getattr(num_barriers, "literal_value", None)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        from .errors import OpArgumentError
+
+        raise OpArgumentError(f"numba_tma: tlx.alloc_barriers: argument 'num_barriers' must be a positive "
+                              f"integer constant (it sizes a shared array); got {num_barriers}")
+    return count
+
+
+def _barrier_array(count):
+    """``count`` uint64 in the block's static shared memory (``count`` a constant), for
+    :func:`alloc_barriers` — under numba-cuda ``cuda.shared.array`` in an inlined overload, under
+    numba-cuda-mlir an intrinsic (``numba_tma.mlir.tlx``)."""
+    raise RuntimeError("numba_tma.tlx._barrier_array runs inside @cuda.jit kernels")
+
+
+def barriers_body(count):
+    """The kernel-side body of :func:`alloc_barriers` for ``count`` barriers (every host's)."""
+    def impl(num_barriers, arrive_count=1):
+        bars = _barrier_array(count)
+        if cuda.threadIdx.x == 0:
+            for i in range(count):
+                mbarrier.init(at(bars, i), arrive_count)
+            _fence.mbarrier_init()
+        cuda.syncthreads()
+        return bars
+    return impl
+
+
 if SIMULATOR:
     def alloc_barriers(num_barriers, arrive_count=1):   # noqa: F811 - the simulator's body
         import sys
@@ -379,22 +410,14 @@ else:
 
     @_overload(alloc_barriers, target="cuda", prefer_literal=True, inline="always")   # returns a new array
     def _alloc_barriers(num_barriers, arrive_count=1):
-        count = getattr(num_barriers, "literal_value", None)
-        if not isinstance(count, int) or count < 1:
-            from .errors import OpArgumentError
+        return barriers_body(barrier_count(num_barriers))
 
-            raise OpArgumentError(f"numba_tma: tlx.alloc_barriers: argument 'num_barriers' must be a positive "
-                                  f"integer constant (it sizes a shared array); got {num_barriers}")
+    @_overload(_barrier_array, target="cuda", prefer_literal=True, inline="always")
+    def _barrier_array_cuda(count):
+        n = count.literal_value
 
-        def impl(num_barriers, arrive_count=1):
-            bars = cuda.shared.array(count, _types.uint64)
-            if cuda.threadIdx.x == 0:
-                for i in range(count):
-                    mbarrier.init(at(bars, i), arrive_count)
-                _fence.mbarrier_init()
-            cuda.syncthreads()
-            return bars
-
+        def impl(count):
+            return cuda.shared.array(n, _types.uint64)
         return impl
 
 _WRAPPERS.append(alloc_barriers)

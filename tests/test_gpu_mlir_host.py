@@ -35,7 +35,7 @@ except ModuleNotFoundError as exc:
 from numba.cuda import types as numba_types  # noqa: E402
 from numba_cuda_mlir import cuda, types  # noqa: E402
 
-from numba_tma import SharedMemoryPlan, TensorMap, pipeline  # noqa: E402
+from numba_tma import SharedMemoryPlan, TensorMap, pipeline, tlx  # noqa: E402
 from numba_tma.descriptors import matrix  # noqa: E402
 from numba_tma.intrinsics._core import PtxOp, SharedArray  # noqa: E402
 from numba_tma.intrinsics.mlir_adapter import refresh  # noqa: E402
@@ -540,3 +540,34 @@ def test_numba_tma_launch_names_the_kernels_own_limits_when_the_driver_refuses()
         launch(_at_most_128, 1, 256, out)
     launch(_at_most_128, 1, 128, out)
     assert np.array_equal(out.copy_to_host()[:128], np.full(128, 2.0, np.float32))
+
+
+@jit
+def _tlx_barriers(out, probes):
+    bars = tlx.alloc_barriers(2, 64)   # both wait for the block's 64 threads
+    t = cuda.threadIdx.x
+    if t == 0:
+        if mbarrier.test_wait(at(bars, 1), 0):          # phase 0 of barrier 1: nobody has arrived
+            probes[0] = 1
+    cuda.syncthreads()
+    tlx.barrier_arrive(bars[1:])
+    done = False
+    for _ in range(SPINS):
+        if mbarrier.try_wait(at(bars, 1), 0):
+            done = True
+            break
+    if t == 0:
+        probes[1] = 1 if done else 0
+        if mbarrier.test_wait(at(bars, 0), 0):          # barrier 0 untouched: still in phase 0
+            probes[2] = 1
+    out[t] = 2 * t + 1
+
+
+def test_tlx_alloc_barriers_under_numba_cuda_mlir():
+    """tlx.alloc_barriers(2, 64) on this host (numba-tma's own static shared global, returned as a
+    generic array): barrier 1 completes its phase when the block's 64 threads arrive (through
+    bars[1:]), barrier 0 stays in phase 0."""
+    out, probes = device(np.zeros(64, np.int32)), device(np.zeros(3, np.int32))
+    _tlx_barriers[1, 64](out, probes)
+    assert probes.copy_to_host().tolist() == [1, 1, 1]
+    assert np.array_equal(out.copy_to_host(), 2 * np.arange(64, dtype=np.int32) + 1)

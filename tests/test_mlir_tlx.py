@@ -99,9 +99,38 @@ def test_an_option_picks_the_same_form_as_under_numba_cuda(call, line):
     assert "CALL" not in mlir.sass
 
 
-def test_alloc_barriers_is_listed_missing_with_its_defect():
-    assert "item 9" in numba_tma.mlir.MISSING["tlx.alloc_barriers"]
-    assert set(numba_tma.mlir.tlx.UNAVAILABLE) == {"alloc_barriers"}
+def _alloc_barriers_kernel(out):
+    bars = tlx.alloc_barriers(3, 2)
+    if cuda.threadIdx.x == 1:
+        tlx.barrier_arrive(bars[2:])
+    out[0] = bars[1]
+
+
+def test_alloc_barriers_allocates_and_initialises_as_under_numba_cuda():
+    """Three barriers in static shared memory (24 bytes aligned to 8), each initialised by thread 0
+    to 2 arrivals, the fence, the block barrier; then the array works as numba-cuda's (a slice to an
+    op, an element read).  Expected PTX from the ISA (mbarrier.init, fence.mbarrier_init)."""
+    ptx = inspect.compile(_alloc_barriers_kernel, (mt.uint64[::1],), "sm_90a", host="mlir").ptx
+    name = re.search(r"\.shared \.align 8 \.b8 (numba_tma_static_shared_\d+)\[24\];", ptx)[1]
+    lines = [line.strip() for line in ptx.splitlines()]
+    inits = [i for i, line in enumerate(lines) if re.fullmatch(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], %r\d+;",
+                                                                 line)]
+    fence = lines.index("fence.mbarrier_init.release.cluster;")
+    assert len(inits) == 3 and inits[-1] < fence < lines.index("bar.sync 0;")
+    assert re.search(r"setp\.ne\.s32\s+%p\d+, %r\d+, 0;", ptx), "only thread 0 initialises"
+    assert re.search(rf"mov\.u32\s+%r\d+, 2;|mbarrier\.init.*, 2;", ptx), "the arrival count"
+    assert re.search(rf"ld\.shared\.u64\s+%rd\d+, \[{name}\+8\];", ptx), "bars[1]"
+    assert re.search(r"mbarrier\.arrive\.shared::cta\.b64 %rd\d+, \[%r\d+\], %r\d+;", ptx)   # bars[2:]
+    assert "tlx.alloc_barriers" not in numba_tma.mlir.MISSING and not numba_tma.mlir.MISSING
+
+
+def test_alloc_barriers_refuses_a_run_time_count_as_under_numba_cuda():
+    def kernel(out):
+        tlx.alloc_barriers(out[0])
+
+    with pytest.raises(Exception, match=r"tlx\.alloc_barriers: argument 'num_barriers' must be a positive integer "
+                                        r"constant \(it sizes a shared array\); got int64"):
+        inspect.compile(kernel, (mt.int64[::1],), "sm_90a", host="mlir")
 
 
 def test_the_wrappers_bodies_call_this_hosts_families():
@@ -126,7 +155,8 @@ def _compiles(kernel):
 
 
 def test_numba_cuda_mlir_still_cannot_return_a_shared_array_from_an_overload():
-    """docs/numba_cuda_mlir_defects.md item 9: when this fails, tlx.alloc_barriers can be registered."""
+    """docs/numba_cuda_mlir_defects.md item 9: when this fails, tlx.alloc_barriers can return its
+    shared array itself (numba_tma.mlir.tlx's _barrier_array returns it as a generic array)."""
     def barriers():
         pass
 

@@ -26,6 +26,9 @@ numba-cuda-mlir that changes one fails there, loudly, instead of miscompiling:
   ``cuda.shared.array(0, ...)`` lowers through): the dynamic shared buffer as bytes, for the
   ``SharedMemoryPlan`` carve (:func:`dynamic_shared_bytes`), whose result is a
   ``numba_cuda_mlir.numba_cuda.types.NamedTuple`` (not in the public ``types``);
+* ``MLIRLower.mlir_gpu_module`` and ``get_mlir_type`` (what ``cuda.shared.array`` of a constant
+  shape lowers through: a ``memref.global`` in the workgroup address space): ``tlx.alloc_barriers``'
+  barriers (:func:`static_shared_array`);
 * ``numba_cuda_mlir.models.StructModel`` (a struct value is an LLVM literal struct: built with
   ``llvm.insertvalue``), ``numba_cuda_mlir.extending.make_attribute_wrapper``, ``typeof_impl``
   (a ``singledispatch``: a class registered there is typed so, before its ``_numba_type_``, which is
@@ -54,6 +57,7 @@ Importing this module imports numba-cuda-mlir (an optional dependency: the ``mli
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 from numba_cuda_mlir import cuda, extending, lowering_utilities, tools
 from numba_cuda_mlir import types as mlir_types
@@ -136,6 +140,25 @@ def register_array_model(type_class):
     takes a type's data model by its exact class."""
     register_model(type_class)(ArrayModel)
     return type_class
+
+
+def static_shared_array(builder, count: int, element_type, alignment: int, result_type):
+    """``count`` elements of ``element_type`` in the block's static shared memory, as
+    ``cuda.shared.array`` lowers them (a ``memref.global`` in the workgroup address space of the
+    kernel's GPU module, ``builder.mlir_gpu_module``; its name numba-tma's own), returned as the
+    generic memref of the Numba type ``result_type`` (``builder.get_mlir_type``): a value a
+    function can return, unlike the workgroup memref (docs/numba_cuda_mlir_defects.md, item 9)."""
+    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    shared = ir.MemRefType.get([count], element_type, memory_space=space)
+    name = f"numba_tma_static_shared_{next(_SHARED_NAMES)}"
+    with ir.InsertionPoint(builder.mlir_gpu_module.bodyRegion.blocks[0]):
+        memref.global_(name, shared, sym_visibility="private", alignment=alignment)
+    generic = memref.memory_space_cast(dest=ir.MemRefType.get([count], element_type),
+                                       source=memref.get_global(shared, name))
+    return memref.cast(builder.get_mlir_type(result_type), generic)
+
+
+_SHARED_NAMES = itertools.count()
 
 
 def with_base_address(array, address_of):

@@ -108,4 +108,3 @@ PIPELINE_HOST = pipeline.bind(cluster, cp_async, fence, mbarrier, sync, tma)  # 
 
 # numba_tma.tlx's names in these kernels, over the families above (:mod:`.tlx`)
 TLX_BODIES = tlx.register(globals())
-MISSING.update({f"tlx.{name}": why for name, why in tlx.UNAVAILABLE.items()})

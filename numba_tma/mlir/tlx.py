@@ -11,16 +11,18 @@ call one another).  Each is inlined into its caller's Numba IR; a wrapper's body
 both sides of an ``if option is None`` when inlining, sees only the one taken), and a string option
 (``eviction_policy``, ``store_reduce``, ``fence``'s scope) is a constant there, never a device
 function's parameter (which numba-cuda-mlir 0.6 cannot pass: docs/numba_cuda_mlir_defects.md,
-item 10).  ``alloc_barriers`` is not here (:data:`UNAVAILABLE` says why)."""
+item 10).  ``alloc_barriers`` allocates its barriers through an intrinsic of this host
+(``_barrier_array``: numba-cuda-mlir 0.6 cannot return a shared array from an overload's body,
+docs/numba_cuda_mlir_defects.md item 9, so they are returned as a generic array)."""
 
 import inspect
 import types as pytypes
 
 from .. import tlx as _tlx
-from ..intrinsics.mlir_adapter import cuda, mlir_types, overload
+from ..intrinsics.mlir_adapter import cuda, intrinsic, ir, mlir_types, overload, static_shared_array
 from ..intrinsics.mlir_host import to_numba
 
-__all__ = ["UNAVAILABLE", "register"]
+__all__ = ["register"]
 
 _FAMILIES = ("tma", "mbarrier", "bulk", "cache", "cluster", "cp_async", "dsmem", "sync")
 
@@ -28,11 +30,12 @@ _FAMILIES = ("tma", "mbarrier", "bulk", "cache", "cluster", "cp_async", "dsmem",
 def _copies(host: dict) -> dict:
     """Every function of ``numba_tma.tlx`` (the wrappers and their variants) copied with this host's
     globals (``host``: its families, ``at``); the copies' globals hold the copies."""
-    rebound = dict(vars(_tlx), **{f: host[f] for f in _FAMILIES}, _fence=host["fence"], at=host["at"], cuda=cuda,
-                   _types=mlir_types)
+    own = dict({f: host[f] for f in _FAMILIES}, _fence=host["fence"], at=host["at"], cuda=cuda, _types=mlir_types,
+               _barrier_array=_barrier_array)
+    rebound = dict(vars(_tlx), **own)
     copies = {}
     for name, value in vars(_tlx).items():
-        if isinstance(value, pytypes.FunctionType) and value.__module__ == _tlx.__name__:
+        if isinstance(value, pytypes.FunctionType) and value.__module__ == _tlx.__name__ and name not in own:
             copies[name] = pytypes.FunctionType(value.__code__, rebound, name, value.__defaults__, value.__closure__)
             copies[name].__kwdefaults__ = value.__kwdefaults__
     rebound.update(copies)
@@ -59,20 +62,46 @@ def _register(wrapper, variants, copies):
     overload(wrapper, inline=True)(typer)
 
 
-# alloc_barriers returns a new shared array, which a numba-cuda-mlir 0.6 function cannot (its result
-# type drops the address space: docs/numba_cuda_mlir_defects.md, item 9)
-UNAVAILABLE = {"alloc_barriers": (
-    "numba_tma: tlx.alloc_barriers: it returns a new shared array, and numba-cuda-mlir 0.6 cannot return one from "
-    "a function (its result type drops the shared address space: 'type of return operand 0 (memref<1xi64, "
-    "#gpu.address_space<workgroup>>) doesn't match function result type', docs/numba_cuda_mlir_defects.md, item 9); "
-    "allocate the barriers in the kernel (cuda.shared.array(n, types.uint64), mbarrier.init, fence.mbarrier_init)")}
+def _barrier_array_typer(typingctx, count):
+    """numba-cuda-mlir's ``numba_tma.tlx._barrier_array``: the barriers in static shared memory, as
+    a generic array (an overload's body cannot return the shared one: docs/numba_cuda_mlir_defects.md,
+    item 9), which every op takes (a shared operand's address is cast back to the shared window).
+    ``count`` is ``barriers_body``'s constant, which this host types ``int64`` and lowers as an
+    ``arith.constant`` (read there, as numba-cuda-mlir reads ``cuda.shared.array``'s shape)."""
+    result = mlir_types.Array(mlir_types.uint64, 1, "C")
+
+    def codegen(builder, target, args, kwargs):
+        n = _constant(builder.load_var(args[0]))
+        builder.store_var(target, static_shared_array(builder, n, ir.IntegerType.get_signless(64), 8, result))
+
+    return result(count), codegen
+
+
+def _constant(value) -> int:
+    """The integer an ``arith.constant`` gives (``alloc_barriers`` checked it is one at typing)."""
+    return ir.IntegerAttr(value.owner.opview.value).value
+
+
+_barrier_array = intrinsic(_barrier_array_typer, "_barrier_array")
+
+
+def _register_alloc_barriers(copies):
+    """``tlx.alloc_barriers``: ``numba_tma.tlx.barriers_body`` (copied with this host's globals, so
+    its ``_barrier_array`` is :data:`_barrier_array`) for the call's constant count."""
+    def typer(num_barriers, arrive_count=1):
+        return copies["barriers_body"](_tlx.barrier_count(to_numba(num_barriers)))
+
+    overload(_tlx.alloc_barriers, inline=True)(typer)
+
 
 def register(host: dict) -> dict:
-    """Register every wrapper but :data:`UNAVAILABLE`'s for numba-cuda-mlir kernels over ``host``
+    """Register every wrapper for numba-cuda-mlir kernels over ``host``
     (``numba_tma.mlir``'s namespace: its families and ``at``); returns the bodies registered, by
     name."""
     copies = _copies(host)
     for wrapper in _tlx._WRAPPERS:
-        if wrapper.__name__ not in UNAVAILABLE:
+        if wrapper is _tlx.alloc_barriers:
+            _register_alloc_barriers(copies)
+        else:
             _register(wrapper, _tlx.VARIANTS.get(wrapper.__name__), copies)
     return copies
