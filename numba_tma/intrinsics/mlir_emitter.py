@@ -56,32 +56,39 @@ def _fence(address, text):
 
 
 def _entry_argument(value):
-    """``value``'s argument number if it is an argument of its function's entry block, else None."""
+    """``(entry block, argument number)`` if ``value`` is an argument of its function's entry block
+    (not a loop body's, whose arguments change), else None."""
     if not isinstance(value.owner, ir.Block):   # an operation's result
         return None
     argument = ir.BlockArgument(value)
-    block = argument.owner   # a function's entry block (not a loop body's, whose arguments change)
+    block = argument.owner
     entry = block.region.blocks[0] == block and block.owner.operation.name.endswith(".func")
-    return argument.arg_number if entry else None
+    return (block, argument.arg_number) if entry else None
+
+
+def _asm_named(block, text):
+    """The ``llvm.inline_asm`` of ``block`` whose text is ``text``, or None."""
+    return next((op for op in block.operations if op.operation.name == "llvm.inline_asm"
+                 and ir.StringAttr(op.attributes["asm_string"]).value == text), None)
 
 
 def acquired_map_address(value):
     """The generic address of a map in global memory (a ``uint8`` memref), acquired for the tensor
     proxy: a kernel argument at the start of the kernel, once per argument (each op then runs
-    without the fence, which ptxas makes a ``UTMACCTL.IV`` after a wait for every scoreboard); any
-    other value (a map chosen at run time) right here."""
-    n = _entry_argument(value)
-    if n is None:
+    without the fence, which ptxas makes a ``UTMACCTL.IV`` after a wait for every scoreboard) and
+    its address computed there once, for every op; any other value (a map chosen at run time)
+    right here."""
+    entry = _entry_argument(value)
+    if entry is None:
         address = global_address(value)
         _fence(address, _ACQUIRE_HERE)
         return address
-    block = ir.BlockArgument(value).owner
+    block, n = entry
     text = _ACQUIRE_AT_START.format(n=n)
-    if not any(op.operation.name == "llvm.inline_asm" and ir.StringAttr(op.attributes["asm_string"]).value == text
-               for op in block.operations):
+    if _asm_named(block, text) is None:
         with ir.InsertionPoint.at_block_begin(block):
             _fence(global_address(value), text)
-    return global_address(value)
+    return _asm_named(block, text).operands[0]   # the fence's address: it dominates every op
 
 
 _PREDICATES = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
