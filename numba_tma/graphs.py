@@ -197,9 +197,9 @@ class LaunchGraph:
         from cuda.core import Stream
         from numba import cuda
 
-        from .numba_cuda_hooks import core_stream, prepared_args
+        from .numba_cuda_hooks import prepared_args
 
-        core_launch = _gpu()[0]
+        core_launch, _, _, core_stream = _gpu()
         cuda.current_context()                 # numba's context, current
         err, handle = driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING.value)
         _check_driver(err, "cuStreamCreate")
@@ -236,9 +236,7 @@ class LaunchGraph:
                 _launch_now(node.kernel, node.grid, node.block, *node.args, cluster=node.cluster,
                             shared_mem=node.shared_mem, stream=stream)
             return
-        from .numba_cuda_hooks import core_stream
-
-        self._graph.launch(core_stream(stream))
+        self._graph.launch(_gpu()[3](stream))
 
     # -- re-pointing -------------------------------------------------------------------------------
     def set_args(self, node, *args) -> None:

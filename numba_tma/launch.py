@@ -218,12 +218,15 @@ def _mlir_kernel(kernel) -> bool:
 
 
 def _gpu():
+    """``(cuda.core's launch, prepared_launch, loaded_device, core_stream)``, imported once (tests
+    put a stand-in GPU's here: ``tests/fake_gpu.py``)."""
     global _GPU
-    from cuda.core import launch as core_launch
+    if _GPU is None:
+        from cuda.core import launch as core_launch
 
-    from .numba_cuda_hooks import core_stream, loaded_device, prepared_launch
+        from .numba_cuda_hooks import core_stream, loaded_device, prepared_launch
 
-    _GPU = core_launch, prepared_launch, loaded_device, core_stream
+        _GPU = core_launch, prepared_launch, loaded_device, core_stream
     return _GPU
 
 

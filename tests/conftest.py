@@ -42,34 +42,18 @@ BY_VALUE_CHECKED = []
 def by_value_bytes_are_ours():
     """On a GPU, every map any test launches by value (numba's launcher passes a cuda.core twin
     holding ``TensorMap.bytes``) is echoed once, the first time its bytes are seen, to check the
-    kernel receives exactly our bytes."""
+    kernel receives exactly our bytes (``gpu_support.echoing``; on the CPU,
+    ``tests/test_launch_on_a_stand_in_gpu.py`` runs the same echo on a stand-in GPU)."""
     if gpu_skip_reason():
         yield
         return
-    from numba_tma.descriptors import by_value
     from numba_tma.intrinsics.tensor_map_type import TensorMapType
     from numba_tma.numba_cuda_hooks import _BY_VALUE
 
-    from gpu_support import received_bytes
+    from gpu_support import echoing, received_bytes
 
-    original, seen = _BY_VALUE[TensorMapType], set()
-
-    def checked(tmap, position):
-        if tmap.bytes not in seen:
-            seen.add(tmap.bytes)   # first: the echo's own launch passes the same bytes
-            # the echo, launched while the outer launch prepares its arguments, gets twins of its own
-            # (the outer launch's twins of earlier positions already hold its maps)
-            outer = getattr(by_value._SLOTS, "twins", None)
-            by_value._SLOTS.twins = []
-            try:
-                got = received_bytes(tmap, one_kernel=True)
-            finally:
-                by_value._SLOTS.twins = outer
-            assert got == tmap.bytes, f"the kernel received other bytes than {tmap!r}:\n{got.hex()}\n{tmap.bytes.hex()}"
-            BY_VALUE_CHECKED.append(getattr(tmap, "mode", "tiled"))
-        return original(tmap, position)
-
-    _BY_VALUE[TensorMapType] = checked
+    original = _BY_VALUE[TensorMapType]
+    _BY_VALUE[TensorMapType] = echoing(original, received_bytes, BY_VALUE_CHECKED)
     yield
     _BY_VALUE[TensorMapType] = original
 

@@ -77,19 +77,47 @@ if not SIMULATOR:    # the descriptor echo is a compiled intrinsic (tests run un
     class _AsLaunched:
         """A kernel argument passing a map's 128 ``bytes`` by value as numba's launcher passes any
         map, typed as one fixed map type: the echo kernel reads raw bytes, so one compiled kernel
-        serves every map."""
+        serves every map.  It carries what a by-value twin is made from (the map's ``_params``,
+        ``mode`` and ``address``), as a launch made while no twin is kept needs."""
 
         _numba_type_ = TensorMap.numba_type("uint8", (16,))
 
-        def __init__(self, desc_bytes):
-            self.bytes = desc_bytes
+        def __init__(self, desc):
+            self.bytes, self._params, self.mode, self.address = desc.bytes, desc._params, desc.mode, desc.address
 
     def received_bytes(desc, one_kernel=False):
         """The 128 bytes a kernel receives when ``desc`` is launched with numba's own syntax (with
         ``one_kernel``, its bytes passed as one fixed map type: no compilation per layout)."""
         out = cuda.to_device(np.zeros(16, np.uint64))
-        read_param_kernel[1, 1](_AsLaunched(desc.bytes) if one_kernel else desc, out)
+        read_param_kernel[1, 1](_AsLaunched(desc) if one_kernel else desc, out)
         return out.copy_to_host().tobytes()
+
+
+def echoing(original, received, checked_modes):
+    """``original`` (numba's launcher's by-value hook: ``by_value.argument(tmap, position)``) wrapped
+    so that the first time a map's bytes are seen, ``received(tmap, one_kernel=True)`` launches a
+    kernel echoing the 128 bytes it receives, which must be ``tmap.bytes``; each map checked adds its
+    mode to ``checked_modes``.  The echo is launched while the outer launch prepares its arguments,
+    so it gets twins of its own (the outer launch's twins of earlier positions already hold its
+    maps) and the outer ones are given back after."""
+    from numba_tma.descriptors import by_value
+
+    seen = set()
+
+    def checked(tmap, position):
+        if tmap.bytes not in seen:
+            seen.add(tmap.bytes)   # first: the echo's own launch passes the same bytes
+            outer = getattr(by_value._SLOTS, "twins", None)
+            by_value._SLOTS.twins = []
+            try:
+                got = received(tmap, one_kernel=True)
+            finally:
+                by_value._SLOTS.twins = outer
+            assert got == tmap.bytes, f"the kernel received other bytes than {tmap!r}:\n{got.hex()}\n{tmap.bytes.hex()}"
+            checked_modes.append(getattr(tmap, "mode", "tiled"))
+        return original(tmap, position)
+
+    return checked
 
 
 def import_example(name, host="numba-cuda"):

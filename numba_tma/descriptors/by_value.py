@@ -42,6 +42,33 @@ class _Pointer:
                                          "data": (address, False), "version": 3}
 
 
+class CudaCore:
+    """What makes a twin: cuda.core's ``TensorMapDescriptor``, filled by the driver, from the map's
+    array view (``pointer``: a CUDA array interface), its box or im2col corners in array order and
+    ``options`` (the map's enums: ``data_type``, ``interleave``, ``swizzle``, ``l2_promotion``,
+    ``oob_fill``).  The one place cuda.core's private ``_tensor_map`` is named; tests put a stand-in
+    driver in :data:`MAKER` (``tests/fake_gpu.py``)."""
+
+    @staticmethod
+    def tiled(pointer, box, element_strides, options):
+        from cuda.core.utils import StridedMemoryView
+
+        view = StridedMemoryView.from_cuda_array_interface(pointer, stream_ptr=-1)
+        return view.as_tensor_map(box, element_strides=element_strides, **_core_options(**options))
+
+    @staticmethod
+    def im2col(pointer, lower, upper, channels, pixels, element_strides, options):
+        from cuda.core import _tensor_map as core
+        from cuda.core.utils import StridedMemoryView
+
+        view = StridedMemoryView.from_cuda_array_interface(pointer, stream_ptr=-1)
+        return core.TensorMapDescriptor._from_im2col(view, lower, upper, channels, pixels,
+                                                     element_strides=element_strides, **_core_options(**options))
+
+
+MAKER = CudaCore   # what makes twins
+
+
 @functools.lru_cache(maxsize=None)
 def _core_options(data_type, interleave, swizzle, l2_promotion, oob_fill):
     from cuda.core import _tensor_map as core
@@ -67,18 +94,16 @@ def _pointer(tmap):
 
 
 def _new(tmap):
-    from cuda.core import _tensor_map as core
-    from cuda.core.utils import StridedMemoryView
-
+    """A new twin made by :data:`MAKER` from ``tmap`` (anything with a map's ``_params``, ``mode``
+    and ``address``)."""
     p = tmap._params
-    options = _core_options(p["data_type"], p["interleave"], p["swizzle"], p["l2_promotion"], p["oob_fill"])
-    view = StridedMemoryView.from_cuda_array_interface(_pointer(tmap), stream_ptr=-1)
+    options = {k: p[k] for k in ("data_type", "interleave", "swizzle", "l2_promotion", "oob_fill")}
     estrides = p["element_strides"] and tuple(reversed(p["element_strides"]))
     if tmap.mode == "tiled":
-        return view.as_tensor_map(tuple(reversed(p["box_dim"])), element_strides=estrides, **options)
-    return core.TensorMapDescriptor._from_im2col(
-        view, tuple(reversed(p["pixel_box_lower_corner"])), tuple(reversed(p["pixel_box_upper_corner"])),
-        p["channels_per_pixel"], p["pixels_per_column"], element_strides=estrides, **options)
+        return MAKER.tiled(_pointer(tmap), tuple(reversed(p["box_dim"])), estrides, options)
+    return MAKER.im2col(_pointer(tmap), tuple(reversed(p["pixel_box_lower_corner"])),
+                        tuple(reversed(p["pixel_box_upper_corner"])), p["channels_per_pixel"],
+                        p["pixels_per_column"], estrides, options)
 
 
 def argument(tmap, position: int):
@@ -87,10 +112,10 @@ def argument(tmap, position: int):
     try:
         twin, view = _SLOTS.twins[position]
     except (AttributeError, IndexError, TypeError):   # no twins yet, or none at this position
-        made = _slot(tmap, position)
-        if made is None:
-            return _new(tmap)
-        twin, view = made
+        twin = _new(tmap)
+        view = _keep(twin, tmap.bytes, position)
+        if view is None:   # its bytes could not be found: this twin, the driver's, for this launch only
+            return twin
     view[:] = tmap.bytes
     return twin
 
@@ -102,28 +127,30 @@ def forget() -> None:
     _SLOTS.twins = []
 
 
-def _slot(tmap, position: int):
-    """A new twin for ``position`` (made by the driver from ``tmap``) with its byte view, or None
-    where the twins' bytes could not be found (then each launch gets a new twin)."""
-    twin = _new(tmap)
+def _keep(twin, expected: bytes, position: int):
+    """Keep ``twin`` (new from the driver, holding ``expected``) as the twin of ``position``; its
+    writable view of the 128 bytes, or None where they could not be found (then each launch gets a
+    new twin)."""
     if _offset is _UNSEARCHED:
-        _find_offset(twin, tmap.bytes)
+        _find_offset(twin, expected)
     if _offset is None:
         return None
     twins = getattr(_SLOTS, "twins", None)
     if twins is None:
         twins = _SLOTS.twins = []
     twins.extend([None] * (position + 1 - len(twins)))
-    twins[position] = made = twin, memoryview((ctypes.c_char * 128).from_address(id(twin) + _offset)).cast("B")
-    return made
+    view = memoryview((ctypes.c_char * 128).from_address(id(twin) + _offset)).cast("B")
+    twins[position] = twin, view
+    return view
 
 
 def _find_offset(twin, expected: bytes) -> None:
-    """Find ``expected`` (the twin's 128 bytes, once) inside the twin object.  (The struct is
-    64-byte aligned within cuda.core's object layout, but the object itself only as Python
-    allocates it; the launcher copies the bytes, so their address does not matter.)"""
+    """Find ``expected`` (the twin's 128 bytes, once) inside the twin object's own memory (its
+    ``object.__sizeof__``: cuda.core's object's basic size).  (The struct is 64-byte aligned within
+    cuda.core's object layout, but the object itself only as Python allocates it; the launcher
+    copies the bytes, so their address does not matter.)"""
     global _offset
-    raw = ctypes.string_at(id(twin), type(twin).__basicsize__)
+    raw = ctypes.string_at(id(twin), object.__sizeof__(twin))
     _offset = raw.find(expected) if raw.count(expected) == 1 else None
 
 
