@@ -547,7 +547,7 @@ def _tlx_barriers(out, probes):
     bars = tlx.alloc_barriers(2, 64)   # both wait for the block's 64 threads
     t = cuda.threadIdx.x
     if t == 0:
-        if mbarrier.test_wait(at(bars, 1), 0):          # phase 0 of barrier 1: nobody has arrived
+        if not mbarrier.test_wait(at(bars, 1), 0):      # phase 0 of barrier 1 incomplete: nobody has arrived
             probes[0] = 1
     cuda.syncthreads()
     tlx.barrier_arrive(bars[1:])
@@ -558,15 +558,18 @@ def _tlx_barriers(out, probes):
             break
     if t == 0:
         probes[1] = 1 if done else 0
-        if mbarrier.test_wait(at(bars, 0), 0):          # barrier 0 untouched: still in phase 0
+        if not mbarrier.test_wait(at(bars, 0), 0):      # barrier 0 untouched: its phase 0 still incomplete
             probes[2] = 1
     out[t] = 2 * t + 1
 
 
 def test_tlx_alloc_barriers_under_numba_cuda_mlir():
     """tlx.alloc_barriers(2, 64) on this host (numba-tma's own static shared global, returned as a
-    generic array): barrier 1 completes its phase when the block's 64 threads arrive (through
-    bars[1:]), barrier 0 stays in phase 0."""
+    generic array): barrier 1 completes its phase 0 when the block's 64 threads arrive (through
+    bars[1:]), barrier 0 stays in phase 0.  A parity wait is true once the phase of that parity has
+    completed, so on a fresh barrier ``test_wait(bar, 0)`` is False (the probes of 0878de9 expected
+    True there, and the H100 read [0, 1, 0]; the numba-cuda twin, both ways:
+    tests/test_pipeline.py::test_tlx_alloc_barriers_probes)."""
     out, probes = device(np.zeros(64, np.int32)), device(np.zeros(3, np.int32))
     _tlx_barriers[1, 64](out, probes)
     assert probes.copy_to_host().tolist() == [1, 1, 1]

@@ -535,3 +535,36 @@ def test_a_release_while_wgmma_reads_the_stage_is_reported():
     assert "RIGHT sums [48.0]" in out, out         # 3 K steps of 16 ones: every element 3 * 16
     assert ("REPORT:" in out and "TmaPipeline(stages=2, consumers=warpgroups(1), producer=threads(1), reads='wgmma'): "
             "release: stage 0 (phase 0) released while a wgmma.mma_async of this thread may still read it" in out), out
+
+
+# -- tlx.alloc_barriers' barriers: the phase a parity wait sees (the mlir host's GPU test, on numba-cuda) ---
+
+from numba_tma import mbarrier, tlx  # noqa: E402
+
+
+@cuda.jit
+def _tlx_barrier_probes(out, probes):
+    bars = tlx.alloc_barriers(2, 64)   # both wait for the block's 64 threads
+    t = cuda.threadIdx.x
+    if t == 0:
+        if not mbarrier.test_wait(at(bars, 1), 0):   # a fresh barrier: its phase 0 incomplete
+            probes[0] = 1
+    cuda.syncthreads()
+    tlx.barrier_arrive(bars[1:])
+    mbarrier.wait(at(bars, 1), 0)
+    if t == 0:
+        probes[1] = 1 if mbarrier.test_wait(at(bars, 1), 0) else 0   # phase 0 completed
+        if not mbarrier.test_wait(at(bars, 0), 0):   # barrier 0 untouched: still in phase 0
+            probes[2] = 1
+    out[t] = 2 * t + 1
+
+
+@pytest.mark.both_ways
+def test_tlx_alloc_barriers_probes():
+    """A parity wait is true once the phase of that parity has completed: on a barrier
+    ``tlx.alloc_barriers`` just made, ``test_wait(bar, 0)`` is False until its 64 arrivals
+    (tests/test_gpu_mlir_host.py::test_tlx_alloc_barriers_under_numba_cuda_mlir, the same probes)."""
+    out, probes = cuda.to_device(np.zeros(64, np.int32)), cuda.to_device(np.zeros(3, np.int32))
+    _tlx_barrier_probes[1, 64](out, probes)
+    assert probes.copy_to_host().tolist() == [1, 1, 1]
+    assert np.array_equal(out.copy_to_host(), 2 * np.arange(64, dtype=np.int32) + 1)
