@@ -1,34 +1,92 @@
 #!/usr/bin/env bash
-# The whole GPU check in one go (on a machine with a GPU; logs under ${OUT:-.}):
-#   each GPU test file in its own process (a CUDA fault is sticky: one bad file must not fail the
-#   next; their logs end up in one file, gpu_tests.log), then (GPU_RUN_CPU=1) the rest of the
-#   suite, then every example and benchmark (bench_kernels also writes kernels.json and the
-#   bandwidth-vs-size plot bandwidth.png).
-#   bash benchmarks/gpu_run.sh
+# The whole GPU check in two device calls of at most 10 minutes each (on a machine with a GPU):
+#
+#   part 1: every GPU test file under numba-cuda, each in its own process, 4 at a time (a CUDA fault
+#           is sticky: one bad file must not fail the next), then every example;
+#   part 2: numba-cuda-mlir's GPU tests and the examples under NUMBA_TMA_HOST=mlir (numba-cuda-mlir
+#           carried as the two parts of benchmarks/pack_mlir_host.sh), the sanitizer set
+#           (benchmarks/sanitize_examples.sh, memcheck), then the benchmarks.
+#
+# Each part stops starting new work when its time (GPU_RUN_S, default 560 s) is spent and says what it
+# skipped.  Both write their lines into .gpu_run/summary.txt (git-ignored, kept on the machine between
+# two calls while it stays warm), which each part copies to $OUT/summary.txt; full logs go to $OUT/logs/.
+# From this machine (no GPU), with the device tool:
+#   bash benchmarks/pack_mlir_host.sh                       # once: .mlirhost/part-a, .mlirhost2/part-b
+#   run  carry [".whl", ".mlirhost"]:   source .whl/prelude.sh; bash benchmarks/gpu_run.sh 1
+#   run  carry [".whl", ".mlirhost2"]:  source .whl/prelude.sh; bash benchmarks/gpu_run.sh 2   (right after)
+# GPU_RUN_CPU=1 adds the rest of the suite (-m 'not gpu') to part 1.
 set -u
-out=${OUT:-.}
+part=${1:?usage: gpu_run.sh 1|2}
 cd "$(dirname "$0")/.."
-pass=0; fail=0
-logs=$(mktemp -d)
-for f in tests/test_gpu_*.py; do
-  log="$logs/$(basename "$f" .py).log"
+out=${OUT:-.gpu_run}
+logs="$out/logs"
+mkdir -p .gpu_run "$logs"
+summary=.gpu_run/summary.txt
+budget=${GPU_RUN_S:-560}
+start=$SECONDS
+
+note() { echo "$*" | tee -a "$summary"; }
+left() { echo $((budget - (SECONDS - start))); }
+enough() {   # enough NEEDED_S WHAT: true when NEEDED_S seconds are left, else the skip is noted
+  if [ "$(left)" -lt "$1" ]; then note "SKIPPED (out of time): $2"; return 1; fi
+}
+
+run_test_file() {   # one GPU test file in its own process; prints its summary line
+  local f=$1 log
+  log="$logs/$(basename "$f" .py)${NUMBA_TMA_HOST:+.$NUMBA_TMA_HOST}.log"
   timeout 300 python3 -m pytest -q -p no:cacheprovider "$f" > "$log" 2>&1
-  rc=$?
-  { echo "===== $f (rc=$rc)"; cat "$log"; } >> "$out/gpu_tests.log"
-  summary=$(tail -1 "$log")
-  echo "$f: rc=$rc $summary"
-  [ $rc -eq 0 ] && pass=$((pass + 1)) || fail=$((fail + 1))
-done
-if [ "${GPU_RUN_CPU:-0}" = 1 ]; then
-  timeout 900 python3 -m pytest -q -p no:cacheprovider -m "not gpu" -x > "$out/cpu_part.log" 2>&1
-  echo "rest of the suite (-m 'not gpu'): rc=$? $(tail -1 "$out/cpu_part.log")"
+  local rc=$?
+  local by_value
+  by_value=$(grep -o "by-value descriptors checked equal.*" "$log" | head -1)
+  echo "$f: rc=$rc $(grep -E '(passed|failed|error|skipped)' "$log" | tail -1)${by_value:+ [$by_value]}"
+}
+export -f run_test_file
+export logs
+
+run_examples() {   # the examples named (default: every one but the AMD ones), each with a time limit
+  for e in ${*:-examples/*.py}; do
+    case "$e" in examples/_*|examples/amd_*) continue ;; esac
+    enough 60 "$e${NUMBA_TMA_HOST:+ (host $NUMBA_TMA_HOST)}" || continue
+    local log="$logs/$(basename "$e" .py)${NUMBA_TMA_HOST:+.$NUMBA_TMA_HOST}.log"
+    timeout 120 python3 "$e" > "$log" 2>&1
+    local rc=$?
+    note "$e${NUMBA_TMA_HOST:+ (host $NUMBA_TMA_HOST)}: rc=$rc $(grep -v -i warn "$log" | grep -E 'PASS|FAIL|ratio|GB/s|TFLOP' | tail -2 | tr '\n' ' ' | cut -c1-220)"
+  done
+}
+
+if [ "$part" = 1 ]; then
+  : > "$summary"
+  note "# gpu_run part 1, $(date -u +%FT%TZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+  ls tests/test_gpu_*.py | grep -v test_gpu_mlir_host | xargs -P 4 -I{} bash -c 'run_test_file {}' | sort | tee -a "$summary"
+  grep -h "rc=" "$summary" | grep -q "rc=[1-9]" && note "GPU files: some FAILED" || note "GPU files: all passed"
+  if [ "${GPU_RUN_CPU:-0}" = 1 ] && enough 300 "the rest of the suite"; then
+    timeout 300 python3 -m pytest -q -p no:cacheprovider -m "not gpu" -x > "$logs/cpu_part.log" 2>&1
+    note "rest of the suite (-m 'not gpu'): rc=$? $(tail -1 "$logs/cpu_part.log")"
+  fi
+  run_examples
+elif [ "$part" = 2 ]; then
+  [ -s "$summary" ] || echo "(part 1's lines are not on this machine: it was not warm; see part 1's own summary)" > "$summary"
+  note "# gpu_run part 2, $(date -u +%FT%TZ)"
+  if source benchmarks/mlir_host.sh > "$logs/mlir_host.log" 2>&1; then
+    NUMBA_TMA_HOST=mlir bash -c 'run_test_file tests/test_gpu_mlir_host.py' | tee -a "$summary"
+    NUMBA_TMA_HOST=mlir run_examples examples/tma_tile_copy.py examples/tma_copy_store.py \
+      examples/warp_specialized_ring.py examples/gemm.py   # the examples written for both hosts (README)
+  else
+    note "numba-cuda-mlir could not be unpacked (are .mlirhost/part-a and .mlirhost2/part-b both here?): $(tail -1 "$logs/mlir_host.log")"
+  fi
+  if enough 120 "the sanitizer set"; then
+    TOOLS=memcheck timeout $(($(left) - 60)) bash benchmarks/sanitize_examples.sh 2>&1 | tee -a "$summary" > /dev/null
+  fi
+  for b in benchmarks/bench_*.py; do
+    enough 90 "$b" || continue
+    args=(); [ "$b" = benchmarks/bench_kernels.py ] && args=(--json "$out/kernels.json" --png "$out/bandwidth.png")
+    limit=$(( $(left) - 30 < 240 ? $(left) - 30 : 240 ))
+    timeout "$limit" python3 "$b" "${args[@]}" > "$logs/$(basename "$b" .py).log" 2>&1
+    note "$b: rc=$? (log: logs/$(basename "$b" .py).log)"
+  done
+else
+  echo "gpu_run.sh: part must be 1 or 2, got $part" >&2; exit 2
 fi
-echo "GPU files: $pass passed, $fail failed"
-for e in examples/*.py; do
-  case "$e" in examples/_*|examples/amd_*) continue ;; esac
-  echo "== $e"; timeout 120 python3 "$e" 2>&1 | grep -v -i warn | tail -6
-done
-for b in benchmarks/bench_*.py; do
-  args=(); [ "$b" = benchmarks/bench_kernels.py ] && args=(--json "$out/kernels.json" --png "$out/bandwidth.png")
-  echo "== $b"; timeout 300 python3 "$b" "${args[@]}" 2>&1 | grep -v -i warn | tail -45
-done
+note "# part $part done in $((SECONDS - start)) s"
+[ "$out" != .gpu_run ] && cp "$summary" "$out/summary.txt"
+exit 0
