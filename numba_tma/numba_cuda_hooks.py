@@ -33,7 +33,7 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    re-pointed at new arguments of the types it was captured with (:mod:`numba_tma.graphs`).
 6. **The op declarations under numba-cuda's CUDA simulator** (``NUMBA_ENABLE_CUDASIM=1``), which
    puts its own ``dispatcher``, ``compiler`` and ``cudadrv`` in place of numba-cuda's: nothing
-   compiles there, so hooks 1-5, 7 and 9 are not installed (:data:`SIMULATED`).  The declarations
+   compiles there, so hooks 1-5, 7, 9 and 10 are not installed (:data:`SIMULATED`).  The declarations
    (``numba_tma.intrinsics``: the catalogue, the docstrings) import numba-cuda's typing modules,
    which read device stubs (``cuda.shared``...) the simulator's ``numba.cuda`` lacks;
    :func:`import_declarations` lends them numba-cuda's own stubs for that import.
@@ -61,6 +61,13 @@ clear message when a numba-cuda release moves the name or changes the behaviour 
    __cuda_array_interface__`` builds a dictionary and tests contiguity on every call (~1 us on the
    GPU host); ``TensorMap.tiled`` / ``with_array`` on an array seen before read the same facts from
    the attributes that property reads (``dtype``, ``shape``, ``strides``, ``gpu_data``).
+10. **A device array of a Numba type of numba_tma's choosing** (:func:`typed_device_array`):
+   ``TensorMap.to_device()``'s array is typed by the map's layout.  numba-cuda types a device
+   array from its ``_numba_type_`` (``typeof`` and the C dispatcher's fallback, which computes no
+   fingerprint for a device array) and launches any argument typed ``types.Array`` as the array it
+   is (``_Kernel._prepare_args``); a ``DeviceNDArray`` subclass over the same memory
+   (``gpu_data``) answers ``_numba_type_`` with the type given, its views (slices, reshapes: made
+   as ``type(self)(...)``) with numba-cuda's own.
 """
 
 from __future__ import annotations
@@ -540,3 +547,25 @@ def device_array_view(array):
     except AttributeError:   # as the property: no device memory behind it
         address = 0
     return array.dtype.str, array.shape, array.strides, address
+
+
+# -- 10. a device array of a Numba type of numba_tma's choosing ------------------------------------
+
+if not SIMULATED:
+    class _TypedDeviceArray(_DeviceNDArray):
+        """A numba-cuda device array whose Numba type is :attr:`_type` (its views: numba-cuda's)."""
+
+        _type = None
+
+        @property
+        def _numba_type_(self):
+            return self._type or super()._numba_type_
+
+
+def typed_device_array(array, numba_type):
+    """A device array over ``array``'s memory (a numba-cuda ``DeviceNDArray``, C-contiguous)
+    typed ``numba_type`` (a ``types.Array`` subclass of ``array``'s dtype, ndim and layout) as a
+    kernel argument; it keeps that memory alive."""
+    typed = _TypedDeviceArray(array.shape, array.strides, array.dtype, stream=array.stream, gpu_data=array.gpu_data)
+    typed._type = numba_type
+    return typed

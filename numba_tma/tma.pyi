@@ -39,7 +39,8 @@ def load(desc: TensorMap | DeviceArray, dst: SharedArray, coords: tuple[int, ...
     """Copy one box of a tensor from global memory into shared memory with TMA (tile mode).
 
     ``desc``: a :class:`numba_tma.TensorMap` (by value) or the 128 bytes in a ``uint8`` device array
-    (that form needs PTX ISA 8.3 for its ``fence.proxy.tensormap`` acquire, shown first below).
+    (that form needs PTX ISA 8.3 for its ``fence.proxy.tensormap`` acquire, shown first below;
+    ``desc.to_device()``'s is typed by the map's layout and checked as the by-value map).
     ``dst``: C-contiguous shared array receiving the box, of any dtype of the map's element width
     (its element 0 is the box's first element; TMA needs it 128-byte aligned:
     ``cuda.shared.array(shape, dtype, alignment=128)``, 1024 for 128B swizzle).  Its byte size is
@@ -164,7 +165,8 @@ def reduce(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, .
     compile time for a by-value map.
 
     ``desc``: a :class:`numba_tma.TensorMap` (by value; tiled or im2col, the mode is the map's) or
-    the 128 bytes of a tiled map in a ``uint8`` device array.  ``src``: the C-contiguous shared
+    the 128 bytes of a tiled map in a ``uint8`` device array (``desc.to_device()``: checked as the
+    map; bytes of your own: checked on the device).  ``src``: the C-contiguous shared
     array holding the box (any dtype of the map's element width), written with ordinary stores and
     then made visible to TMA with ``fence.proxy_async()`` + ``cuda.syncthreads()``.  ``coords``:
     the box's first element, innermost first; parts of the box past the tensor's far edges are
@@ -173,10 +175,11 @@ def reduce(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, .
     negative ``coords[0]`` is refused at compile time).
     **The 16-byte edge**: along dimension 0 the write goes on past the tensor's end to the next
     16-byte boundary of each row it crosses (measured on the H200: a float32 tensor 59 wide gets
-    element 59 written; 62 wide, 62 and 63).  A by-value map whose rows are not whole 16-byte chunks
-    (``desc.store_overrun > 0``) is refused at compile time unless it was built with
-    ``allow_store_overrun=True`` or the call passes ``allow_overrun=True`` (the bytes are yours); a
-    map in memory is checked by debug mode and the simulator (``docs/troubleshooting.md``).
+    element 59 written; 62 wide, 62 and 63).  A map whose rows are not whole 16-byte chunks
+    (``desc.store_overrun > 0``), by value or ``desc.to_device()``, is refused at compile time unless
+    it was built with ``allow_store_overrun=True`` or the call passes ``allow_overrun=True`` (the
+    bytes are yours); descriptor bytes of your own in a plain ``uint8`` array are checked by debug
+    mode and the simulator (``docs/troubleshooting.md``).
     Completes through the bulk async-groups: ``commit_group()``, then ``wait_group_read(n)`` before
     reusing ``src`` or ``wait_group(n)`` before reading the result.
 
@@ -223,7 +226,8 @@ def store(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, ..
     """Copy one box from shared memory to a tensor in global memory with TMA.
 
     ``desc``: a :class:`numba_tma.TensorMap` (by value; tiled or im2col, the mode is the map's) or
-    the 128 bytes of a tiled map in a ``uint8`` device array.  ``src``: the C-contiguous shared
+    the 128 bytes of a tiled map in a ``uint8`` device array (``desc.to_device()``: checked as the
+    map; bytes of your own: checked on the device).  ``src``: the C-contiguous shared
     array holding the box (any dtype of the map's element width), written with ordinary stores and
     then made visible to TMA with ``fence.proxy_async()`` + ``cuda.syncthreads()``.  ``coords``:
     the box's first element, innermost first; parts of the box past the tensor's far edges are
@@ -232,10 +236,11 @@ def store(desc: TensorMap | DeviceArray, src: SharedArray, coords: tuple[int, ..
     negative ``coords[0]`` is refused at compile time).
     **The 16-byte edge**: along dimension 0 the write goes on past the tensor's end to the next
     16-byte boundary of each row it crosses (measured on the H200: a float32 tensor 59 wide gets
-    element 59 written; 62 wide, 62 and 63).  A by-value map whose rows are not whole 16-byte chunks
-    (``desc.store_overrun > 0``) is refused at compile time unless it was built with
-    ``allow_store_overrun=True`` or the call passes ``allow_overrun=True`` (the bytes are yours); a
-    map in memory is checked by debug mode and the simulator (``docs/troubleshooting.md``).
+    element 59 written; 62 wide, 62 and 63).  A map whose rows are not whole 16-byte chunks
+    (``desc.store_overrun > 0``), by value or ``desc.to_device()``, is refused at compile time unless
+    it was built with ``allow_store_overrun=True`` or the call passes ``allow_overrun=True`` (the
+    bytes are yours); descriptor bytes of your own in a plain ``uint8`` array are checked by debug
+    mode and the simulator (``docs/troubleshooting.md``).
     Completes through the bulk async-groups: ``commit_group()``, then ``wait_group_read(n)`` before
     reusing ``src`` or ``wait_group(n)`` before reading the result.
 

@@ -140,12 +140,14 @@ WGMMA_CASES = {"wgmma_tile_alignment": (0, 64), "wgmma_k": (1, 4), "wgmma_row_mu
 
 
 def store_edge(name):
-    """The store-edge routes only the device knows: prints the columns 56..63 of row 0 after the
-    store (59 is the first past the edge) when no trap stopped it."""
+    """The store-edge routes only the device knows (descriptor bytes of one's own in a plain uint8
+    array: ``desc.to_device()``'s array is typed by the map and refused at compile time): prints the
+    columns 56..63 of row 0 after the store (59 is the first past the edge) when no trap stopped it."""
     width = 64 if "edited" in name else 59
     buf = cuda.to_device(np.zeros((8, 64), np.float32))
     desc = TensorMap.tiled(buf[:, :width], (8, 16))
-    store_past_edge[1, 128](desc.to_device(), "edited" in name, name.endswith("allowed"))
+    store_past_edge[1, 128](cuda.to_device(np.frombuffer(desc.bytes, np.uint8)), "edited" in name,
+                            name.endswith("allowed"))
     cuda.synchronize()
     print("row 0, columns 56..63:", buf.copy_to_host()[0, 56:].tolist())
 

@@ -1,6 +1,8 @@
 """TMA shared -> global on the GPU, checked against numpy: stores of rank 1-5 clipped at the tensor's
 edges, the load -> modify -> store round trip, ``tma.reduce`` for every op and data type, tensor and
-descriptor prefetch, L2 cache hints, and ``wait_group_read`` freeing the source tile."""
+descriptor prefetch, L2 cache hints, ``wait_group_read`` freeing the source tile, and maps in global
+memory typed by their layout (``to_device()``: refused past a row edge at compile time, opted in
+writing to the 16-byte boundary) beside descriptor bytes of one's own."""
 
 import functools
 
@@ -9,7 +11,8 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from numba_tma import TensorMap, cache, fence, mbarrier, tma
+from numba_tma import OpArgumentError, TensorMap, cache, fence, mbarrier, tma
+from numba_tma.intrinsics.tensor_map_type import global_map_type
 from numba_tma.intrinsics.tma import TENSOR_REDUCE_TYPES
 
 from gpu_support import TILE_C, TILE_R, bounded_wait
@@ -351,3 +354,94 @@ def test_wait_group_read_lets_the_source_be_overwritten():
                                                              cuda.to_device(a), cuda.to_device(b), seen)
         np.testing.assert_array_equal(out.copy_to_host(), a)     # the store read the tile before it changed
         np.testing.assert_array_equal(seen.copy_to_host(), b)
+
+
+# -- 6. maps in global memory typed by their layout (TensorMap.to_device()) ---------------------------
+
+def edge_store_kernel(allow):
+    """Store a (2, 16) float32 box of 100, 101, ... at column 48 of a map whose rows may end short of
+    16 bytes (``allow``: the call opts in)."""
+    @cuda.jit
+    def kernel(desc):
+        tile = cuda.shared.array((2, 16), numba.float32, alignment=128)
+        if cuda.threadIdx.x < 32:
+            tile[cuda.threadIdx.x // 16, cuda.threadIdx.x % 16] = 100 + cuda.threadIdx.x
+        fence.proxy_async()
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            tma.store(desc, tile, (48, 0), allow_overrun=allow)
+            tma.commit_group()
+            tma.wait_group(0)
+    return kernel
+
+
+def test_a_store_through_to_device_past_a_row_edge_is_refused_at_compile_time():
+    """The H100 wrote up to the next 16-byte boundary past every row through ``to_device()`` of a
+    59-wide view (its type said no layout); it is now typed by the map's and refused like the
+    by-value map, before anything runs."""
+    buf = cuda.to_device(np.full((2, 64), SENTINEL, np.float32))
+    desc = TensorMap.tiled(buf[:, :59], (2, 16))
+    arg = desc.to_device()
+    assert numba.typeof(arg) == global_map_type(desc.layout) and arg.copy_to_host().tobytes() == desc.bytes
+    with pytest.raises(OpArgumentError, match=r"tma.store: argument 'desc' would write outside the tensor: "
+                                              r"TensorMap\[float32, rank=2, box=\(2, 16\), tiled, store_overrun=4\]"):
+        edge_store_kernel(False)[1, THREADS](arg)
+    np.testing.assert_array_equal(buf.copy_to_host(), np.full((2, 64), SENTINEL, np.float32))
+
+
+@pytest.mark.parametrize("opt_in", ["map", "call"])
+def test_an_opted_in_store_through_to_device_writes_to_the_16_byte_boundary(opt_in):
+    """Opted in, the bytes up to the boundary are the caller's: columns 48..58 and 59 (236 -> 240
+    bytes) get the box, 60..63 keep the sentinel (the H200's measured edge, tests/test_store_edge.py)."""
+    buf = cuda.to_device(np.full((2, 64), SENTINEL, np.float32))
+    desc = TensorMap.tiled(buf[:, :59], (2, 16), allow_store_overrun=opt_in == "map")
+    edge_store_kernel(opt_in == "call")[1, THREADS](desc.to_device())
+    expect = np.full((2, 64), SENTINEL, np.float32)
+    expect[0, 48:60] = np.arange(100, 112)
+    expect[1, 48:60] = np.arange(116, 128)
+    np.testing.assert_array_equal(buf.copy_to_host(), expect)
+
+
+@pytest.mark.parametrize("form", ["to_device", "bytes"])
+def test_maps_in_global_memory_load_modify_store_as_by_value_maps(form):
+    """``to_device()``'s arrays (typed by the maps' layouts) and descriptor bytes of one's own in a
+    plain uint8 array (``src.box_bytes`` then a count) round-trip as the by-value maps do."""
+    shape = (100, 180)
+    host = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    out = cuda.to_device(np.full(shape, SENTINEL, np.float32))
+    src, dst = TensorMap.tiled(cuda.to_device(host), (TILE_R, TILE_C)), TensorMap.tiled(out, (TILE_R, TILE_C))
+    status = new_status()
+    if form == "to_device":
+        twice_plus_one_kernel[grid_of(shape), THREADS](src.to_device(), dst.to_device(), status)
+    else:
+        def own(desc):
+            return cuda.to_device(np.frombuffer(desc.bytes, np.uint8))
+        twice_plus_one_bytes_kernel[grid_of(shape), THREADS](own(src), own(dst), status)
+    check_status(status)
+    np.testing.assert_array_equal(out.copy_to_host(), np.float32(2) * host + np.float32(1))
+
+
+@cuda.jit
+def twice_plus_one_bytes_kernel(src, dst, status):
+    """:func:`twice_plus_one_kernel` over descriptor bytes whose type says no layout (the box's bytes
+    given as a count)."""
+    bars = cuda.shared.array(1, numba.uint64)
+    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
+    row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
+    if cuda.threadIdx.x == 0:
+        mbarrier.init(bars, 1)
+        fence.mbarrier_init()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        mbarrier.arrive_expect_tx(bars, TILE_BYTES)
+        tma.load(src, tile, (col0, row0), bars)
+    bounded_wait(bars, 0, status)
+    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
+        r, c = i // TILE_C, i % TILE_C
+        tile[r, c] = numba.float32(2) * tile[r, c] + numba.float32(1)
+    fence.proxy_async()
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        tma.store(dst, tile, (col0, row0))
+        tma.commit_group()
+        tma.wait_group_read(0)

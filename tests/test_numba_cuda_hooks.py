@@ -266,3 +266,46 @@ def test_a_launch_refused_for_a_twin_of_another_context_is_made_again_with_new_t
     monkeypatch.setattr(numba_cuda_hooks, "_kernel_launch", lambda *a: (_ for _ in ()).throw(RuntimeError("other")))
     with pytest.raises(RuntimeError, match="^other$"):
         numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1))
+
+
+def test_a_typed_device_array_is_typed_by_its_numba_type_and_launched_as_an_array():
+    """Hook 10 (``TensorMap.to_device()``'s array, typed by the map's layout): a ``DeviceNDArray``
+    subclass over the same ``gpu_data``; numba's ``typeof``, the dispatcher's ``typeof_pyval`` and
+    its C ``_cuda_call`` (which computes no fingerprint for a device array, so asks
+    ``_numba_type_`` at each call) give its type, a view (made as ``type(self)(...)``) numba-cuda's
+    own; the launcher passes any ``types.Array`` argument as the device array it is."""
+    import numpy as np
+    from numba.cuda.cudadrv import devicearray, driver
+    from numba.cuda.typing.typeof import typeof
+
+    from numba_tma.descriptors.tile_layout import TileLayout
+    from numba_tma.intrinsics.tensor_map_type import global_map_type
+
+    assert "cls = type(self)" in pyinspect.getsource(devicearray.DeviceNDArray._do_getitem), CHANGED
+    prepare = pyinspect.getsource(numba_cuda_hooks._prepare_args)
+    assert "if isinstance(ty, types.Array):" in prepare and "wrap_arg(val).to_device(retr, stream)" in prepare, CHANGED
+
+    memory = driver.MemoryPointer(context=None, pointer=driver.binding.CUdeviceptr(0x7F0000001000), size=128)
+    plain = devicearray.DeviceNDArray((128,), (1,), np.uint8, gpu_data=memory)
+    t = global_map_type(TileLayout.describe("float32", (8, 16)))
+    typed = numba_cuda_hooks.typed_device_array(plain, t)
+    assert typed.gpu_data is memory and typed.shape == (128,) and driver.is_device_memory(typed)
+    assert typeof(typed) == numba.typeof(typed) == t and typeof(plain) != t
+    view = type(typed)((64,), (1,), np.uint8, gpu_data=memory)
+    assert view._numba_type_ == numba.types.Array(numba.uint8, 1, "C")
+
+    @cuda.jit
+    def typed_kernel(desc):
+        pass
+
+    class Overload:   # what a compiled _Kernel is to the dispatcher (no GPU here to compile one)
+        argument_types = ()
+
+    on_map, on_bytes = Overload(), Overload()
+    typed_kernel.add_overload(on_map, (t,))
+    typed_kernel.add_overload(on_bytes, (numba.types.Array(numba.uint8, 1, "C"),))
+    for _ in range(2):   # nothing cached by the device array's Python type
+        assert numba_cuda_hooks._cuda_call(typed_kernel, typed) is on_map
+        assert numba_cuda_hooks._cuda_call(typed_kernel, plain) is on_bytes
+    assert numba_cuda_hooks.argument_types(typed_kernel, (typed,)) == (t,)
+    typed_kernel.overloads.clear()

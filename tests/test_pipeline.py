@@ -1,6 +1,8 @@
 """numba_tma.pipeline: its checks (at construction, at compile time, under the simulator), its cost
 in SASS against the hand-written ring, and its data on the GPU and under the simulator."""
 
+import re
+
 import numba
 import numpy as np
 import pytest
@@ -92,6 +94,22 @@ def _compile(body):
 def test_misuse_is_refused_at_compile_time(body, match):
     with pytest.raises(Exception, match=match):
         _compile(body)
+
+
+@pytest.mark.skipif(SIMULATED, reason="compiles")
+def test_a_ring_expects_the_box_bytes_of_a_map_in_global_memory():
+    """``TensorMap.to_device()``'s array says its layout: ``acquire`` expects its 1024 box bytes (8 x
+    32 float32) as for the by-value map, a constant of the PTX (PTX ISA 9.1, 9.7.13.15.13 mbarrier.arrive:
+    ``mbarrier.arrive.expect_tx.shared::cta.b64 state, [addr], txCount``)."""
+    from numba_tma.intrinsics.tensor_map_type import global_map_type
+
+    source = ("def k(desc, out):\n    bars = cuda.shared.array(8, numba.uint64)\n"
+              "    ring = RING4.create(bars)\n    ring.acquire(ring.producer_state(), desc)\n")
+    scope = dict(cuda=cuda, numba=numba, RING4=RING4)
+    exec(source, scope)
+    ptx = tma_inspect.compile(cuda.jit(scope["k"]), (global_map_type(MAP.layout), numba.float32[::1]), "sm_90a").ptx
+    count = re.search(r"mov\.u32\s+(%r\d+), 1024;", ptx)
+    assert count and re.search(rf"mbarrier\.arrive\.expect_tx\.shared::cta\.b64 %rd\d+, \[%r\d+\], {count[1]};", ptx)
 
 
 # -- 3. misuse reported under the simulator, in the pipeline's terms ------------------------------------------

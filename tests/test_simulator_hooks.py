@@ -10,6 +10,7 @@ import threading
 
 import numba_cuda
 import numpy as np
+import pytest
 from numba.cuda.simulator import kernel, kernelapi
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray, FakeWithinKernelCUDAArray
 
@@ -124,6 +125,32 @@ def test_a_kernels_store_into_a_device_array_goes_where_the_replacement_stores()
     assert "self._ary.__setitem__(idx, val)" in inspect.getsource(FakeCUDAArray.__setitem__), \
         "FakeCUDAArray.__setitem__ no longer stores into _ary"
     assert FakeWithinKernelCUDAArray.__setitem__ is numba_sim._store, "the store hook is not installed"
+
+
+def test_a_typed_device_array_is_passed_to_a_kernel_as_itself_in_the_wrapper():
+    """``TensorMap.to_device()``'s array here: a ``FakeCUDAArray`` subclass whose ``_numba_type_``
+    and attributes are its own; the kernel call wraps it, not a copy (``fake_arg``: a FakeCUDAArray
+    goes in a ``FakeWithinKernelCUDAArray`` as it is), and :func:`numba_sim.numba_type_of` finds it
+    behind the wrapper (whose ``__getattr__`` would index the array for a missing name)."""
+    source = inspect.getsource(kernel.FakeCUDAKernel.__call__)
+    assert "if isinstance(ret, FakeCUDAArray):" in source and "return FakeWithinKernelCUDAArray(ret)" in source, \
+        "the simulator's kernel call no longer passes a device array argument in FakeWithinKernelCUDAArray"
+    assert isinstance(vars(FakeCUDAArray)["_numba_type_"], property), "FakeCUDAArray._numba_type_ changed"
+    data = np.arange(128, dtype=np.uint8)
+    typed = numba_sim.typed_device_array(data, "the type", {"box_bytes": 512})
+    assert isinstance(typed, FakeCUDAArray) and typed._numba_type_ == "the type" and typed.box_bytes == 512
+    assert typed.nbytes == 128 and numba_sim.host_array(typed)[3] == 3 and numba_sim.host_array(typed) is not data
+    with pytest.raises(ValueError, match="read-only"):     # as its type: a kernel's store is refused
+        FakeWithinKernelCUDAArray(typed)[0] = 1
+    seen = []
+
+    def fn(desc):
+        seen.append((numba_sim.numba_type_of(desc), desc.box_bytes, type(desc)))
+
+    kernel.FakeCUDAKernel(fn, device=False)[1, 1](typed)
+    assert seen == [("the type", 512, FakeWithinKernelCUDAArray)], seen
+    assert numba_sim.numba_type_of(FakeWithinKernelCUDAArray(FakeCUDAArray(data))) is None
+    assert numba_sim.numba_type_of(typed[8:]) is None and numba_sim.numba_type_of(data) is None
 
 
 def test_only_the_adapter_names_numba_cudas_simulator():

@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 from numba import cuda
 
+import numba_tma
+from numba.cuda import types
 from numba_tma import OpArgumentError, TensorMap, TensorMapError, inspect, tlx, tma
+from numba_tma.intrinsics.tensor_map_type import global_map_type
 
 from test_simulator import simulate
 from test_tensor_map_arg import FakeCudaArray
@@ -122,6 +125,52 @@ def test_scatter4_is_refused_too():
         inspect.compile(k, (desc._numba_type_,), "sm_100a")
 
 
+def _in_global(desc):
+    """The Numba type of ``desc.to_device()``'s array (no GPU here to make one)."""
+    return global_map_type(desc.layout)
+
+
+@pytest.mark.parametrize("kernel", [store_kernel, reduce_kernel, tlx_store, tlx_reduce],
+                         ids=["tma.store", "tma.reduce", "tlx.store", "tlx.store_reduce"])
+def test_a_map_in_global_memory_past_the_edge_is_refused_as_the_by_value_map(kernel):
+    """``desc.to_device()`` is typed by the map's layout: the same refusal, word for word (the H100
+    wrote past every row through it before)."""
+    desc = _map(59)
+    with pytest.raises(OpArgumentError) as by_value:
+        inspect.ptx(kernel, (desc._numba_type_,))
+    with pytest.raises(OpArgumentError) as in_global:
+        inspect.ptx(kernel, (_in_global(desc),))
+    assert str(in_global.value) == str(by_value.value)
+    assert "argument 'desc' would write outside the tensor" in str(in_global.value)
+
+
+def test_a_map_in_global_memory_opts_in_by_the_map_or_the_call():
+    # the map's opt-in is in its type (no overrun left to refuse), as for the by-value map
+    opted = _in_global(_map(59, allow_store_overrun=True))
+    assert opted.tile_layout.store_overrun == 0 and opted == _in_global(_map(64))
+    assert _in_global(_map(59)).tile_layout.store_overrun == 4 and _in_global(_map(59)) != opted
+    # the fence before the store, then the store itself (PTX ISA 9.7.13.4, 9.7.9.27.1.2)
+    for kernel, desc in ((store_kernel, opted), (store_opted_in, _in_global(_map(59)))):
+        ptx = inspect.ptx(kernel, (desc,))
+        fence = ptx.index("fence.proxy.tensormap::generic.acquire.sys [%rd")
+        assert ptx.index("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd", fence)
+
+
+def test_descriptor_bytes_of_your_own_still_compile_and_are_checked_on_the_device():
+    """A plain uint8 array says no layout: it compiles as before (the fence, the store), and debug
+    mode checks the edge on the device (tests/test_gpu_debug.py runs it)."""
+    plain = types.uint8[::1]
+    ptx = inspect.ptx(store_kernel, (plain,))
+    assert "fence.proxy.tensormap::generic.acquire.sys [%rd" in ptx
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd" in ptx
+    edge = ", ".join(map(str, b"past the end of the row"))     # the trap's message, bytes of a PTX string
+    with numba_tma.debug():
+        checked = inspect.ptx(store_kernel, (plain,))
+        typed = inspect.ptx(store_kernel, (_in_global(_map(64)),))
+    assert edge in checked and edge not in ptx
+    assert edge not in typed      # a typed map's edge was checked at compile time: no trap for it
+
+
 def test_host_repointing_keeps_the_fact_and_the_opt_in():
     buffers = [FakeCudaArray((8, 59), np.float32, address=0x7F0000000000 + i * 0x10000, strides=(256, 4))
                for i in range(2)]
@@ -159,12 +208,14 @@ def put(desc, col, allow, reduce):
     tma.commit_group()
     tma.wait_group(0)
 
-def run(width, col, allow=False, reduce=False, opt_in=False, device=False):
+def run(width, col, allow=False, reduce=False, opt_in=False, device=None):
     buf = np.zeros((2, 64), np.float32)
     d = cuda.to_device(buf)
     desc = TensorMap.tiled(d[:, :width], (2, 16), allow_store_overrun=opt_in)
+    arg = {None: desc, "to_device": desc.to_device(),            # typed by the map's layout
+           "bytes": cuda.to_device(np.frombuffer(desc.bytes, np.uint8))}[device]   # bytes of one's own
     try:
-        put[1, 1](desc.to_device() if device else desc, col, allow, reduce)
+        put[1, 1](arg, col, allow, reduce)
     except Exception as exc:
         return type(exc).__name__ + ": " + str(exc)
     return d.copy_to_host()
@@ -181,11 +232,17 @@ def test_the_simulator_refuses_and_writes_as_the_gpu():
         print("reduced:", got[0, 56:].tolist())
         got = run(62, 48, allow=True)
         print("62 wide:", got[0, 56:].tolist())
-        got = run(59, 32, device=True)
+        got = run(59, 32, device="bytes")
         print("not crossing:", float(got[0, 47]), float(got[0, 48]))
-        print("global refused:", run(59, 48, device=True))
-        got = run(59, 48, allow=True, device=True)
+        print("global refused:", run(59, 48, device="bytes"))
+        got = run(59, 48, allow=True, device="bytes")
         print("global opted in:", got[0, 56:].tolist())
+        print("to_device refused:", run(59, 32, device="to_device"))
+        print("to_device reduce refused:", run(59, 32, reduce=True, device="to_device"))
+        got = run(59, 48, opt_in=True, device="to_device")
+        print("to_device, the map opted in:", got[0, 56:].tolist(), got[1, 56:].tolist())
+        got = run(59, 48, allow=True, reduce=True, device="to_device")
+        print("to_device, the call opted in:", got[0, 56:].tolist())
     """)
     assert "refused: OpArgumentError: tid=[0, 0, 0] ctaid=[0, 0, 0]: " in out      # the simulator names the thread
     assert ("numba_tma: tma.store: argument 'desc' would write outside the tensor: "
@@ -201,6 +258,15 @@ def test_the_simulator_refuses_and_writes_as_the_gpu():
     assert ("numba_tma simulator: tma.store: the box (elements 48..63 of dimension 0)"
             " crosses the end of the row (59 elements, 236 bytes: not a multiple of 16)") in out
     assert "global opted in: [108.0, 109.0, 110.0, 111.0, 0.0, 0.0, 0.0, 0.0]" in out
+    # to_device()'s array is refused as the compiled op refuses it, at any box (the map's type says the rows)
+    assert ("to_device refused: OpArgumentError: tid=[0, 0, 0] ctaid=[0, 0, 0]: numba_tma: tma.store: argument "
+            "'desc' would write outside the tensor: TensorMap[float32, rank=2, box=(2, 16), tiled, store_overrun=4]") \
+        in out
+    assert "to_device reduce refused: OpArgumentError: tid=[0, 0, 0] ctaid=[0, 0, 0]: numba_tma: tma.reduce:" in out
+    # and its opt-ins write what the H200 writes: columns 48..58 and 59 (to the 240-byte boundary), not 60..63
+    assert ("to_device, the map opted in: [108.0, 109.0, 110.0, 111.0, 0.0, 0.0, 0.0, 0.0] "
+            "[124.0, 125.0, 126.0, 127.0, 0.0, 0.0, 0.0, 0.0]") in out
+    assert "to_device, the call opted in: [108.0, 109.0, 110.0, 111.0, 0.0, 0.0, 0.0, 0.0]" in out
 
 
 def test_the_map_shows_its_overrun():

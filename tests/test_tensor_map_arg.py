@@ -1,5 +1,7 @@
 """TensorMap as a kernel argument: by-value __grid_constant__ parameter, compile-time checks."""
 
+import re
+
 import numba
 import numpy as np
 import pytest
@@ -7,6 +9,8 @@ from numba import cuda
 from numba.cuda import types
 
 from numba_tma import OpArgumentError, TensorMap, TensorMapError, fence, inspect, mbarrier, tma
+from numba_tma.descriptors.tile_layout import TileLayout
+from numba_tma.intrinsics.tensor_map_type import global_map_type
 
 F16 = types.float16
 MAP_F32_2D = TensorMap.numba_type("float32", (32, 64))
@@ -458,3 +462,99 @@ def test_with_array_keeps_the_interleave_alignment_rule():
 def test_a_last_dimension_of_one_needs_no_unit_stride():
     desc = TensorMap.tiled(FakeCudaArray((64, 1), np.float32, strides=(16, 64)), (16, 4))  # box may pass the edge
     assert desc.fields.global_dim == (1, 64)
+
+
+# -- TensorMap.to_device(): a map in global memory typed by its layout ------------------------------
+
+def _in_global(*args, **kwargs):
+    """The Numba type of ``TensorMap.to_device()``'s array for a map of this layout (no GPU here)."""
+    return global_map_type(TileLayout.describe(*args, **kwargs))
+
+
+GLOBAL_F32_2D = _in_global("float32", (32, 64))
+
+
+def test_to_device_is_typed_by_the_maps_layout_as_a_read_only_array():
+    t = GLOBAL_F32_2D
+    assert isinstance(t, types.Array) and (t.dtype, t.ndim, t.layout, t.mutable) == (types.uint8, 1, "C", False)
+    assert str(t) == "TensorMap[float32, rank=2, box=(32, 64), tiled] in global memory"
+    assert t != types.Array(types.uint8, 1, "C", readonly=True) and t != _in_global("float32", (32, 32))
+    assert t.tile_layout == TileLayout.describe("float32", (32, 64)) and t.map.in_global
+
+
+def test_a_map_in_global_memory_is_checked_as_the_by_value_map():
+    def load_3d(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array((32, 64), numba.float32, alignment=128)
+        tma.load(desc, tile, (0, 0, 0), bars)
+
+    def narrow_tile(desc, out):
+        bars = cuda.shared.array(1, numba.uint64)
+        tile = cuda.shared.array((32, 64), numba.uint16, alignment=128)
+        tma.load(desc, tile, (0, 0), bars)
+
+    for kernel in (load_3d, narrow_tile):
+        with pytest.raises(OpArgumentError) as by_value:
+            inspect.ptx(kernel, SIG)
+        with pytest.raises(OpArgumentError) as in_global:
+            inspect.ptx(kernel, (GLOBAL_F32_2D, numba.float32[::1]))
+        assert str(in_global.value) == str(by_value.value)
+    # a plain uint8 array says no layout: nothing to check until the device reads the map
+    assert "cp.async.bulk.tensor.3d" in inspect.ptx(load_3d, (types.uint8[::1], numba.float32[::1]))
+
+
+def test_a_map_in_global_memory_loads_with_its_acquire_fence_and_box_bytes_as_a_constant():
+    ptx = inspect.ptx(load_tile, (GLOBAL_F32_2D, numba.float32[::1]))
+    fence_at = ptx.index("fence.proxy.tensormap::generic.acquire.sys [%rd")      # PTX ISA 9.7.13.4
+    assert ptx.index("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r", fence_at)
+
+    def expect(desc, out):
+        out[0] = desc.box_bytes + desc.smem_bytes + desc.swizzle + desc[0]   # the bytes stay readable
+    # box_bytes 8192 + smem_bytes 8192 (64-halfword rows: one 128-byte span each) + swizzle 128
+    assert "16512" in inspect.ptx(expect, (_in_global("float16", (64, 64), swizzle="128B"), numba.int64[::1]))
+
+
+def test_the_ops_that_read_a_layout_read_it_from_a_map_in_global_memory():
+    """wgmma's descriptor takes the swizzle and row bytes from the map (here the 128B K-major
+    layout: rows of 128 bytes, the descriptor's high word 0x40000040 per the PTX ISA's matrix
+    descriptor: bits 62-63 = 1, SBO 1024 >> 4 = 64), as from the by-value map; a plain array is
+    refused by name."""
+    from numba_tma import wgmma
+
+    def describe(desc, out):
+        tile = cuda.shared.array(64 * 64, numba.uint16, alignment=1024)
+        out[0] = wgmma.descriptor(tile, desc, 0, 0)
+
+    sig = (_in_global("bfloat16", (64, 64), swizzle="128B"), numba.uint64[::1])
+    by_value = (TensorMap.numba_type("bfloat16", (64, 64), swizzle="128B"), numba.uint64[::1])
+    for types_ in (sig, by_value):
+        ptx = inspect.compile(describe, types_, "sm_90a").ptx
+        assert re.search(r"mad\.lo\.u32 a, %r\d+, 128, %r\d+;", ptx) and "mov.b32 hi, 0x40000040;" in ptx
+    with pytest.raises(OpArgumentError, match=r"wgmma.descriptor: argument 'desc' must be the by-value"):
+        inspect.compile(describe, (types.uint8[::1], numba.uint64[::1]), "sm_90a")
+
+
+def test_a_map_in_global_memory_cannot_be_written():
+    """Its type says its layout for the whole kernel: a store into it is refused by typing, and so
+    are the ops that edit descriptors in place, naming the rule."""
+    from numba_tma import tensormap
+
+    def poke(desc):
+        desc[0] = 1
+
+    def edit(desc):
+        tensormap.replace_global_dim(desc, 0, 59)
+
+    def publish(desc):
+        buf = cuda.shared.array(128, numba.uint8, alignment=128)
+        tensormap.cp_fenceproxy(desc, buf)
+
+    with pytest.raises(Exception, match=r"Cannot modify readonly array of type: TensorMap\[float32, rank=2, "
+                                         r"box=\(32, 64\), tiled\] in global memory"):
+        inspect.compile(poke, (GLOBAL_F32_2D,), "sm_90a")
+    for kernel, argument in ((edit, "buf"), (publish, "dst")):
+        with pytest.raises(OpArgumentError, match=rf"argument '{argument}' must be .* not a map typed by its layout "
+                                                  r"\(TensorMap.to_device\(\), numba_tma.mlir.map_in_global\): that "
+                                                  r"array is read-only"):
+            inspect.compile(kernel, (GLOBAL_F32_2D,), "sm_90a")
+        inspect.compile(kernel, (types.uint8[::1],), "sm_90a")      # bytes of one's own may be edited

@@ -10,7 +10,7 @@ later maps only splice in the address.  Passing the map by value goes through nu
 launcher, which only takes a ``cuda.core.TensorMapDescriptor``: each launch copies ``bytes`` into
 a kept one (:mod:`numba_tma.descriptors.by_value`); a GPU test checks that the bytes the kernel
 receives equal ``bytes``.  ``to_device()`` gives the global-memory form, which carries ``bytes``
-themselves.
+themselves in a device array typed by the map's layout.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .encode import encode_im2col, encode_tiled
 from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
 from .tile_layout import DTYPES as _DTYPES
-from .tile_layout import TileLayout, kernel_type
+from .tile_layout import TileLayout, device_map, kernel_type
 from .validate import INNER_ALIGN, MAX_ADDRESS, RANK, _int, address_alignment, check_global_address, swizzle_span
 from .validate import _ints as _int_list
 
@@ -589,13 +589,17 @@ class TensorMap:
         return encode(global_address=self.address, **self._params)
 
     def to_device(self):
-        """The 128 bytes in a ``uint8`` device array (the global-memory form; ``tma.load``
-        then issues ``fence.proxy.tensormap::generic.acquire.sys`` before use)."""
+        """The 128 bytes in a ``uint8`` device array, the global-memory form, typed by the map's
+        layout (``TensorMap[...] in global memory``, read-only): the ops check it as they check
+        the by-value map (a store through a map whose rows end short of 16 bytes is refused at
+        compile time unless the map or the call opts in) and issue
+        ``fence.proxy.tensormap::generic.acquire.sys`` before TMA reads it.  Its views (slices)
+        and descriptor bytes of your own in a plain ``uint8`` array say no layout: debug mode and
+        the simulator check those."""
         if self._device is None:
             import numpy as np
-            from numba import cuda
 
-            self._device = cuda.to_device(np.frombuffer(self.bytes, dtype=np.uint8))
+            self._device = device_map(np.frombuffer(self.bytes, dtype=np.uint8), self.layout)
         return self._device
 
     # -- display -------------------------------------------------------------------------------

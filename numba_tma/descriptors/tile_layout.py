@@ -10,7 +10,8 @@ element widths at compile time against the same facts the simulator and ``viz`` 
 (4096, 8192, 128)
 
 This module imports nothing of the device side: the Numba type of a layout comes from the function
-the device layer registers (:func:`register_kernel_type`), which ``import numba_tma`` does.
+the device layer registers (:func:`register_kernel_type`), which ``import numba_tma`` does, and so
+does the device array ``TensorMap.to_device()`` gives, typed by the layout (:func:`register_device_map`).
 """
 
 from __future__ import annotations
@@ -173,3 +174,20 @@ def kernel_type(layout: TileLayout):
     if not _KERNEL_TYPE:
         raise RuntimeError("numba_tma: the Numba type of a TensorMap needs numba_tma's device layer: import numba_tma")
     return _KERNEL_TYPE[0](layout)
+
+
+_DEVICE_MAP = []      # the device layer's (128 bytes, layout) -> TensorMap.to_device()'s array, once registered
+
+
+def register_device_map(maker):
+    """Called by the device layer (numba-cuda's, and under the CUDA simulator the simulator's, which
+    comes after it): how ``TensorMap.to_device()`` puts a map's 128 bytes (a numpy ``uint8`` array)
+    in a device array whose Numba type carries the map's ``layout``: ``maker(data, layout)``."""
+    _DEVICE_MAP[:] = [maker]
+
+
+def device_map(data, layout: TileLayout):
+    """``data`` (a map's 128 bytes) in a device array typed by ``layout`` (``TensorMap.to_device``)."""
+    if not _DEVICE_MAP:
+        raise RuntimeError("numba_tma: TensorMap.to_device needs numba_tma's device layer: import numba_tma")
+    return _DEVICE_MAP[0](data, layout)

@@ -40,6 +40,7 @@ from numba.cuda.models import register_model
 from .. import numba_cuda_hooks
 from . import debug
 from .llvm_emitter import LlvmEmitter, global_address, shared_address  # noqa: F401  (re-exported)
+from .tensor_map_type import TensorMapType, as_map, map_value
 from ..errors import ArchError, OpArgumentError  # noqa: F401  (re-exported)
 from ..declarations import (IMMEDIATE, OPS, REQUIRED, Choice, Declaration, Qualifier, Refusal,  # noqa: F401
                             exported, literal, reject)
@@ -301,6 +302,11 @@ class GlobalArray(Operand):
         self.what, self.dtypes = what, tuple(dtypes)
 
     def check(self, op_name, ty):
+        if isinstance(ty, TensorMapType) and ty.in_global:
+            raise reject(op_name, self.name, f"must be {self.what}, not a map typed by its layout "
+                         "(TensorMap.to_device(), numba_tma.mlir.map_in_global): that array is read-only, the "
+                         "layout its type says must hold through the kernel — tensormap.copy the map into a uint8 "
+                         "buffer of your own to edit it", ty)
         if not isinstance(ty, types.Array) or (self.dtypes and ty.dtype not in self.dtypes):
             raise reject(op_name, self.name, f"must be {self.what}", ty)
 
@@ -834,8 +840,9 @@ def build_intrinsic(op: PtxOp):
     names = [p.name for p in params]
 
     def typer(typingctx, *args, **kwargs):
-        tys, chosen, given = op.type_call(args, kwargs)
-        argtys = list(tys.values())
+        # the op checks and lowers TensorMap.to_device()'s array as its map (as_map, map_value)
+        argtys = list(op.argument_types(args, kwargs).values())
+        tys, chosen, given = op.type_call(tuple(map(as_map, args)), {k: as_map(v) for k, v in kwargs.items()})
         operand_tys = {o.name: tys[o.name] for o in op.operands}
         op.check_call_arch(chosen, given)
 
@@ -850,7 +857,7 @@ def build_intrinsic(op: PtxOp):
             tied = tys[op.tied] if op.tied else None
             regs = op.returns_regs(**chosen) if op.returns_regs else 0
             values, slots, lowered_by_name, n = [], {}, {}, tied.count if tied else regs or (1 if result else 0)
-            by_name = dict(zip(names, llargs))
+            by_name = {n: map_value(context, builder, t, v) for n, t, v in zip(names, sig.args, llargs)}
             emitter = LlvmEmitter(context, builder)
             op.emit_debug_checks(emitter, tys, by_name)
             for o in op.operands:

@@ -39,9 +39,9 @@ from ._core import (CacheHint, Const, Float, Fragment, GlobalArray, Int, IntTupl
 from ._core import SharedRef as NumbaSharedRef
 from ..declarations import omitted
 from .mlir_emitter import MlirEmitter, global_address, integer, shared_address
-from .tensor_map_type import TensorMapType
+from .tensor_map_type import GlobalTensorMapType, TensorMapType
 
-__all__ = ["LOWERINGS", "GlobalTensorMapType", "MapInGlobal", "SharedRef", "TensorMap", "build_mlir_intrinsic",
+__all__ = ["LOWERINGS", "FencedGlobalTensorMapType", "MapInGlobal", "SharedRef", "TensorMap", "build_mlir_intrinsic",
            "check_by_value_maps", "check_whole_program", "lowers", "to_mlir", "to_numba"]
 
 
@@ -83,19 +83,16 @@ class TensorMap(mlir_types.byval_ptr):
         return self.layout
 
 
-class GlobalTensorMapType(TensorMapType):
-    """numba-cuda's type of a map in global memory whose type says its layout (:class:`MapInGlobal`
-    translated for the ops' checks): checked as a by-value map of that layout (the same rules and
-    words: its name is the by-value map's), lowered as a map in global memory (``in_global``), its
-    acquire fence once per thread at the kernel's start (``fenced_once``:
-    :func:`.mlir_emitter.acquired_map_address`), not before each op.  Never a numba-cuda kernel's
-    argument type."""
+class FencedGlobalTensorMapType(GlobalTensorMapType):
+    """:class:`MapInGlobal` translated for the ops' checks: a map in global memory whose type says
+    its layout, checked as a by-value map of that layout, its acquire fence once per thread at the
+    kernel's start (``fenced_once``: :func:`.mlir_emitter.acquired_map_address`), not before each
+    op."""
 
-    in_global = True
     fenced_once = True
 
 
-global_kernel_type = functools.lru_cache(maxsize=None)(GlobalTensorMapType)
+global_kernel_type = functools.lru_cache(maxsize=None)(FencedGlobalTensorMapType)
 
 
 @register_array_model

@@ -11,24 +11,29 @@ marking to kernels.
 The type key carries what ops check at compile time and what a kernel may read as constants:
 the dtype, the element width in bits, rank, box, mode, swizzle and the bytes one load delivers
 (``desc.box_bytes``, ``desc.swizzle``).
+
+``TensorMap.to_device()``'s array is typed by the same facts (:class:`MapInGlobalArray`, a
+read-only ``uint8`` array type): the ops check it as its map (:func:`as_map`, :func:`map_value`).
 """
 
 import functools
 
 from llvmlite import ir
+from numba import cuda
 from numba.cuda import types
 from numba.cuda.cudadrv import nvvm
 from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.cudadecl import register_attr
 from numba.cuda.cudaimpl import lower_attr, lower_constant
 from numba.cuda.datamodel import PrimitiveModel
+from numba.cuda.datamodel.models import ArrayModel
 from numba.cuda.models import register_model
 from numba.cuda.typing.templates import AttributeTemplate
 
 from ..descriptors import by_value
 from ..descriptors.enums import SWIZZLE_BYTES
-from ..descriptors.tile_layout import TileLayout, register_kernel_type
-from ..numba_cuda_hooks import register_by_value, request_grid_constant
+from ..descriptors.tile_layout import TileLayout, register_device_map, register_kernel_type
+from ..numba_cuda_hooks import SIMULATED, register_by_value, request_grid_constant, typed_device_array
 
 TENSORMAP_LL = ir.LiteralStructType([ir.ArrayType(ir.IntType(64), 16)])
 
@@ -42,11 +47,12 @@ class TensorMapType(types.Type):
     ``store_overrun``, ``smem_bytes`` — so a kernel compiled for one map is not reused for a map that
     lays out shared memory differently, and a map with a store overrun refuses stores.
 
-    ``in_global``: ``False`` here (a by-value parameter).  The numba-cuda-mlir host's map in global
-    memory of a known layout (``numba_tma.mlir.map_in_global``) is checked as this type, through a
-    subclass that sets it: the ops then read it as a map in global memory (the acquire fence).
-    ``fenced_once``: that subclass's acquire fence is its lowering's, once per thread at the
-    kernel's start, not each op's (``False`` here: a by-value map needs none).
+    ``in_global``: ``False`` here (a by-value parameter).  A map in global memory of a known layout
+    (``TensorMap.to_device()``, and ``numba_tma.mlir.map_in_global`` on numba-cuda-mlir) is checked
+    as this type, through :class:`GlobalTensorMapType`, which sets it: the ops then read it as a map
+    in global memory (the acquire fence).  ``fenced_once``: the numba-cuda-mlir subclass's acquire
+    fence is its lowering's, once per thread at the kernel's start, not each op's (``False`` here:
+    a by-value map needs none).
     """
 
     in_global = False
@@ -76,39 +82,91 @@ class TensorMapType(types.Type):
 register_kernel_type(functools.lru_cache(maxsize=None)(TensorMapType))
 
 
-@register_attr
-class TensorMapAttributes(AttributeTemplate):
+class GlobalTensorMapType(TensorMapType):
+    """A map in global memory whose type says its layout, as the ops check it (the same rules and
+    words as a by-value map of that layout: its name is the by-value map's) and lower it: as a
+    map in global memory (``in_global``), the address of its 128 bytes, acquired before each op.
+    Never a kernel argument's type: :class:`MapInGlobalArray` (numba-cuda) and numba-cuda-mlir's
+    ``MapInGlobal`` are, translated to this for the ops (:func:`as_map`)."""
+
+    in_global = True
+
+
+class MapInGlobalArray(types.Array):
+    """numba-cuda's type of ``TensorMap.to_device()``'s array: the map's 128 bytes in a read-only
+    ``uint8`` device array (held and launched as that array, and indexable as one), its key also
+    the map's :class:`~numba_tma.descriptors.tile_layout.TileLayout` (``tile_layout``; ``layout`` is
+    the array's, ``"C"``).  The ops see it as its map, ``map`` (:func:`as_map`)."""
+
+    def __init__(self, tile_layout: TileLayout):
+        self.tile_layout = tile_layout
+        self.map = _global_map(tile_layout)
+        super().__init__(types.uint8, 1, "C", readonly=True, name=f"TensorMap[{tile_layout}] in global memory")
+
+    @property
+    def key(self):
+        return super().key, self.tile_layout
+
+
+_global_map = functools.lru_cache(maxsize=None)(GlobalTensorMapType)
+global_map_type = functools.lru_cache(maxsize=None)(MapInGlobalArray)
+register_model(MapInGlobalArray)(ArrayModel)
+
+
+def as_map(ty):
+    """The type the ops check an argument of type ``ty`` as: ``TensorMap.to_device()``'s array as
+    its map in global memory (:class:`GlobalTensorMapType`), anything else as it is."""
+    return ty.map if isinstance(ty, MapInGlobalArray) else ty
+
+
+def map_value(context, builder, ty, value):
+    """The value of an argument of type ``ty`` as the ops lower it, beside :func:`as_map`:
+    ``TensorMap.to_device()``'s array as the address of its 128 bytes (a map's value, as a by-value
+    map's is its parameter's address), anything else as it is."""
+    if not isinstance(ty, MapInGlobalArray):
+        return value
+    data = context.make_array(ty)(context, builder, value).data
+    return builder.bitcast(data, ir.PointerType(TENSORMAP_LL))
+
+
+if not SIMULATED:   # (the simulator registers its own device arrays)
+    register_device_map(lambda data, layout: typed_device_array(cuda.to_device(data), global_map_type(layout)))
+
+
+class _MapAttributes(AttributeTemplate):
     """Compile-time constants of a map in a kernel: ``desc.box_bytes``, the bytes one full load
     delivers (not for interleaved maps, whose transfer size is not established; what
     ``arrive_expect_tx`` expects), ``desc.smem_bytes``, the shared memory the box spans (more than
     ``box_bytes`` when a swizzle is wider than the box's rows: size tiles with it), and
     ``desc.swizzle``, the swizzle span in bytes (0, 32, 64 or 128)."""
 
-    key = TensorMapType
-
     def resolve_box_bytes(self, desc):
-        return types.int64 if desc.box_bytes is not None else None
+        return types.int64 if as_map(desc).box_bytes is not None else None
 
     def resolve_smem_bytes(self, desc):
-        return types.int64 if desc.smem_bytes is not None else None
+        return types.int64 if as_map(desc).smem_bytes is not None else None
 
     def resolve_swizzle(self, desc):
-        return types.int64 if desc.swizzle in SWIZZLE_BYTES else None
+        return types.int64 if as_map(desc).swizzle in SWIZZLE_BYTES else None
 
 
-@lower_attr(TensorMapType, "box_bytes")
-def _lower_box_bytes(context, builder, ty, value):
-    return context.get_constant(types.int64, ty.box_bytes)
+@register_attr
+class TensorMapAttributes(_MapAttributes):
+    key = TensorMapType
 
 
-@lower_attr(TensorMapType, "smem_bytes")
-def _lower_smem_bytes(context, builder, ty, value):
-    return context.get_constant(types.int64, ty.smem_bytes)
+@register_attr
+class MapInGlobalAttributes(_MapAttributes):
+    key = MapInGlobalArray
 
 
-@lower_attr(TensorMapType, "swizzle")
-def _lower_swizzle(context, builder, ty, value):
-    return context.get_constant(types.int64, SWIZZLE_BYTES[ty.swizzle])
+for _type_class in (TensorMapType, MapInGlobalArray):
+    lower_attr(_type_class, "box_bytes")(
+        lambda context, builder, ty, value: context.get_constant(types.int64, as_map(ty).box_bytes))
+    lower_attr(_type_class, "smem_bytes")(
+        lambda context, builder, ty, value: context.get_constant(types.int64, as_map(ty).smem_bytes))
+    lower_attr(_type_class, "swizzle")(
+        lambda context, builder, ty, value: context.get_constant(types.int64, SWIZZLE_BYTES[as_map(ty).swizzle]))
 
 
 @lower_constant(TensorMapType)

@@ -10,10 +10,12 @@ constant ``coords[0]`` that breaks it is refused at compile time.
 
 **Descriptors.** ``desc`` is either a :class:`numba_tma.TensorMap` (passed by value as a
 ``__grid_constant__`` parameter; its mode, rank and element width are checked at compile time) or a
-``uint8`` device array holding the 128 bytes (global memory, e.g. ``TensorMap.to_device()``), for
-which the op first issues ``fence.proxy.tensormap::generic.acquire.sys`` as the PTX memory model
-requires for a map the host wrote (under numba-cuda-mlir, ``numba_tma.mlir.map_in_global``'s maps
-are acquired once per thread at the kernel's start instead: docs/second_host.md).
+``uint8`` device array holding the 128 bytes (global memory), for which the op first issues
+``fence.proxy.tensormap::generic.acquire.sys`` as the PTX memory model requires for a map the host
+wrote (under numba-cuda-mlir, ``numba_tma.mlir.map_in_global``'s maps are acquired once per thread
+at the kernel's start instead: docs/second_host.md).  ``TensorMap.to_device()``'s array is typed by
+the map's layout (read-only) and checked as the by-value map; descriptor bytes of your own in a
+plain ``uint8`` array say no layout, and are checked by debug mode and the simulator.
 
 **Element types.** TMA moves bits.  The shared-memory tile may have any dtype of the map's element
 width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` tile, an fp8 map a
@@ -37,7 +39,8 @@ from .tensor_map_type import TensorMapType
 
 
 class Descriptor(Operand):
-    """A TensorMap kernel argument (its parameter address) or a uint8 device array (``l``)."""
+    """A TensorMap kernel argument (its parameter address), ``to_device()``'s map (as its map: its
+    128 bytes' address, ``tensor_map_type.map_value``) or a uint8 device array (``l``)."""
 
     annotation = "TensorMap | DeviceArray"
 
@@ -182,7 +185,8 @@ load = PtxOp(
     doc="""Copy one box of a tensor from global memory into shared memory with TMA (tile mode).
 
     ``desc``: a :class:`numba_tma.TensorMap` (by value) or the 128 bytes in a ``uint8`` device array
-    (that form needs PTX ISA 8.3 for its ``fence.proxy.tensormap`` acquire, shown first below).
+    (that form needs PTX ISA 8.3 for its ``fence.proxy.tensormap`` acquire, shown first below;
+    ``desc.to_device()``'s is typed by the map's layout and checked as the by-value map).
     ``dst``: C-contiguous shared array receiving the box, of any dtype of the map's element width
     (its element 0 is the box's first element; TMA needs it 128-byte aligned:
     ``cuda.shared.array(shape, dtype, alignment=128)``, 1024 for 128B swizzle).  Its byte size is
@@ -293,9 +297,10 @@ def _element_bits_of(d, desc_address):
 
 
 def _debug_edge(op_name, coord_arg):
-    """Debug mode, a map in global memory (its geometry is only known on the device, and may have
-    been edited there): trap before a store whose box crosses the end of a row that is not a
-    multiple of 16 bytes, unless the call opted in (``allow_overrun=True``)."""
+    """Debug mode, descriptor bytes in a plain ``uint8`` array (their geometry is only known on the
+    device, and may have been edited there; a map whose type says its layout was checked at compile
+    time): trap before a store whose box crosses the end of a row that is not a multiple of 16
+    bytes, unless the call opted in (``allow_overrun=True``)."""
     def check(d, tys, args):
         if isinstance(tys["desc"], TensorMapType) or literal(tys["allow_overrun"]):
             return
@@ -338,9 +343,10 @@ def _store_fields(desc, coords, **_):
 
 
 def _check_edge(op, desc, allow_overrun):
-    """A by-value map whose rows end short of 16 bytes: a store crossing a row's end writes past
-    it, so the store is refused unless the map or the call opted in (a map in global memory is
-    checked by debug mode, :func:`_debug_edge`, and the simulator)."""
+    """A map whose type says its layout (by value, or ``to_device()``'s) with rows ending short of
+    16 bytes: a store crossing a row's end writes past it, so the store is refused unless the map
+    or the call opted in (descriptor bytes in a plain ``uint8`` array are checked by debug mode,
+    :func:`_debug_edge`, and the simulator)."""
     if isinstance(desc, TensorMapType) and desc.store_overrun and not allow_overrun:
         raise reject(op, "desc", overrun_rule(str(desc), desc.dtype, desc.element_bits, desc.store_overrun,
                                               desc.rank, desc.mode), desc)
@@ -357,7 +363,8 @@ def _check_store(op, desc, src, coords, allow_overrun):
 
 _STORE_DOC = """
     ``desc``: a :class:`numba_tma.TensorMap` (by value; tiled or im2col, the mode is the map's) or
-    the 128 bytes of a tiled map in a ``uint8`` device array.  ``src``: the C-contiguous shared
+    the 128 bytes of a tiled map in a ``uint8`` device array (``desc.to_device()``: checked as the
+    map; bytes of your own: checked on the device).  ``src``: the C-contiguous shared
     array holding the box (any dtype of the map's element width), written with ordinary stores and
     then made visible to TMA with ``fence.proxy_async()`` + ``cuda.syncthreads()``.  ``coords``:
     the box's first element, innermost first; parts of the box past the tensor's far edges are
@@ -366,10 +373,11 @@ _STORE_DOC = """
     negative ``coords[0]`` is refused at compile time).
     **The 16-byte edge**: along dimension 0 the write goes on past the tensor's end to the next
     16-byte boundary of each row it crosses (measured on the H200: a float32 tensor 59 wide gets
-    element 59 written; 62 wide, 62 and 63).  A by-value map whose rows are not whole 16-byte chunks
-    (``desc.store_overrun > 0``) is refused at compile time unless it was built with
-    ``allow_store_overrun=True`` or the call passes ``allow_overrun=True`` (the bytes are yours); a
-    map in memory is checked by debug mode and the simulator (``docs/troubleshooting.md``).
+    element 59 written; 62 wide, 62 and 63).  A map whose rows are not whole 16-byte chunks
+    (``desc.store_overrun > 0``), by value or ``desc.to_device()``, is refused at compile time unless
+    it was built with ``allow_store_overrun=True`` or the call passes ``allow_overrun=True`` (the
+    bytes are yours); descriptor bytes of your own in a plain ``uint8`` array are checked by debug
+    mode and the simulator (``docs/troubleshooting.md``).
     Completes through the bulk async-groups: ``commit_group()``, then ``wait_group_read(n)`` before
     reusing ``src`` or ``wait_group(n)`` before reading the result.
 """

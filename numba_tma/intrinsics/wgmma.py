@@ -32,6 +32,7 @@ from . import debug, matrix_descriptor
 from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
                     Sample, SharedArray, exported, shared_address)
 from .llvm_emitter import LlvmEmitter
+from .tensor_map_type import as_map
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
 _ISA = "9.7.15 Asynchronous Warpgroup Level Matrix Instructions (wgmma)"
@@ -625,7 +626,7 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
     """
-    first_box, n_boxes, box_cols, row_bytes = store_shared_bf16_boxes(acc, tile, desc, first, count)
+    first_box, n_boxes, box_cols, row_bytes = store_shared_bf16_boxes(acc, tile, as_map(desc), first, count)
     box_bytes = 64 * row_bytes
 
     def codegen(context, builder, sig, args):

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from numba.cuda import types
 from numba.cuda.extending import overload_attribute, overload_method
 
-from ..intrinsics.tensor_map_type import TensorMapType
+from ..intrinsics.tensor_map_type import TensorMapType, as_map
 from .config import TmaStorePipeline, refuse, stage_bytes
 from .numba_types import PipelineType, RingType, StateType, new_ring, new_state
 from .steps import NUMBA_CUDA, Host, steps
@@ -53,10 +53,11 @@ def _constant_bytes(config, expect, step="acquire"):
     """``expect``'s bytes when its type says them (maps, a tuple of maps, a constant), else None
     (a run-time count)."""
     where = _where(config, step)
-    if isinstance(expect, TensorMapType):
-        return stage_bytes(where, expect, (expect.layout,))
-    if isinstance(expect, types.BaseTuple) and len(expect) and all(isinstance(e, TensorMapType) for e in expect):
-        return stage_bytes(where, expect, tuple(e.layout for e in expect))
+    if isinstance(as_map(expect), TensorMapType):       # by value, or TensorMap.to_device()'s
+        return stage_bytes(where, expect, (as_map(expect).layout,))
+    maps = tuple(map(as_map, expect)) if isinstance(expect, types.BaseTuple) else ()
+    if maps and all(isinstance(e, TensorMapType) for e in maps):
+        return stage_bytes(where, expect, tuple(e.layout for e in maps))
     if isinstance(expect, types.IntegerLiteral):
         return stage_bytes(where, expect, (), expect.literal_value)
     if isinstance(expect, types.Integer):

@@ -54,6 +54,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..descriptors.enums import SWIZZLE_BYTES
+from ..descriptors.tile_layout import register_device_map
 from ..numba_cuda_hooks import import_declarations
 from . import arguments, memory, numba_sim, scheduler
 from .gates import syncwarp
@@ -79,6 +81,17 @@ def at(array, index):
 
 
 _INTRINSICS = import_declarations()     # the compiled ops' declarations: the twins' docstrings
+
+
+def _device_map(data, layout):
+    """``TensorMap.to_device()`` here: the bytes in a simulator device array of the compiled path's
+    type (the map's layout, which the twins check as the compiled ops do), with its constants."""
+    attributes = {"box_bytes": layout.box_bytes, "smem_bytes": layout.smem_bytes,
+                  "swizzle": SWIZZLE_BYTES.get(layout.swizzle)}
+    return numba_sim.typed_device_array(data, _INTRINSICS.tensor_map_type.global_map_type(layout), attributes)
+
+
+register_device_map(_device_map)
 
 
 def _plain(value):

@@ -3,8 +3,9 @@
 
 Each Python value is given the Numba type the compiled path would see if the value were a
 compile-time constant (``3`` -> ``Literal[int](3)``, ``"add"`` -> ``Literal[str](add)``, a numpy
-array -> ``Array(dtype, ndim, layout)``, a ``TensorMap`` -> its map type) and the declaration's
-rules run on those types.  So every value is a constant here: a rule that refuses a run-time
+array -> ``Array(dtype, ndim, layout)``, a ``TensorMap`` -> its map type, ``TensorMap.to_device()``'s
+array -> the map it holds, as the compiled ops see it) and the declaration's rules run on those
+types.  So every value is a constant here: a rule that refuses a run-time
 value where the PTX needs an immediate (a qualifier, ``Const``) cannot fire under the simulator,
 which runs with the values themselves; every other rule refuses the same calls with the same text.
 The architecture check has no counterpart (the simulator has no target).
@@ -45,7 +46,8 @@ def _key(value):
         return "array", value.dtype.str, value.ndim, value.flags.c_contiguous
     if isinstance(value, TensorMap):
         return "map", value.layout
-    return None
+    typed = numba_sim.numba_type_of(value)
+    return None if typed is None else ("typed", typed)
 
 
 def value_type(value):
@@ -69,6 +71,9 @@ def value_type(value):
         return types.Tuple([value_type(v) for v in value])
     if isinstance(value, TensorMap):
         return value._numba_type_
+    typed = numba_sim.numba_type_of(value)          # TensorMap.to_device()'s (MapInGlobalArray): its map
+    if typed is not None:
+        return typed.map
     array = numba_sim.host_array_or_none(value)     # a numpy array, or a simulator device array's
     if array is not None:
         dtype = _TYPES.get(array.dtype)

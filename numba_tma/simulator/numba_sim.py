@@ -28,6 +28,9 @@ that and replaces what runs a block, and two methods of the kernel's ``cuda`` mo
 
 Device arrays (``FakeCUDAArray``, and ``FakeWithinKernelCUDAArray`` around it inside a kernel)
 are read through the numpy array protocol they forward (:func:`host_array`).
+``TensorMap.to_device()``'s array is a ``FakeCUDAArray`` subclass whose ``_numba_type_`` is the
+map's (:func:`typed_device_array`); inside a kernel :func:`numba_type_of` finds it behind its
+``FakeWithinKernelCUDAArray`` (``_item``: that wrapper's ``__getattr__`` falls back to indexing).
 """
 
 from __future__ import annotations
@@ -104,6 +107,39 @@ def host_array_or_none(value):
     if isinstance(value, np.ndarray):
         return value
     return np.asarray(value) if hasattr(value, "__array_interface__") else None
+
+
+class _TypedArray(_devicearray.FakeCUDAArray):
+    """A simulator device array of a Numba type of numba_tma's choosing, with constant attributes
+    (a kernel's ``desc.box_bytes``)."""
+
+    def __init__(self, ary, numba_type, attributes):
+        super().__init__(ary)
+        self._type, self._attributes = numba_type, attributes
+
+    @property
+    def _numba_type_(self):
+        return self._type
+
+    def __getattr__(self, name):
+        attributes = self.__dict__.get("_attributes", {})
+        return attributes[name] if name in attributes else super().__getattr__(name)
+
+
+def typed_device_array(data, numba_type, attributes) -> _TypedArray:
+    """A read-only copy of ``data`` (a numpy array) in a simulator device array typed
+    ``numba_type`` (a read-only array type), ``attributes`` (a dict) its attributes."""
+    copy = np.array(data)
+    copy.flags.writeable = False
+    return _TypedArray(copy, numba_type, attributes)
+
+
+def numba_type_of(value):
+    """The Numba type of a :func:`typed_device_array` (or of the wrapper a kernel sees it through);
+    ``None`` for any other value."""
+    if type(value) is _devicearray.FakeWithinKernelCUDAArray:
+        value = value._item
+    return value._type if type(value) is _TypedArray else None
 
 
 _NUMBERS = frozenset({int, float, bool,

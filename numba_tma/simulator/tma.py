@@ -8,8 +8,9 @@ FTZ maps flush subnormals, and each byte lands where the swizzle puts it (the 16
 XOR address bits 7-9).  Stores and reductions write the part of the box inside the tensor, and
 along dimension 0 on to the next 16-byte boundary of each row, as the H200 does
 (:mod:`numba_tma.descriptors.edge`): a map whose rows end short of 16 bytes is refused as the
-compiled op refuses it (a ``TensorMap`` without ``allow_store_overrun``), or, for a map in memory,
-when the box crosses a row's end (as debug mode traps), unless the call passes ``allow_overrun``.
+compiled op refuses it (a ``TensorMap`` or its ``to_device()`` array, without ``allow_store_overrun``),
+or, for descriptor bytes in memory, when the box crosses a row's end (as debug mode traps), unless
+the call passes ``allow_overrun``.
 Dimension 0's element stride is ignored (the H200 loads the whole inner row densely), as measured.
 An im2col load whose first pixel lies outside the bounding box raises (the H200 faults).
 Not modelled (each raises naming why): strided stores (the H200's behaviour is not established),
@@ -30,7 +31,7 @@ from ..descriptors.tensor_map import TensorMap
 from ..descriptors.enums import (SWIZZLE_BYTES, TYPE_INFO, DataType, Interleave, Mode, OOBFill, smem_row_bytes,
                                  swizzled_offsets)
 from ..reductions import TENSOR_REDUCE_TYPES
-from . import memory, scheduler
+from . import memory, numba_sim, scheduler
 from .delivery import combine
 from .barriers import deliver_later, targets
 from .state import RUNNING, SimulatorError, enter
@@ -265,12 +266,14 @@ def load_im2col(desc, dst, coords, offsets, bar, cache_hint=None, multicast=None
 def _store_reach(op, desc, fields, first, box, allow_overrun):
     """The row width a store writes up to along dimension 0: ``global_dim[0]``, or on to the next
     16 bytes where the user opted in.  Refuses a store that would write past the tensor otherwise:
-    a map in memory when this box crosses a row's end (debug mode's trap).  A ``TensorMap`` whose
-    rows end short of 16 bytes is the declaration's refusal (its type carries the overrun)."""
+    descriptor bytes in memory when this box crosses a row's end (debug mode's trap).  A map whose
+    type says its layout (a ``TensorMap``, ``to_device()``'s array) with rows ending short of 16
+    bytes is the declaration's refusal, unless the map or the call opted in (its type carries the
+    overrun, 0 where the map opted in)."""
     bits, width = TYPE_INFO[fields.data_type].bits, fields.global_dim[0]
     reach = store_limit(bits, width)
-    if isinstance(desc, TensorMap):
-        allow_overrun = allow_overrun or desc.allow_store_overrun
+    if isinstance(desc, TensorMap) or numba_sim.numba_type_of(desc) is not None:
+        allow_overrun = True     # (the declaration refused the store had neither opted in)
     elif reach != width and first + box > width and not allow_overrun:
         raise SimulatorError(f"numba_tma simulator: {op}: the box (elements {first}..{first + box - 1} of dimension "
                              f"0) crosses the end of the row ({width} elements, {width * bits // 8} bytes: not a "
