@@ -127,7 +127,9 @@ class Qualifier:
         return c if isinstance(c, Choice) else Choice(c)
 
 
-IMMEDIATE = "the PTX takes an immediate: any value the simulator is given is a constant"   # Refusal.constant_only
+IMMEDIATE = ("the PTX takes an immediate; under the simulator a numpy integer (an array's element, a numpy "
+             "argument) is refused alike, while a Python int (cuda.threadIdx.x, a loop index) is a constant there "
+             "and passes")   # Refusal.constant_only
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,8 @@ class Refusal:
     ops are checked compiled and under the simulator (``tests/test_refusals.py``), AMD ops compiled
     (``tests/amd/test_amd_declarations.py``).  ``constant_only``: the rule is about the value being
     a compile-time constant (the PTX takes an immediate), which the simulator, running with the
-    values themselves, cannot break — the reason, shown in the docs; there the call must run."""
+    values themselves, sees broken only by a value of a numpy type (``call`` passes one, so it is
+    refused alike there) — the reason, shown in the docs."""
 
     call: str
     message: str

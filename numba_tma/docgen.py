@@ -154,7 +154,7 @@ def _op_sections(family: str, module, names: list[str], declared: list[str]) -> 
             lines += [f"Refused ({where}):", ""]
             for r in op.refusals:
                 call = r.call.replace("\n", "; ")
-                only = f" (compiled only: {r.constant_only})" if r.constant_only else ""
+                only = f" ({r.constant_only})" if r.constant_only else ""
                 lines.append(f"* `{call}`: {r.message}{only}")
             lines.append("")
     return lines

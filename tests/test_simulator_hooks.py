@@ -14,7 +14,7 @@ import pytest
 from numba.cuda.simulator import kernel, kernelapi
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray, FakeWithinKernelCUDAArray
 
-from numba_tma.simulator import numba_sim
+from numba_tma.simulator import numba_sim, warp_ops
 
 SIMULATOR = pathlib.Path(numba_sim.__file__).parent
 
@@ -102,6 +102,35 @@ def test_the_replaced_and_added_methods_keep_their_signatures():
     assert callable(kernel._get_kernel_context), "the simulator no longer tracks the running kernel's cuda module"
 
 
+def test_the_warp_level_functions_are_numba_tmas_on_the_kernels_cuda_module():
+    """Hook 3: numba_sim adds each of warp_ops.FUNCTIONS to FakeCUDAModule (the kernel's ``cuda``)
+    as a method calling numba_tma's function.  numba-cuda's simulator must not define any of them
+    itself (a release that adds one: re-check which should win), and the method must reach the
+    function from a kernel's module object (here lanemask_lt, which reads the running simulated
+    thread's lane)."""
+    own = inspect.getsource(kernelapi)
+    added = [name for name in warp_ops.FUNCTIONS if f"def {name}(" in own]
+    assert not added, f"numba-cuda's simulator now defines cuda.{added}: re-check numba_sim's hook 3"
+    assert set(warp_ops.FUNCTIONS) >= {"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "activemask",
+                                       "all_sync", "any_sync", "eq_sync", "ballot_sync", "match_any_sync",
+                                       "match_all_sync", "lanemask_lt", "syncwarp"}
+    for name in warp_ops.FUNCTIONS:
+        assert vars(kernelapi.FakeCUDAModule)[name].__name__ == name, f"cuda.{name} is not installed"
+    module = kernelapi.FakeCUDAModule((1, 1, 1), (64, 1, 1), 0)
+    got = []
+
+    class Thread(threading.Thread):
+        sim = type("Sim", (), {"thread_id": 37})()
+
+        def run(self):
+            got.append(module.lanemask_lt())
+
+    t = Thread()
+    t.start()
+    t.join()
+    assert got == [(1 << 5) - 1], got
+
+
 def test_device_arrays_forward_numpys_array_interface_to_the_memory():
     """numba_sim.host_array reads a device array (and the in-kernel wrapper around it) as numpy
     without copying."""
@@ -172,8 +201,8 @@ def test_only_the_adapter_names_numba_cudas_simulator():
 def test_the_simulator_modules_import_only_downwards():
     """simulator/: each module imports only modules below it (no circle), the adapter nothing of
     numba_tma (tests/test_layers.py places the package among numba_tma's layers)."""
-    order = ["numba_sim", "scheduler", "memory", "state", "elect", "gates", "delivery", "barriers", "wgmma", "mma",
-             "arguments",
+    order = ["numba_sim", "scheduler", "memory", "state", "elect", "warp", "warp_ops", "gates", "delivery", "barriers",
+             "wgmma", "mma", "arguments",
              "mbarrier", "tensormap", "tma", "bulk", "dsmem", "cp_async", "sync", "cluster", "fence", "cache", "tcgen05",
              "__init__"]
     for path in SIMULATOR.glob("*.py"):

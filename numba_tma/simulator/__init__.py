@@ -11,7 +11,7 @@ diagnostics the GPU cannot give:
   element strides, swizzle placement, TF32), stores, reductions, gather4 / scatter4;
 * :mod:`.bulk` — bulk copies and reductions; :mod:`.dsmem` — async writes into another block of
   the cluster; :mod:`.cp_async` — cp.async with its groups and barrier arrivals;
-* :mod:`.sync` — named barriers, elect_one, ``cuda.syncwarp``; :mod:`.cluster` — clusters (their
+* :mod:`.sync` — named barriers, elect_one; :mod:`.cluster` — clusters (their
   blocks run at once); :mod:`.fence`; :mod:`.cache` — cache policies;
 * :mod:`.tensormap` — descriptor edits on the 128 bytes;
 * :mod:`.tcgen05` — refused: Blackwell's tensor memory and MMA (sm_100a) are not modelled;
@@ -19,15 +19,19 @@ diagnostics the GPU cannot give:
   shared arrays that catch misaligned tiles and reads of bytes a copy has not delivered;
 * :mod:`.delivery` — what the copy families share: operand checks, reduction arithmetic;
   :mod:`.barriers` — the mbarrier model (arrivals, transactions, copies completing on a barrier);
-  :mod:`.gates` — the barriers of threads sync and cluster are made of, and ``cuda.syncwarp``;
+  :mod:`.gates` — the barriers of threads sync and cluster are made of, and the warp MMAs'
+  register exchange;
+* :mod:`.warp_ops` — numba-cuda's warp-level functions its simulator lacks (``cuda.shfl_sync``
+  and the other shuffles, the votes, the matches, ``activemask``, ``lanemask_lt``,
+  ``syncwarp``), on :mod:`.warp`, where a warp's lanes meet at such a call;
 * :mod:`.scheduler` — numba_tma's own block and cluster scheduler: one simulated thread at a
   time, the blocks of a cluster at once, when async copies complete (later;
   ``NUMBA_TMA_SIM_SEED`` randomises it), deadlock reports, an error ending the launch;
 * :mod:`.numba_sim` — the adapter: the only module naming numba-cuda's simulator internals.
 
 One module per family, as ``intrinsics/``.  Layers, each importing only those below it:
-``numba_sim``; ``scheduler``; ``memory``; ``state``; ``elect``, ``gates``, ``delivery``,
-``barriers``, ``wgmma`` (whose value types ``arguments`` knows), ``mma``; ``arguments`` and the families ``mbarrier``, ``tensormap``, ``tma``, ``bulk``,
+``numba_sim``; ``scheduler``; ``memory``; ``state``; ``elect``, ``warp``, ``warp_ops``, ``gates``,
+``delivery``, ``barriers``, ``wgmma`` (whose value types ``arguments`` knows), ``mma``; ``arguments`` and the families ``mbarrier``, ``tensormap``, ``tma``, ``bulk``,
 ``dsmem``, ``cp_async``, ``sync``, ``cluster``, ``fence``, ``cache``, ``tcgen05``; this package, which wires
 numba-cuda's simulator to them (:func:`.numba_sim.install`) and the declarations to their twins.
 
@@ -58,11 +62,11 @@ from ..descriptors.enums import SWIZZLE_BYTES
 from ..descriptors.tile_layout import register_device_map
 from ..numba_cuda_hooks import import_declarations
 from . import arguments, memory, numba_sim, scheduler
-from .gates import syncwarp
 from .scheduler import SimulatorError
 from .state import RUNNING
+from .warp_ops import FUNCTIONS as WARP_FUNCTIONS
 
-numba_sim.install(scheduler.run_block, memory.shared_array, syncwarp,
+numba_sim.install(scheduler.run_block, memory.shared_array, WARP_FUNCTIONS,
                   memory.global_stored if memory.MARKS else None)
 
 __all__ = ["FAMILIES", "SimulatorError", "at", "twins_of"]
@@ -95,8 +99,9 @@ register_device_map(_device_map)
 
 
 def _plain(value):
-    """A numpy integer as the int it holds (in tuples too): the twins then do Python's exact
-    integer arithmetic on addresses, as the compiled ops take any integer type."""
+    """A numpy integer as the int it holds (in tuples too), once the op's rules have typed it as
+    the compiled op types it (an ``np.int32`` is an ``int32``, not a constant): the twins then do
+    Python's exact integer arithmetic on addresses, as the compiled ops take any integer type."""
     if isinstance(value, np.integer):
         return int(value)
     return tuple(map(_plain, value)) if type(value) is tuple else value
@@ -106,8 +111,9 @@ def _twin(qualified, op, twin, doc):
     """``twin`` run as the op ``qualified`` (``"family.name"``; one twin may serve several ops):
     ``RUNNING.op`` set to it, numpy integers taken as ints, named and documented as the compiled
     op (``doc``).  A declared op's twin (``op``: its declaration) takes the declaration's signature
-    and its argument rules (:mod:`.arguments`), and receives every argument positionally, in the
-    declaration's order, defaults filled in."""
+    and its argument rules (:mod:`.arguments`, given the values as the kernel passed them: numpy
+    scalars keep their type), and receives every argument positionally, in the declaration's
+    order, defaults filled in."""
     running = RUNNING
     if op is None:
         @functools.wraps(twin)
@@ -119,8 +125,7 @@ def _twin(qualified, op, twin, doc):
         def call(*args, **kwargs):
             running.op = qualified
             # the declaration's signature and rules, then the semantics with every argument in order
-            return twin(*map(_plain, arguments.bind_and_check(op, tuple(map(_plain, args)),
-                                                              {k: _plain(v) for k, v in kwargs.items()})))
+            return twin(*map(_plain, arguments.bind_and_check(op, args, kwargs)))
 
         call.__signature__ = op.signature
 

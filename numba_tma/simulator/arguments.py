@@ -5,10 +5,13 @@ Each Python value is given the Numba type the compiled path would see if the val
 compile-time constant (``3`` -> ``Literal[int](3)``, ``"add"`` -> ``Literal[str](add)``, a numpy
 array -> ``Array(dtype, ndim, layout)``, a ``TensorMap`` -> its map type, ``TensorMap.to_device()``'s
 array -> the map it holds, as the compiled ops see it) and the declaration's rules run on those
-types.  So every value is a constant here: a rule that refuses a run-time
-value where the PTX needs an immediate (a qualifier, ``Const``) cannot fire under the simulator,
-which runs with the values themselves; every other rule refuses the same calls with the same text.
-The architecture check has no counterpart (the simulator has no target).
+types.  So a Python value is a constant here: a rule that refuses a run-time value where the PTX
+needs an immediate (a qualifier, ``Const``) cannot fire for it under the simulator, which runs with
+the values themselves; every other rule refuses the same calls with the same text.  A numpy scalar
+(a kernel argument ``np.int32(5)``, ``numba.int32(x)``, an array's element) keeps its type, as in
+compiled code (``np.int32`` -> ``int32``, not a constant), so a tuple of four ``np.int32`` is an
+int32 accumulator fragment (:func:`bind_and_check` hands the twin a :class:`.wgmma.Fragment` for
+it).  The architecture check has no counterpart (the simulator has no target).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ def _key(value):
     if kind is tuple:
         keys = tuple(map(_key, value))
         return None if None in keys else ("tuple", keys)
+    if isinstance(value, np.generic):
+        return "scalar", value.dtype.str
     if isinstance(value, np.ndarray):
         return "array", value.dtype.str, value.ndim, value.flags.c_contiguous
     if isinstance(value, TensorMap):
@@ -51,8 +56,9 @@ def _key(value):
 
 
 def value_type(value):
-    """The Numba type the compiled op would be given for ``value`` as a constant."""
-    types, from_dtype = _numba()
+    """The Numba type the compiled op would be given for ``value`` as a constant (a numpy scalar:
+    a variable of its dtype)."""
+    types, _ = _numba()
     if value is None:
         return types.none
     if isinstance(value, wgmma.Fragment):          # an accumulator: its registers' type
@@ -65,6 +71,8 @@ def value_type(value):
         from ..intrinsics.mbarrier import TOKEN      # imported already, by the package (its declarations)
 
         return TOKEN
+    if isinstance(value, (np.number, np.bool_)):   # np.float64 too (a float, but typed as its dtype)
+        return _scalar_type(value.dtype)
     if isinstance(value, float):
         return types.float64
     if isinstance(value, tuple):
@@ -76,11 +84,16 @@ def value_type(value):
         return typed.map
     array = numba_sim.host_array_or_none(value)     # a numpy array, or a simulator device array's
     if array is not None:
-        dtype = _TYPES.get(array.dtype)
-        if dtype is None:
-            dtype = _TYPES[array.dtype] = from_dtype(array.dtype)
-        return types.Array(dtype, array.ndim, "C" if array.flags.c_contiguous else "A")
+        return types.Array(_scalar_type(array.dtype), array.ndim, "C" if array.flags.c_contiguous else "A")
     return types.pyobject
+
+
+def _scalar_type(dtype):
+    """The Numba type of a numpy dtype."""
+    found = _TYPES.get(dtype)
+    if found is None:
+        found = _TYPES[dtype] = _numba()[1](dtype)
+    return found
 
 
 _POSITIONAL: dict = {}    # op name -> (parameter names, their defaults, how many have none)
@@ -115,4 +128,21 @@ def bind_and_check(op, args, kwargs) -> list:
         op.check_types(tys)
         if None not in key[2]:
             _CHECKED.add(key)
+    for i in _fragment_positions(op):
+        value = values[i]
+        if type(value) is tuple:     # accepted as a fragment: registers of one numpy type (np.int32, np.float32)
+            values[i] = wgmma.Fragment([v.item() for v in value], str(value[0].dtype))
     return values
+
+
+_FRAGMENTS: dict = {}     # op name -> the positions of its accumulator-fragment operands
+
+
+def _fragment_positions(op) -> tuple:
+    found = _FRAGMENTS.get(op.name)
+    if found is None:
+        from ..intrinsics._core import Fragment      # imported already, by the package (its declarations)
+
+        names = [o.name for o in op.operands if isinstance(o, Fragment)]
+        found = _FRAGMENTS[op.name] = tuple(i for i, name in enumerate(op.signature.parameters) if name in names)
+    return found

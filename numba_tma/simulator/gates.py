@@ -1,6 +1,7 @@
-"""The barriers of threads the named, warp and cluster barriers are made of (:mod:`.sync`,
-:mod:`.cluster`): a gate counts ``expected`` arrivals per generation; and the ``cuda.syncwarp``
-numba-cuda's simulator lacks (a gate of the warp's running lanes).
+"""The barriers of threads the named and cluster barriers are made of (:mod:`.sync`,
+:mod:`.cluster`): a gate counts ``expected`` arrivals per generation; and the exchange of the
+warp's registers the warp-level MMA twins make (a gate of the warp's running lanes).  numba-cuda's
+``cuda.syncwarp`` and the other warp-level functions are :mod:`.warp_ops`'s.
 """
 
 from __future__ import annotations
@@ -43,17 +44,13 @@ def _warp_lanes(thread):
     return [t for t in thread.block.threads[32 * warp:32 * warp + 32] if t.status != scheduler.DONE]
 
 
-def syncwarp(mask=0xFFFFFFFF):
-    """A barrier of the warp's running lanes (those in ``mask``)."""
+def _running_lanes_barrier():
+    """A barrier of the warp's running lanes (those not exited), for :func:`warp_exchange`."""
     thread, state = enter()
-    lane = thread.thread_id % 32
-    if not (mask >> lane) & 1:
-        raise SimulatorError(f"numba_tma simulator: {where(thread)}: cuda.syncwarp(mask={mask:#x}) from lane {lane}, "
-                             "which the mask leaves out")
     key = ("warp", thread.thread_id // 32)
 
     def lanes():
-        return {t for t in _warp_lanes(thread) if (mask >> (t.thread_id % 32)) & 1}
+        return set(_warp_lanes(thread))
 
     gate = state.gates.setdefault(key, Gate(0))
     gate.arrived.add(thread)
@@ -66,7 +63,8 @@ def syncwarp(mask=0xFFFFFFFF):
             state.changed()
         return gate.generation != generation
 
-    scheduler.wait(thread, done, lambda: f"cuda.syncwarp: {len(gate.arrived)} of {len(lanes())} lanes arrived")
+    scheduler.wait(thread, done, lambda: f"the warp's register exchange: {len(gate.arrived)} of {len(lanes())} lanes "
+                                         "arrived")
     scheduler.acquire(thread, gate.released)
 
 
@@ -77,7 +75,7 @@ def warp_exchange(key, value):
     warp, lane = thread.thread_id // 32, thread.thread_id % 32
     box = memory.per_block((key, warp), dict)
     box[lane] = value
-    syncwarp()                      # every lane has put its value in
+    _running_lanes_barrier()        # every lane has put its value in
     values = dict(box)
-    syncwarp()                      # every lane has read them: the next call may overwrite
+    _running_lanes_barrier()        # every lane has read them: the next call may overwrite
     return lane, values

@@ -5,7 +5,7 @@ what moved, when a numba-cuda release changes one of them.
 numba-cuda's ``FakeCUDAKernel.__call__`` converts the arguments, swaps the kernel's ``cuda``
 global for a ``FakeCUDAModule`` and then, for each block of the grid in turn, calls
 ``BlockManager(fn, grid_dim, block_dim, debug).run(grid_point, *args)``.  numba_tma keeps all of
-that and replaces what runs a block, and two methods of the kernel's ``cuda`` module:
+that and replaces what runs a block, one method of the kernel's ``cuda`` module and adds others:
 
 1. **kernel.BlockManager**: :func:`install` puts :class:`_Blocks` in its place, which hands each
    block to numba_tma's scheduler (:func:`.scheduler.run_block`), with the running kernel's
@@ -16,7 +16,9 @@ that and replaces what runs a block, and two methods of the kernel's ``cuda`` mo
    (:class:`.scheduler.Worker`) answer them.
 2. **kernelapi.FakeCUDAShared.array** (``cuda.shared.array``), which refuses ``alignment=``:
    replaced by numba_tma's allocator (:func:`.memory.shared_array`), told the allocating frame.
-3. **kernelapi.FakeCUDAModule.syncwarp** (``cuda.syncwarp``), which the simulator lacks.
+3. **kernelapi.FakeCUDAModule**'s warp-level functions, which the simulator lacks (``cuda.syncwarp``,
+   ``cuda.shfl_sync``, ``cuda.ballot_sync``, ``cuda.activemask``, ...: :data:`.warp_ops.FUNCTIONS`):
+   each added to the class as a method calling numba_tma's function.
 4. **numba's scalar types called on a value** (``numba.uint32(x)`` in a kernel, which the
    simulator runs as Python): ``Type.__call__`` imports and checks against an ABC before
    ``cast_python_value``; for one plain number the replacement calls ``cast_python_value`` at
@@ -48,7 +50,6 @@ SUPPORTED = "0.30"   # the numba-cuda minor this adapter was verified against
 
 _RUN_BLOCK = None    # set by install(): scheduler.run_block
 _ALLOCATE = None     # set by install(): memory.shared_array
-_SYNCWARP = None     # set by install(): threads.syncwarp
 _STORED = None       # set by install(): memory.global_stored, or None with the checker off
 
 
@@ -70,8 +71,15 @@ def _shared_array(self, shape, dtype, alignment=None):
     return _ALLOCATE(shape, as_dtype(dtype), alignment, sys._getframe(1))
 
 
-def _syncwarp(self, mask=0xFFFFFFFF):
-    _SYNCWARP(mask)
+def _method(function):
+    """``function`` as a method of the kernel's ``cuda`` module (``self``: the launch's
+    ``FakeCUDAModule``)."""
+    def method(self, *args):
+        return function(*args)
+
+    method.__name__ = method.__qualname__ = function.__name__
+    method.__doc__ = function.__doc__
+    return method
 
 
 def _store(self, idx, val):
@@ -154,14 +162,16 @@ def _number_call(self, *args):
     return _TYPE_CALL(self, *args)
 
 
-def install(run_block, shared_array, syncwarp, stored=None) -> None:
-    """Wire numba-cuda's simulator to numba_tma's scheduler, allocator and syncwarp, and (``stored``)
+def install(run_block, shared_array, warp_functions, stored=None) -> None:
+    """Wire numba-cuda's simulator to numba_tma's scheduler, allocator and warp-level functions
+    (``warp_functions``: ``{name: function}``, each the kernel's ``cuda.<name>``), and (``stored``)
     its device arrays' stores to the checker (idempotent)."""
-    global _RUN_BLOCK, _ALLOCATE, _SYNCWARP, _STORED
-    _RUN_BLOCK, _ALLOCATE, _SYNCWARP, _STORED = run_block, shared_array, syncwarp, stored
+    global _RUN_BLOCK, _ALLOCATE, _STORED
+    _RUN_BLOCK, _ALLOCATE, _STORED = run_block, shared_array, stored
     if stored is not None:
         _devicearray.FakeWithinKernelCUDAArray.__setitem__ = _store
     _kernel.BlockManager = _Blocks
     _kernelapi.FakeCUDAShared.array = _shared_array
-    _kernelapi.FakeCUDAModule.syncwarp = _syncwarp
+    for name, function in warp_functions.items():
+        setattr(_kernelapi.FakeCUDAModule, name, _method(function))
     _types.Integer.__call__ = _types.Float.__call__ = _number_call
