@@ -2,11 +2,16 @@
 without compiling anything)."""
 
 
-class ArchError(TypeError):
+class OpError(TypeError):
+    """An op refused, of either vendor: the base of :class:`ArchError` and :class:`OpArgumentError`
+    (``numba_tma.amd.AMDError``, the AMD path's base of before, is this class)."""
+
+
+class ArchError(OpError):
     """An op was compiled for an architecture (or PTX ISA) that lacks its instruction."""
 
 
-class OpArgumentError(TypeError):
+class OpArgumentError(OpError):
     """An op was called with an argument its instruction cannot take (raised at compile time)."""
 
 

@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeAlias
 from numba_tma import TensorMap
 
 from numba_tma.errors import OpArgumentError as AMDArgumentError
+from numba_tma.errors import OpError as AMDError
 from numba_tma.errors import ArchError as LLVMVersionError
 from numba_tma.errors import ArchError as UnsupportedArchError
 from numba_tma.amd.kernel import CompiledKernel as CompiledKernel
