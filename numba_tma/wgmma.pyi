@@ -161,7 +161,7 @@ def setmaxnreg(n: int, action: Literal['dec', 'inc']) -> None:
     Example::
 
         @cuda.jit(launch_bounds=(384, 1))
-        def kernel(...):
+        def kernel(desc_a, desc_b, out):
             if cuda.threadIdx.x // 128 == 0:
                 wgmma.setmaxnreg(40, "dec")      # the producer
             else:
@@ -254,7 +254,7 @@ def store(acc, out, row, col):
 
     Example::
 
-        wgmma.store(acc, out, m0 + 64 * warpgroup, n0)
+        wgmma.store(acc, out, row0 + 64 * warpgroup, col0)
 
     PTX::
 
@@ -272,7 +272,7 @@ def store_bf16(acc, out, row, col):
 
     Example::
 
-        wgmma.store_bf16(acc, out, m0 + 64 * warpgroup, n0)
+        wgmma.store_bf16(acc, out_bf16, row0 + 64 * warpgroup, col0)     # out_bf16: a 2-D uint16 array
 
     PTX::
 
@@ -297,8 +297,8 @@ def store_shared_bf16(acc, tile, desc, first=omitted(default=0), count=omitted(d
 
     Example::
 
-        wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
-        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, 2)     # columns 128-255
+        wgmma.store_shared_bf16(acc, at(tiles_c, 4 * half), desc_c)
+        wgmma.store_shared_bf16(acc, at(tiles_c, 2 * half), desc_c, 2, 2)     # columns 128-255
 
     PTX::
 
@@ -319,7 +319,7 @@ def load(array, row, col, count):
 
     Example::
 
-        acc = wgmma.load(bias, m0 + 64 * warpgroup, n0, 64)      # 64 x 128 float32
+        acc = wgmma.load(bias, row0 + 64 * warpgroup, col0, 64)      # 64 x 128 float32
 
     PTX::
 
@@ -341,7 +341,7 @@ def row_max(acc):
 
     Example::
 
-        m0, m1 = wgmma.row_max(s)          # s: the 64 x N scores of a Q @ K^T tile
+        m0, m1 = wgmma.row_max(scores)     # scores: the 64 x N scores of a Q @ K^T tile
 
     PTX::
 
@@ -363,7 +363,7 @@ def row_sum(acc):
 
     Example::
 
-        s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(s, scale, m0, m1)
+        s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(scores, scale, m0, m1)
 
     PTX::
 
@@ -388,7 +388,7 @@ def exp2_rows(acc, scale, m0, m1):
 
     Example::
 
-        p = wgmma.exp2_rows(s, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
+        p = wgmma.exp2_rows(scores, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
 
     PTX::
 

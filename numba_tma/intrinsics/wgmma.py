@@ -3,15 +3,17 @@ multiplies a 64 x K tile of A by a K x N tile of B, both read from shared memory
 descriptors, into a 64 x N accumulator held as a register fragment: ``N / 2`` float32 (or int32)
 per thread, a tuple the ops take and return.
 
+Example::
+
     acc = wgmma.zeros(64)                               # 64 x 128 float32 accumulator fragment
     acc = wgmma.fence(acc)
     for k in range(4):                                  # the 4 K-steps of a 64-wide bf16 tile
-        a = wgmma.descriptor(at(tiles_a, s), desc_a, k=k)
-        b = wgmma.descriptor(at(tiles_b, s), desc_b, k=k)
-        acc = wgmma.mma_async(acc, a, b)
+        a = wgmma.descriptor(at(tiles_a, s), desc_a, k, 64 * warpgroup)    # this warpgroup's 64 rows
+        b = wgmma.descriptor(at(tiles_b, s), desc_b, k, 0)
+        acc = wgmma.mma_async(acc, a, b, 1)             # scale_d 1: acc + A @ B (0: A @ B)
     wgmma.commit_group()
     acc = wgmma.wait_group(0, acc)
-    wgmma.store(acc, out, row0, col0)                   # thread (row, col) map: see store
+    wgmma.store(acc, out, row0 + 64 * warpgroup, col0)  # thread (row, col) map: see store
 
 The descriptor comes from the TMA map that filled the tile (its swizzle and box: the layout the
 tile is in), so the map, the tile and the MMA cannot disagree.  ``fence`` and ``wait_group`` take
@@ -303,7 +305,7 @@ setmaxnreg = PtxOp(
     Example::
 
         @cuda.jit(launch_bounds=(384, 1))
-        def kernel(...):
+        def kernel(desc_a, desc_b, out):
             if cuda.threadIdx.x // 128 == 0:
                 wgmma.setmaxnreg(40, "dec")      # the producer
             else:
@@ -462,7 +464,7 @@ thread's place comes from ``threadIdx.x % 128``).
 
 Example::
 
-    wgmma.store(acc, out, m0 + 64 * warpgroup, n0)
+    wgmma.store(acc, out, row0 + 64 * warpgroup, col0)
 
 PTX::
 
@@ -478,7 +480,7 @@ holding bfloat16 bits.
 
 Example::
 
-    wgmma.store_bf16(acc, out, m0 + 64 * warpgroup, n0)
+    wgmma.store_bf16(acc, out_bf16, row0 + 64 * warpgroup, col0)     # out_bf16: a 2-D uint16 array
 
 PTX::
 
@@ -615,8 +617,8 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
 
     Example::
 
-        wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
-        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, 2)     # columns 128-255
+        wgmma.store_shared_bf16(acc, at(tiles_c, 4 * half), desc_c)
+        wgmma.store_shared_bf16(acc, at(tiles_c, 2 * half), desc_c, 2, 2)     # columns 128-255
 
     PTX::
 
@@ -682,7 +684,7 @@ def load(typingctx, array, row, col, count):
 
     Example::
 
-        acc = wgmma.load(bias, m0 + 64 * warpgroup, n0, 64)      # 64 x 128 float32
+        acc = wgmma.load(bias, row0 + 64 * warpgroup, col0, 64)      # 64 x 128 float32
 
     PTX::
 
@@ -789,7 +791,7 @@ operand; the simulator: ``np.fmax``).
 
 Example::
 
-    m0, m1 = wgmma.row_max(s)          # s: the 64 x N scores of a Q @ K^T tile
+    m0, m1 = wgmma.row_max(scores)     # scores: the 64 x N scores of a Q @ K^T tile
 
 PTX::
 
@@ -809,7 +811,7 @@ call it.
 
 Example::
 
-    s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(s, scale, m0, m1)
+    s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(scores, scale, m0, m1)
 
 PTX::
 
@@ -838,7 +840,7 @@ def exp2_rows(typingctx, acc, scale, m0, m1):
 
     Example::
 
-        p = wgmma.exp2_rows(s, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
+        p = wgmma.exp2_rows(scores, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
 
     PTX::
 
