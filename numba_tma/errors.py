@@ -30,3 +30,6 @@ PHASE_NOT_TOKEN = ("must be a phase parity (0 or 1, or a phase counter: bit 0 is
                    "arrive() returned — wait on a token with test_wait_token / try_wait_token")
 MULTICAST_NEEDS_CLUSTER = ("must be 'cluster' with multicast: the PTX ISA defines "
                            "cp.async.bulk.tensor...multicast::cluster only with a .shared::cluster destination")
+# wgmma.store / store_bf16 with an int32 fragment (compiled and simulated alike)
+FRAGMENT_FLOAT_ONLY = ("must be a float32 fragment: store an int32 one register by register, in the fragment "
+                       "layout (wgmma.store's documentation)")

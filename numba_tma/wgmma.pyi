@@ -119,9 +119,13 @@ def fence(acc: tuple) -> tuple:
 def mma_async(acc: tuple, a: int, b: int, scale_d: int, dtype: Literal['f16', 'bf16', 'tf32', 'e4m3', 'e5m2', 'e4m3.e5m2', 'e5m2.e4m3', 's8', 'u8', 's8.u8', 'u8.s8'] = 'bf16', trans_a: Literal[False, True] = False, trans_b: Literal[False, True] = False, negate_a: Literal[False, True] = False, negate_b: Literal[False, True] = False) -> tuple:
     """``acc + A @ B`` (``acc`` ignored where ``scale_d`` is 0) for one warpgroup, issued
     asynchronously: A is 64 x K, B is K x N, in shared memory, named by descriptors
-    (:func:`descriptor` for K-major tiles, :func:`descriptor_mn` for MN-major ones); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
-    (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types; ``trans_a`` / ``trans_b``
-    (16-bit types): the tile is MN-major; ``negate_a`` / ``negate_b``: the immediate scale -1.
+    (:func:`descriptor` for K-major tiles, :func:`descriptor_mn` for MN-major ones); N is
+    ``2 * len(acc)``: 8 to 256 in steps of 8, and for s8/u8 8, 16, 24, then 32 to 256 in steps of
+    16; K 16 (f16, bf16), 8 (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types;
+    ``trans_a`` / ``trans_b``: the tile is MN-major, for the 16-bit types only (f16, bf16);
+    ``negate_a`` / ``negate_b``: the immediate scale -1, for the float types only (not s8/u8).
+    An integer accumulator (``wgmma.zeros(n, numba.int32)``) leaves through its registers: see
+    :func:`store` (float32 only) for the layout.
     The result is valid after ``commit_group()`` and ``wait_group(n, acc)``.  All 128 threads of
     the warpgroup call it together; ``fence(acc)`` before the first MMA that reads registers
     written otherwise.
@@ -198,6 +202,9 @@ def wait_group(n: int, acc: tuple) -> tuple:
 def zeros(count, dtype=float32):
     """A zero accumulator fragment of ``count`` registers (``N / 2`` for a 64 x N tile) of float32
     (or ``numba.int32``, for integer MMA): no instruction (ptxas folds zeros into the first MMA).
+    ``count`` is the fragment's length, part of its type, so a compile-time constant: a literal or
+    a module-level integer (``ACC = BN // 2`` outside the kernel); an expression Numba does not
+    fold (``BN // 2`` inside it, anything from an argument) is refused.
 
     Example::
 
@@ -250,11 +257,22 @@ def store(acc, out, row, col):
     """Store a 64 x N float32 accumulator fragment into ``out`` (a 2-D float32 array or view) at
     (``row``, ``col``), unrolled (one store per element pair), skipping elements outside ``out``:
     ragged edges are never written.  All 128 threads of the warpgroup call it (1-D blocks: the
-    thread's place comes from ``threadIdx.x % 128``).
+    thread's place comes from ``threadIdx.x % 128``).  Register ``4j + h`` of thread ``t`` (warp
+    ``w = t // 32``, lane ``l = t % 32``) is element ``(16 w + l // 4 + 8 (h // 2), 8 j + 2 (l % 4)
+    + h % 2)`` of the 64 x N tile.  An int32 fragment (s8/u8 MMAs) is refused: store it register by
+    register in that layout (the second example; ``len(acc)`` is a constant, the loops unroll).
 
     Example::
 
         wgmma.store(acc, out, row0 + 64 * warpgroup, col0)
+
+    Example::
+
+        t = cuda.threadIdx.x % 128                  # acc_i32 = wgmma.zeros(64, numba.int32), then s8 MMAs
+        w, l = t // 32, t % 32
+        for j in range(len(acc_i32) // 4):
+            for h in range(4):
+                out_i32[row0 + 16 * w + l // 4 + 8 * (h // 2), col0 + 8 * j + 2 * (l % 4) + h % 2] = acc_i32[4 * j + h]
 
     PTX::
 

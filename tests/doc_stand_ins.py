@@ -20,6 +20,7 @@ PARAMS = {
     "out": F32_2D,
     "bias": F32_2D,
     "out_bf16": numba.uint16[:, ::1],
+    "out_i32": numba.int32[:, ::1],
     "totals": numba.float32[::1],
     "data": numba.float32[::1],
     "flag": numba.int32[::1],
@@ -117,6 +118,7 @@ LOCALS = {
 FAMILY_LOCALS = {
     "wgmma": {
         "acc": "acc = wgmma.zeros(128)",
+        "acc_i32": "acc_i32 = wgmma.zeros(64, numba.int32)",
         "a": "a = wgmma.descriptor(tiles_a, desc_a, 0, 0)",
         "b": "b = wgmma.descriptor(tiles_b, desc_b, 0, 0)",
         "part": "part = wgmma.zeros(64)",
