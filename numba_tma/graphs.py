@@ -136,6 +136,7 @@ class LaunchGraph:
 
         Example::
 
+            # fragment: g a LaunchGraph; k, desc, out the caller's (docs/graphs.md)
             node = g.launch(k, (8, 4), 128, desc, out, cluster=(2, 1, 1), shared_mem=150_000)
         """
         self._check_open("launch")
@@ -248,6 +249,7 @@ class LaunchGraph:
 
         Example::
 
+            # fragment: g, load a LaunchGraph and its node (docs/graphs.md)
             g.set_args(load, desc.retarget(next_batch), out)
         """
         self._check_open("set_args")

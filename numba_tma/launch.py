@@ -159,6 +159,7 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
 
     Example::
 
+        # fragment: the caller's kernel k and its arguments
         numba_tma.launch(k, (8, 4), 128, a, out, cluster=(2, 1, 1), shared_mem=150_000)
     """
     shapes = _shapes(grid, block, cluster, shared_mem)
@@ -260,6 +261,7 @@ def cluster_kernel(cluster=(2, 1, 1), **jit_options):
 
     Example::
 
+        # fragment: out the caller's device array
         @numba_tma.cluster_kernel(cluster=(2, 1, 1))
         @cuda.jit
         def k(out):

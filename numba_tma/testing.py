@@ -250,6 +250,7 @@ def gpu_seconds(fn, repeats: int = 20) -> float:
 
     Example::
 
+        # fragment: the caller's kernel, on a GPU
         seconds = testing.gpu_seconds(lambda: kernel[grid, block](x, y))
     """
     from numba import cuda

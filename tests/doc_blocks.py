@@ -1,5 +1,7 @@
 """The Python blocks of README.md and docs/ (the op pages are generated from the docstrings, so their
-blocks are the docstrings' examples), each with how tests/test_doc_examples.py checks it.
+blocks are the docstrings' examples) and the ``::`` blocks of every other docstring of numba_tma
+(read from the source, so a module needing an extra is read too), each with how
+tests/test_doc_examples.py checks it.
 
 A block's kind:
 
@@ -8,16 +10,17 @@ A block's kind:
 * ``fragment``: its first line is ``# fragment: <why>`` — a piece of code on purpose (an excerpt of
   an example checked elsewhere, a reproducer needing more than the page shows), counted, not run;
 * ``doctest``: ``>>>`` lines, run as a doctest;
-* ``kernel``: the body of a kernel (every block of an op page; on another page, marked
-  ``<!-- example: kernel FAMILY -->`` on the line before the fence), compiled for the op's
+* ``kernel``: the body of a kernel (every block of an op page, of a docstring of
+  ``numba_tma/intrinsics/``; on another page, marked ``<!-- example: kernel FAMILY -->`` on the
+  line before the fence), compiled for the op's
   architecture with a stand-in for each name it uses but does not define (``doc_stand_ins``); a
   block defining a ``@cuda.jit`` kernel has the kernel compiled, its parameters typed by name;
-* ``program``: the other blocks of a page, run in order in one namespace per page, in this process
-  (they compile, inspect and encode; nothing launches);
+* ``program``: the other blocks of a page (or of a docstring), run in order in one namespace per
+  page, in this process (they compile, inspect and encode; nothing launches);
 * ``simulator`` (marked ``<!-- example: simulator -->``): run under the CUDA simulator after the
   page's ``program`` and ``simulator`` blocks before it, launches and all;
-* ``mlir`` (marked ``<!-- example: mlir -->``): a ``program`` block of the numba-cuda-mlir host,
-  run when the ``mlir`` extra is installed.
+* ``mlir`` (marked ``<!-- example: mlir -->``; every docstring block of ``numba_tma/mlir/``): a
+  ``program`` block of the numba-cuda-mlir host, run when the ``mlir`` extra is installed.
 """
 
 import ast
@@ -71,7 +74,37 @@ def _kind(page, text, before, section):
     return mark.group(1), mark.group(2) or ""
 
 
+def _docstring_blocks(pages):
+    """The ``::`` blocks of numba_tma's docstrings (module, class, function) not on a page."""
+    from numba_tma.docgen import markdown_of
+
+    on_pages = {b.text for b in pages}
+    out = []
+    for path in sorted((ROOT / "numba_tma").rglob("*.py")):
+        where = str(path.relative_to(ROOT))
+        tree = ast.parse(path.read_text())
+        for node in [tree, *ast.walk(tree)]:
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) or not ast.get_docstring(node):
+                continue
+            line = node.body[0].lineno
+            for text in re.findall(r"```python\n(.*?)```", markdown_of(ast.get_docstring(node)), re.S):
+                first = text.splitlines()[0]
+                if text in on_pages or first.startswith(">>> "):   # a docstring's doctests: tests/test_doctests.py
+                    continue
+                kind = "fragment" if first.startswith("# fragment: ") \
+                    else "kernel" if where.startswith("numba_tma/intrinsics/") else \
+                    "mlir" if where.startswith("numba_tma/mlir/") else "program"
+                out.append(Block(where, line, text, kind))
+    return list({b.id + b.text: b for b in out}.values())
+
+
 def blocks():
+    """Every block of the pages, then of the docstrings not on a page."""
+    pages = _page_blocks()
+    return pages + _docstring_blocks(pages)
+
+
+def _page_blocks():
     out = []
     for page in PAGES:
         text = (ROOT / page).read_text()

@@ -383,6 +383,7 @@ class TensorMap:
 
         Example::
 
+            # fragment: a device array needs a GPU (or the simulator: NUMBA_ENABLE_CUDASIM=1)
             a = cuda.to_device(np.zeros((1024, 512), np.float32))
             desc = TensorMap.tiled(a, (64, 32))      # 64 rows x 32 columns per box
         """
@@ -445,6 +446,7 @@ class TensorMap:
 
         Example::
 
+            # fragment: a device array needs a GPU (or the simulator: NUMBA_ENABLE_CUDASIM=1)
             x = cuda.to_device(np.zeros((2, 16, 16, 64), np.float16))     # NHWC
             desc = TensorMap.im2col(x, (-1, -1), (-1, -1), 64, 128)       # 3x3 conv, padding 1
         """
@@ -533,6 +535,7 @@ class TensorMap:
 
         Example::
 
+            # fragment: the caller's kernel, batches and launch shape
             for a in batches:
                 kernel[grid, block](desc.retarget(a), out)
         """
