@@ -65,7 +65,7 @@ def _kind(page, text, before, section):
         name = ".".join(section) if section else ""
         if text.count("\n") == 1 and text.startswith(f"{name}(") and before.rstrip().endswith(f"## `{name}`"):
             return "signature", ""
-        return "kernel", pathlib.Path(page).stem if page.count("/") == 2 else "amd"
+        return "kernel", pathlib.Path(page).stem if page.count("/") == 2 else f"amd.{pathlib.Path(page).stem}"
     mark = _MARK.search(before)
     if mark is None:
         return "program", ""

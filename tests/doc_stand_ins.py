@@ -1,7 +1,8 @@
 """What the names a doc example uses but does not define stand for when tests/test_doc_examples.py
 compiles it: kernel parameters (with their Numba types) and kernel-local lines.  One table for
-every op page (a name means the same thing on every page), with the few names an op family uses
-for something else (``acc``, ``a``, ``b``: an accumulator or operand of that family's MMA)."""
+every NVIDIA op page (a name means the same thing on every page), with the few names an op family
+uses for something else (``acc``, ``a``, ``b``: an accumulator or operand of that family's MMA);
+one for the AMD pages (``AMD_*``), whose kernels ``numba_tma.amd.compile`` compiles."""
 
 import numba
 
@@ -156,4 +157,38 @@ OP_PARAMS = {
     "tma.prefetch_im2col": {"desc": TensorMap.numba_type("float32", (64, 32), mode="im2col", rank=4)},
     "tma.gather4": {"desc": TensorMap.numba_type("float32", (1, 64))},
     "tma.scatter4": {"desc": TensorMap.numba_type("float32", (1, 64))},
+}
+
+
+# the AMD pages (family "amd.<part>": docs/ops/amd/<part>.md)
+AMD_PARAMS = {
+    "x": numba.float32[::1],
+    "y": numba.float32[::1],
+    "n": numba.int32,
+}
+
+AMD_LOCALS = {
+    "lane": "lane = amd.workitem_id_x()",
+    "w": "w = amd.wave_id()",
+    "base": "base = w * 64",
+    "row": "row = amd.workgroup_id_x() * 64",
+    "tile": "tile = amd.lds_array(4096, numba.float32)",
+    "ring": "ring = amd.lds_array(8192, numba.float32)",
+    "bar": "bar = amd.lds_array(1, numba.int64)",
+}
+
+AMD_FAMILY = {
+    "amd.lanes": ({}, {
+        "x": "x = numba.int32(lane)",
+        "partial": "partial = numba.int32(lane)",
+        "slot": "slot = lane // 16",
+    }),
+    "amd.tensor_descriptors": ({"x": numba.float32[:, ::1], "y": numba.float32[:, ::1]}, {
+        "desc": "desc = amd.make_tensor_descriptor(x, (64, 64))",
+        "out_desc": "out_desc = amd.make_tensor_descriptor(y, (64, 64))",
+        "da": "da = amd.make_tensor_descriptor(x, (64, 64))",
+        "db": "db = amd.make_tensor_descriptor(y, (64, 64))",
+        "ta": "ta = tile",
+        "tb": "tb = tile",
+    }),
 }

@@ -16,8 +16,8 @@ from numba import cuda
 
 import numba_tma
 from doc_blocks import KINDS, blocks, free_names
-from doc_stand_ins import FAMILY_LOCALS, LOCALS, OP_PARAMS, PARAMS
-from numba_tma import at, inspect
+from doc_stand_ins import AMD_FAMILY, AMD_LOCALS, AMD_PARAMS, FAMILY_LOCALS, LOCALS, OP_PARAMS, PARAMS
+from numba_tma import amd, at, inspect
 from numba_tma.intrinsics._core import OPS, parse_arch
 
 BLOCKS = blocks()
@@ -27,7 +27,7 @@ for _block in BLOCKS:
 
 # the blocks of each kind today: a block changing kind (a fragment more, an example fewer) is
 # a decision, made here
-COUNTS = {"signature": 159, "fragment": 24, "doctest": 1, "kernel": 123, "program": 5, "simulator": 5, "mlir": 7}
+COUNTS = {"signature": 159, "fragment": 24, "doctest": 1, "kernel": 156, "program": 5, "simulator": 5, "mlir": 7}
 
 KERNEL_GLOBALS = {"cuda": cuda, "numba": numba, "math": math, "np": np, "at": at,
                   **{f: getattr(numba_tma, f) for f in numba_tma.FAMILIES}}
@@ -51,39 +51,48 @@ def test_a_fragment_says_why(block):
 # -- kernel bodies ---------------------------------------------------------------------------------
 
 def _arch(block):
+    if block.family.startswith("amd"):
+        return OPS[block.op].need.archs[0] if block.op in OPS else "gfx942"
     if block.op in OPS:
         return next(a for a in ("sm_90a", "sm_100a", "sm_80") if OPS[block.op].need.supported_on(parse_arch(a)))
     return FAMILY_ARCH.get(block.family, "sm_90a")
 
 
-def _param_types(block):
-    return {**PARAMS, **OP_PARAMS.get(block.op, {})}
+def _tables(block):
+    """(kernel globals, parameter types, local lines) of the block's vendor and family."""
+    if block.family.startswith("amd"):
+        params, lines = AMD_FAMILY.get(block.family, ({}, {}))
+        return {"amd": amd, "numba": numba}, {**AMD_PARAMS, **params}, {**AMD_LOCALS, **lines}
+    return KERNEL_GLOBALS, {**PARAMS, **OP_PARAMS.get(block.op, {})}, {**LOCALS, **FAMILY_LOCALS.get(block.family, {})}
 
 
 def _stand_ins(block, names):
     """The parameters and local lines standing for ``names`` (and for the names those lines use)."""
-    table = {**LOCALS, **FAMILY_LOCALS.get(block.family, {})}
-    params, lines, todo = set(), set(), [n for n in names if n not in KERNEL_GLOBALS]
+    known, param_types, table = _tables(block)
+    params, lines, todo = set(), set(), [n for n in names if n not in known]
     while todo:
         name = todo.pop()
         if name in table:
             if name not in lines:
                 lines.add(name)
-                todo += [n for n in free_names(table[name]) if n not in KERNEL_GLOBALS]
-        elif name in PARAMS:
+                todo += [n for n in free_names(table[name]) if n not in known]
+        elif name in param_types:
             params.add(name)
         else:
             pytest.fail(f"{block.id}: the example uses {name!r}, which has no stand-in: add one to "
                         f"tests/doc_stand_ins.py, or mark the block '# fragment: <why>'")
-    return [n for n in PARAMS if n in params], [table[n] for n in table if n in lines]
+    return [(n, param_types[n]) for n in param_types if n in params], [table[n] for n in table if n in lines]
 
 
 def _compile_kernel_body(block):
     params, lines = _stand_ins(block, free_names(block.text))
     body = "\n".join(lines + [block.text]).replace("\n", "\n    ")
-    namespace = dict(KERNEL_GLOBALS)
-    exec(compile(f"def example({', '.join(params)}):\n    {body}\n", block.id, "exec"), namespace)
-    return inspect.ptx(namespace["example"], tuple(_param_types(block)[p] for p in params), _arch(block))
+    namespace = dict(_tables(block)[0])
+    exec(compile(f"def example({', '.join(n for n, _ in params)}):\n    {body}\n", block.id, "exec"), namespace)
+    signature = tuple(t for _, t in params)
+    if block.family.startswith("amd"):
+        return amd.compile(namespace["example"], signature, _arch(block)).asm
+    return inspect.ptx(namespace["example"], signature, _arch(block))
 
 
 def _compile_kernels_defined(block):
@@ -92,9 +101,10 @@ def _compile_kernels_defined(block):
     exec(compile(block.text, block.id, "exec"), namespace)
     kernels = [v for v in namespace.values() if hasattr(v, "py_func")]
     assert kernels, f"{block.id}: defines no kernel"
+    param_types = _tables(block)[1]
     for kernel in kernels:
         params = kernel.py_func.__code__.co_varnames[:kernel.py_func.__code__.co_argcount]
-        inspect.ptx(kernel.py_func, tuple(_param_types(block)[p] for p in params), _arch(block))
+        inspect.ptx(kernel.py_func, tuple(param_types[p] for p in params), _arch(block))
 
 
 @pytest.mark.parametrize("block", _params(OF_KIND["kernel"]))
