@@ -1,5 +1,7 @@
 """numba-tma: Hopper/Blackwell asynchronous-memory ops for ``@cuda.jit`` kernels.
 
+Example::
+
     from numba_tma import TensorMap, fence, mbarrier, tma
 
 Each op family is importable as ``numba_tma.<family>`` (``import numba_tma.mbarrier``,

@@ -2,6 +2,9 @@
 shared memory above 48 KB) captured once and replayed, each node re-pointed at new arguments
 between replays by updating the executable graph's kernel parameters.
 
+Example::
+
+    # fragment: the kernels and arrays are the caller's (docs/graphs.md)
     g = numba_tma.LaunchGraph()                       # replays on the default stream (or stream=s)
     load = g.launch(tile_copy, (4, 2), 128, desc, out)
     mc = g.launch(multicast, 8, 64, desc2, out2, cluster=(2, 1, 1), shared_mem=100_000)

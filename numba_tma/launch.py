@@ -1,6 +1,9 @@
 """Launch any ``@cuda.jit`` kernel with thread-block clusters and any dynamic shared memory the
 device allows — what numba's ``kernel[grid, block, stream, shmem]`` cannot express.
 
+Example::
+
+    # fragment: the signature, with the caller's kernel and arguments
     numba_tma.launch(kernel, grid, block, *args, cluster=(2, 1, 1), shared_mem=200_000, stream=s)
 
 ``grid`` is in blocks, as in numba, and must be divisible by the cluster shape.  Clusters of up to

@@ -1,6 +1,8 @@
 """Test helpers for your own GPU CI: skip decorators that never crash without a GPU, a barrier wait
 that gives up, and a kernel wait with a deadline.
 
+Example::
+
     from numba_tma import testing
 
     @testing.skip_unless_tma                   # a pytest test or a unittest.TestCase (class or method)

@@ -16,6 +16,10 @@ Inside ``@cuda.jit`` each wrapper compiles inline (a Numba ``overload`` on the C
 the CUDA simulator the same Python body runs on the simulator's ops.  AMD's TLX names are
 ``numba_tma.amd`` (``tlx.amd``).
 
+Example::
+
+    import numba
+    from numba import cuda
     from numba_tma import tlx
 
     @cuda.jit

@@ -164,3 +164,19 @@ def free_names(text):
     finder = _Names()
     finder.visit(ast.parse(text))
     return finder.free
+
+
+def unmarked_code(path):
+    """The first lines of indented code in ``path``'s docstrings that follow a paragraph not ending
+    in ``::`` (so that no ``::`` block, and no check, holds them); ``>>>`` lines are doctests."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(node):
+            lines = ast.get_docstring(node).splitlines()
+            for i, line in enumerate(lines[1:], 1):
+                before = [b for b in lines[:i] if b.strip()]
+                if line.startswith("    ") and not lines[i - 1].strip() and before and \
+                        not before[-1].startswith((" ", "*", "-")) and not before[-1].rstrip().endswith("::") \
+                        and not line.lstrip().startswith(">>>"):
+                    found.append(line.strip())
+    return found

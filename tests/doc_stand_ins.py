@@ -31,6 +31,7 @@ PARAMS = {
 
 # kernel-local lines: name -> the line defining it (a line may use the names above it)
 LOCALS = {
+    "STAGES": "STAGES = 2",
     "tx": "tx = cuda.threadIdx.x",
     "ty": "ty = cuda.threadIdx.y",
     "i": "i = cuda.threadIdx.x",
@@ -117,6 +118,7 @@ LOCALS = {
 
 # what a name stands for in one op family's examples, where it differs from LOCALS
 FAMILY_LOCALS = {
+    "STAGES": "STAGES = 2",
     "wgmma": {
         "acc": "acc = wgmma.zeros(128)",
         "acc_i32": "acc_i32 = wgmma.zeros(64, numba.int32)",
@@ -168,6 +170,7 @@ AMD_PARAMS = {
 }
 
 AMD_LOCALS = {
+    "STAGES": "STAGES = 2",
     "lane": "lane = amd.workitem_id_x()",
     "w": "w = amd.wave_id()",
     "base": "base = w * 64",

@@ -15,7 +15,7 @@ import pytest
 from numba import cuda
 
 import numba_tma
-from doc_blocks import KINDS, blocks, free_names
+from doc_blocks import KINDS, ROOT, blocks, free_names, unmarked_code
 from doc_stand_ins import AMD_FAMILY, AMD_LOCALS, AMD_PARAMS, FAMILY_LOCALS, LOCALS, OP_PARAMS, PARAMS
 from numba_tma import amd, at, inspect
 from numba_tma.intrinsics._core import OPS, parse_arch
@@ -27,7 +27,7 @@ for _block in BLOCKS:
 
 # the blocks of each kind today: a block changing kind (a fragment more, an example fewer) is
 # a decision, made here
-COUNTS = {"signature": 159, "fragment": 24, "doctest": 1, "kernel": 156, "program": 5, "simulator": 5, "mlir": 7}
+COUNTS = {"signature": 159, "fragment": 30, "doctest": 1, "kernel": 157, "program": 9, "simulator": 5, "mlir": 8}
 
 KERNEL_GLOBALS = {"cuda": cuda, "numba": numba, "math": math, "np": np, "at": at,
                   **{f: getattr(numba_tma, f) for f in numba_tma.FAMILIES}}
@@ -41,6 +41,12 @@ def _params(blocks_of):
 def test_every_block_has_a_kind_and_the_counts_are_as_recorded():
     assert {b.kind for b in BLOCKS} <= set(KINDS)
     assert {kind: len(OF_KIND[kind]) for kind in KINDS} == COUNTS
+
+
+def test_no_docstring_holds_code_outside_a_block():
+    """Indented code after a paragraph not ending in ``::`` would escape the blocks checked here."""
+    found = {str(p.relative_to(ROOT)): unmarked_code(p) for p in sorted((ROOT / "numba_tma").rglob("*.py"))}
+    assert {path: lines for path, lines in found.items() if lines} == {}
 
 
 @pytest.mark.parametrize("block", _params(OF_KIND["fragment"]))

@@ -1,5 +1,8 @@
 """``TensorMap``: the tensor-map object users build on the host and pass to kernels.
 
+Example::
+
+    # fragment: a, kernel, grid, block and out are the caller's
     desc = TensorMap.tiled(a, (64, 64), swizzle="128B")   # a: any CUDA array, box in a's order
     kernel[grid, block](desc, out)                        # by value, __grid_constant__
     desc.box_bytes                                        # what mbarrier.arrive_expect_tx expects
