@@ -1,7 +1,8 @@
-"""Every Python block of README.md and docs/ is checked (tests/doc_blocks.py says how each kind
-is): a kernel body compiled for its op's architecture, a program run, a launch run under the CUDA
-simulator, a doctest run; a block that is a fragment on purpose says so on its first line and is
-counted here, so that none is left out unnoticed."""
+"""Every Python block of README.md and docs/, and every docstring example of numba_tma, is checked
+(tests/doc_blocks.py says how each kind is): a kernel body compiled for its op's architecture (NVIDIA
+or AMD), a program run, a launch run under the CUDA simulator, a doctest run; a block that is a
+fragment on purpose says so on its first line and is counted here, so that none is left out
+unnoticed."""
 
 import collections
 import doctest
