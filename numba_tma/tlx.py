@@ -343,12 +343,13 @@ def _pick_async_load(src=None, result=None, mask=None, other=None, cache_modifie
 
 @_device(variants=_pick_async_load)
 def async_load(src, result, mask=None, other=None, cache_modifier="", size=16):
-    """``cp_async.load(result, src, size, cache=...)``: one thread copies ``size`` (4, 8 or 16)
-    bytes from global ``src`` to shared ``result`` (TLX's per-thread ``cp.async``; TLX's argument
-    order, with NVIDIA's ``size`` last).  ``mask`` (a boolean) False copies no byte and zero-fills
-    ``result`` (``src_nbytes=0``; ``src`` must still be an element of the array); ``other`` must be
-    None or 0 (the zero fill is all cp.async can store); ``cache_modifier`` ``""`` / ``".ca"``
-    (``cache="ca"``) or ``".cg"`` (``cache="cg"``, 16-byte copies only)."""
+    """``cp_async.load(result, src, size, cache=...)``: one thread copies ``size`` (a constant 4, 8
+    or 16) bytes from global ``src`` to shared ``result`` (TLX's per-thread ``cp.async``; TLX's
+    argument order, with NVIDIA's ``size`` last, a keyword).  ``mask`` (None or a boolean: an
+    integer is refused) False copies no byte and zero-fills ``result`` (``src_nbytes=0``; ``src``
+    must still be an element of the array); ``other`` must be None or 0 (the zero fill is all
+    cp.async can store); ``cache_modifier`` ``""`` / ``".ca"`` (``cache="ca"``) or ``".cg"``
+    (``cache="cg"``, 16-byte copies only)."""
     cache = _async_load_rules(mask, other, cache_modifier, size)
     if mask is None:
         cp_async.load(result, src, size, cache=cache)
