@@ -22,6 +22,7 @@ class debug(contextlib.ContextDecorator):
 
     Example::
 
+        # fragment: the caller's kernel and its arguments
         numba_tma.debug()                         # or: with numba_tma.debug(timeout_ms=500): ...
         kernel[grid, block](desc, out)            # compiled with the checks
     """

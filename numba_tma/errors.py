@@ -2,11 +2,16 @@
 without compiling anything)."""
 
 
-class ArchError(TypeError):
+class OpError(TypeError):
+    """An op refused, of either vendor: the base of :class:`ArchError` and :class:`OpArgumentError`
+    (``numba_tma.amd.AMDError``, the AMD path's base of before, is this class)."""
+
+
+class ArchError(OpError):
     """An op was compiled for an architecture (or PTX ISA) that lacks its instruction."""
 
 
-class OpArgumentError(TypeError):
+class OpArgumentError(OpError):
     """An op was called with an argument its instruction cannot take (raised at compile time)."""
 
 
@@ -25,3 +30,6 @@ PHASE_NOT_TOKEN = ("must be a phase parity (0 or 1, or a phase counter: bit 0 is
                    "arrive() returned — wait on a token with test_wait_token / try_wait_token")
 MULTICAST_NEEDS_CLUSTER = ("must be 'cluster' with multicast: the PTX ISA defines "
                            "cp.async.bulk.tensor...multicast::cluster only with a .shared::cluster destination")
+# wgmma.store / store_bf16 with an int32 fragment (compiled and simulated alike)
+FRAGMENT_FLOAT_ONLY = ("must be a float32 fragment: store an int32 one register by register, in the fragment "
+                       "layout (wgmma.store's documentation)")

@@ -2,6 +2,9 @@
 shared memory above 48 KB) captured once and replayed, each node re-pointed at new arguments
 between replays by updating the executable graph's kernel parameters.
 
+Example::
+
+    # fragment: the kernels and arrays are the caller's (docs/graphs.md)
     g = numba_tma.LaunchGraph()                       # replays on the default stream (or stream=s)
     load = g.launch(tile_copy, (4, 2), 128, desc, out)
     mc = g.launch(multicast, 8, 64, desc2, out2, cluster=(2, 1, 1), shared_mem=100_000)
@@ -136,6 +139,7 @@ class LaunchGraph:
 
         Example::
 
+            # fragment: g a LaunchGraph; k, desc, out the caller's (docs/graphs.md)
             node = g.launch(k, (8, 4), 128, desc, out, cluster=(2, 1, 1), shared_mem=150_000)
         """
         self._check_open("launch")
@@ -246,6 +250,7 @@ class LaunchGraph:
 
         Example::
 
+            # fragment: g, load a LaunchGraph and its node (docs/graphs.md)
             g.set_args(load, desc.retarget(next_batch), out)
         """
         self._check_open("set_args")

@@ -1,6 +1,9 @@
 """Launch any ``@cuda.jit`` kernel with thread-block clusters and any dynamic shared memory the
 device allows — what numba's ``kernel[grid, block, stream, shmem]`` cannot express.
 
+Example::
+
+    # fragment: the signature, with the caller's kernel and arguments
     numba_tma.launch(kernel, grid, block, *args, cluster=(2, 1, 1), shared_mem=200_000, stream=s)
 
 ``grid`` is in blocks, as in numba, and must be divisible by the cluster shape.  Clusters of up to
@@ -159,6 +162,7 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
 
     Example::
 
+        # fragment: the caller's kernel k and its arguments
         numba_tma.launch(k, (8, 4), 128, a, out, cluster=(2, 1, 1), shared_mem=150_000)
     """
     shapes = _shapes(grid, block, cluster, shared_mem)
@@ -263,6 +267,7 @@ def cluster_kernel(cluster=(2, 1, 1), **jit_options):
 
     Example::
 
+        # fragment: out the caller's device array
         @numba_tma.cluster_kernel(cluster=(2, 1, 1))
         @cuda.jit
         def k(out):

@@ -3,6 +3,7 @@ by pytest once numba-tma is installed; importing it imports nothing of numba).
 
 The ``kernel_timeout`` fixture is a function that waits for the test's kernels with a deadline::
 
+    # fragment: a test of the caller's ring_kernel
     @testing.skip_unless_tma
     def test_ring(kernel_timeout):
         ring_kernel[grid, block](desc, out)
@@ -23,6 +24,7 @@ process, importing numba once), whose JUnit report gives each its result.  The
 same kernel, the same numpy model, both ways; on a machine without a GPU the simulator half still
 runs.  The child must report the test passed (not skipped)::
 
+    # fragment: a test of the caller's ring kernel
     @pytest.mark.both_ways
     def test_ring():
         numba_tma.launch(ring, 8, 64, out, cluster=(4, 1, 1))

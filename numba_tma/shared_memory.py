@@ -1,6 +1,9 @@
 """Plan one dynamic shared-memory buffer: typed, aligned pieces (TMA tiles, S-stage rings,
 mbarriers) carved out of it inside a kernel, and the byte total to launch with.
 
+Example::
+
+    # fragment: a sketch: STAGES, grid, block, desc and out are the caller's
     plan = SharedMemoryPlan()
     plan.array("ring", (STAGES, 128, 64), numba.float16, swizzle="128B")   # 1024-byte aligned
     plan.barriers("full", STAGES)

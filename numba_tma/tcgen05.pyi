@@ -42,7 +42,7 @@ def commit(bar: SharedArray, multicast: int | None = None, cta_group: Literal[1,
     Example::
 
         tcgen05.commit(done)                      # then mbarrier.wait(done, phase)
-        tcgen05.commit(empty, cluster.mask_all())
+        tcgen05.commit(empty, cluster.mask_all(cluster.nctarank()))   # every block of the cluster
 
     PTX::
 
@@ -181,7 +181,7 @@ def idesc(m: int, n: int, dtype: Literal['f16', 'bf16', 'tf32', 'e4m3', 'e5m2', 
 
     Example::
 
-        tcgen05.mma(d, a, b, tcgen05.idesc(128, 256, dtype="bf16"), 1)
+        tcgen05.mma(tmem[0], a, b, tcgen05.idesc(128, 256, dtype="bf16"), 1)
 
     PTX::
 

@@ -112,7 +112,7 @@ def replace_elemtype(buf: DeviceArray, value: int) -> None:
 
     Example::
 
-        tensormap.replace_elemtype(buf, value)
+        tensormap.replace_elemtype(buf, 10)     # bfloat16
 
     PTX::
 
@@ -130,7 +130,7 @@ def replace_fill_mode(buf: DeviceArray, value: int) -> None:
 
     Example::
 
-        tensormap.replace_fill_mode(buf, value)
+        tensormap.replace_fill_mode(buf, 1)     # NaN
 
     PTX::
 
@@ -148,7 +148,7 @@ def replace_global_address(buf: DeviceArray, value: int) -> None:
 
     Example::
 
-        tensormap.replace_global_address(buf, value)
+        tensormap.replace_global_address(buf, addresses[cuda.blockIdx.x])     # addresses: a uint64 array
 
     PTX::
 
@@ -206,7 +206,7 @@ def replace_interleave(buf: DeviceArray, value: int) -> None:
 
     Example::
 
-        tensormap.replace_interleave(buf, value)
+        tensormap.replace_interleave(buf, 0)
 
     PTX::
 
@@ -225,7 +225,7 @@ def replace_rank(buf: DeviceArray, value: int) -> None:
 
     Example::
 
-        tensormap.replace_rank(buf, value)
+        tensormap.replace_rank(buf, 1)     # a 2-D map
 
     PTX::
 
@@ -243,7 +243,7 @@ def replace_swizzle(buf: DeviceArray, value: int) -> None:
 
     Example::
 
-        tensormap.replace_swizzle(buf, value)
+        tensormap.replace_swizzle(buf, 3)     # 128B
 
     PTX::
 

@@ -1,6 +1,8 @@
 """Test helpers for your own GPU CI: skip decorators that never crash without a GPU, a barrier wait
 that gives up, and a kernel wait with a deadline.
 
+Example::
+
     from numba_tma import testing
 
     @testing.skip_unless_tma                   # a pytest test or a unittest.TestCase (class or method)
@@ -250,6 +252,7 @@ def gpu_seconds(fn, repeats: int = 20) -> float:
 
     Example::
 
+        # fragment: the caller's kernel, on a GPU
         seconds = testing.gpu_seconds(lambda: kernel[grid, block](x, y))
     """
     from numba import cuda

@@ -16,6 +16,10 @@ Inside ``@cuda.jit`` each wrapper compiles inline (a Numba ``overload`` on the C
 the CUDA simulator the same Python body runs on the simulator's ops.  AMD's TLX names are
 ``numba_tma.amd`` (``tlx.amd``).
 
+Example::
+
+    import numba
+    from numba import cuda
     from numba_tma import tlx
 
     @cuda.jit
@@ -30,6 +34,7 @@ the CUDA simulator the same Python body runs on the simulator's ops.  AMD's TLX 
 
 import inspect
 
+import numpy as np
 from numba import cuda
 from numba.core import types as _numba_types
 
@@ -282,14 +287,25 @@ def _value(arg):
     return getattr(arg, "literal_value", arg)
 
 
-def _async_load_rules(other, cache_modifier, size):
+def _is_integer_mask(mask) -> bool:
+    """``mask`` is an integer, not a boolean (a Numba type when compiling, a value under the
+    simulator): ``async_load(src, result, 12)`` passes 12 as the mask, not the size."""
+    return isinstance(mask, (_numba_types.Integer, int, np.integer)) and not isinstance(mask, bool)
+
+
+def _async_load_rules(mask, other, cache_modifier, size):
     """cp_async.load's ``cache`` for TLX's options; refuses what cp.async cannot express."""
     from .errors import OpArgumentError
 
     def reject(arg, rule, got):
         return OpArgumentError(f"numba_tma: tlx.async_load: argument '{arg}' {rule}; got {got}")
 
+    if _is_integer_mask(mask):
+        raise reject("mask", "must be None or a boolean (a comparison such as col < n), not an integer: the "
+                     "third argument is the mask; the size is the keyword size= (4, 8 or 16)", _value(mask))
     other, cache_modifier, size = _value(other), _value(cache_modifier), _value(size)
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size not in (4, 8, 16):
+        raise reject("size", "must be a constant, 4, 8 or 16 (the bytes one cp.async copies)", size)
     if other is not None and (type(other) is not int or other != 0):   # 0.0 has no literal type in Numba
         raise reject("other", "must be None or the integer constant 0 (cp.async zero-fills the bytes of "
                      "masked lanes, its src-size operand, and can store no other value)", other)
@@ -319,7 +335,7 @@ def _load_cg_masked(src, result, mask=None, other=None, cache_modifier="", size=
 
 
 def _pick_async_load(src=None, result=None, mask=None, other=None, cache_modifier="", size=16):
-    cache = _async_load_rules(other, cache_modifier, size)
+    cache = _async_load_rules(mask, other, cache_modifier, size)
     masked = mask is not None and not isinstance(mask, _NONE)
     return {("ca", False): _load_ca, ("cg", False): _load_cg,
             ("ca", True): _load_ca_masked, ("cg", True): _load_cg_masked}[cache, masked]
@@ -327,13 +343,14 @@ def _pick_async_load(src=None, result=None, mask=None, other=None, cache_modifie
 
 @_device(variants=_pick_async_load)
 def async_load(src, result, mask=None, other=None, cache_modifier="", size=16):
-    """``cp_async.load(result, src, size, cache=...)``: one thread copies ``size`` (4, 8 or 16)
-    bytes from global ``src`` to shared ``result`` (TLX's per-thread ``cp.async``; TLX's argument
-    order, with NVIDIA's ``size`` last).  ``mask`` (a boolean) False copies no byte and zero-fills
-    ``result`` (``src_nbytes=0``; ``src`` must still be an element of the array); ``other`` must be
-    None or 0 (the zero fill is all cp.async can store); ``cache_modifier`` ``""`` / ``".ca"``
-    (``cache="ca"``) or ``".cg"`` (``cache="cg"``, 16-byte copies only)."""
-    cache = _async_load_rules(other, cache_modifier, size)
+    """``cp_async.load(result, src, size, cache=...)``: one thread copies ``size`` (a constant 4, 8
+    or 16) bytes from global ``src`` to shared ``result`` (TLX's per-thread ``cp.async``; TLX's
+    argument order, with NVIDIA's ``size`` last, a keyword).  ``mask`` (None or a boolean: an
+    integer is refused) False copies no byte and zero-fills ``result`` (``src_nbytes=0``; ``src``
+    must still be an element of the array); ``other`` must be None or 0 (the zero fill is all
+    cp.async can store); ``cache_modifier`` ``""`` / ``".ca"`` (``cache="ca"``) or ``".cg"``
+    (``cache="cg"``, 16-byte copies only)."""
+    cache = _async_load_rules(mask, other, cache_modifier, size)
     if mask is None:
         cp_async.load(result, src, size, cache=cache)
     else:

@@ -1,6 +1,8 @@
 """Pictures for Jupyter: where a swizzled TMA box lands in shared memory, and PTX / SASS with the
 TMA, bulk-copy, mbarrier and fence lines highlighted.
 
+Example::
+
     from numba_tma import descriptors, viz
     desc = descriptors.encode_tiled("float16", 0, [4096, 4096], [8192], [64, 64], swizzle="128B")
     viz.swizzle(desc)                     # or a TensorMap; needs matplotlib (the ``viz`` extra)

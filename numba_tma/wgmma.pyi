@@ -119,9 +119,13 @@ def fence(acc: tuple) -> tuple:
 def mma_async(acc: tuple, a: int, b: int, scale_d: int, dtype: Literal['f16', 'bf16', 'tf32', 'e4m3', 'e5m2', 'e4m3.e5m2', 'e5m2.e4m3', 's8', 'u8', 's8.u8', 'u8.s8'] = 'bf16', trans_a: Literal[False, True] = False, trans_b: Literal[False, True] = False, negate_a: Literal[False, True] = False, negate_b: Literal[False, True] = False) -> tuple:
     """``acc + A @ B`` (``acc`` ignored where ``scale_d`` is 0) for one warpgroup, issued
     asynchronously: A is 64 x K, B is K x N, in shared memory, named by descriptors
-    (:func:`descriptor` for K-major tiles, :func:`descriptor_mn` for MN-major ones); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
-    (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types; ``trans_a`` / ``trans_b``
-    (16-bit types): the tile is MN-major; ``negate_a`` / ``negate_b``: the immediate scale -1.
+    (:func:`descriptor` for K-major tiles, :func:`descriptor_mn` for MN-major ones); N is
+    ``2 * len(acc)``: 8 to 256 in steps of 8, and for s8/u8 8, 16, 24, then 32 to 256 in steps of
+    16; K 16 (f16, bf16), 8 (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types;
+    ``trans_a`` / ``trans_b``: the tile is MN-major, for the 16-bit types only (f16, bf16);
+    ``negate_a`` / ``negate_b``: the immediate scale -1, for the float types only (not s8/u8).
+    An integer accumulator (``wgmma.zeros(n, numba.int32)``) leaves through its registers: see
+    :func:`store` (float32 only) for the layout.
     The result is valid after ``commit_group()`` and ``wait_group(n, acc)``.  All 128 threads of
     the warpgroup call it together; ``fence(acc)`` before the first MMA that reads registers
     written otherwise.
@@ -161,7 +165,7 @@ def setmaxnreg(n: int, action: Literal['dec', 'inc']) -> None:
     Example::
 
         @cuda.jit(launch_bounds=(384, 1))
-        def kernel(...):
+        def kernel(desc_a, desc_b, out):
             if cuda.threadIdx.x // 128 == 0:
                 wgmma.setmaxnreg(40, "dec")      # the producer
             else:
@@ -198,6 +202,9 @@ def wait_group(n: int, acc: tuple) -> tuple:
 def zeros(count, dtype=float32):
     """A zero accumulator fragment of ``count`` registers (``N / 2`` for a 64 x N tile) of float32
     (or ``numba.int32``, for integer MMA): no instruction (ptxas folds zeros into the first MMA).
+    ``count`` is the fragment's length, part of its type, so a compile-time constant: a literal or
+    a module-level integer (``ACC = BN // 2`` outside the kernel); an expression Numba does not
+    fold (``BN // 2`` inside it, anything from an argument) is refused.
 
     Example::
 
@@ -250,11 +257,22 @@ def store(acc, out, row, col):
     """Store a 64 x N float32 accumulator fragment into ``out`` (a 2-D float32 array or view) at
     (``row``, ``col``), unrolled (one store per element pair), skipping elements outside ``out``:
     ragged edges are never written.  All 128 threads of the warpgroup call it (1-D blocks: the
-    thread's place comes from ``threadIdx.x % 128``).
+    thread's place comes from ``threadIdx.x % 128``).  Register ``4j + h`` of thread ``t`` (warp
+    ``w = t // 32``, lane ``l = t % 32``) is element ``(16 w + l // 4 + 8 (h // 2), 8 j + 2 (l % 4)
+    + h % 2)`` of the 64 x N tile.  An int32 fragment (s8/u8 MMAs) is refused: store it register by
+    register in that layout (the second example; ``len(acc)`` is a constant, the loops unroll).
 
     Example::
 
-        wgmma.store(acc, out, m0 + 64 * warpgroup, n0)
+        wgmma.store(acc, out, row0 + 64 * warpgroup, col0)
+
+    Example::
+
+        t = cuda.threadIdx.x % 128                  # acc_i32 = wgmma.zeros(64, numba.int32), then s8 MMAs
+        w, l = t // 32, t % 32
+        for j in range(len(acc_i32) // 4):
+            for h in range(4):
+                out_i32[row0 + 16 * w + l // 4 + 8 * (h // 2), col0 + 8 * j + 2 * (l % 4) + h % 2] = acc_i32[4 * j + h]
 
     PTX::
 
@@ -272,7 +290,7 @@ def store_bf16(acc, out, row, col):
 
     Example::
 
-        wgmma.store_bf16(acc, out, m0 + 64 * warpgroup, n0)
+        wgmma.store_bf16(acc, out_bf16, row0 + 64 * warpgroup, col0)     # out_bf16: a 2-D uint16 array
 
     PTX::
 
@@ -297,8 +315,8 @@ def store_shared_bf16(acc, tile, desc, first=omitted(default=0), count=omitted(d
 
     Example::
 
-        wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
-        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, 2)     # columns 128-255
+        wgmma.store_shared_bf16(acc, at(tiles_c, 4 * half), desc_c)
+        wgmma.store_shared_bf16(acc, at(tiles_c, 2 * half), desc_c, 2, 2)     # columns 128-255
 
     PTX::
 
@@ -319,7 +337,7 @@ def load(array, row, col, count):
 
     Example::
 
-        acc = wgmma.load(bias, m0 + 64 * warpgroup, n0, 64)      # 64 x 128 float32
+        acc = wgmma.load(bias, row0 + 64 * warpgroup, col0, 64)      # 64 x 128 float32
 
     PTX::
 
@@ -341,7 +359,7 @@ def row_max(acc):
 
     Example::
 
-        m0, m1 = wgmma.row_max(s)          # s: the 64 x N scores of a Q @ K^T tile
+        m0, m1 = wgmma.row_max(scores)     # scores: the 64 x N scores of a Q @ K^T tile
 
     PTX::
 
@@ -363,7 +381,7 @@ def row_sum(acc):
 
     Example::
 
-        s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(s, scale, m0, m1)
+        s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(scores, scale, m0, m1)
 
     PTX::
 
@@ -388,7 +406,7 @@ def exp2_rows(acc, scale, m0, m1):
 
     Example::
 
-        p = wgmma.exp2_rows(s, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
+        p = wgmma.exp2_rows(scores, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
 
     PTX::
 

@@ -419,25 +419,6 @@ def test_a_cluster_ring_filled_by_multicast_is_released_in_every_block(size, sta
     np.testing.assert_array_equal(out.copy_to_host(), expected)
 
 
-# -- 6. the docs' kernels ----------------------------------------------------------------------------------
-
-def _docs_kernels():
-    import pathlib
-    import re
-
-    text = (pathlib.Path(__file__).parents[1] / "docs" / "pipelines.md").read_text()
-    return re.findall(r"```python\n(.*?)```", text, re.S)
-
-
-def test_the_docs_hold_three_kernels():
-    assert len(_docs_kernels()) == 3
-
-
-@pytest.mark.parametrize("index", range(3))
-def test_each_docs_kernel_runs_under_the_simulator(index):
-    assert "PASS" in simulate(_docs_kernels()[index])
-
-
 def _async_kernel(stages, cp_async_form):
     """Warp 0 fills each stage with thread stores (``commit``) or ``cp.async`` copies
     (``commit_cp_async``); warps 1-2 read it and release it.  A device function takes the ring and

@@ -89,6 +89,17 @@ def test_async_load_takes_tlx_options(call, expected):
     assert re.search(expected, _ptx(call)), expected
 
 
+# constants TLX users write that cp.async cannot take, refused compiled and simulated alike
+ASYNC_LOAD_CONSTANTS = [
+    # the third argument is the mask: 12 there is not a size (it once compiled to a 16-byte copy)
+    ("tlx.async_load(g, tile, 12)",
+     r"tlx.async_load: argument 'mask' must be None or a boolean \(a comparison such as col < n\), not an "
+     r"integer: the third argument is the mask; the size is the keyword size= \(4, 8 or 16\); got 12$"),
+    ("tlx.async_load(g, tile, size=12)",
+     r"tlx.async_load: argument 'size' must be a constant, 4, 8 or 16 \(the bytes one cp.async copies\); got 12$"),
+]
+
+
 @pytest.mark.parametrize("call,match", [
     ("tlx.async_load(g, tile, mask=out[0] < 30, other=1)",
      r"tlx.async_load: argument 'other' must be None or the integer constant 0 \(cp.async zero-fills .*; got 1$"),
@@ -98,10 +109,32 @@ def test_async_load_takes_tlx_options(call, expected):
      r"tlx.async_load: argument 'cache_modifier' must be a constant, one of '', '.ca', '.cg' .*; got '.cv'$"),
     ("tlx.async_load(g, tile, cache_modifier='.cg', size=8)",
      r"tlx.async_load: argument 'size' must be 16 with cache_modifier='.cg' .*; got 8$"),
-])
+] + ASYNC_LOAD_CONSTANTS)
 def test_async_load_refuses_what_cp_async_cannot_do(call, match):
     with pytest.raises(OpArgumentError, match=match):
         _ptx(call)
+
+
+def test_the_simulator_refuses_the_same_async_load_constants():
+    from test_simulator import simulate
+
+    out = simulate(f"""
+        from numba_tma import OpArgumentError, tlx
+
+        for call in {[call for call, _ in ASYNC_LOAD_CONSTANTS]!r}:
+            namespace = dict(cuda=cuda, numba=numba, tlx=tlx)
+            exec("def k(g, out):\\n    tile = cuda.shared.array(64, numba.float32, alignment=16)\\n    " + call,
+                 namespace)
+            try:
+                cuda.jit(namespace["k"])[1, 1](np.zeros(64, np.float32), np.zeros(1, np.int32))
+                print("RAN", call)
+            except OpArgumentError as exc:
+                print("REFUSED", exc)
+    """)
+    refused = [line[len("REFUSED "):] for line in out.splitlines() if line.startswith("REFUSED ")]
+    assert len(refused) == len(ASYNC_LOAD_CONSTANTS), out
+    for got, (_, match) in zip(refused, ASYNC_LOAD_CONSTANTS):
+        assert re.search(match, got), got
 
 
 def test_async_load_mask_zero_fills_under_the_simulator():

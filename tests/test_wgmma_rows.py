@@ -9,7 +9,7 @@ import pytest
 from numba import cuda
 
 from numba_tma import wgmma
-from numba_tma.errors import OpArgumentError
+from numba_tma.errors import FRAGMENT_FLOAT_ONLY, OpArgumentError
 
 
 def _rows_kernel(count):
@@ -106,6 +106,9 @@ def _kernel(body):
     ("wgmma.store(wgmma.load(out, 0, 0, out.shape[0]), out, 0, 0)",
      "wgmma.load: argument 'count' must be a constant N / 2"),
     ("wgmma.store(wgmma.load(out, 0, 0.5, 8), out, 0, 0)", "wgmma.load: argument 'col' must be an integer"),
+    ("wgmma.store(wgmma.zeros(8, numba.int32), out, 0, 0)", "wgmma.store: argument 'acc' " + FRAGMENT_FLOAT_ONLY),
+    ("wgmma.store_bf16(wgmma.zeros(8, numba.int32), tile, 0, 0)",
+     "wgmma.store_bf16: argument 'acc' " + FRAGMENT_FLOAT_ONLY),
 ])
 def test_row_operations_refuse_with_the_rule(body, message):
     from numba_tma import inspect
@@ -156,3 +159,38 @@ def test_a_partial_warp_is_reported_under_the_simulator():
     with pytest.raises(SimulatorError, match="wgmma.row_max: 16 lanes of warp 0 took part; its shfl.sync.bfly with "
                                              "the full mask needs all 32"):
         partial[1, 16](cuda.to_device(np.zeros(16, np.float32)))
+
+
+@pytest.mark.both_ways
+def test_the_documented_layout_stores_a_fragment_by_hand():
+    """wgmma.store's documented register layout, written by hand as its docs show for an int32
+    fragment (here a float32 one read from a known tile), gives the tile back."""
+    @cuda.jit
+    def by_hand(tile, out):
+        acc = wgmma.load(tile, 0, 0, 16)
+        t = cuda.threadIdx.x % 128
+        w, lane = t // 32, t % 32
+        for j in range(len(acc) // 4):
+            for h in range(4):
+                out[16 * w + lane // 4 + 8 * (h // 2), 8 * j + 2 * (lane % 4) + h % 2] = acc[4 * j + h]
+
+    tile = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    out = cuda.to_device(np.full((64, 32), -1, np.float32))
+    by_hand[1, 128](cuda.to_device(tile), out)
+    np.testing.assert_array_equal(out.copy_to_host(), tile)
+
+
+@pytest.mark.both_ways
+def test_an_int32_fragment_is_refused_by_store():
+    from numba_tma import testing
+
+    if testing.WAY != "simulator":
+        pytest.skip("refused at compile time: test_row_operations_refuse_with_the_rule")
+
+    @cuda.jit
+    def store_int(out):
+        wgmma.store(wgmma.zeros(8, numba.int32), out, 0, 0)
+
+    with pytest.raises(OpArgumentError, match="wgmma.store: argument 'acc' must be a float32 fragment: store an "
+                                              "int32 one register by register"):
+        store_int[1, 128](cuda.to_device(np.zeros((64, 16), np.float32)))

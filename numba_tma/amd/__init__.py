@@ -14,7 +14,7 @@ Mover; ``lanes``: cross-lane moves and reductions) on the declaration core
 from ..declarations import exported
 from . import ops
 from .codegen import compile_ir, find_ld_lld, link_hsaco
-from .errors import AMDArgumentError, LLVMVersionError, UnsupportedArchError
+from .errors import AMDArgumentError, AMDError, LLVMVersionError, UnsupportedArchError
 from .kernel import CompiledKernel, compile
 from .lanes import quad_perm, swizzle_bitmask, swizzle_quad_perm
 from .sync import SCHED_CLASSES
@@ -26,7 +26,7 @@ FEATURES = features()   # what each op (and emitter) needs, from the declaration
 
 __all__ = [
     "ARCHS", "FEATURES", "SCHED_CLASSES",
-    "AMDArgumentError", "LLVMVersionError", "UnsupportedArchError",
+    "AMDArgumentError", "AMDError", "LLVMVersionError", "UnsupportedArchError",
     "CompiledKernel", "compile", "compile_ir", "find_ld_lld", "link_hsaco",
     "quad_perm", "swizzle_quad_perm", "swizzle_bitmask", *_OPS,
 ]

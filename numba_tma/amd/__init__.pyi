@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeAlias
 from numba_tma import TensorMap
 
 from numba_tma.errors import OpArgumentError as AMDArgumentError
+from numba_tma.errors import OpError as AMDError
 from numba_tma.errors import ArchError as LLVMVersionError
 from numba_tma.errors import ArchError as UnsupportedArchError
 from numba_tma.amd.kernel import CompiledKernel as CompiledKernel
@@ -87,7 +88,9 @@ def amd_sched_barrier(mask: int) -> None:
     (see ``SCHED_CLASSES``) be scheduled across this point.  No ISA encoding; verbose
     assembly shows ``; sched_barrier mask(0x...)``.  All archs.
 
-    Example: ``amd_sched_barrier(0)`` (nothing crosses)
+    Example::
+
+        amd.amd_sched_barrier(0)    # nothing crosses
 
     LLVM::
 
@@ -105,7 +108,9 @@ def async_amd_descriptor_load(desc: TensorDescriptor, result: LDSArray, offsets:
     :func:`async_amd_descriptor_wait`.  *offsets* and *pred* are wave-uniform: a
     lane-varying value is taken from the first active lane (``v_readfirstlane``).
 
-    Example: ``async_amd_descriptor_load(desc, tile, offsets=(row, 0))``
+    Example::
+
+        amd.async_amd_descriptor_load(desc, tile, offsets=(row, 0))
 
     LLVM::
 
@@ -126,7 +131,9 @@ def async_amd_descriptor_load_fused(members: tuple[tuple[TensorDescriptor, LDSAr
     block (split along the outermost dim among the hint's waves).  Hints: constant,
     non-empty, disjoint, axis-aligned.  gfx1250 only.
 
-    Example: ``async_amd_descriptor_load_fused(((da, ta, 0x0F), (db, tb, 0xF0)))``
+    Example::
+
+        amd.async_amd_descriptor_load_fused(((da, ta, 0x0F), (db, tb, 0xF0)))
 
     LLVM::
 
@@ -144,7 +151,9 @@ def async_amd_descriptor_store(desc: TensorDescriptor, source: LDSArray, offsets
     """Copy the LDS array *source* to the block at *desc* (moved by *offsets*);
     gfx1250 only.
 
-    Example: ``async_amd_descriptor_store(out_desc, tile, offsets=(row, 0))``
+    Example::
+
+        amd.async_amd_descriptor_store(out_desc, tile, offsets=(row, 0))
 
     LLVM::
 
@@ -163,7 +172,9 @@ def async_amd_descriptor_wait(pendings: int = 0) -> None:
     gfx1250 only.  LLVM moves no LDS access across the wait, nor across a TDM op
     (docs/amd.md, LDS ordering).
 
-    Example: ``async_amd_descriptor_wait(0)``
+    Example::
+
+        amd.async_amd_descriptor_wait(0)
 
     LLVM::
 
@@ -192,7 +203,10 @@ def async_load(src: DeviceArray, result: LDSArray, mask: bool | None = None, oth
     masked wave skips, so the waits of the kernel become ``vmcnt(0)`` /
     ``s_wait_asynccnt 0``; to keep a pipeline's waits, clamp the offsets instead.
 
-    Example: ``async_load(x, tile[w * 64:], offsets=base + lane); async_load_commit_group()``
+    Example::
+
+        amd.async_load(x, tile[w * 64:], offsets=base + lane)
+        amd.async_load_commit_group()
 
     LLVM::
 
@@ -214,7 +228,9 @@ def async_load_commit_group() -> None:
     same straight-line code as the group's DMA ops (not in a branch or loop of its
     own), or the group counts as empty.  All archs.
 
-    Example: ``async_load_commit_group()``
+    Example::
+
+        amd.async_load_commit_group()
 
     LLVM::
 
@@ -236,8 +252,9 @@ def async_load_wait_group(pendings: int) -> None:
     *pendings*: constant 0..63.  LLVM moves no LDS access across the wait, nor across a DMA op
     (docs/amd.md, LDS ordering).
 
-    Example (3 stages, one DMA per group): ``async_load_wait_group(2)`` ->
-    ``s_waitcnt vmcnt(2)``
+    Example::
+
+        amd.async_load_wait_group(2)    # 3 stages, one DMA per group: s_waitcnt vmcnt(2)
 
     LLVM::
 
@@ -255,7 +272,9 @@ def barrier_arrive(bar: LDSArray, arrive_count: int = 1) -> None:
     """Arrive on the LDS barrier word ``bar[0]`` (an int64 :func:`lds_array`), once per
     wave (lane 0 of the wave does it).  gfx1250 only; *arrive_count* must be 1 (as TLX on AMD).
 
-    Example: ``barrier_arrive(bar)``
+    Example::
+
+        amd.barrier_arrive(bar)
 
     LLVM::
 
@@ -282,7 +301,9 @@ def buffer_load_to_local(dest: LDSArray, ptr: DeviceArray, offsets: int, mask: b
     runtime offsets are truncated to 32 bits, constants must fit.  Count it into a
     group with :func:`async_load_commit_group`.
 
-    Example: ``buffer_load_to_local(tile[w * 64:], x, base + lane, mask=lane < n)``
+    Example::
+
+        amd.buffer_load_to_local(tile[w * 64:], x, base + lane, mask=lane < n)
 
     LLVM::
 
@@ -315,7 +336,9 @@ def dpp(value: int | float, ctrl: str | int, row_mask: int = 15, bank_mask: int 
     ``row_bcast:31``), unless *bound_ctrl*, which gives it 0.  *value*: int32, uint32 or
     float32.  :mod:`numba_tma.amd.lanes_model` models it lane by lane.
 
-    Example: ``left = amd.dpp(x, "row_shr:1", bound_ctrl=True)`` (lane 0 of a row gets 0)
+    Example::
+
+        left = amd.dpp(x, "row_shr:1", bound_ctrl=True)    # lane 0 of a row gets 0
 
     LLVM::
 
@@ -334,7 +357,9 @@ def dpp8(value: int | float, selects: tuple[int, ...]) -> int | float:
     encoding).  *selects*: a constant tuple of 8 lanes 0..7.  *value*: int32, uint32 or
     float32.
 
-    Example: ``r = amd.dpp8(x, (7, 6, 5, 4, 3, 2, 1, 0))`` (reverse each 8 lanes)
+    Example::
+
+        r = amd.dpp8(x, (7, 6, 5, 4, 3, 2, 1, 0))    # reverse each 8 lanes
 
     LLVM::
 
@@ -352,7 +377,9 @@ def ds_bpermute(value: int | float, src_lane: int) -> int | float:
     reads no LDS memory; it waits on ``lgkmcnt``.  All archs.  *value*: int32, uint32 or
     float32; *src_lane*: an integer, per lane.
 
-    Example: ``right = amd.ds_bpermute(x, lane + 1)`` (lane 63 reads lane 0)
+    Example::
+
+        right = amd.ds_bpermute(x, lane + 1)    # lane 63 reads lane 0
 
     LLVM::
 
@@ -372,7 +399,9 @@ def ds_permute(value: int | float, dst_lane: int) -> int | float:
     ISA: ``ds_permute_b32``, byte address ``4 * dst_lane``; no LDS memory is touched.  All
     archs.
 
-    Example: ``y = amd.ds_permute(x, 63 - lane)`` (reverse the wave)
+    Example::
+
+        y = amd.ds_permute(x, 63 - lane)    # reverse the wave
 
     LLVM::
 
@@ -394,7 +423,9 @@ def ds_swizzle(value: int | float, pattern: int | str) -> int | float:
     ``"swizzle(BROADCAST,8,0)"``, ``"swizzle(REVERSE,4)"``, ``'swizzle(BITMASK_PERM,"01pi0")'``.
     The FFT and rotate modes are refused.
 
-    Example: ``other_half = amd.ds_swizzle(x, "swizzle(SWAP,16)")``
+    Example::
+
+        other_half = amd.ds_swizzle(x, "swizzle(SWAP,16)")
 
     LLVM::
 
@@ -410,7 +441,9 @@ def lane_id() -> int:
 
     ISA: ``v_mbcnt_lo_u32_b32`` / ``v_mbcnt_hi_u32_b32`` (lo only on wave32).  All archs.
 
-    Example: ``partner = amd.ds_bpermute(x, amd.lane_id() ^ 1)``
+    Example::
+
+        partner = amd.ds_bpermute(x, amd.lane_id() ^ 1)
 
     LLVM::
 
@@ -432,7 +465,9 @@ def lds_array(shape: int | tuple[int, ...], dtype: type) -> LDSArray:
     check that their LDS arguments are in LDS and large enough.  It emits no instruction:
     an ``addrspace(3)`` global that the kernel's LDS size counts.
 
-    Example: ``tile = lds_array(1024, numba.float32)``
+    Example::
+
+        tile = amd.lds_array(1024, numba.float32)
 
     LLVM::
 
@@ -447,7 +482,9 @@ def make_tensor_descriptor(array: DeviceArray, block_shape: tuple[int, ...], pad
     *block_shape* (constant tuple).  *pad_interval*/*pad_amount* (elements) pad the LDS
     copy.  Pure SALU integer code, no instruction of its own; gfx1250 only.
 
-    Example: ``desc = make_tensor_descriptor(x, (64, 64))``
+    Example::
+
+        desc = amd.make_tensor_descriptor(x, (64, 64))
 
     LLVM::
 
@@ -467,7 +504,9 @@ def permlane16(value: int | float, sel_lo: int, sel_hi: int, fi: bool = False, b
     wave-uniform 32-bit integers (constants are checked).  *fi* (fetch inactive) and
     *bound_ctrl*: constant bools, as the ISA's.
 
-    Example: ``r = amd.permlane16(x, 0x89ABCDEF, 0x01234567)`` (reverse each row: lane 0 reads 15)
+    Example::
+
+        r = amd.permlane16(x, 0x89ABCDEF, 0x01234567)    # reverse each row: lane 0 reads 15
 
     LLVM::
 
@@ -484,7 +523,9 @@ def permlane16_swap(a: int | float, b: int | float) -> tuple[int | float, int | 
 
     ISA: ``v_permlane16_swap_b32``.  gfx950, gfx1250.
 
-    Example: ``lo, hi = amd.permlane16_swap(x, x)`` (lo: rows 0,0,2,2 of x; hi: rows 1,1,3,3)
+    Example::
+
+        lo, hi = amd.permlane16_swap(x, x)    # lo: rows 0,0,2,2 of x; hi: rows 1,1,3,3
 
     LLVM::
 
@@ -501,7 +542,9 @@ def permlane32_swap(a: int | float, b: int | float) -> tuple[int | float, int | 
 
     ISA: ``v_permlane32_swap_b32``.  gfx950 only (wave64).
 
-    Example: ``lo, hi = amd.permlane32_swap(x, x)`` (lo: lanes 0-31 twice; hi: 32-63 twice)
+    Example::
+
+        lo, hi = amd.permlane32_swap(x, x)    # lo: lanes 0-31 twice; hi: 32-63 twice
 
     LLVM::
 
@@ -518,7 +561,9 @@ def permlanex16(value: int | float, sel_lo: int, sel_hi: int, fi: bool = False, 
 
     ISA: ``v_permlanex16_b32``.  gfx1250 only.
 
-    Example: ``other = amd.permlanex16(x, 0x76543210, 0xFEDCBA98)`` (lane i gets lane i ^ 16)
+    Example::
+
+        other = amd.permlanex16(x, 0x76543210, 0xFEDCBA98)    # lane i gets lane i ^ 16
 
     LLVM::
 
@@ -538,7 +583,9 @@ def readfirstlane(value: int | float) -> int | float:
     ``s_mov`` instead of a ``v_readfirstlane`` before each LDS DMA (docs/amd.md, M0 once per
     wave).
 
-    Example: ``base = amd.readfirstlane(numba.int32(slot * 256))``
+    Example::
+
+        base = amd.readfirstlane(numba.int32(slot * 256))
 
     LLVM::
 
@@ -556,7 +603,9 @@ def readlane(value: int | float, lane: int) -> int | float:
     gfx942/gfx950, 32 on gfx1250; checked), or a wave-uniform integer (a lane-varying one is
     taken from the first active lane).
 
-    Example: ``total = amd.readlane(partial, 63)``
+    Example::
+
+        total = amd.readlane(partial, 63)
 
     LLVM::
 
@@ -585,7 +634,9 @@ def row_reduce(value: int | float, op: str, width: int = 16) -> int | float:
     width 64 adds ``row_bcast:15``, ``row_bcast:31`` and ``v_readlane_b32`` 63.  All
     archs.  The plan is :func:`numba_tma.amd.lanes.reduction_plan`.
 
-    Example: ``s = amd.row_reduce(x, "sum", 16)`` (the sum of each row of 16 lanes)
+    Example::
+
+        s = amd.row_reduce(x, "sum", 16)    # the sum of each row of 16 lanes
 
     LLVM::
 
@@ -614,7 +665,10 @@ def s_barrier() -> None:
     ``llvm.amdgcn.s.barrier`` is convergent, which keeps LLVM from unrolling the loop
     around it, and LLVM drops it in a one-wave workgroup anyway.
 
-    Example: ``async_load_wait_group(1); s_barrier()``
+    Example::
+
+        amd.async_load_wait_group(1)
+        amd.s_barrier()
 
     LLVM::
 
@@ -631,7 +685,11 @@ def s_setprio(priority: int) -> None:
     default) .. 3 (highest); it holds until the next ``s_setprio``.  Used to let MFMA-issuing
     waves go ahead of memory-issuing ones (ping-pong schedules).  All archs.
 
-    Example: ``s_setprio(1); ...mfma...; s_setprio(0)``
+    Example::
+
+        amd.s_setprio(1)
+        ...                     # the MFMAs to hurry
+        amd.s_setprio(0)
 
     LLVM::
 
@@ -647,7 +705,9 @@ def sched_group_barrier(mask: int, size: int, sync_id: int) -> None:
     a group of *size* instructions of class *mask*.  Shows as
     ``; sched_group_barrier mask(...) size(...) SyncID(...)``.  All archs.
 
-    Example: ``sched_group_barrier(0x8, 1, 0)`` (one MFMA)
+    Example::
+
+        amd.sched_group_barrier(0x8, 1, 0)    # one MFMA
 
     LLVM::
 
@@ -664,7 +724,9 @@ def update_tensor_descriptor(desc: TensorDescriptor, add_offsets: tuple[int, ...
     The descriptor is wave-uniform (SGPRs): a lane-varying *pred*, offset or bound is
     taken from the wave's first active lane (``v_readfirstlane``), not checked.
 
-    Example: ``desc = update_tensor_descriptor(desc, add_offsets=(64, 0))``
+    Example::
+
+        desc = amd.update_tensor_descriptor(desc, add_offsets=(64, 0))
 
     LLVM::
 
@@ -687,7 +749,9 @@ def wave_id() -> int:
     lane-varying and moves every DMA's LDS address to ``M0`` with a ``v_readfirstlane_b32`` of
     its own.
 
-    Example: ``mine = ring[amd.wave_id() * 2048:]``
+    Example::
+
+        mine = ring[amd.wave_id() * 2048:]
 
     LLVM::
 
@@ -710,7 +774,9 @@ def wave_reduce(value: int | float, op: str) -> int | float:
     ``v_readlane_b32 s, v, 63`` (Triton's full-wave lowering), on gfx1250
     ``v_permlanex16_b32`` and ``v_readlane_b32 s, v, 31``.  All archs.
 
-    Example: ``total = amd.wave_reduce(partial, "max")``
+    Example::
+
+        total = amd.wave_reduce(partial, "max")
 
     LLVM::
 
@@ -725,7 +791,9 @@ def wave_reduce(value: int | float, op: str) -> int | float:
 def workgroup_id_x() -> int:
     """The workgroup's x index in the grid (``blockIdx.x``), in an SGPR.  All archs.
 
-    Example: ``block = amd.workgroup_id_x()``
+    Example::
+
+        block = amd.workgroup_id_x()
 
     LLVM::
 
@@ -739,7 +807,9 @@ def workitem_id_x() -> int:
     """This lane's x index in its workgroup (``threadIdx.x``): VGPR v0 at kernel entry (gfx9),
     or its low 10 bits (gfx1250, where the ids are packed).  All archs.
 
-    Example: ``lane = amd.workitem_id_x()``
+    Example::
+
+        lane = amd.workitem_id_x()
 
     LLVM::
 

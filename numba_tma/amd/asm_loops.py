@@ -11,6 +11,9 @@ instructions (LDS DMA or TDM tensor loads), one per tile in the kernels of
 ``examples/amd_pipelined_copy.py``, so ``per_tile`` is the instructions one tile costs,
 whether or not LLVM unrolled the loop.
 
+Example::
+
+    # fragment: kernel: a numba_tma.amd.compile result
     loop = steady_state(kernel.asm)
     print(loop.tiles, loop.per_tile, loop.waits)
 """

@@ -9,11 +9,13 @@ intrinsic that the target lacks, so nothing here is left for LLVM to reject.
 * an op the architecture lacks, an unknown arch, or an LLVM inside llvmlite outside the
   versions an op is known to work with: :class:`~numba_tma.errors.ArchError`.
 
-``AMDArgumentError``, ``UnsupportedArchError`` and ``LLVMVersionError`` are the names these
-had before the two vendors shared one hierarchy, kept as aliases for existing code.
+``AMDError`` (their base), ``AMDArgumentError``, ``UnsupportedArchError`` and ``LLVMVersionError``
+are the names these had before the two vendors shared one hierarchy, kept as aliases for existing
+code.
 """
-from ..errors import ArchError, OpArgumentError
+from ..errors import ArchError, OpArgumentError, OpError
 
+AMDError = OpError
 AMDArgumentError = OpArgumentError
 UnsupportedArchError = ArchError
 LLVMVersionError = ArchError

@@ -1,5 +1,8 @@
 """``TensorMap``: the tensor-map object users build on the host and pass to kernels.
 
+Example::
+
+    # fragment: a, kernel, grid, block and out are the caller's
     desc = TensorMap.tiled(a, (64, 64), swizzle="128B")   # a: any CUDA array, box in a's order
     kernel[grid, block](desc, out)                        # by value, __grid_constant__
     desc.box_bytes                                        # what mbarrier.arrive_expect_tx expects
@@ -383,6 +386,7 @@ class TensorMap:
 
         Example::
 
+            # fragment: a device array needs a GPU (or the simulator: NUMBA_ENABLE_CUDASIM=1)
             a = cuda.to_device(np.zeros((1024, 512), np.float32))
             desc = TensorMap.tiled(a, (64, 32))      # 64 rows x 32 columns per box
         """
@@ -445,6 +449,7 @@ class TensorMap:
 
         Example::
 
+            # fragment: a device array needs a GPU (or the simulator: NUMBA_ENABLE_CUDASIM=1)
             x = cuda.to_device(np.zeros((2, 16, 16, 64), np.float16))     # NHWC
             desc = TensorMap.im2col(x, (-1, -1), (-1, -1), 64, 128)       # 3x3 conv, padding 1
         """
@@ -533,6 +538,7 @@ class TensorMap:
 
         Example::
 
+            # fragment: the caller's kernel, batches and launch shape
             for a in batches:
                 kernel[grid, block](desc.retarget(a), out)
         """

@@ -29,6 +29,15 @@ def nbytes_operand(name="nbytes"):
     return Int(name, lo=16, hi=(1 << 32) - 16, rule=NBYTES_RULE)
 
 
+# a copy completing on an mbarrier counts its bytes in the barrier's transaction count
+BARRIER_NBYTES_RULE = ("must be a multiple of 16 bytes, from 16 to 2**20 - 16: the copy completes on one "
+                       "mbarrier, whose transaction count holds at most 2**20 - 1 bytes")
+
+
+def barrier_nbytes_operand(name="nbytes"):
+    return Int(name, lo=16, hi=(1 << 20) - 16, rule=BARRIER_NBYTES_RULE)
+
+
 def check_nbytes(op, nbytes):
     value = literal(nbytes)
     if isinstance(value, int) and value % 16:
@@ -110,7 +119,7 @@ load = PtxOp(
     "bulk.load",
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{multicast}{cache_hint} [{dst}], [{src}],"
     " {nbytes}, [{bar}]{mask}{policy};",
-    (SharedArray("dst", what="a shared array (the destination)"), GlobalArray("src"), nbytes_operand(), barrier(),
+    (SharedArray("dst", what="a shared array (the destination)"), GlobalArray("src"), barrier_nbytes_operand(), barrier(),
      CacheHint(), Multicast()),
     check=lambda nbytes, **_: check_nbytes("bulk.load", nbytes), debug=debug_bytes("bulk.load", ("dst", "src")),
     tlx=("cute.nvgpu.cpasync.CopyBulkG2SOp", "cuda::ptx::cp_async_bulk"),
@@ -136,7 +145,10 @@ load = PtxOp(
     refusals=(Refusal('bulk.load(smem, desc, 20, bar)',
                       "bulk.load: argument 'nbytes' must be a multiple of 16 bytes"),
               Refusal('bulk.load(smem, desc, 64, bar, multicast=0)',
-                      "bulk.load: argument 'multicast' must be in [1, 65535]"),),
+                      "bulk.load: argument 'multicast' must be in [1, 65535]"),
+              Refusal('bulk.load(smem, desc, 1 << 20, bar)',
+                      "bulk.load: argument 'nbytes' must be a multiple of 16 bytes, from 16 to 2**20 - 16: the copy "
+                      "completes on one mbarrier, whose transaction count holds at most 2**20 - 1 bytes; got 1048576"),),
 ).intrinsic()
 
 store = PtxOp(

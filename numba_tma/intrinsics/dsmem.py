@@ -18,7 +18,7 @@ from numba.cuda import types
 
 from ..reductions import CLUSTER_REDUCE_TYPES
 from ._core import Refusal, REQUIRED, Int, PtxOp, Qualifier, Requirement, Sample, SharedArray, Value, exported, reject
-from .bulk import check_nbytes, debug_bytes, nbytes_operand
+from .bulk import barrier_nbytes_operand, check_nbytes, debug_bytes
 from .mbarrier import barrier
 
 STORE = Requirement((9, 0), (8, 1))   # st.async, red.async
@@ -38,7 +38,7 @@ def _rank():
 
 def _copy_operands():
     """``(dst, src, nbytes, bar, cta_rank)`` of the bulk copies into another block."""
-    return _dst(), SharedArray("src", what="a shared array (this block's source)"), nbytes_operand(), barrier(), _rank()
+    return _dst(), SharedArray("src", what="a shared array (this block's source)"), barrier_nbytes_operand(), barrier(), _rank()
 
 
 _PTX_TYPE = {types.uint32: "u32", types.int32: "s32", types.uint64: "u64", types.int64: "s64"}
@@ -171,7 +171,9 @@ copy_async = PtxOp(
         dsmem.copy_async(at(ring, slot), tile, 8192, at(full, slot), (rank + 1) % n)
     """,
     refusals=(Refusal('dsmem.copy_async(smem, smem[1024:], 256, bar, 16)',
-                      "dsmem.copy_async: argument 'cta_rank' must be in [0, 15]"),),
+                      "dsmem.copy_async: argument 'cta_rank' must be in [0, 15]"),
+              Refusal('dsmem.copy_async(smem, smem[1024:], 1 << 20, bar, 1)',
+                      "dsmem.copy_async: argument 'nbytes' must be a multiple of 16 bytes, from 16 to 2**20 - 16"),),
 ).intrinsic()
 
 reduce_copy_async = PtxOp(

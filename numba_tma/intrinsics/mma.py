@@ -2,6 +2,8 @@
 it (``ldmatrix``, sm_75+; ``stmatrix``, sm_90): a warp multiplies a 16 x K tile of A by a K x 8
 tile of B into a 16 x 8 accumulator, four float32 (or int32) registers per lane.
 
+Example::
+
     a = mma.ldmatrix(at(tile_a, row), 4)          # 16 x 16 bf16: four 8 x 8 matrices, 4 registers
     b = mma.ldmatrix(at(tile_b, row), 2)          # 16 x 8 (B stored N x K, K-major)
     acc = mma.sync(acc, a, b)                     # m16n8k16 bf16 x bf16 -> f32

@@ -8,6 +8,8 @@ instructions, 7 more for a ring slot ``ring[s * T:]``).  ``at(bars, s)`` is the 
 array's 32-bit shared-window base, which NVVM hoists, so naming costs at most two instructions.
 No bounds are checked: ``i`` must lie in ``[0, array.shape[0])``.
 
+Example::
+
     bars = cuda.shared.array(STAGES, numba.uint64)
     ring = cuda.shared.array((STAGES, 64, 32), numba.float32, alignment=128)
     mbarrier.wait(at(bars, s), phase)

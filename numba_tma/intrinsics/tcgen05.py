@@ -3,13 +3,15 @@ that multiplies shared-memory tiles (named by matrix descriptors) into an accumu
 **tensor memory** (TMEM: 128 lanes x 512 columns of 32-bit cells per CTA), which warps then read
 into registers.
 
+Example::
+
     tmem = cuda.shared.array(1, numba.uint32)
     if warp == 0:
         tcgen05.alloc(tmem, 256)                        # 256 columns; their address lands in tmem[0]
     tcgen05.fence_before_thread_sync()
     cuda.syncthreads()
     tcgen05.fence_after_thread_sync()
-    if threadIdx.x == 0:                                # one thread issues the MMAs
+    if cuda.threadIdx.x == 0:                           # one thread issues the MMAs
         for k in range(4):                              # the 4 K-steps of a 64-wide bf16 tile
             tcgen05.mma(tmem[0], tcgen05.descriptor(at(tiles_a, s), desc_a, k, 0),
                         tcgen05.descriptor(at(tiles_b, s), desc_b, k, 0), tcgen05.idesc(128, 256), k)
@@ -250,7 +252,7 @@ idesc = PtxOp(
 
     Example::
 
-        tcgen05.mma(d, a, b, tcgen05.idesc(128, 256, dtype="bf16"), 1)
+        tcgen05.mma(tmem[0], a, b, tcgen05.idesc(128, 256, dtype="bf16"), 1)
     """,
     samples=(Sample("out[0] = tcgen05.idesc(128, 256)", "MOV",
                     # D F32 (1 << 4), A and B BF16 (1 << 7, 1 << 10), N 256 >> 3 << 17, M 128 >> 4 << 24
@@ -356,7 +358,7 @@ commit = PtxOp(
     Example::
 
         tcgen05.commit(done)                      # then mbarrier.wait(done, phase)
-        tcgen05.commit(empty, cluster.mask_all())
+        tcgen05.commit(empty, cluster.mask_all(cluster.nctarank()))   # every block of the cluster
     """,
     samples=(Sample("tcgen05.commit(bar)", "UTCBAR",   # cta_group=2: UTCBAR.2CTA
                     ptx="tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r];",

@@ -71,12 +71,12 @@ def _check_value(name, lo, hi, multiple, what):
 
 
 def _field(name, field, value_bits, indexed, doc, line, immediate=None, limits=None, multiple=None, what="", last=4,
-           refusals=()):
+           refusals=(), example="(buf, 1, n_rows)"):
     """``tensormap.replace`` of one field; ``immediate=(lo, hi)``: the PTX takes the value only as
     a constant (the enumerated fields); ``limits`` / ``multiple``: the values the tensormap can
     hold (``what`` says why); ``last``: the highest dimension index ``i``; ``line``: the PTX of its
     assembly row (``i = 1``, the value ``out[1]`` or the lowest immediate), by hand from PTX ISA
-    9.1 section 9.7.9.28."""
+    9.1 section 9.7.9.28; ``example``: the arguments of the docs' example call."""
     ptx_type = f"b{value_bits}"
     check = run_time = None
     if immediate:
@@ -98,7 +98,7 @@ def _field(name, field, value_bits, indexed, doc, line, immediate=None, limits=N
 
     Example::
 
-        tensormap.""" + name + ("(buf, 1, n_rows)" if indexed else "(buf, value)") + """
+        tensormap.""" + name + example + """
     """,
     ).intrinsic()
 
@@ -108,13 +108,14 @@ replace_global_address = _field("replace_global_address", "global_address", 64, 
                                 "tensormap.replace.tile.global_address.b1024.b64 [%rd], %rd;",
                                 limits=(0, (1 << 64) - 16), multiple=16, what="TMA addresses are 16-byte aligned",
                                 refusals=(Refusal('tensormap.replace_global_address(desc, 8)',
-                      "tensormap.replace_global_address: argument 'value'"),))
+                      "tensormap.replace_global_address: argument 'value'"),),
+                                example="(buf, addresses[cuda.blockIdx.x])     # addresses: a uint64 array")
 replace_rank = _field("replace_rank", "rank", 32, False, """Set the descriptor's rank: ``value`` is the
     rank minus one, as the PTX ISA's ``.rank`` field takes it (measured: ``tests/test_gpu_sync_tensormap.py``).""",
                       "tensormap.replace.tile.rank.b1024.b32 [%rd], %r;",
                       limits=(0, 4), what="rank - 1, for ranks 1 to 5",
                       refusals=(Refusal('tensormap.replace_rank(desc, 5)',
-                      "tensormap.replace_rank: argument 'value'"),))
+                      "tensormap.replace_rank: argument 'value'"),), example="(buf, 1)     # a 2-D map")
 replace_box_dim = _field("replace_box_dim", "box_dim", 32, True, """Set box dimension ``i`` (innermost
     first) to ``value`` elements.""", "tensormap.replace.tile.box_dim.b1024.b32 [%rd], 1, %r;",
                          limits=(1, 256), what="elements per box dimension",
@@ -144,19 +145,20 @@ replace_elemtype = _field("replace_elemtype", "elemtype", 32, False, """Set the 
     ISA's ``.elemtype`` code: the descriptor's type field, see ``numba_tma.descriptors.enums.TYPE_INFO``).""",
                           "tensormap.replace.tile.elemtype.b1024.b32 [%rd], 0;", immediate=(0, 15),
                           refusals=(Refusal('tensormap.replace_elemtype(desc, 16)',
-                      "tensormap.replace_elemtype: argument 'value' must be in [0, 15]"),))
+                      "tensormap.replace_elemtype: argument 'value' must be in [0, 15]"),),
+                          example="(buf, 10)     # bfloat16")
 replace_interleave = _field("replace_interleave", "interleave_layout", 32, False, """Set the interleave
     layout (0 none, 1 16 bytes, 2 32 bytes).""", "tensormap.replace.tile.interleave_layout.b1024.b32 [%rd], 0;",
                             immediate=(0, 2), refusals=(Refusal('tensormap.replace_interleave(desc, 3)',
-                      "tensormap.replace_interleave: argument 'value' must be in [0, 2]"),))
+                      "tensormap.replace_interleave: argument 'value' must be in [0, 2]"),), example="(buf, 0)")
 replace_swizzle = _field("replace_swizzle", "swizzle_mode", 32, False, """Set the swizzle mode (PTX ISA
     encoding: 0 none, 1 32B, 2 64B, 3 128B).""", "tensormap.replace.tile.swizzle_mode.b1024.b32 [%rd], 0;",
                          immediate=(0, 3), refusals=(Refusal('tensormap.replace_swizzle(desc, 4)',
-                      "tensormap.replace_swizzle: argument 'value' must be in [0, 3]"),))
+                      "tensormap.replace_swizzle: argument 'value' must be in [0, 3]"),), example="(buf, 3)     # 128B")
 replace_fill_mode = _field("replace_fill_mode", "fill_mode", 32, False, """Set the out-of-bounds fill
     mode (0 zeros, 1 NaN).""", "tensormap.replace.tile.fill_mode.b1024.b32 [%rd], 0;", immediate=(0, 1),
     refusals=(Refusal('tensormap.replace_fill_mode(desc, 2)',
-                      "tensormap.replace_fill_mode: argument 'value' must be in [0, 1]"),))
+                      "tensormap.replace_fill_mode: argument 'value' must be in [0, 1]"),), example="(buf, 1)     # NaN")
 
 cp_fenceproxy = PtxOp(
     "tensormap.cp_fenceproxy",

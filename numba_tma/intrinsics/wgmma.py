@@ -3,15 +3,17 @@ multiplies a 64 x K tile of A by a K x N tile of B, both read from shared memory
 descriptors, into a 64 x N accumulator held as a register fragment: ``N / 2`` float32 (or int32)
 per thread, a tuple the ops take and return.
 
+Example::
+
     acc = wgmma.zeros(64)                               # 64 x 128 float32 accumulator fragment
     acc = wgmma.fence(acc)
     for k in range(4):                                  # the 4 K-steps of a 64-wide bf16 tile
-        a = wgmma.descriptor(at(tiles_a, s), desc_a, k=k)
-        b = wgmma.descriptor(at(tiles_b, s), desc_b, k=k)
-        acc = wgmma.mma_async(acc, a, b)
+        a = wgmma.descriptor(at(tiles_a, s), desc_a, k, 64 * warpgroup)    # this warpgroup's 64 rows
+        b = wgmma.descriptor(at(tiles_b, s), desc_b, k, 0)
+        acc = wgmma.mma_async(acc, a, b, 1)             # scale_d 1: acc + A @ B (0: A @ B)
     wgmma.commit_group()
     acc = wgmma.wait_group(0, acc)
-    wgmma.store(acc, out, row0, col0)                   # thread (row, col) map: see store
+    wgmma.store(acc, out, row0 + 64 * warpgroup, col0)  # thread (row, col) map: see store
 
 The descriptor comes from the TMA map that filled the tile (its swizzle and box: the layout the
 tile is in), so the map, the tile and the MMA cannot disagree.  ``fence`` and ``wait_group`` take
@@ -27,6 +29,7 @@ from numba.cuda import types
 from numba.cuda.extending import _intrinsic, intrinsic
 
 from ..declarations import literal, reject
+from ..errors import FRAGMENT_FLOAT_ONLY
 from ..descriptors import matrix
 from . import debug, matrix_descriptor
 from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
@@ -181,9 +184,13 @@ mma_async = PtxOp(
     tlx=("tlx.async_dot", "gluon warpgroup_mma", "cute.nvgpu.warpgroup.MmaF16BF16Op", "SM90_64x128x16_F32BF16BF16_SS"),
     doc="""``acc + A @ B`` (``acc`` ignored where ``scale_d`` is 0) for one warpgroup, issued
     asynchronously: A is 64 x K, B is K x N, in shared memory, named by descriptors
-    (:func:`descriptor` for K-major tiles, :func:`descriptor_mn` for MN-major ones); N is ``2 * len(acc)`` (8 to 256 in steps of 8), K 16 (f16, bf16), 8
-    (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types; ``trans_a`` / ``trans_b``
-    (16-bit types): the tile is MN-major; ``negate_a`` / ``negate_b``: the immediate scale -1.
+    (:func:`descriptor` for K-major tiles, :func:`descriptor_mn` for MN-major ones); N is
+    ``2 * len(acc)``: 8 to 256 in steps of 8, and for s8/u8 8, 16, 24, then 32 to 256 in steps of
+    16; K 16 (f16, bf16), 8 (tf32) or 32 (e4m3/e5m2, s8/u8).  ``dtype``: the A.B element types;
+    ``trans_a`` / ``trans_b``: the tile is MN-major, for the 16-bit types only (f16, bf16);
+    ``negate_a`` / ``negate_b``: the immediate scale -1, for the float types only (not s8/u8).
+    An integer accumulator (``wgmma.zeros(n, numba.int32)``) leaves through its registers: see
+    :func:`store` (float32 only) for the layout.
     The result is valid after ``commit_group()`` and ``wait_group(n, acc)``.  All 128 threads of
     the warpgroup call it together; ``fence(acc)`` before the first MMA that reads registers
     written otherwise.
@@ -304,7 +311,7 @@ setmaxnreg = PtxOp(
     Example::
 
         @cuda.jit(launch_bounds=(384, 1))
-        def kernel(...):
+        def kernel(desc_a, desc_b, out):
             if cuda.threadIdx.x // 128 == 0:
                 wgmma.setmaxnreg(40, "dec")      # the producer
             else:
@@ -324,7 +331,8 @@ def _count(op, count):
     value = literal(count)
     if not isinstance(value, int) or isinstance(value, bool) or value not in _ACC.lengths:
         raise OpArgumentError(f"numba_tma: {op}: argument 'count' must be a constant N / 2 for an N of 8 to "
-                              f"256 in steps of 8 (4, 8, ... 128 registers); got {count}")
+                              f"256 in steps of 8 (4, 8, ... 128 registers): a literal or a module-level integer "
+                              f"(Numba folds no expression such as BN // 2: compute it at module level); got {count}")
     return value
 
 
@@ -340,6 +348,9 @@ def zeros_type(count, dtype):
 def zeros(typingctx, count, dtype=types.float32):
     """A zero accumulator fragment of ``count`` registers (``N / 2`` for a 64 x N tile) of float32
     (or ``numba.int32``, for integer MMA): no instruction (ptxas folds zeros into the first MMA).
+    ``count`` is the fragment's length, part of its type, so a compile-time constant: a literal or
+    a module-level integer (``ACC = BN // 2`` outside the kernel); an expression Numba does not
+    fold (``BN // 2`` inside it, anything from an argument) is refused.
 
     Example::
 
@@ -405,6 +416,8 @@ def store_check(kind, acc, out, row, col):
     """Check the arguments of ``wgmma.<kind>(acc, out, row, col)`` (``kind``: ``"store"`` or
     ``"store_bf16"``; Numba types): every host's typing."""
     _ACC.check(f"wgmma.{kind}", acc)
+    if acc.dtype != types.float32:
+        raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'acc' {FRAGMENT_FLOAT_ONLY}; got {acc}")
     want = (types.float32,) if kind == "store" else (types.uint16, types.int16)
     if not (isinstance(out, types.Array) and out.ndim == 2 and out.dtype in want):
         raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D "
@@ -459,11 +472,22 @@ store = intrinsic(_store_codegen("store"))
 store.__doc__ = """Store a 64 x N float32 accumulator fragment into ``out`` (a 2-D float32 array or view) at
 (``row``, ``col``), unrolled (one store per element pair), skipping elements outside ``out``:
 ragged edges are never written.  All 128 threads of the warpgroup call it (1-D blocks: the
-thread's place comes from ``threadIdx.x % 128``).
+thread's place comes from ``threadIdx.x % 128``).  Register ``4j + h`` of thread ``t`` (warp
+``w = t // 32``, lane ``l = t % 32``) is element ``(16 w + l // 4 + 8 (h // 2), 8 j + 2 (l % 4)
++ h % 2)`` of the 64 x N tile.  An int32 fragment (s8/u8 MMAs) is refused: store it register by
+register in that layout (the second example; ``len(acc)`` is a constant, the loops unroll).
 
 Example::
 
-    wgmma.store(acc, out, m0 + 64 * warpgroup, n0)
+    wgmma.store(acc, out, row0 + 64 * warpgroup, col0)
+
+Example::
+
+    t = cuda.threadIdx.x % 128                  # acc_i32 = wgmma.zeros(64, numba.int32), then s8 MMAs
+    w, l = t // 32, t % 32
+    for j in range(len(acc_i32) // 4):
+        for h in range(4):
+            out_i32[row0 + 16 * w + l // 4 + 8 * (h // 2), col0 + 8 * j + 2 * (l % 4) + h % 2] = acc_i32[4 * j + h]
 
 PTX::
 
@@ -479,7 +503,7 @@ holding bfloat16 bits.
 
 Example::
 
-    wgmma.store_bf16(acc, out, m0 + 64 * warpgroup, n0)
+    wgmma.store_bf16(acc, out_bf16, row0 + 64 * warpgroup, col0)     # out_bf16: a 2-D uint16 array
 
 PTX::
 
@@ -616,8 +640,8 @@ def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=
 
     Example::
 
-        wgmma.store_shared_bf16(acc, at(smem.c, 4 * half), desc_c)
-        wgmma.store_shared_bf16(acc, at(smem.c, 2 * half), desc_c, 2, 2)     # columns 128-255
+        wgmma.store_shared_bf16(acc, at(tiles_c, 4 * half), desc_c)
+        wgmma.store_shared_bf16(acc, at(tiles_c, 2 * half), desc_c, 2, 2)     # columns 128-255
 
     PTX::
 
@@ -683,7 +707,7 @@ def load(typingctx, array, row, col, count):
 
     Example::
 
-        acc = wgmma.load(bias, m0 + 64 * warpgroup, n0, 64)      # 64 x 128 float32
+        acc = wgmma.load(bias, row0 + 64 * warpgroup, col0, 64)      # 64 x 128 float32
 
     PTX::
 
@@ -790,7 +814,7 @@ operand; the simulator: ``np.fmax``).
 
 Example::
 
-    m0, m1 = wgmma.row_max(s)          # s: the 64 x N scores of a Q @ K^T tile
+    m0, m1 = wgmma.row_max(scores)     # scores: the 64 x N scores of a Q @ K^T tile
 
 PTX::
 
@@ -810,7 +834,7 @@ call it.
 
 Example::
 
-    s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(s, scale, m0, m1)
+    s0, s1 = wgmma.row_sum(p)          # p = wgmma.exp2_rows(scores, scale, m0, m1)
 
 PTX::
 
@@ -839,7 +863,7 @@ def exp2_rows(typingctx, acc, scale, m0, m1):
 
     Example::
 
-        p = wgmma.exp2_rows(s, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
+        p = wgmma.exp2_rows(scores, scale_log2e, m0 * scale_log2e, m1 * scale_log2e)
 
     PTX::
 

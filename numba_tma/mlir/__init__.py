@@ -1,5 +1,7 @@
 """numba-tma's ops for numba-cuda-mlir kernels (the second host, issue 25; docs/second_host.md).
 
+Example::
+
     from numba_cuda_mlir import cuda
     from numba_tma.mlir import at, fence, mbarrier, tma
 

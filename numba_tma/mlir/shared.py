@@ -21,6 +21,7 @@ def carver(plan):
 
     Example::
 
+        # fragment: plan the caller's SharedMemoryPlan (docs/second_host.md)
         carve = numba_tma.mlir.carver(plan)
 
         @cuda.jit(chip="sm_90a")

@@ -31,6 +31,7 @@ def map_type(dtype, box, mode="tiled", rank=None, box_bytes=None, swizzle="none"
 
     Example::
 
+        # fragment: the caller's kernel (docs/second_host.md compiles one)
         inspect.compile(kernel, (map_type("float32", (32, 32)), types.float32[::1]), "sm_100a", host="mlir")
     """
     return TensorMap(TileLayout.describe(dtype, box, mode, rank, box_bytes, swizzle, store_overrun))
@@ -43,6 +44,7 @@ def map_in_global_type(dtype, box, mode="tiled", rank=None, box_bytes=None, swiz
 
     Example::
 
+        # fragment: the caller's kernel (docs/second_host.md compiles one)
         inspect.compile(kernel, (map_in_global_type("bfloat16", (64, 64), swizzle="128B"), ...), "sm_90a", host="mlir")
     """
     return MapInGlobal(TileLayout.describe(dtype, box, mode, rank, box_bytes, swizzle, store_overrun))
@@ -86,6 +88,7 @@ def map_in_global(tmap) -> GlobalMap:
 
     Example::
 
+        # fragment: a launch on a GPU (numba-cuda-mlir has no simulator)
         kernel[1, 128](map_in_global(desc), out)
     """
     return _global_map_class(tmap.layout)(cuda.to_device(np.frombuffer(tmap.bytes, dtype=np.uint8)))

@@ -10,6 +10,9 @@ wait); consumers at phase 0.  The anchors: CuTe DSL's ``PipelineTmaAsync`` / ``P
 ``PipelineTmaStore`` with ``producer_acquire`` / ``producer_commit`` / ``consumer_wait`` /
 ``consumer_release`` / ``producer_tail``; TLX's and Gluon's hand-written (buffer, phase) counters.
 
+Example::
+
+    # fragment: a sketch: producer_thread, n and coords(k) are the kernel's (docs/pipelines.md runs three whole ones)
     LOADS = pipeline.TmaPipeline(stages=4, consumers=pipeline.warps(4))
     plan = SharedMemoryPlan().array("ring", (4, 16, 32), numba.float32).pipeline("loads", LOADS)
     carve = plan.carver()

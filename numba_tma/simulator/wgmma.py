@@ -13,6 +13,7 @@ import numpy as np
 
 from ..descriptors import matrix
 from ..descriptors.enums import swizzled_offsets
+from ..errors import FRAGMENT_FLOAT_ONLY, OpArgumentError
 from . import memory, scheduler
 from .gates import arrive, warp_exchange
 from .state import RUNNING, SimulatorError, async_reads, enter
@@ -196,8 +197,11 @@ def _bf16_bits(value):
     return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 & 0xFFFF
 
 
-def _store(acc, out, row, col, convert):
+def _store(kind, acc, out, row, col, convert):
     thread, _ = enter()
+    if getattr(acc, "dtype", "float32") != "float32":
+        raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'acc' {FRAGMENT_FLOAT_ONLY}; got an {acc.dtype} "
+                              "fragment")
     target = memory.host(out)
     rows, cols = target.shape
     for i, r, c in _elements(thread, len(acc)):
@@ -206,11 +210,11 @@ def _store(acc, out, row, col, convert):
 
 
 def store(acc, out, row, col):
-    _store(acc, out, row, col, np.float32)
+    _store("store", acc, out, row, col, np.float32)
 
 
 def store_bf16(acc, out, row, col):
-    _store(acc, out, row, col, _bf16_bits)
+    _store("store_bf16", acc, out, row, col, _bf16_bits)
 
 
 def store_shared_bf16(acc, tile, desc, first=0, count=None):

@@ -12,8 +12,8 @@ import pytest
 from llvmlite import ir
 
 from amd_asm import ARCHS
-from numba_tma import ArchError, OpArgumentError
-from numba_tma.amd import (AMDArgumentError, FEATURES, LLVMVersionError,
+from numba_tma import ArchError, OpArgumentError, OpError
+from numba_tma.amd import (AMDArgumentError, AMDError, FEATURES, LLVMVersionError,
                            UnsupportedArchError, buffer, dma, global_load, lanes, sync, targets,
                            tdm)
 from numba_tma.amd.llvm_ir import call_intrinsic, i32
@@ -235,6 +235,17 @@ def test_the_amd_errors_are_the_one_hierarchy():
     """Both vendors raise numba_tma's errors; the AMD names are aliases of them."""
     assert UnsupportedArchError is ArchError and LLVMVersionError is ArchError
     assert AMDArgumentError is OpArgumentError
+
+
+def test_amd_error_still_catches_every_amd_refusal():
+    """``AMDError``, the AMD path's base of before, is the shared base: code catching it still
+    catches an argument refused and an arch refused."""
+    assert AMDError is OpError
+    assert issubclass(OpArgumentError, AMDError) and issubclass(ArchError, AMDError)
+    with pytest.raises(AMDError, match="argument 'priority' must be an int in \\[0, 3\\]"):
+        sync.emit_s_setprio(None, "gfx942", 7)
+    with pytest.raises(AMDError, match="gfx000"):
+        sync.emit_s_setprio(None, "gfx000", 1)
 
 
 def test_masking_accepts_num_records_up_to_0x80000000(kernel):

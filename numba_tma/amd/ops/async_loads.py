@@ -86,7 +86,10 @@ buffer_load_to_local = AmdOp(
     runtime offsets are truncated to 32 bits, constants must fit.  Count it into a
     group with :func:`async_load_commit_group`.
 
-    Example: ``buffer_load_to_local(tile[w * 64:], x, base + lane, mask=lane < n)``""",
+    Example::
+
+        amd.buffer_load_to_local(tile[w * 64:], x, base + lane, mask=lane < n)
+    """,
     samples=(Sample("amd.buffer_load_to_local(tile, x, lane)", "buffer_load_dword %v, %s, 0 offen lds",
                     "CDNA3 ISA 9.1 MUBUF (LDS = 1: the data goes to LDS at M0)"),
              Sample("amd.buffer_load_to_local(tile, x, lane, width=16)",
@@ -145,7 +148,11 @@ async_load = AmdOp(
     masked wave skips, so the waits of the kernel become ``vmcnt(0)`` /
     ``s_wait_asynccnt 0``; to keep a pipeline's waits, clamp the offsets instead.
 
-    Example: ``async_load(x, tile[w * 64:], offsets=base + lane); async_load_commit_group()``""",
+    Example::
+
+        amd.async_load(x, tile[w * 64:], offsets=base + lane)
+        amd.async_load_commit_group()
+    """,
     samples=(Sample("amd.async_load(x, tile, offsets=lane)",
                     {"gfx1250": "global_load_async_to_lds_b32 %v, %v, %s scale_offset",
                      "": "global_load_lds_dword %v, %s"},
@@ -170,7 +177,10 @@ async_load_commit_group = AmdOp(
     same straight-line code as the group's DMA ops (not in a branch or loop of its
     own), or the group counts as empty.  All archs.
 
-    Example: ``async_load_commit_group()``""",
+    Example::
+
+        amd.async_load_commit_group()
+    """,
     samples=(Sample("amd.async_load(x, tile, offsets=lane)\namd.async_load_commit_group()\namd.async_load_wait_group(0)",
                     {"gfx1250": "s_wait_asynccnt 0x0", "": "s_waitcnt vmcnt(0)"},
                     "CDNA3 ISA 4.4 s_waitcnt; LLVM AMDGPUUsage (s_wait_asynccnt)"),),
@@ -199,8 +209,10 @@ async_load_wait_group = AmdOp(
     *pendings*: constant 0..63.  LLVM moves no LDS access across the wait, nor across a DMA op
     (docs/amd.md, LDS ordering).
 
-    Example (3 stages, one DMA per group): ``async_load_wait_group(2)`` ->
-    ``s_waitcnt vmcnt(2)``""",
+    Example::
+
+        amd.async_load_wait_group(2)    # 3 stages, one DMA per group: s_waitcnt vmcnt(2)
+    """,
     samples=(Sample("for t in range(2):\n    amd.async_load(x, tile[t * 64:], offsets=t * 64 + lane)\n"
                     "    amd.async_load_commit_group()\namd.async_load_wait_group(1)",
                     {"gfx1250": "s_wait_asynccnt 0x1", "": "s_waitcnt vmcnt(1)"},

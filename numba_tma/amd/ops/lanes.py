@@ -62,7 +62,10 @@ wave_id = AmdOp(
     lane-varying and moves every DMA's LDS address to ``M0`` with a ``v_readfirstlane_b32`` of
     its own.
 
-    Example: ``mine = ring[amd.wave_id() * 2048:]``""",
+    Example::
+
+        mine = ring[amd.wave_id() * 2048:]
+    """,
     samples=(Sample(_V + "amd.wave_id()", "v_readfirstlane_b32 %s, %v", _REF),),
     refusals=(Refusal("amd.wave_id(1)", "wave_id takes ()"),),
 ).intrinsic()
@@ -79,7 +82,10 @@ lane_id = AmdOp(
 
     ISA: ``v_mbcnt_lo_u32_b32`` / ``v_mbcnt_hi_u32_b32`` (lo only on wave32).  All archs.
 
-    Example: ``partner = amd.ds_bpermute(x, amd.lane_id() ^ 1)``""",
+    Example::
+
+        partner = amd.ds_bpermute(x, amd.lane_id() ^ 1)
+    """,
     samples=(Sample(_V + "numba.float32(amd.lane_id())",
                     {"gfx1250": "v_mbcnt_lo_u32_b32 %v, -1, 0",
                      "": ("v_mbcnt_lo_u32_b32 %v, -1, 0", "v_mbcnt_hi_u32_b32 %v, -1, %v")}, _REF),),
@@ -100,7 +106,10 @@ readfirstlane = AmdOp(
     ``s_mov`` instead of a ``v_readfirstlane`` before each LDS DMA (docs/amd.md, M0 once per
     wave).
 
-    Example: ``base = amd.readfirstlane(numba.int32(slot * 256))``""",
+    Example::
+
+        base = amd.readfirstlane(numba.int32(slot * 256))
+    """,
     samples=(Sample(_V + "amd.readfirstlane(x[lane])", "v_readfirstlane_b32 %s, %v", _REF),),
     refusals=(Refusal(_V + "amd.readfirstlane(x)", "amd.readfirstlane: argument 'value' must be an int32, uint32 or float32"),),
 ).intrinsic()
@@ -125,7 +134,10 @@ readlane = AmdOp(
     gfx942/gfx950, 32 on gfx1250; checked), or a wave-uniform integer (a lane-varying one is
     taken from the first active lane).
 
-    Example: ``total = amd.readlane(partial, 63)``""",
+    Example::
+
+        total = amd.readlane(partial, 63)
+    """,
     samples=(Sample(_V + "amd.readlane(x[lane], 5)", "v_readlane_b32 %s, %v, 5", _REF),),
     refusals=(Refusal(_V + "amd.readlane(x[lane], 64)", "amd.readlane: argument 'lane' must be a lane of the wave"),),
 ).intrinsic()
@@ -146,7 +158,10 @@ ds_bpermute = AmdOp(
     reads no LDS memory; it waits on ``lgkmcnt``.  All archs.  *value*: int32, uint32 or
     float32; *src_lane*: an integer, per lane.
 
-    Example: ``right = amd.ds_bpermute(x, lane + 1)`` (lane 63 reads lane 0)""",
+    Example::
+
+        right = amd.ds_bpermute(x, lane + 1)    # lane 63 reads lane 0
+    """,
     samples=(Sample(_V + "amd.ds_bpermute(x[lane], lane * 3)", "ds_bpermute_b32 %v, %v, %v", _REF),),
     refusals=(Refusal(_V + "amd.ds_bpermute(x[lane], 1.5)", "amd.ds_bpermute: argument 'src_lane' must be an integer"),),
 ).intrinsic()
@@ -162,7 +177,10 @@ ds_permute = AmdOp(
     ISA: ``ds_permute_b32``, byte address ``4 * dst_lane``; no LDS memory is touched.  All
     archs.
 
-    Example: ``y = amd.ds_permute(x, 63 - lane)`` (reverse the wave)""",
+    Example::
+
+        y = amd.ds_permute(x, 63 - lane)    # reverse the wave
+    """,
     samples=(Sample(_V + "amd.ds_permute(x[lane], lane * 5)", "ds_permute_b32 %v, %v, %v", _REF),),
     refusals=(Refusal(_V + "amd.ds_permute(x[lane], 1.5)", "amd.ds_permute: argument 'dst_lane' must be an integer"),),
 ).intrinsic()
@@ -189,7 +207,10 @@ ds_swizzle = AmdOp(
     ``"swizzle(BROADCAST,8,0)"``, ``"swizzle(REVERSE,4)"``, ``'swizzle(BITMASK_PERM,"01pi0")'``.
     The FFT and rotate modes are refused.
 
-    Example: ``other_half = amd.ds_swizzle(x, "swizzle(SWAP,16)")``""",
+    Example::
+
+        other_half = amd.ds_swizzle(x, "swizzle(SWAP,16)")
+    """,
     samples=(Sample(_V + 'amd.ds_swizzle(x[lane], "swizzle(SWAP,16)")',
                     "ds_swizzle_b32 %v, %v offset:swizzle(SWAP,16)", _REF),),
     refusals=(Refusal(_V + "amd.ds_swizzle(x[lane], 0xE000)", "amd.ds_swizzle: argument 'pattern' must be quad-perm mode"),),
@@ -233,7 +254,10 @@ dpp = AmdOp(
     ``row_bcast:31``), unless *bound_ctrl*, which gives it 0.  *value*: int32, uint32 or
     float32.  :mod:`numba_tma.amd.lanes_model` models it lane by lane.
 
-    Example: ``left = amd.dpp(x, "row_shr:1", bound_ctrl=True)`` (lane 0 of a row gets 0)""",
+    Example::
+
+        left = amd.dpp(x, "row_shr:1", bound_ctrl=True)    # lane 0 of a row gets 0
+    """,
     samples=(Sample(_V + 'amd.dpp(x[lane], "row_shr:1", bound_ctrl=True)',
                     "v_mov_b32_dpp %v, %v row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1", _REF),),
     refusals=(Refusal(_V + 'amd.dpp(x[lane], "row_shr:16")', "amd.dpp: argument 'ctrl' must be a DPP control: row_shr takes 1..15; got 'row_shr:16'"),
@@ -261,7 +285,10 @@ dpp8 = AmdOp(
     encoding).  *selects*: a constant tuple of 8 lanes 0..7.  *value*: int32, uint32 or
     float32.
 
-    Example: ``r = amd.dpp8(x, (7, 6, 5, 4, 3, 2, 1, 0))`` (reverse each 8 lanes)""",
+    Example::
+
+        r = amd.dpp8(x, (7, 6, 5, 4, 3, 2, 1, 0))    # reverse each 8 lanes
+    """,
     samples=(Sample(_V + "amd.dpp8(x[lane], (7, 6, 5, 4, 3, 2, 1, 0))",
                     "v_mov_b32_dpp %v, %v dpp8:[7,6,5,4,3,2,1,0]", _REF),),
     refusals=(Refusal(_V + "amd.dpp8(x[lane], (1, 2))", "amd.dpp8: argument 'selects' must be a tuple of 8 lane numbers"),),
@@ -294,7 +321,10 @@ permlane16 = AmdOp(
     wave-uniform 32-bit integers (constants are checked).  *fi* (fetch inactive) and
     *bound_ctrl*: constant bools, as the ISA's.
 
-    Example: ``r = amd.permlane16(x, 0x89ABCDEF, 0x01234567)`` (reverse each row: lane 0 reads 15)""",
+    Example::
+
+        r = amd.permlane16(x, 0x89ABCDEF, 0x01234567)    # reverse each row: lane 0 reads 15
+    """,
     samples=(Sample(_V + "amd.permlane16(x[lane], 0x76543210, 0xFEDCBA98)",
                     "v_permlane16_b32 %v, %v, %s, 0xfedcba98", _REF),),
     refusals=(Refusal(_V + "amd.permlane16(x[lane], 1 << 32, 0)", "amd.permlane16: argument 'sel_lo' must be an int in"),),
@@ -308,7 +338,10 @@ permlanex16 = AmdOp(
 
     ISA: ``v_permlanex16_b32``.  gfx1250 only.
 
-    Example: ``other = amd.permlanex16(x, 0x76543210, 0xFEDCBA98)`` (lane i gets lane i ^ 16)""",
+    Example::
+
+        other = amd.permlanex16(x, 0x76543210, 0xFEDCBA98)    # lane i gets lane i ^ 16
+    """,
     samples=(Sample(_V + "amd.permlanex16(x[lane], 0x76543210, 0xFEDCBA98)",
                     "v_permlanex16_b32 %v, %v, %s, 0xfedcba98", _REF),),
     refusals=(Refusal(_V + "amd.permlanex16(x[lane], 0, 0, fi=1)", "amd.permlanex16: argument 'fi' must be True or False"),),
@@ -335,7 +368,10 @@ permlane16_swap = AmdOp(
 
     ISA: ``v_permlane16_swap_b32``.  gfx950, gfx1250.
 
-    Example: ``lo, hi = amd.permlane16_swap(x, x)`` (lo: rows 0,0,2,2 of x; hi: rows 1,1,3,3)""",
+    Example::
+
+        lo, hi = amd.permlane16_swap(x, x)    # lo: rows 0,0,2,2 of x; hi: rows 1,1,3,3
+    """,
     samples=(Sample("a, b = amd.permlane16_swap(x[lane], x[lane])\n" + _V + "a + b",
                     "v_permlane16_swap_b32_e32 %v, %v", _REF),),
     refusals=(Refusal("a, b = amd.permlane16_swap(x[lane], lane)", "amd.permlane16_swap: argument 'b' must have the type of a"),),
@@ -350,7 +386,10 @@ permlane32_swap = AmdOp(
 
     ISA: ``v_permlane32_swap_b32``.  gfx950 only (wave64).
 
-    Example: ``lo, hi = amd.permlane32_swap(x, x)`` (lo: lanes 0-31 twice; hi: 32-63 twice)""",
+    Example::
+
+        lo, hi = amd.permlane32_swap(x, x)    # lo: lanes 0-31 twice; hi: 32-63 twice
+    """,
     samples=(Sample("a, b = amd.permlane32_swap(x[lane], x[lane])\n" + _V + "a + b",
                     "v_permlane32_swap_b32_e32 %v, %v", _REF),),
     refusals=(Refusal("a, b = amd.permlane32_swap(x[lane], lane)", "amd.permlane32_swap: argument 'b' must have the type of a"),),
@@ -390,7 +429,10 @@ row_reduce = AmdOp(
     width 64 adds ``row_bcast:15``, ``row_bcast:31`` and ``v_readlane_b32`` 63.  All
     archs.  The plan is :func:`numba_tma.amd.lanes.reduction_plan`.
 
-    Example: ``s = amd.row_reduce(x, "sum", 16)`` (the sum of each row of 16 lanes)""",
+    Example::
+
+        s = amd.row_reduce(x, "sum", 16)    # the sum of each row of 16 lanes
+    """,
     samples=(Sample(_V + 'amd.row_reduce(x[lane], "sum", 4)',
                     ("v_add_f32_dpp %v, %v, %v quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf bound_ctrl:1",
                      "v_add_f32_dpp %v, %v, %v quad_perm:[2,3,0,1] row_mask:0xf bank_mask:0xf bound_ctrl:1"), _REF),),
@@ -420,7 +462,10 @@ wave_reduce = AmdOp(
     ``v_readlane_b32 s, v, 63`` (Triton's full-wave lowering), on gfx1250
     ``v_permlanex16_b32`` and ``v_readlane_b32 s, v, 31``.  All archs.
 
-    Example: ``total = amd.wave_reduce(partial, "max")``""",
+    Example::
+
+        total = amd.wave_reduce(partial, "max")
+    """,
     samples=(Sample(_V + 'amd.wave_reduce(x[lane], "max")',
                     {"gfx1250": "v_readlane_b32 %s, %v, 31", "": "v_readlane_b32 %s, %v, 63"}, _REF),),
     refusals=(Refusal(_V + 'amd.wave_reduce(x[lane], "prod")', "amd.wave_reduce: argument 'op' must be one of"),),

@@ -25,7 +25,10 @@ amd_sched_barrier = AmdOp(
     (see ``SCHED_CLASSES``) be scheduled across this point.  No ISA encoding; verbose
     assembly shows ``; sched_barrier mask(0x...)``.  All archs.
 
-    Example: ``amd_sched_barrier(0)`` (nothing crosses)""",
+    Example::
+
+        amd.amd_sched_barrier(0)    # nothing crosses
+    """,
     samples=(Sample("amd.amd_sched_barrier(0)", "; sched_barrier mask(0x00000000)",
                     "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (sched_barrier: no encoding, an assembler comment)",
                     comments=True),
@@ -53,7 +56,10 @@ sched_group_barrier = AmdOp(
     a group of *size* instructions of class *mask*.  Shows as
     ``; sched_group_barrier mask(...) size(...) SyncID(...)``.  All archs.
 
-    Example: ``sched_group_barrier(0x8, 1, 0)`` (one MFMA)""",
+    Example::
+
+        amd.sched_group_barrier(0x8, 1, 0)    # one MFMA
+    """,
     samples=(Sample("amd.sched_group_barrier(0x8, 1, 0)", "; sched_group_barrier mask(0x00000008) size(1) SyncID(0)",
                     "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (sched_group_barrier: no encoding, an assembler "
                     "comment)", comments=True),
@@ -79,7 +85,12 @@ s_setprio = AmdOp(
     default) .. 3 (highest); it holds until the next ``s_setprio``.  Used to let MFMA-issuing
     waves go ahead of memory-issuing ones (ping-pong schedules).  All archs.
 
-    Example: ``s_setprio(1); ...mfma...; s_setprio(0)``""",
+    Example::
+
+        amd.s_setprio(1)
+        ...                     # the MFMAs to hurry
+        amd.s_setprio(0)
+    """,
     samples=(Sample("amd.s_setprio(3)", "s_setprio 3", "CDNA3 ISA 4.x SOPP s_setprio"),),
     refusals=(Refusal("amd.s_setprio(4)", "amd.s_setprio: argument 'priority' must be an int in [0, 3]"),),
 ).intrinsic()
@@ -112,7 +123,11 @@ s_barrier = AmdOp(
     ``llvm.amdgcn.s.barrier`` is convergent, which keeps LLVM from unrolling the loop
     around it, and LLVM drops it in a one-wave workgroup anyway.
 
-    Example: ``async_load_wait_group(1); s_barrier()``""",
+    Example::
+
+        amd.async_load_wait_group(1)
+        amd.s_barrier()
+    """,
     samples=(Sample("tile[lane] = 1.0\namd.s_barrier()\ny[lane] = tile[lane ^ 1]",
                     {"gfx1250": ("s_wait_dscnt 0x0", "s_barrier_signal -1", "s_barrier_wait -1"),
                      "": ("s_waitcnt lgkmcnt(0)", "s_barrier")},
@@ -136,7 +151,10 @@ barrier_arrive = AmdOp(
     doc="""Arrive on the LDS barrier word ``bar[0]`` (an int64 :func:`lds_array`), once per
     wave (lane 0 of the wave does it).  gfx1250 only; *arrive_count* must be 1 (as TLX on AMD).
 
-    Example: ``barrier_arrive(bar)``""",
+    Example::
+
+        amd.barrier_arrive(bar)
+    """,
     samples=(Sample("amd.barrier_arrive(bar)", "ds_atomic_barrier_arrive_rtn_b64 %v, %v, %v",
                     "LLVM AMDGPUUsage / IntrinsicsAMDGPU.td (ds_atomic_barrier_arrive_rtn_b64, GFX1250)"),),
     refusals=(Refusal("amd.barrier_arrive(tile)", "amd.barrier_arrive: argument 'bar' must be an int64 LDS array"),),

@@ -118,7 +118,10 @@ make_tensor_descriptor = AmdOp(
     *block_shape* (constant tuple).  *pad_interval*/*pad_amount* (elements) pad the LDS
     copy.  Pure SALU integer code, no instruction of its own; gfx1250 only.
 
-    Example: ``desc = make_tensor_descriptor(x, (64, 64))``""",
+    Example::
+
+        desc = amd.make_tensor_descriptor(x, (64, 64))
+    """,
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load(d, tile)", "tensor_load_to_lds %s, %s", _TDM_REF),),
     refusals=(Refusal("d = amd.make_tensor_descriptor(x, (64, 64))", "amd.make_tensor_descriptor: argument 'block_shape' must have 1 dims (one per dim of array); got (64, 64)"),
               Refusal("d = amd.make_tensor_descriptor(tile, (64,))", "amd.make_tensor_descriptor: argument 'array' must be a global array"),
@@ -152,7 +155,10 @@ update_tensor_descriptor = AmdOp(
     The descriptor is wave-uniform (SGPRs): a lane-varying *pred*, offset or bound is
     taken from the wave's first active lane (``v_readfirstlane``), not checked.
 
-    Example: ``desc = update_tensor_descriptor(desc, add_offsets=(64, 0))``""",
+    Example::
+
+        desc = amd.update_tensor_descriptor(desc, add_offsets=(64, 0))
+    """,
     samples=(Sample(_DESC + "d = amd.update_tensor_descriptor(d, add_offsets=(64,))\n"
                     "amd.async_amd_descriptor_load(d, tile)", "tensor_load_to_lds %s, %s", _TDM_REF),),
     refusals=(Refusal(_DESC + "d = amd.update_tensor_descriptor(d, set_bounds=(-1,))",
@@ -182,7 +188,10 @@ async_amd_descriptor_load = AmdOp(
     :func:`async_amd_descriptor_wait`.  *offsets* and *pred* are wave-uniform: a
     lane-varying value is taken from the first active lane (``v_readfirstlane``).
 
-    Example: ``async_amd_descriptor_load(desc, tile, offsets=(row, 0))``""",
+    Example::
+
+        amd.async_amd_descriptor_load(desc, tile, offsets=(row, 0))
+    """,
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load(d, tile, offsets=(64,))",
                     "tensor_load_to_lds %s, %s", _TDM_REF),),
     refusals=(Refusal(_DESC + "amd.async_amd_descriptor_load(d, y)",
@@ -211,7 +220,10 @@ async_amd_descriptor_store = AmdOp(
     doc="""Copy the LDS array *source* to the block at *desc* (moved by *offsets*);
     gfx1250 only.
 
-    Example: ``async_amd_descriptor_store(out_desc, tile, offsets=(row, 0))``""",
+    Example::
+
+        amd.async_amd_descriptor_store(out_desc, tile, offsets=(row, 0))
+    """,
     samples=(Sample(_DESC + "amd.async_amd_descriptor_store(d, tile)", "tensor_store_from_lds %s, %s", _TDM_REF),),
     refusals=(Refusal(_DESC + "amd.async_amd_descriptor_store(d, tile, clamp_bounds=1)",
                       "amd.async_amd_descriptor_store: argument 'clamp_bounds' must be True or False"),
@@ -264,7 +276,10 @@ async_amd_descriptor_load_fused = AmdOp(
     block (split along the outermost dim among the hint's waves).  Hints: constant,
     non-empty, disjoint, axis-aligned.  gfx1250 only.
 
-    Example: ``async_amd_descriptor_load_fused(((da, ta, 0x0F), (db, tb, 0xF0)))``""",
+    Example::
+
+        amd.async_amd_descriptor_load_fused(((da, ta, 0x0F), (db, tb, 0xF0)))
+    """,
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load_fused(((d, tile, 0x1), (d, tile[64:], 0x2)))",
                     "tensor_load_to_lds %s, %s", _TDM_REF),),
     refusals=(Refusal("amd.async_amd_descriptor_load_fused(tile)", "amd.async_amd_descriptor_load_fused: argument 'members' must be"),
@@ -292,7 +307,10 @@ async_amd_descriptor_wait = AmdOp(
     gfx1250 only.  LLVM moves no LDS access across the wait, nor across a TDM op
     (docs/amd.md, LDS ordering).
 
-    Example: ``async_amd_descriptor_wait(0)``""",
+    Example::
+
+        amd.async_amd_descriptor_wait(0)
+    """,
     samples=(Sample(_DESC + "amd.async_amd_descriptor_load(d, tile)\namd.async_amd_descriptor_wait(0)",
                     ("tensor_load_to_lds %s, %s", "s_wait_tensorcnt 0x0"), _TDM_REF),),
     refusals=(Refusal("amd.async_amd_descriptor_wait(64)", "amd.async_amd_descriptor_wait: argument 'pendings' must be an int in [0, 63]"),),

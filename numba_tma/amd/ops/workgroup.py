@@ -27,7 +27,10 @@ workitem_id_x = AmdOp(
     doc="""This lane's x index in its workgroup (``threadIdx.x``): VGPR v0 at kernel entry (gfx9),
     or its low 10 bits (gfx1250, where the ids are packed).  All archs.
 
-    Example: ``lane = amd.workitem_id_x()``""",
+    Example::
+
+        lane = amd.workitem_id_x()
+    """,
     samples=(Sample("y[0] = amd.workitem_id_x()", "v_cvt_f32_u32_e32 %v, v0",   # read from v0, where the hardware puts it
                     "AMDGPUUsage: Initial Kernel Execution State (work-item id in v0)"),),
     refusals=(Refusal("amd.workitem_id_x(0)", "workitem_id_x takes ()"),),
@@ -38,7 +41,10 @@ workgroup_id_x = AmdOp(
     llvm=("llvm.amdgcn.workgroup.id.x",),
     doc="""The workgroup's x index in the grid (``blockIdx.x``), in an SGPR.  All archs.
 
-    Example: ``block = amd.workgroup_id_x()``""",
+    Example::
+
+        block = amd.workgroup_id_x()
+    """,
     samples=(Sample("y[0] = amd.workgroup_id_x()",
                     # gfx9: converted straight from s2, the system SGPR after the kernarg pointer
                     # s[0:1] (never loaded); gfx1250: ttmp9, or in a cluster the cluster fields of
@@ -133,7 +139,10 @@ lds_array = AmdOp(
     check that their LDS arguments are in LDS and large enough.  It emits no instruction:
     an ``addrspace(3)`` global that the kernel's LDS size counts.
 
-    Example: ``tile = lds_array(1024, numba.float32)``""",
+    Example::
+
+        tile = amd.lds_array(1024, numba.float32)
+    """,
     samples=(Sample("t = amd.lds_array(64, numba.float32)\nt[lane] = 1.0\ny[lane] = t[63 - lane]",
                     {"gfx1250": ("ds_store_b32 %v, %v", "ds_load_b32 %v, %v"),
                      "": ("ds_write_b32 %v, %v", "ds_read_b32 %v, %v")},
