@@ -66,7 +66,9 @@ NBYTES_RULE = r"'nbytes' must be a multiple of 16 bytes \(whole 16-byte chunks\)
 
 @pytest.mark.parametrize("call,match", [
     ("bulk.store(desc, cuda.shared.array(64, types.uint8), 24)", NBYTES_RULE + "24"),
-    ("bulk.load(cuda.shared.array(64, types.uint8), desc, 0, bar)", NBYTES_RULE + "0"),
+    ("bulk.load(cuda.shared.array(64, types.uint8), desc, 0, bar)",
+     r"'nbytes' must be a multiple of 16 bytes, from 16 to 2\*\*20 - 16: the copy completes on one mbarrier, whose "
+     r"transaction count holds at most 2\*\*20 - 1 bytes; got 0"),
     ("bulk.prefetch(desc, 8)", NBYTES_RULE + "8"),
     ("bulk.reduce(desc, cuda.shared.array(64, types.uint32), 40, 'add')", r"'nbytes' must be a multiple of 16"),
 ])
