@@ -20,6 +20,7 @@ LAYERS = [
     # asm; AMD's emitters (LLVM intrinsics, the vmcnt back end) and its amdgcn Numba target
     ("bindings", ["numba_tma.intrinsics._core", "numba_tma.intrinsics.debug", "numba_tma.intrinsics.tensor_map_type",
                   "numba_tma.intrinsics.llvm_emitter", "numba_tma.intrinsics.mlir_emitter",
+                  "numba_tma.intrinsics.host", "numba_tma.intrinsics.llvm_host",
                   "numba_tma.intrinsics.mlir_adapter", "numba_tma.intrinsics.mlir_host",
                   *(f"numba_tma.amd.{m}" for m in ("_core", "errors", "targets", "llvm_ir", "vmcnt", "codegen",
                                                    "numba_target", "power", "lds", "dma", "buffer", "global_load",

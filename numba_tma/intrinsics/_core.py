@@ -32,15 +32,15 @@ from typing import Callable, Mapping, Sequence
 
 from llvmlite import ir
 from numba.cuda import types
-from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.datamodel import PrimitiveModel
-from numba.cuda.extending import _intrinsic
-from numba.cuda.models import register_model
+from numba.cuda.extending import register_model   # (through extending: models imports it partway)
 
 from .. import numba_cuda_hooks
 from . import debug
 from .llvm_emitter import LlvmEmitter, global_address, shared_address  # noqa: F401  (re-exported)
-from .tensor_map_type import TensorMapType, as_map, map_value
+from .llvm_host import (I16, I32, I64, build_intrinsic, current_cc, emit_asm, emit_tied_asm,  # noqa: F401  (re-exported)
+                        mark_constant_multicast)
+from .tensor_map_type import TensorMapType
 from ..errors import ArchError, OpArgumentError  # noqa: F401  (re-exported)
 from ..declarations import (IMMEDIATE, OPS, REQUIRED, Choice, Declaration, Qualifier, Refusal,  # noqa: F401
                             exported, literal, reject)
@@ -51,7 +51,7 @@ from ..declarations import omitted as _omitted
 
 numba_cuda_hooks.install()
 
-I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
+_RESULT = {16: "=h", 32: "=r", 64: "=l"}   # an op's result register, by its bits
 
 
 
@@ -122,12 +122,6 @@ class Requirement:
                            self.arch_specific or other.arch_specific, min(maxes) if maxes else None)
 
 
-def current_cc():
-    """The target numba-cuda is compiling for, or ``None`` when it is not known yet."""
-    cfg = ConfigStack.top_or_none()
-    return getattr(cfg, "compute_capability", None) if cfg is not None else None
-
-
 def check_arch(name: str, need: Requirement, cc=None) -> None:
     """Raise :class:`ArchError` if the compilation target (``cc``; by default numba-cuda's current
     one) or the toolkit lacks ``need`` (never under the CUDA simulator, which has neither: its
@@ -173,8 +167,9 @@ class Operand(_Operand):
     """One Python argument of an op and how it lowers to inline-asm operands (the NVIDIA binding's
     operand kinds; checks and docs come from :class:`numba_tma.declarations.Operand`)."""
 
-    def lower(self, context, builder, ty, val) -> list[tuple[ir.Value, str]]:
-        """Return ``[(llvm value, constraint letter), ...]``."""
+    def lower(self, host, ty, val) -> list[tuple[object, str]]:
+        """Return ``[(value, constraint letter), ...]``: the argument ``val`` (of Numba type ``ty``)
+        lowered through ``host`` (:class:`.host.Host`, every host compiler)."""
         raise NotImplementedError
 
     def keys(self, slot: str, ty) -> dict:
@@ -211,9 +206,9 @@ class Int(Operand):
             raise reject(op_name, self.name, "must be an integer", ty)
         _check_literal(op_name, self.name, ty, self.lo, self.hi, self.rule)
 
-    def lower(self, context, builder, ty, val):
+    def lower(self, host, ty, val):
         target = getattr(types, f"{'int' if self.signed else 'uint'}{self.bits}")
-        return [(context.cast(builder, val, ty, target), _CONSTRAINT[self.bits])]
+        return [(host.convert(val, ty, target), _CONSTRAINT[self.bits])]
 
 
 class Float(Operand):
@@ -232,13 +227,14 @@ class Float(Operand):
         if isinstance(value, (int, float)) and not self.lo < value <= self.hi:
             raise reject(op_name, self.name, f"must be in ({self.lo}, {self.hi}]", value)
 
-    def lower(self, context, builder, ty, val):
+    def lower(self, host, ty, val):
         if isinstance(ty, types.Omitted):
-            return [(ir.Constant(ir.FloatType(), float(ty.value)), "f")]
-        if isinstance(val, ir.Constant) and not self.lo < float(val.constant) <= self.hi:
+            return [(host.float32_constant(float(ty.value)), "f")]
+        value = host.constant(val)
+        if value is not None and not self.lo < float(value) <= self.hi:
             # Numba types float constants without a literal type: this is where they are known
-            raise LateReject(self.name, f"must be in ({self.lo}, {self.hi}]", val.constant)
-        return [(context.cast(builder, val, ty, types.float32), "f")]
+            raise LateReject(self.name, f"must be in ({self.lo}, {self.hi}]", value)
+        return [(host.convert(val, ty, types.float32), "f")]
 
 
 class Const(Operand):
@@ -255,7 +251,7 @@ class Const(Operand):
             raise reject(op_name, self.name, "must be a compile-time integer constant (the PTX takes an immediate)", ty)
         _check_literal(op_name, self.name, ty, self.lo, self.hi, self.rule)
 
-    def lower(self, context, builder, ty, val):
+    def lower(self, host, ty, val):
         return []
 
 
@@ -279,9 +275,9 @@ class Fragment(Operand):
             raise reject(op_name, self.name, f"must be {self.what}: a tuple of {' or '.join(self.dtypes)} of "
                          f"{counts} registers", ty)
 
-    def lower(self, context, builder, ty, val):
+    def lower(self, host, ty, val):
         letter = "f" if str(ty.dtype) == "float32" else "r"
-        return [(builder.extract_value(val, i), letter) for i in range(ty.count)]
+        return [(host.convert(v, t, ty.dtype), letter) for v, t in host.items(val, ty)]
 
     def placeholder(self, ty):
         return f"{{{self.name}}}"
@@ -310,8 +306,8 @@ class GlobalArray(Operand):
         if not isinstance(ty, types.Array) or (self.dtypes and ty.dtype not in self.dtypes):
             raise reject(op_name, self.name, f"must be {self.what}", ty)
 
-    def lower(self, context, builder, ty, val):
-        return [(global_address(context, builder, ty, val), "l")]
+    def lower(self, host, ty, val):
+        return [(host.generic_address(val, ty), "l")]
 
 
 class SharedRef(types.Type):
@@ -364,10 +360,8 @@ class SharedArray(Operand):
             raise reject(op_name, self.name, f"must be a C-contiguous view ({self.what} is written densely "
                          "from element 0)", ty)
 
-    def lower(self, context, builder, ty, val):
-        if isinstance(ty, SharedRef):   # at(array, i): already the shared address
-            return [(val, "r")]
-        return [(shared_address(context, builder, ty, val), "r")]
+    def lower(self, host, ty, val):
+        return [(host.shared_address(val, ty), "r")]   # at(array, i): already the shared address
 
     def debug_check(self, d, op_name, ty, val):
         if isinstance(ty, SharedRef):
@@ -402,12 +396,9 @@ class IntTuple(Operand):
         for i, t in enumerate(ty):
             _check_literal(op_name, f"{self.name}[{i}]", t, lo, hi)
 
-    def lower(self, context, builder, ty, val):
+    def lower(self, host, ty, val):
         target = getattr(types, f"int{self.bits}")
-        return [
-            (context.cast(builder, builder.extract_value(val, i), t, target), _CONSTRAINT[self.bits])
-            for i, t in enumerate(ty)
-        ]
+        return [(host.convert(v, t, target), _CONSTRAINT[self.bits]) for v, t in host.items(val, ty)]
 
     def placeholder(self, ty):
         n = len(ty) if ty is not None else 2
@@ -446,16 +437,13 @@ class Value(Operand):
             raise reject(op_name, self.name, f"must hold at most {self.max_bits} bits: {n} x {dtype} is "
                          f"{n * dtype.bitwidth}", ty)
 
-    def lower(self, context, builder, ty, val, like):
+    def lower(self, host, ty, val, like):
         dtype = like.dtype
-        bits = ir.IntType(dtype.bitwidth)
-        elements = [(builder.extract_value(val, i), t) for i, t in enumerate(ty)] \
-            if isinstance(ty, types.BaseTuple) else [(val, ty)]
+        elements = host.items(val, ty) if isinstance(ty, types.BaseTuple) else [(val, ty)]
         lowered = []
         for v, t in elements:
-            v = context.cast(builder, v, t, dtype)
-            lowered.append((builder.bitcast(v, bits) if isinstance(dtype, types.Float) else v,
-                            _CONSTRAINT[dtype.bitwidth]))
+            v = host.convert(v, t, dtype)
+            lowered.append((host.as_bits(v) if isinstance(dtype, types.Float) else v, _CONSTRAINT[dtype.bitwidth]))
         return lowered
 
     def keys(self, slot, ty, like=None):
@@ -484,8 +472,8 @@ class CacheHint(Operand):
         if not _omitted(ty) and not isinstance(ty, (types.Integer, types.IntegerLiteral)):
             raise reject(op_name, self.name, "must be None or a 64-bit L2 policy from numba_tma.cache.policy(...)", ty)
 
-    def lower(self, context, builder, ty, val):
-        return [] if _omitted(ty) else [(context.cast(builder, val, ty, types.uint64), "l")]
+    def lower(self, host, ty, val):
+        return [] if _omitted(ty) else [(host.convert(val, ty, types.uint64), "l")]
 
     def keys(self, slot, ty):
         given = not _omitted(ty)
@@ -517,8 +505,8 @@ class Multicast(Operand):
             raise reject(op_name, self.name, "must be None or a 16-bit mask of the cluster's CTAs", ty)
         _check_literal(op_name, self.name, ty, 1, (1 << 16) - 1)
 
-    def lower(self, context, builder, ty, val):
-        return [] if _omitted(ty) else [(context.cast(builder, val, ty, types.uint16), "h")]
+    def lower(self, host, ty, val):
+        return [] if _omitted(ty) else [(host.convert(val, ty, types.uint16), "h")]
 
     def keys(self, slot, ty):
         given = not _omitted(ty)
@@ -545,8 +533,8 @@ class Optional(Operand):
         if not _omitted(ty):
             self.inner.check(op_name, ty)
 
-    def lower(self, context, builder, ty, val):
-        return [] if _omitted(ty) else self.inner.lower(context, builder, ty, val)
+    def lower(self, host, ty, val):
+        return [] if _omitted(ty) else self.inner.lower(host, ty, val)
 
     def keys(self, slot, ty):
         return {self.name: "" if _omitted(ty) else f", {slot}"}
@@ -556,60 +544,8 @@ class Optional(Operand):
 
 
 # --------------------------------------------------------------------------------------------
-# Emission
+# The assembly test's expected PTX
 # --------------------------------------------------------------------------------------------
-
-
-_RESULT = {16: "=h", 32: "=r", 64: "=l"}
-
-
-def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
-             result: str | None = None, memory: bool = True) -> ir.Value | None:
-    """Emit one inline-asm call.
-
-    ``operands`` are ``(value, constraint)`` pairs in ``$n`` order after the result (if any);
-    ``result`` is the output constraint (``"=r"``...).  With ``memory`` (every async, barrier and
-    fence op) the asm declares side effects and the ``~{memory}`` clobber, so NVVM never drops,
-    hoists or reorders it; pure computations (special registers, ``pending_count``,
-    ``swizzled_index``) leave both off so they can be combined.
-    """
-    constraints = ([result] if result else []) + [c for _, c in operands]
-    if memory:
-        constraints.append("~{memory}")
-    ret_ty = {None: ir.VoidType(), "=r": I32, "=l": I64, "=h": I16}[result]
-    fnty = ir.FunctionType(ret_ty, [v.type for v, _ in operands])
-    asm = ir.InlineAsm(fnty, template, ",".join(constraints), side_effect=memory)
-    # a pure computation reads no memory: LLVM may then combine two identical ones
-    return builder.call(asm, [v for v, _ in operands], attrs=() if memory else ("readnone", "nounwind"))
-
-
-def emit_tied_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]], outputs: Sequence[str],
-                  memory: bool = True) -> ir.Value:
-    """One inline-asm call with ``outputs`` (``"=f"``, ``"=r"``...) as a literal struct; inputs whose
-    constraint is a number are tied to that output (NVVM rejects ``+f``: LLVM IR spells a
-    read-write register as an output and an input tied to it)."""
-    letters = {"=f": ir.FloatType(), "=r": I32, "=l": I64}
-    struct = ir.LiteralStructType([letters[o] for o in outputs])
-    constraints = list(outputs) + [c for _, c in operands] + (["~{memory}"] if memory else [])
-    single = len(outputs) == 1   # LLVM returns a lone output as its value, not as a struct of one
-    fnty = ir.FunctionType(struct.elements[0] if single else struct, [v.type for v, _ in operands])
-    asm = ir.InlineAsm(fnty, template, ",".join(constraints), side_effect=memory)
-    out = builder.call(asm, [v for v, _ in operands])
-    return builder.insert_value(ir.Constant(struct, ir.Undefined), out, 0) if single else out
-
-
-MULTICAST_MARK = "numba_tma.multicast"   # see mark_constant_multicast
-
-
-def mark_constant_multicast(builder, where: str, mask: int) -> None:
-    """Record in the kernel's code that ``where`` (an op, or a mask helper with constant
-    arguments) multicasts with the constant ``mask``: a comment ``// numba_tma.multicast <where>
-    <mask>`` in an inline asm without effects, which the LLVM IR keeps (the launch reads it there:
-    ``numba_cuda_hooks.constant_multicast_masks``, for the kernel and every device function it
-    links) and NVVM drops (the PTX does not change)."""
-    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), f"// {MULTICAST_MARK} {where} {mask:#x}", "",
-                       side_effect=False)
-    builder.call(asm, [], attrs=("readnone", "nounwind"))
 
 
 # The placeholders of a sample's hand-written PTX (``Sample.ptx``): each stands for what NVVM wrote
@@ -810,6 +746,75 @@ class PtxOp(Declaration):
         timed out (``lowered``: each operand's lowered ``[(value, constraint)]``, by name)."""
         debug.report_time_out(d, self.name, flag, lowered["bar"][0][0], lowered["phase"][0][0])
 
+    # -- emission (every host: ``host`` is its :class:`.host.Host`) -----------------------------
+    def outputs(self, tys: Mapping, chosen: Mapping) -> list[str]:
+        """The output constraints of a call: a tied fragment's registers, ``returns_regs``'s, the
+        one result, none for a void op; debug mode's bounded wait has its time-out flag."""
+        if self.bounded():
+            return ["=r"]
+        if self.tied:
+            tied = tys[self.tied]
+            return ["=f" if str(tied.dtype) == "float32" else "=r"] * tied.count
+        if self.returns_regs:
+            return ["=r"] * self.returns_regs(**chosen)
+        if self.returns == types.void:
+            return []
+        return ["=r" if self.returns == types.boolean else _RESULT[self.returns.bitwidth]]
+
+    def result_type(self, tys: Mapping, chosen: Mapping):
+        """The Numba type of a call's result."""
+        if self.tied:
+            return tys[self.tied]
+        if self.returns_regs:
+            return types.UniTuple(types.uint32, self.returns_regs(**chosen))
+        return self.returns
+
+    def emit(self, host, tys: Mapping, chosen: Mapping, given: tuple, args: Mapping, cc):
+        """The call lowered through ``host`` for the target ``cc``: the checks that only lowering
+        can make (the target's architecture, the host's own refusals, the op's ``check`` again —
+        typing is cached across targets — and each operand's constants known only here,
+        :class:`LateReject`), debug mode's checks, each operand lowered by its class and numbered
+        into the template's slots (outputs first, a tied fragment's inputs tied to them), the
+        template rendered, one inline asm, and its result (``None`` for none).  ``tys``,
+        ``chosen``, ``given``: the call's typing (:meth:`type_call`); ``args``: the kernel's values
+        by parameter name."""
+        self.check_call_arch(chosen, given, cc)
+        host.refuse(self.name, tys.values(), cc)
+        operand_tys = {o.name: tys[o.name] for o in self.operands}
+        if self.check is not None:
+            self.check(**operand_tys, **chosen)
+        self.emit_debug_checks(host, tys, args)
+        outputs = self.outputs(tys, chosen)
+        values, slots, lowered_by_name, n = [], {}, {}, len(outputs)
+        for o in self.operands:
+            ty, peers = tys[o.name], [tys[p] for p in o.peers]
+            if isinstance(o, Multicast) and isinstance(literal(ty), int):
+                host.mark_multicast(self.name, literal(ty))
+            try:
+                lowered = o.lower(host, ty, args.get(o.name), *peers)
+            except LateReject as late:
+                raise reject(self.name, *late.args) from None
+            if o.name == self.tied:   # outputs $0..$k-1; these inputs are tied to them
+                slots[o.name] = ", ".join(f"${i}" for i in range(len(lowered)))
+                lowered = [(v, str(i)) for i, (v, _) in enumerate(lowered)]
+            else:
+                slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
+                                    ", ".join(f"${n + i}" for i in range(len(lowered))), ty, *peers))
+            n += len(lowered)
+            values.extend(lowered)
+            lowered_by_name[o.name] = lowered
+        extra = self.fields(cc=cc, **operand_tys, **chosen) if self.fields else {}
+        regs = self.returns_regs and not self.bounded()
+        out_slot = ", ".join(f"${i}" for i in range(len(outputs))) if regs else "$0"
+        text = self.render(slots | {"out": out_slot}, chosen, extra, bounded=self.bounded())
+        if self.bounded():
+            self.report_time_out(host, host.instruction(text, values, "=r", self.memory), lowered_by_name)
+            return None
+        if self.tied or self.returns_regs:
+            return host.instruction_registers(text, values, outputs, self.memory, self.result_type(tys, chosen))
+        out = host.instruction(text, values, outputs[0] if outputs else None, self.memory)
+        return host.nonzero(out) if self.returns == types.boolean else out
+
     # -- the Numba intrinsic -------------------------------------------------------------------
     vendor, twin = "nvidia", True   # every NVIDIA op has a simulator twin (numba_tma.simulator)
 
@@ -831,80 +836,3 @@ class PtxOp(Declaration):
         """The Numba intrinsic for this op, registered in :data:`OPS` (the public ops)."""
         self.register()
         return build_intrinsic(self)
-
-
-def build_intrinsic(op: PtxOp):
-    """The Numba intrinsic for ``op`` without registering it (test-only ops)."""
-    params = list(op.signature.parameters.values())
-    signature = inspect.Signature([inspect.Parameter("typingctx", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + params)
-    names = [p.name for p in params]
-
-    def typer(typingctx, *args, **kwargs):
-        # the op checks and lowers TensorMap.to_device()'s array as its map (as_map, map_value)
-        argtys = list(op.argument_types(args, kwargs).values())
-        tys, chosen, given = op.type_call(tuple(map(as_map, args)), {k: as_map(v) for k, v in kwargs.items()})
-        operand_tys = {o.name: tys[o.name] for o in op.operands}
-        op.check_call_arch(chosen, given)
-
-        def codegen(context, builder, sig, llargs):
-            op.check_call_arch(chosen, given)   # typing is cached across targets and toolkits; lowering is not
-            if op.check is not None:
-                op.check(**operand_tys, **chosen)
-            cc = current_cc()
-            bounded = op.bounded()   # a wait that reports a time-out
-            result = "=r" if bounded or op.returns == types.boolean else \
-                None if op.returns == types.void else _RESULT[op.returns.bitwidth]
-            tied = tys[op.tied] if op.tied else None
-            regs = op.returns_regs(**chosen) if op.returns_regs else 0
-            values, slots, lowered_by_name, n = [], {}, {}, tied.count if tied else regs or (1 if result else 0)
-            by_name = {n: map_value(context, builder, t, v) for n, t, v in zip(names, sig.args, llargs)}
-            emitter = LlvmEmitter(context, builder)
-            op.emit_debug_checks(emitter, tys, by_name)
-            for o in op.operands:
-                ty, val = tys[o.name], by_name[o.name]
-                peers = [tys[p] for p in o.peers]
-                if isinstance(o, Multicast) and isinstance(literal(ty), int):
-                    mark_constant_multicast(builder, op.name, literal(ty))
-                try:
-                    lowered = o.lower(context, builder, ty, val, *peers)
-                except LateReject as late:
-                    raise reject(op.name, *late.args) from None
-                if o.name == op.tied:   # outputs $0..$k-1; these inputs are tied to them
-                    slots[o.name] = ", ".join(f"${i}" for i in range(len(lowered)))
-                    lowered = [(v, str(i)) for i, (v, _) in enumerate(lowered)]
-                else:
-                    slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
-                                        ", ".join(f"${n + i}" for i in range(len(lowered))), ty, *peers))
-                n += len(lowered)
-                values.extend(lowered)
-                lowered_by_name[o.name] = lowered
-            extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
-            out_slot = ", ".join(f"${i}" for i in range(regs)) if regs else "$0"
-            text = op.render(slots | {"out": out_slot}, chosen, extra, bounded=bounded)
-            if regs:
-                out = emit_tied_asm(builder, text, values, ["=r"] * regs, memory=op.memory)
-                return context.make_tuple(builder, types.UniTuple(types.uint32, regs),
-                                          [builder.extract_value(out, i) for i in range(regs)])
-            if tied:
-                letter = "=f" if str(tied.dtype) == "float32" else "=r"
-                out = emit_tied_asm(builder, text, values, [letter] * tied.count, memory=op.memory)
-                return context.make_tuple(builder, tied, [builder.extract_value(out, i) for i in range(tied.count)])
-            out = emit_asm(builder, text, values, result=result, memory=op.memory)
-            if bounded:
-                op.report_time_out(emitter, out, lowered_by_name)
-                return context.get_dummy_value()
-            if op.returns == types.boolean:
-                return builder.icmp_unsigned("!=", out, ir.Constant(I32, 0))
-            return out if result else context.get_dummy_value()
-
-        result_type = tys[op.tied] if op.tied else \
-            types.UniTuple(types.uint32, op.returns_regs(**chosen)) if op.returns_regs else op.returns
-        return result_type(*argtys), codegen
-
-    typer.__signature__ = signature
-    typer.__name__ = typer.__qualname__ = op.short_name
-    typer.__doc__ = op.docstring()
-    typer.__module__ = f"numba_tma.{op.family}"
-    # what help() and IDEs show: the Python parameters, without the typing context numba passes
-    return op.public(_intrinsic(target="cuda", prefer_literal=True)(typer), typer.__module__)
-

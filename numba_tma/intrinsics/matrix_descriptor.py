@@ -55,7 +55,7 @@ class TileMap(Operand):
     def check(self, op_name, ty):
         layout_facts(op_name, ty)
 
-    def lower(self, context, builder, ty, val):
+    def lower(self, host, ty, val):
         return []
 
     def keys(self, slot, ty):

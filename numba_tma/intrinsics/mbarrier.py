@@ -78,8 +78,8 @@ class Token(Int):
         if not isinstance(ty, StateToken):
             super().check(op_name, ty)
 
-    def lower(self, context, builder, ty, val):
-        return [(val, "l")] if isinstance(ty, StateToken) else super().lower(context, builder, ty, val)
+    def lower(self, host, ty, val):
+        return [(val, "l")] if isinstance(ty, StateToken) else super().lower(host, ty, val)
 
 
 def _tx_bytes():

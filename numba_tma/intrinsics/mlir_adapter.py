@@ -66,12 +66,13 @@ from numba_cuda_mlir._mlir.dialects import arith, builtin, gpu, llvm, memref, nv
 from numba_cuda_mlir.models import ArrayModel, ByValPointerTypeModel, StructModel, register_model
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
+from numba_cuda_mlir.numba_cuda.typeconv import Conversion
 from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
-__all__ = ["NamedTuple", "arith", "gpu", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
+__all__ = ["Conversion", "NamedTuple", "arith", "gpu", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
            "dynamic_shared_bytes", "intrinsic", "ir", "is_kernel", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
            "nvvm", "overload", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
-           "register_empty", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip",
+           "register_empty", "register_integer_type", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip",
            "with_base_address"]
 
 
@@ -125,6 +126,20 @@ class _AddressModel(PrimitiveModel):
 def register_address_type(type_class):
     """Lower values of the numba-cuda-mlir type class ``type_class`` as 32-bit integers."""
     register_model(type_class)(_AddressModel)
+    return type_class
+
+
+class _IntegerModel(PrimitiveModel):
+    """A value held as an integer of its type's ``bitwidth``."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.IntegerType.get_signless(fe_type.bitwidth))
+
+
+def register_integer_type(type_class):
+    """Lower values of ``type_class`` (a subclass of ``types.Integer``) as integers of their width:
+    numba-cuda-mlir takes a type's data model by its exact class."""
+    register_model(type_class)(_IntegerModel)
     return type_class
 
 

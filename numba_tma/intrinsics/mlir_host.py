@@ -1,26 +1,19 @@
-"""The numba-cuda-mlir host binding of the NVIDIA declarations (issue 25): each :class:`PtxOp` as a
-numba-cuda-mlir intrinsic, from the same declaration as its llvmlite binding (``_core``).
-
-What is shared with the llvmlite binding, unchanged: the op's signature and argument binding, its
-typing checks and qualifier tables (:meth:`PtxOp.type_call`), its requirement and the
-:class:`ArchError` text (:meth:`PtxOp.check_call_arch`), its template keys (``Operand.keys``,
-``fields``, ``spell``) and :meth:`PtxOp.render`.  What is this host's own:
+"""The numba-cuda-mlir host: each :class:`PtxOp` as a numba-cuda-mlir intrinsic, from the same
+declaration as on numba-cuda (``llvm_host``).  The op does the emission (:meth:`PtxOp.emit`:
+checks, the operands' own lowering, slot numbering, render, result); this module holds only what
+is this host's own:
 
 * :func:`to_numba` / :func:`to_mlir`: numba-cuda-mlir's vendored type classes are distinct from
   numba-cuda's (``uint64 != uint64``), so argument types are translated to ``numba.cuda.types``
   for the checks, and the result type back;
-* the operand lowering, one function per Operand class (:data:`LOWERINGS`, :func:`lowers`; a
-  family's own operand classes add theirs, ``numba_tma.mlir``) — a shared array becomes its data
-  pointer, ``addrspacecast`` to the shared window, ``ptrtoint i32``; integers are converted to the
-  width the instruction takes;
-* the emission: one ``llvm.inline_asm`` (side effects and ``~{memory}`` for every op that has
-  ``memory``), the target read while lowering (``mlir_adapter.target_chip``).  An op returning
-  registers (a ``tied`` fragment, ``returns_regs``) has a literal struct of them as its result,
-  each tied input naming its output's number (as the llvmlite binding's ``emit_tied_asm``); the
-  struct's fields become the tuple numba-cuda-mlir holds a tuple value as (a Python tuple).
-
-Debug mode: the same checks as under numba-cuda (the operands' ``debug_check``, the op's ``debug``
-hook, the bounded ``debug_wait``), through this host's :class:`.mlir_emitter.MlirEmitter`.
+* :class:`MlirHost`, the op's :class:`.host.Host` here: values converted with
+  ``lowering_utilities``, a shared array's data pointer ``addrspacecast`` to the shared window,
+  a map in global memory acquired once at the kernel's start, the refusals of what numba-cuda-mlir
+  0.6 cannot compile (:func:`check_by_value_maps`, :func:`check_whole_program`), one
+  ``llvm.inline_asm`` (side effects and ``~{memory}`` for every op that has ``memory``; several
+  outputs as a literal struct whose fields become the Python tuple numba-cuda-mlir holds a tuple
+  as), the target read while lowering (``mlir_adapter.target_chip``).  Constant multicast masks are
+  not marked: the launch reads them from numba-cuda's LLVM IR only.
 """
 
 from __future__ import annotations
@@ -32,17 +25,16 @@ from numba.cuda import types
 
 from ..descriptors.tile_layout import kernel_type
 from ..errors import ArchError, RegisterCountError
-from .mlir_adapter import (by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities, mlir_types,
-                           register_address_type, register_array_model, target_chip)
-from ._core import (CacheHint, Const, Float, Fragment, GlobalArray, Int, IntTuple, Multicast, Optional, PtxOp,
-                    SharedArray, Value, literal, parse_arch)
+from .mlir_adapter import (Conversion, by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities,
+                           mlir_types, register_address_type, register_array_model, register_integer_type, target_chip)
+from ._core import PtxOp, parse_arch
 from ._core import SharedRef as NumbaSharedRef
-from ..declarations import omitted
-from .mlir_emitter import MlirEmitter, global_address, integer, shared_address
+from .host import Host
+from .mlir_emitter import MlirEmitter, acquired_map_address, global_address, integer, shared_address  # noqa: F401
 from .tensor_map_type import GlobalTensorMapType, TensorMapType
 
-__all__ = ["LOWERINGS", "FencedGlobalTensorMapType", "MapInGlobal", "SharedRef", "TensorMap", "build_mlir_intrinsic",
-           "check_by_value_maps", "check_whole_program", "lowers", "to_mlir", "to_numba"]
+__all__ = ["FencedGlobalTensorMapType", "MapInGlobal", "MlirHost", "OwnInteger", "SharedRef", "TensorMap", "build_mlir_intrinsic",
+           "check_by_value_maps", "check_whole_program", "emit_asm", "to_mlir", "to_numba"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -62,6 +54,28 @@ class SharedRef(mlir_types.Type):
     @property
     def key(self):
         return self.dtype, self.contiguous
+
+
+@register_integer_type
+class OwnInteger(mlir_types.Integer):
+    """numba-cuda-mlir's twin of an integer type of an op's own (``mbarrier.StateToken``): an
+    unsigned integer of its width to numba-cuda-mlir, the op's type again to the checks (so a
+    parity wait refuses a token on this host too)."""
+
+    def __init__(self, numba_type):
+        self.numba_type = numba_type
+        super().__init__(f"uint{numba_type.bitwidth}", numba_type.bitwidth, signed=False)
+        self.name = str(numba_type)
+
+    @property
+    def key(self):
+        return self.numba_type
+
+    def can_convert_to(self, typingctx, other):
+        """To an integer of its width where one is asked for (``out[i] = token``), as under numba-cuda."""
+        if isinstance(other, mlir_types.Integer) and other.bitwidth == self.bitwidth:
+            return Conversion.unsafe
+        return None
 
 
 @by_value_type
@@ -152,6 +166,8 @@ def to_numba(ty):
         return global_kernel_type(ty.tile_layout)
     if isinstance(ty, mlir_types.Array):
         return types.Array(to_numba(ty.dtype), ty.ndim, ty.layout)
+    if isinstance(ty, OwnInteger):
+        return ty.numba_type
     if isinstance(ty, (mlir_types.Number, mlir_types.Boolean)):
         return getattr(types, ty.name)
     if isinstance(ty, mlir_types.NumberClass):
@@ -173,115 +189,13 @@ def to_mlir(ty):
         return getattr(mlir_types, ty.name)
     if isinstance(ty, NumbaSharedRef):
         return SharedRef(to_mlir(ty.dtype), ty.contiguous)
-    return mlir_types.uint64   # mbarrier.StateToken
+    return OwnInteger(ty)   # mbarrier.StateToken
 
 
 # --------------------------------------------------------------------------------------------
-# Operands: each Operand class's MLIR lowering
+# The host: what an op's emission (PtxOp.emit) needs of MLIR
 # --------------------------------------------------------------------------------------------
 
-LOWERINGS = {}   # Operand class -> lower(operand, ty, value, *peer types) -> [(MLIR value, constraint)]
-_CONSTRAINT = {16: "h", 32: "r", 64: "l"}
-
-
-def lowers(operand_class):
-    """Register the decorated function as the MLIR lowering of ``operand_class`` (and of its
-    subclasses that have none of their own)."""
-    def register(lower):
-        LOWERINGS[operand_class] = lower
-        return lower
-    return register
-
-
-def lower_operand(operand, ty, value, *peers):
-    for cls in type(operand).__mro__:
-        if cls in LOWERINGS:
-            return LOWERINGS[cls](operand, ty, value, *peers)
-    raise NotImplementedError(f"numba_tma: the numba-cuda-mlir host has no lowering of {type(operand).__name__} "
-                              f"operands ('{operand.name}')")
-
-
-def float32(value):
-    return lowering_utilities.convert(value, ir.F32Type.get())
-
-
-def bits_of(value, ty, dtype):
-    """``value`` converted to the element type ``dtype``; a float as its bits."""
-    if isinstance(dtype, types.Float):
-        width = ir.F32Type.get() if dtype.bitwidth == 32 else ir.F64Type.get()
-        return llvm.bitcast(ir.IntegerType.get_signless(dtype.bitwidth), lowering_utilities.convert(value, width))
-    return integer(value, ty, dtype.bitwidth)
-
-
-def _elements(value, ty):
-    """A tuple value's elements with their types (numba-cuda-mlir lowers a tuple to a Python tuple)."""
-    return list(zip(value, ty)) if isinstance(ty, types.BaseTuple) else [(value, ty)]
-
-
-@lowers(Int)
-def _int(o, ty, value):
-    return [(integer(value, ty, o.bits), _CONSTRAINT[o.bits])]
-
-
-@lowers(Float)
-def _float(o, ty, value):
-    if isinstance(ty, types.Omitted):
-        return [(lowering_utilities.constant(float(ty.value), ir.F32Type.get()), "f")]
-    return [(float32(value), "f")]
-
-
-@lowers(Const)
-def _const(o, ty, value):
-    return []
-
-
-@lowers(GlobalArray)
-def _global_array(o, ty, value):
-    return [(global_address(value), "l")]
-
-
-@lowers(SharedArray)
-def _shared_array(o, ty, value):
-    return [(value if isinstance(ty, NumbaSharedRef) else shared_address(value), "r")]   # at(): the address
-
-
-@lowers(IntTuple)
-def _int_tuple(o, ty, value):
-    return [(integer(v, t, o.bits), _CONSTRAINT[o.bits]) for v, t in _elements(value, ty)]
-
-
-@lowers(Value)
-def _value(o, ty, value, like):
-    return [(bits_of(v, t, like.dtype), _CONSTRAINT[like.dtype.bitwidth]) for v, t in _elements(value, ty)]
-
-
-@lowers(Fragment)
-def _fragment(o, ty, value):
-    if str(ty.dtype) == "float32":
-        return [(float32(v), "f") for v in value]
-    return [(integer(v, ty.dtype, 32), "r") for v in value]
-
-
-@lowers(CacheHint)
-def _cache_hint(o, ty, value):
-    return [] if omitted(ty) else [(integer(value, ty, 64), "l")]
-
-
-@lowers(Multicast)
-def _multicast(o, ty, value):
-    return [] if omitted(ty) else [(integer(value, ty, 16), "h")]
-
-
-@lowers(Optional)
-def _optional(o, ty, value):
-    return [] if omitted(ty) else lower_operand(o.inner, ty, value)
-
-
-# --------------------------------------------------------------------------------------------
-# Emission
-# --------------------------------------------------------------------------------------------
-
-_RESULT = {16: "=h", 32: "=r", 64: "=l"}
 _REGISTER = {"=h": 16, "=r": 32, "=l": 64}
 
 
@@ -304,26 +218,48 @@ def emit_asm(text: str, operands, outputs=(), memory: bool = True):
     return out if fields else None
 
 
-def _outputs(op: PtxOp, tys: dict, chosen: dict) -> list:
-    """The output constraints of a call: a tied fragment's registers, ``returns_regs``'s, or the
-    one result (none for a void op)."""
-    if op.tied:
-        tied = tys[op.tied]
-        return ["=f" if str(tied.dtype) == "float32" else "=r"] * tied.count
-    if op.returns_regs:
-        return ["=r"] * op.returns_regs(**chosen)
-    if op.returns == types.void:
-        return []
-    return ["=r" if op.returns == types.boolean else _RESULT[op.returns.bitwidth]]
+class MlirHost(MlirEmitter, Host):
+    """An op's emission at the current MLIR insertion point (a numba-cuda-mlir intrinsic's codegen)."""
 
+    def convert(self, value, ty, to):
+        if isinstance(to, types.Float):
+            return lowering_utilities.convert(value, ir.F32Type.get() if to.bitwidth == 32 else ir.F64Type.get())
+        return integer(value, ty, to.bitwidth)
 
-def _result_type(op: PtxOp, tys: dict, chosen: dict):
-    """The Numba type of a call's result (as the llvmlite binding's)."""
-    if op.tied:
-        return tys[op.tied]
-    if op.returns_regs:
-        return types.UniTuple(types.uint32, op.returns_regs(**chosen))
-    return op.returns
+    def as_bits(self, value):
+        return llvm.bitcast(ir.IntegerType.get_signless(64 if value.type.typeid == ir.F64Type.static_typeid else 32), value)
+
+    def float32_constant(self, number):
+        return lowering_utilities.constant(number, ir.F32Type.get())
+
+    def constant(self, value):
+        owner = getattr(value, "owner", None)
+        if getattr(owner, "name", None) != "arith.constant":
+            return None
+        attribute = owner.attributes["value"]
+        return (ir.FloatAttr if attribute.typeid == ir.FloatAttr.static_typeid else ir.IntegerAttr)(attribute).value
+
+    def map_address(self, value, ty):
+        if isinstance(ty, TensorMapType) and ty.fenced_once:   # map_in_global's: fenced at the kernel's start
+            return acquired_map_address(value)
+        return self.generic_address(value, ty)
+
+    def refuse(self, op_name, tys, cc):
+        check_by_value_maps(op_name, tys, cc)
+        check_whole_program(op_name)
+
+    def mark_multicast(self, where, mask):
+        pass   # the launch reads the marks from numba-cuda's LLVM IR only (docs/second_host.md)
+
+    def instruction(self, text, operands, result, memory):
+        return emit_asm(text, operands, [result] if result else [], memory)
+
+    def instruction_registers(self, text, operands, outputs, memory, result_type):
+        out = emit_asm(text, operands, outputs, memory)
+        return tuple(out) if len(outputs) > 1 else (out,)   # numba-cuda-mlir holds a tuple as a Python tuple
+
+    def nonzero(self, flag):
+        return lowering_utilities.convert(flag, ir.IntegerType.get_signless(1))
 
 
 def _bound_vars(op: PtxOp, args, kwargs) -> dict:
@@ -333,54 +269,23 @@ def _bound_vars(op: PtxOp, args, kwargs) -> dict:
 
 
 def build_mlir_intrinsic(op: PtxOp):
-    """``op`` as a numba-cuda-mlir intrinsic (typed by the declaration's rules, lowered here)."""
+    """``op`` as a numba-cuda-mlir intrinsic (typed by the declaration's rules, emitted by the op
+    through :class:`MlirHost`)."""
     if op.vendor != "nvidia":
         raise NotImplementedError(f"numba_tma: {op.name}: the numba-cuda-mlir host lowers NVIDIA ops only")
 
     def typer(typingctx, *args, **kwargs):
         tys, chosen, given = op.type_call([to_numba(t) for t in args], {k: to_numba(t) for k, t in kwargs.items()})
-        operand_tys = {o.name: tys[o.name] for o in op.operands}
 
         def codegen(builder, target, args, kwargs):
-            cc = parse_arch(target_chip(builder))
-            op.check_call_arch(chosen, given, cc)
-            check_by_value_maps(op.name, tys.values(), cc)
-            check_whole_program(op.name)
-            bounded = op.bounded()   # debug mode's wait that reports a time-out: its flag is the one output
-            outputs = ["=r"] if bounded else _outputs(op, tys, chosen)
             by_name = {name: builder.load_var(v) for name, v in _bound_vars(op, args, kwargs).items()}
-            emitter = MlirEmitter()
-            op.emit_debug_checks(emitter, tys, by_name)
-            values, slots, lowered_by_name, n = [], {}, {}, len(outputs)
-            for o in op.operands:
-                ty = tys[o.name]
-                lowered = lower_operand(o, ty, by_name.get(o.name), *(tys[p] for p in o.peers))
-                if o.name == op.tied:   # outputs $0..$k-1; these inputs are tied to them
-                    slots[o.name] = ", ".join(f"${i}" for i in range(len(lowered)))
-                    lowered = [(v, str(i)) for i, (v, _) in enumerate(lowered)]
-                else:
-                    slots.update(o.keys(str(literal(ty)) if isinstance(o, Const) else
-                                        ", ".join(f"${n + i}" for i in range(len(lowered))), ty,
-                                        *(tys[p] for p in o.peers)))
-                n += len(lowered)
-                values.extend(lowered)
-                lowered_by_name[o.name] = lowered
-            extra = op.fields(cc=cc, **operand_tys, **chosen) if op.fields else {}
-            out_slot = ", ".join(f"${i}" for i in range(len(outputs))) if op.returns_regs else "$0"
-            out = emit_asm(op.render(slots | {"out": out_slot}, chosen, extra, bounded=bounded), values, outputs,
-                           op.memory)
-            if bounded:
-                op.report_time_out(emitter, out, lowered_by_name)
-            elif op.tied or op.returns_regs:
-                builder.store_var(target, tuple(out) if len(outputs) > 1 else (out,))
-            elif op.returns == types.boolean:
-                builder.store_var(target, lowering_utilities.convert(out, ir.IntegerType.get_signless(1)))
-            elif outputs:
+            out = op.emit(MlirHost(), tys, chosen, given, by_name, parse_arch(target_chip(builder)))
+            if out is not None:
                 builder.store_var(target, out)
 
         passed = op.bind(args, kwargs)
         argtys = [passed.get(n, mlir_types.Omitted(p.default)) for n, p in op.signature.parameters.items()]
-        return to_mlir(_result_type(op, tys, chosen))(*argtys), codegen
+        return to_mlir(op.result_type(tys, chosen))(*argtys), codegen
 
     typer.__signature__ = inspect.Signature(
         [inspect.Parameter("typingctx", inspect.Parameter.POSITIONAL_OR_KEYWORD), *op.signature.parameters.values()])

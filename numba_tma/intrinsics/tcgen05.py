@@ -31,7 +31,7 @@ from numba.cuda import types
 
 from ..declarations import literal, reject
 from . import matrix_descriptor
-from ._core import (I32, REQUIRED, Choice, Const, Int, Multicast, Operand, PtxOp, Qualifier, Refusal, Requirement,
+from ._core import (REQUIRED, Choice, Const, Int, Multicast, Operand, PtxOp, Qualifier, Refusal, Requirement,
                     Sample, SharedArray, exported)
 from .mbarrier import barrier
 
@@ -434,16 +434,9 @@ class Registers(Operand):
         if len(ty) not in _REPEATS:
             raise reject(op_name, self.name, "must hold 1, 2, 4, 8, 16, 32, 64 or 128 registers", len(ty))
 
-    def lower(self, context, builder, ty, val):
-        registers = []
-        for i, t in enumerate(ty):
-            value = builder.extract_value(val, i)
-            if isinstance(t, types.Float):
-                value = builder.bitcast(context.cast(builder, value, t, types.float32), I32)
-            else:
-                value = context.cast(builder, value, t, types.uint32)
-            registers.append((value, "r"))
-        return registers
+    def lower(self, host, ty, val):
+        return [(host.as_bits(host.convert(v, t, types.float32)) if isinstance(t, types.Float) else
+                 host.convert(v, t, types.uint32), "r") for v, t in host.items(val, ty)]
 
     def doc_keys(self):
         return {self.name: "r0, r1, ..."}

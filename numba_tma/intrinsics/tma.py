@@ -27,8 +27,8 @@ width — a bfloat16 or fp16 map fills a ``uint16`` / ``int16`` / ``float16`` ti
 from numba.cuda import types
 
 from . import debug
-from ._core import (Refusal, I64, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier,
-                    Requirement, Sample, SharedArray, check_arch, exported, global_address, literal, reject)
+from ._core import (Refusal, REQUIRED, CacheHint, Choice, Int, IntTuple, Multicast, Operand, PtxOp, Qualifier,
+                    Requirement, Sample, SharedArray, check_arch, exported, literal, reject)
 from .bulk import commit_group, wait_group, wait_group_read
 from .mbarrier import barrier
 from ..descriptors.edge import overrun_rule
@@ -50,10 +50,8 @@ class Descriptor(Operand):
             raise reject(op_name, self.name,
                          "must be a numba_tma.TensorMap or a uint8 device array holding the 128-byte CUtensorMap", ty)
 
-    def lower(self, context, builder, ty, val):
-        if isinstance(ty, TensorMapType):
-            return [(builder.ptrtoint(val, I64), "l")]
-        return [(global_address(context, builder, ty, val), "l")]
+    def lower(self, host, ty, val):
+        return [(host.map_address(val, ty), "l")]
 
 
 # A descriptor in global memory needs the tensormap acquire fence, which arrived in PTX ISA 8.3.

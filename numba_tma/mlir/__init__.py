@@ -25,46 +25,14 @@ import sys
 import types
 
 from .. import intrinsics   # the families: their declarations enter OPS
-from ..intrinsics import matrix_descriptor, tcgen05
-from ..intrinsics import tma as _tma
 from ..intrinsics._core import OPS
-from ..intrinsics.mlir_adapter import ir, llvm, lowering_utilities, refresh
-from ..intrinsics.tensor_map_type import TensorMapType
-from ..intrinsics.mlir_emitter import acquired_map_address
-from ..intrinsics.mlir_host import build_mlir_intrinsic, global_address, integer, lowers
+from ..intrinsics.mlir_adapter import refresh
+from ..intrinsics.mlir_host import build_mlir_intrinsic
 from ..ops import FAMILIES
 from . import cluster_helpers, fragments, pipeline, tiles, tlx
 from .refs import at
 from .shared import carver
 from .tensor_map import map_in_global, map_in_global_type, map_type
-
-
-# -- the lowering of the families' own operand classes --------------------------------------------
-
-@lowers(_tma.Descriptor)
-def _descriptor(o, ty, value):   # a by-value map: its parameter's address; or a map in global memory
-    if isinstance(ty, TensorMapType) and not ty.in_global:
-        return [(llvm.ptrtoint(ir.IntegerType.get_signless(64), value), "l")]
-    if isinstance(ty, TensorMapType) and ty.fenced_once:   # map_in_global's: fenced at the kernel's start
-        return [(acquired_map_address(value), "l")]
-    return [(global_address(value), "l")]
-
-
-@lowers(matrix_descriptor.TileMap)
-def _tile_map(o, ty, value):
-    return []
-
-
-@lowers(tcgen05.Registers)
-def _registers(o, ty, value):
-    registers = []
-    for v, t in zip(value, ty):
-        if t.name.startswith("float"):
-            v = llvm.bitcast(ir.IntegerType.get_signless(32), lowering_utilities.convert(v, ir.F32Type.get()))
-        else:
-            v = integer(v, t, 32)
-        registers.append((v, "r"))
-    return registers
 
 
 # -- one module per family ------------------------------------------------------------------------

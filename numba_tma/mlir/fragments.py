@@ -10,7 +10,7 @@ from numba.cuda import types
 
 from ..intrinsics import wgmma
 from ..intrinsics.mlir_adapter import arith, intrinsic, ir, lowering_utilities, mlir_types, nvvm
-from ..intrinsics.mlir_host import emit_asm, float32, to_mlir, to_numba
+from ..intrinsics.mlir_host import emit_asm, to_mlir, to_numba
 from ..intrinsics.wgmma import _EXP2, _row_registers, _tree
 
 __all__ = ["HELPERS", "f32_asm", "plain"]
@@ -20,6 +20,11 @@ def plain(ty):
     """The Numba type of a numba-cuda-mlir argument type as a helper written with numba-cuda's plain
     ``@intrinsic`` sees it (no literal), so that its checks say the same."""
     return types.unliteral(to_numba(ty))
+
+
+def float32(value):
+    """``value`` (a number) as a float32."""
+    return lowering_utilities.convert(value, ir.F32Type.get())
 
 
 def _zero_tuple(builder, target, tuple_type):
