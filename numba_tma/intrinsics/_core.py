@@ -310,11 +310,10 @@ class GlobalArray(Operand):
         return [(host.generic_address(val, ty), "l")]
 
 
-class SharedRef(types.Type):
-    """The shared address of one element (or sub-array) of a shared array: ``numba_tma.at(array, i)``.
-
-    ``dtype`` is the element type; ``contiguous`` whether what it names is C-contiguous (an element,
-    or a sub-array of a C-contiguous array)."""
+class SharedRefFacts:
+    """What the type of ``numba_tma.at(array, i)`` says, on every host (each host's type class adds
+    its own base): ``dtype``, the element type; ``contiguous``, whether what it names is
+    C-contiguous (an element, or a sub-array of a C-contiguous array)."""
 
     def __init__(self, dtype, contiguous):
         self.dtype, self.contiguous = dtype, contiguous
@@ -323,6 +322,10 @@ class SharedRef(types.Type):
     @property
     def key(self):
         return self.dtype, self.contiguous
+
+
+class SharedRef(SharedRefFacts, types.Type):
+    """The shared address of one element (or sub-array) of a shared array: ``numba_tma.at(array, i)``."""
 
 
 @register_model(SharedRef)

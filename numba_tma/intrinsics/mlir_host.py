@@ -27,7 +27,7 @@ from ..descriptors.tile_layout import kernel_type
 from ..errors import ArchError, RegisterCountError
 from .mlir_adapter import (Conversion, by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities,
                            mlir_types, register_address_type, register_array_model, register_integer_type, target_chip)
-from ._core import PtxOp, parse_arch
+from ._core import PtxOp, SharedRefFacts, parse_arch
 from ._core import SharedRef as NumbaSharedRef
 from .host import Host
 from .mlir_emitter import MlirEmitter, acquired_map_address, global_address, integer, shared_address  # noqa: F401
@@ -43,17 +43,9 @@ __all__ = ["FencedGlobalTensorMapType", "MapInGlobal", "MlirHost", "OwnInteger",
 
 
 @register_address_type
-class SharedRef(mlir_types.Type):
+class SharedRef(SharedRefFacts, mlir_types.Type):
     """numba-cuda-mlir's twin of the type of ``numba_tma.at(array, i)`` (:class:`._core.SharedRef`):
     the shared-window address of one element or sub-array, a 32-bit integer."""
-
-    def __init__(self, dtype, contiguous):
-        self.dtype, self.contiguous = dtype, contiguous
-        super().__init__(name=f"SharedRef[{dtype}{'' if contiguous else ', strided'}]")
-
-    @property
-    def key(self):
-        return self.dtype, self.contiguous
 
 
 @register_integer_type
