@@ -33,16 +33,41 @@ def check(helper: str, **args) -> None:
         raise refuse("column", "must be 0 to cluster_x - 1")
 
 
+# The masks' arithmetic, written once: what the simulator runs (below, after the checks) and the
+# body each host compiles for a run-time argument (numba-cuda's ``compile_internal``,
+# numba-cuda-mlir's inlined device function), over 64-bit integers; the hosts cut it to 32 bits.
+
+def all_bits(size):
+    """The mask of blocks ``0 .. size - 1``."""
+    return (1 << size) - 1
+
+
+def row_bits(cluster_x, row):
+    """The mask of blocks ``row * cluster_x .. (row + 1) * cluster_x - 1``."""
+    return ((1 << cluster_x) - 1) << (row * cluster_x)
+
+
+def column_bits(cluster_x, cluster_y, column):
+    """The mask of blocks ``column + y * cluster_x`` for each ``y < cluster_y``."""
+    mask = 0
+    for y in range(cluster_y):
+        mask |= 1 << (column + y * cluster_x)
+    return mask
+
+
+BITS = {"mask_all": all_bits, "mask_row": row_bits, "mask_column": column_bits}   # each helper's arithmetic
+
+
 def mask_all(size):
     check("mask_all", size=size)
-    return (1 << size) - 1
+    return all_bits(size)
 
 
 def mask_row(cluster_x, row):
     check("mask_row", cluster_x=cluster_x, row=row)
-    return ((1 << cluster_x) - 1) << (row * cluster_x)
+    return row_bits(cluster_x, row)
 
 
 def mask_column(cluster_x, cluster_y, column):
     check("mask_column", cluster_x=cluster_x, cluster_y=cluster_y, column=column)
-    return sum(1 << (column + y * cluster_x) for y in range(cluster_y))
+    return column_bits(cluster_x, cluster_y, column)

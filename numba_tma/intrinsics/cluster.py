@@ -220,11 +220,12 @@ def _known(ty):
     return value if isinstance(value, int) else None
 
 
-def _mask_helper(name, compute, doc):
+def _mask_helper(name, doc):
     """A multicast-mask helper: its constant arguments checked at compile time by
     :func:`numba_tma.cluster_masks.check` (so a constant shape needing more than 16 bits is refused
-    where it is written), the mask computed by ``compute`` (integer arithmetic, folded by the
-    compiler for constants)."""
+    where it is written), the mask computed by its arithmetic (:data:`numba_tma.cluster_masks.BITS`,
+    integer arithmetic, folded by the compiler for constants)."""
+    compute = cluster_masks.BITS[name]
     params = list(inspect.signature(compute).parameters)
 
     def typer(typingctx, *args):
@@ -246,13 +247,6 @@ def _mask_helper(name, compute, doc):
     return _intrinsic(target="cuda", prefer_literal=True)(helper)
 
 
-def _column(cluster_x, cluster_y, column):
-    mask = 0
-    for y in range(cluster_y):
-        mask |= 1 << (column + y * cluster_x)
-    return mask
-
-
 _MASK_PTX = """
     PTX::
 
@@ -262,11 +256,7 @@ _MASK_PTX = """
     whose mask needs more than 16 bits (or names a block outside the cluster) are refused at
     compile time."""
 
-MASKS = {"mask_all": lambda size: (1 << size) - 1,   # the helpers' arithmetic (every host)
-         "mask_row": lambda cluster_x, row: ((1 << cluster_x) - 1) << (row * cluster_x),
-         "mask_column": _column}
-
-mask_all = _mask_helper("mask_all", MASKS["mask_all"], """The multicast mask of every CTA of a
+mask_all = _mask_helper("mask_all", """The multicast mask of every CTA of a
     cluster of ``size`` blocks (``multicast=`` of ``tma.load`` / ``bulk.load``).
 """ + _MASK_PTX + """
 
@@ -275,7 +265,7 @@ mask_all = _mask_helper("mask_all", MASKS["mask_all"], """The multicast mask of 
         tma.load(desc, tile, coords, bars, multicast=cluster.mask_all(cluster.nctarank()))
     """)
 
-mask_row = _mask_helper("mask_row", MASKS["mask_row"],
+mask_row = _mask_helper("mask_row",
                         """The multicast mask of the CTAs of row ``row`` of a 2-D cluster ``cluster_x`` blocks
     wide (rank = x + y * cluster_x).
 """ + _MASK_PTX + """
@@ -285,7 +275,7 @@ mask_row = _mask_helper("mask_row", MASKS["mask_row"],
         mask = cluster.mask_row(cluster.nctaid("x"), cluster.ctaid("y"))
     """)
 
-mask_column = _mask_helper("mask_column", MASKS["mask_column"], """The multicast mask of the CTAs of column ``column``
+mask_column = _mask_helper("mask_column", """The multicast mask of the CTAs of column ``column``
     of a ``cluster_x`` x ``cluster_y`` cluster.
 """ + _MASK_PTX + """
 

@@ -1,25 +1,23 @@
 """``numba_tma.cluster``'s helpers for numba-cuda-mlir kernels: ``map_shared`` (another block's
 shared array, ``mapa``) and the multicast masks ``mask_all``, ``mask_row``, ``mask_column``, typed
 by the same checks as under numba-cuda (:func:`numba_tma.intrinsics.cluster.map_shared_check`,
-:func:`~numba_tma.intrinsics.cluster.mask_check`: the same refusals, word for word).
+:func:`~numba_tma.intrinsics.cluster.mask_check`: the same refusals, word for word).  The masks are
+``numba_tma.cluster``'s own objects, registered here as inlined bodies over the arithmetic written
+once in :data:`numba_tma.cluster_masks.BITS`.
 
 ``map_shared`` is the array's memref in the generic address space with its base address mapped
-into block ``cta_rank``'s shared window (``mapa.u64``, as numba-cuda's, on the generic address).  A
-mask of constant arguments is that constant (``numba_tma.cluster.MASKS``); otherwise it is computed
-in 64-bit integer arithmetic (``mask_column`` as 16 selected bits: a cluster has at most 16 blocks),
-cut to 32 bits."""
+into block ``cta_rank``'s shared window (``mapa.u64``, as numba-cuda's, on the generic address)."""
 
 import inspect
 
-from ..cluster_masks import MASK_BITS
+from .. import cluster_masks
 from ..debugging import STATE as DEBUG
-from ..intrinsics import debug
-from ..intrinsics.cluster import MASKS, SM90, map_shared_check, mask_check
-from ..intrinsics.mlir_adapter import arith, intrinsic, ir, lowering_utilities, target_chip, with_base_address
+from ..intrinsics import cluster, debug
+from ..intrinsics.cluster import SM90, map_shared_check, mask_check
+from ..intrinsics.mlir_adapter import device_function, intrinsic, mlir_types, overload, target_chip, with_base_address
 from ..intrinsics.mlir_emitter import MlirEmitter, global_address
-from ..intrinsics.mlir_host import emit_asm, integer, to_mlir, to_numba
+from ..intrinsics.mlir_host import emit_asm, integer, to_numba
 from ..intrinsics._core import check_arch, parse_arch
-from numba.cuda import types
 
 __all__ = ["HELPERS"]
 
@@ -41,52 +39,40 @@ def _map_shared(typingctx, array, cta_rank):
     return array(array, cta_rank), codegen
 
 
-def _i64(value):
-    return lowering_utilities.constant(value, ir.IntegerType.get_signless(64))
+# each mask helper inlined into the caller: its arguments widened to 64 bits, the arithmetic written
+# once (numba_tma.cluster_masks.BITS, an LLVM-inlined device function here: folded for constants),
+# the mask cut to 32 bits, as under numba-cuda
+_ALL, _ROW, _COLUMN = (device_function(cluster_masks.BITS[n]) for n in ("mask_all", "mask_row", "mask_column"))
 
 
-def _mask_all(size):
-    return arith.subi(arith.shli(_i64(1), size), _i64(1))
+def _all(size):
+    return mlir_types.uint32(_ALL(mlir_types.int64(size)))
 
 
-def _mask_row(cluster_x, row):
-    return arith.shli(_mask_all(cluster_x), arith.muli(row, cluster_x))
+def _row(cluster_x, row):
+    return mlir_types.uint32(_ROW(mlir_types.int64(cluster_x), mlir_types.int64(row)))
 
 
-def _mask_column(cluster_x, cluster_y, column):
-    mask = _i64(0)
-    for y in range(MASK_BITS):   # bit column + y * cluster_x for each row y < cluster_y
-        bit = arith.shli(_i64(1), arith.addi(column, arith.muli(_i64(y), cluster_x)))
-        inside = arith.cmpi(arith.CmpIPredicate.slt, _i64(y), cluster_y)
-        mask = arith.ori(mask, arith.select(inside, bit, _i64(0)))
-    return mask
+def _column(cluster_x, cluster_y, column):
+    return mlir_types.uint32(_COLUMN(mlir_types.int64(cluster_x), mlir_types.int64(cluster_y),
+                                     mlir_types.int64(column)))
 
 
-_RUN_TIME = {"mask_all": _mask_all, "mask_row": _mask_row, "mask_column": _mask_column}
+def _register_mask(name, body):
+    """``numba_tma.cluster.<name>`` (the same object) in numba-cuda-mlir kernels: typed by the same
+    check as under numba-cuda, its body inlined."""
+    helper = getattr(cluster, name)
+    params = list(inspect.signature(body).parameters)
+
+    def typer(*args):
+        mask_check(name, params, [to_numba(t) for t in args])
+        return body
+
+    typer.__signature__ = inspect.signature(body)
+    overload(helper, inline=True)(typer)
+    return helper
 
 
-def _mask_helper(name):
-    """``cluster.<name>`` as a numba-cuda-mlir intrinsic."""
-    compute = MASKS[name]
-    params = list(inspect.signature(compute).parameters)
-
-    def typer(typingctx, *args):
-        numba_args = [to_numba(t) for t in args]
-        known = mask_check(name, params, numba_args)
-
-        def codegen(builder, target, llargs, kwargs):
-            i32 = ir.IntegerType.get_signless(32)
-            if None not in known:
-                builder.store_var(target, lowering_utilities.constant(compute(*known) & 0xFFFFFFFF, i32))
-                return
-            values = [integer(builder.load_var(v), ty, 64) for v, ty in zip(llargs, numba_args)]
-            builder.store_var(target, arith.trunci(i32, _RUN_TIME[name](*values)))
-
-        return to_mlir(types.uint32)(*args), codegen
-
-    typer.__signature__ = inspect.Signature(
-        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in ["typingctx", *params]])
-    return intrinsic(typer, name)
-
-
-HELPERS = {"map_shared": intrinsic(_map_shared, "map_shared"), **{name: _mask_helper(name) for name in MASKS}}
+HELPERS = {"map_shared": intrinsic(_map_shared, "map_shared"),
+           **{name: _register_mask(name, body) for name, body in
+              (("mask_all", _all), ("mask_row", _row), ("mask_column", _column))}}
