@@ -67,12 +67,13 @@ from numba_cuda_mlir.models import ArrayModel, ByValPointerTypeModel, StructMode
 from numba_cuda_mlir.numba_cuda.datamodel.models import PrimitiveModel
 from numba_cuda_mlir.numba_cuda.extending import _intrinsic
 from numba_cuda_mlir.numba_cuda.typeconv import Conversion
+from numba_cuda_mlir.numba_cuda.typing.templates import builtin_registry
 from numba_cuda_mlir.numba_cuda.types import NamedTuple
 
 __all__ = ["Conversion", "NamedTuple", "arith", "gpu", "by_value_attributes", "by_value_type", "compiling_for", "cuda", "device_function",
            "dynamic_shared_bytes", "intrinsic", "ir", "is_kernel", "kernel_ptx", "llvm", "lowering_utilities", "memref", "mlir_types",
            "nvvm", "overload", "overload_attribute", "overload_method", "refresh", "register_address_type", "register_array_model",
-           "register_empty", "register_integer_type", "register_like", "register_struct", "register_typeof", "scf", "struct_value", "target_chip",
+           "register_empty", "register_integer_type", "register_like", "register_twin", "register_struct", "register_typeof", "scf", "struct_value", "target_chip",
            "with_base_address"]
 
 
@@ -232,6 +233,18 @@ def struct_value(fields, field_types):
     for i, field in enumerate(fields):
         value = llvm.insertvalue(value, field, [i])
     return value
+
+
+def register_twin(obj, twin) -> None:
+    """Type ``obj`` (numba-cuda's intrinsic of an op or helper: what ``numba_tma.<family>`` holds) in
+    numba-cuda-mlir kernels as this host's ``twin`` of it is typed (the same ``types.Function``, in
+    the registry that holds it), so a kernel calls the same object on both hosts."""
+    for registry in (builtin_registry, extending.typing_registry):
+        for value, ty in registry.globals:
+            if value is twin:
+                registry.register_global(obj, ty)
+                return
+    raise LookupError(f"numba_tma: {twin!r} is not typed by numba-cuda-mlir")
 
 
 def register_typeof(python_class, typer):

@@ -21,54 +21,53 @@ argument on sm_100 and newer (:mod:`.tensor_map`; below sm_100 a map goes in glo
 configurations work in these kernels as under numba-cuda (:mod:`.pipeline`).
 """
 
-import sys
-import types
-
 from .. import intrinsics   # the families: their declarations enter OPS
 from ..intrinsics._core import OPS
-from ..intrinsics.mlir_adapter import refresh
+from ..intrinsics.mlir_adapter import refresh, register_twin
 from ..intrinsics.mlir_host import build_mlir_intrinsic
 from ..ops import FAMILIES
-from . import cluster_helpers, fragments, pipeline, tiles, tlx
-from .refs import at
+from . import cluster_helpers, fragments, pipeline, refs, tiles, tlx
 from .shared import carver
 from .tensor_map import map_in_global, map_in_global_type, map_type
 
 
-# -- one module per family ------------------------------------------------------------------------
+# -- numba_tma's own objects, typed in numba-cuda-mlir kernels as this host's intrinsics of them ---
 
-MISSING = {}   # op name -> why this host does not lower it
+MISSING = {}   # "family.name" -> why this host does not lower it
 
 
-def _family_module(family):
-    module = types.ModuleType(f"{__name__}.{family}", f"numba_tma.{family}'s ops for numba-cuda-mlir kernels.")
-    for name, op in sorted(OPS.items()):
-        if op.vendor != "nvidia" or op.family != family:
-            continue
-        try:
-            setattr(module, op.short_name, build_mlir_intrinsic(op))
-        except NotImplementedError as exc:
-            MISSING[name] = str(exc)
-    helpers = fragments.HELPERS.get(family, {}) | (tiles.HELPERS if family == "wgmma" else {}) | \
+def _helpers(family) -> dict:
+    """This host's intrinsics of ``family``'s helpers (not PTX declarations), by name."""
+    return fragments.HELPERS.get(family, {}) | (tiles.HELPERS if family == "wgmma" else {}) | \
         (cluster_helpers.HELPERS if family == "cluster" else {})
-    for name in getattr(getattr(intrinsics, family), "HELPERS", ()):
-        if name in helpers:
-            setattr(module, name, helpers[name])
-        else:
+
+
+def _register_family(family) -> None:
+    """Every public object of ``numba_tma.<family>`` (numba-cuda's intrinsic of an op or a helper)
+    typed in numba-cuda-mlir kernels as this host's intrinsic of it (the op's, built from its
+    declaration, :func:`build_mlir_intrinsic`; a helper's, :data:`fragments.HELPERS`...)."""
+    module = getattr(intrinsics, family)
+    for name, op in sorted(OPS.items()):
+        if op.vendor == "nvidia" and op.family == family:
+            try:
+                register_twin(getattr(module, op.short_name), build_mlir_intrinsic(op))
+            except NotImplementedError as exc:
+                MISSING[name] = str(exc)
+    helpers = _helpers(family)
+    for name in getattr(module, "HELPERS", ()):
+        if name not in helpers:
             MISSING[f"{family}.{name}"] = (f"numba_tma: {family}.{name}: a helper written in llvmlite (not a PtxOp "
                                            "declaration) with no numba-cuda-mlir lowering yet (docs/second_host.md)")
-    module.__all__ = sorted(n for n in vars(module) if not n.startswith("_"))
-    return module
+        elif helpers[name] is not getattr(module, name):   # (the masks are registered as overloads of their own)
+            register_twin(getattr(module, name), helpers[name])
 
 
 for _family in FAMILIES:
-    globals()[_family] = sys.modules[f"{__name__}.{_family}"] = _family_module(_family)
-for _family in FAMILIES:   # another family's ops a family also exports (tma's bulk async-groups), not in __all__
-    for _name in getattr(getattr(intrinsics, _family), "ALIASES", ()):
-        _op, = (op for op in OPS.values() if op.short_name == _name and op.family != _family
-                and getattr(getattr(intrinsics, op.family), _name, None) is getattr(getattr(intrinsics, _family), _name))
-        setattr(globals()[_family], _name, getattr(globals()[_op.family], _name))
+    _register_family(_family)
+    globals()[_family] = getattr(intrinsics, _family)   # the same modules: one import for both hosts
+register_twin(intrinsics.at, refs.at)
 refresh()
+at = intrinsics.at
 
 
 __all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_in_global_type", "map_type", *FAMILIES]
