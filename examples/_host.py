@@ -4,15 +4,16 @@ environment variable ``NUMBA_TMA_HOST`` picks the compiler of their kernels.
     python examples/tma_tile_copy.py                        # numba-cuda (the default)
     NUMBA_TMA_HOST=mlir python examples/tma_tile_copy.py    # numba-cuda-mlir (docs/second_host.md)
 
-``cuda``, ``types`` and the families (``numba_tma.mlir``'s under numba-cuda-mlir) come from that
-host; ``jit`` is its ``cuda.jit`` (numba-cuda-mlir's for the GPU's arch-specific target,
-``sm_90a`` on a Hopper); ``carver(plan)`` carves a ``SharedMemoryPlan`` in its kernels;
-``launch`` is ``numba_tma.launch`` on both (numba-cuda-mlir's kernels go to its own launcher after
-the same checks); ``types`` and ``jit`` also
-serve device functions (``types.uint32(x)``, ``jit(device=True, inline=True)``); ``kernel_map(tmap)`` is how a kernel takes a ``TensorMap``: by value
-under numba-cuda, in global memory under numba-cuda-mlir (``numba_tma.mlir.map_in_global``: numba-cuda-mlir
-0.6 cannot pass a map by value below sm_100).  numba-cuda-mlir has no simulator: without a GPU,
-``NUMBA_TMA_HOST=mlir`` stops with a message; with one, it says first which host compiles.
+The examples import numba_tma (``from numba_tma import tma, ...``, ``plan.carver()``) the same way
+on both hosts; what comes from here is the compiler's own: ``cuda`` and ``types`` of that host;
+``jit``, its ``cuda.jit`` (numba-cuda-mlir's for the GPU's arch-specific target, ``sm_90a`` on a
+Hopper), which also serves device functions (``types.uint32(x)``, ``jit(device=True,
+inline=True)``); and ``kernel_map(tmap)``, how a kernel takes a ``TensorMap``: by value under
+numba-cuda, in global memory under numba-cuda-mlir (``numba_tma.mlir.map_in_global``:
+numba-cuda-mlir 0.6 cannot pass a map by value below sm_100).  ``numba_tma.launch`` launches the
+kernels of both (numba-cuda-mlir's go to its own launcher after the same checks).
+numba-cuda-mlir has no simulator: without a GPU, ``NUMBA_TMA_HOST=mlir`` stops with a message;
+with one, it says first which host compiles.
 """
 
 import functools
@@ -31,8 +32,7 @@ if MLIR:
     print("compiled by numba-cuda-mlir (NUMBA_TMA_HOST=mlir)", flush=True)
     from numba_cuda_mlir import cuda, types
 
-    from numba_tma import launch
-    from numba_tma.mlir import at, bulk, carver, cluster, fence, map_in_global, mbarrier, sync, tma, wgmma
+    from numba_tma.mlir import map_in_global
 
     # the GPU's arch-specific target; with none (NUMBA_ENABLE_CUDASIM=0 set by hand: the CPU tests
     # compile the kernels through numba_tma.inspect), Hopper's
@@ -45,15 +45,9 @@ else:
     from numba import cuda
     from numba.cuda import types
 
-    from numba_tma import at, bulk, cluster, fence, launch, mbarrier, sync, tma, wgmma
-
     jit = cuda.jit
-
-    def carver(plan):
-        return plan.carver()
 
     def kernel_map(tmap):
         return tmap
 
-__all__ = ["HOST", "MLIR", "at", "bulk", "carver", "cluster", "cuda", "fence", "jit", "kernel_map", "launch", "mbarrier",
-           "sync", "tma", "types", "wgmma"]
+__all__ = ["HOST", "MLIR", "cuda", "jit", "kernel_map", "types"]

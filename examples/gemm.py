@@ -37,9 +37,9 @@ from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator w
 
 import numba
 import numpy as np
-from _host import MLIR, at, carver, cluster, cuda, fence, jit, kernel_map, launch, sync, tma, types, wgmma  # NUMBA_TMA_HOST
+from _host import MLIR, cuda, jit, kernel_map, types  # NUMBA_TMA_HOST: numba-cuda or mlir
 
-from numba_tma import SharedMemoryPlan, TensorMap, pipeline
+from numba_tma import SharedMemoryPlan, TensorMap, at, cluster, fence, launch, pipeline, sync, tma, wgmma
 from numba_tma.testing import gpu_seconds
 
 BM = 128                             # output tile rows: two consumer warpgroups of 64
@@ -121,7 +121,7 @@ def make_gemm(kind, pair=False, b_kn=False, split=False, stages=4):
             .array("c", (2 * staged, 64, 64), numba.uint16, swizzle="128B")
             .pipeline("ring", ring_config))
     rounds, first_boxes, last_boxes = (1, n_boxes, 1) if whole else (2, 2, n_boxes - 2)   # the epilogue's
-    carve = carver(plan)
+    carve = plan.carver()
     blocks_per_tile_row = 2 if pair else 1
 
     # one block of 384 threads per SM: ptxas may then give each thread 168 registers (the
@@ -269,7 +269,7 @@ MAX_SPLIT_K = 4
 MIN_SPLIT_STEPS = 2
 
 ZERO_PLAN = SharedMemoryPlan().array("box", (64, 64), numba.uint16, swizzle="128B")
-_zero_carve = carver(ZERO_PLAN)
+_zero_carve = ZERO_PLAN.carver()
 
 
 @jit

@@ -35,9 +35,9 @@ from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator w
 
 import numba
 import numpy as np
-from _host import at, carver, cuda, jit, kernel_map, launch, tma, types  # NUMBA_TMA_HOST
+from _host import cuda, jit, kernel_map, types  # NUMBA_TMA_HOST: numba-cuda or mlir
 
-from numba_tma import SharedMemoryPlan, TensorMap, pipeline
+from numba_tma import SharedMemoryPlan, TensorMap, at, launch, pipeline, tma
 from numba_tma.testing import gpu_seconds
 
 BOX_R, BOX_C = 16, 256         # 16 rows x 1 KiB of float32 per tile
@@ -49,7 +49,7 @@ STORES = pipeline.TmaStorePipeline(2)      # refill tile k-1's slot once tile k'
 plan = (SharedMemoryPlan().array("ring", (STAGES, BOX_R, BOX_C), numba.float32)
         .array("tile_of", (STAGES,), numba.uint32)          # the tile each slot holds
         .pipeline("loads", LOADS))
-carve = carver(plan)
+carve = plan.carver()
 TILE_BYTES = BOX_R * BOX_C * 4
 
 

@@ -15,9 +15,9 @@ import importlib.util
 from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator without a GPU
 
 import numpy as np
-from _host import cuda, fence, jit, kernel_map, mbarrier, tma, types  # NUMBA_TMA_HOST: numba-cuda or mlir
+from _host import cuda, jit, kernel_map, types  # NUMBA_TMA_HOST: numba-cuda or mlir
 
-from numba_tma import TensorMap
+from numba_tma import TensorMap, fence, mbarrier, tma
 
 ROWS, COLS = (100, 128) if SIMULATED else (1000, 1024)  # not a multiple of the tile: the last tile row is partly outside
 TILE_R, TILE_C = 64, 64          # the box, in the array's own (row, col) order

@@ -23,9 +23,9 @@ from _simulate_without_gpu import SIMULATED  # first: picks the CUDA simulator w
 
 import numba
 import numpy as np
-from _host import at, carver, cuda, jit, kernel_map, sync, tma  # NUMBA_TMA_HOST
+from _host import cuda, jit, kernel_map  # NUMBA_TMA_HOST: numba-cuda or mlir
 
-from numba_tma import SharedMemoryPlan, TensorMap, pipeline
+from numba_tma import SharedMemoryPlan, TensorMap, at, pipeline, sync, tma
 from numba_tma.testing import gpu_seconds
 
 ROWS, COLS = 16, 32          # one tile: 16 rows x 128 bytes of float32
@@ -35,7 +35,7 @@ ROWS_EACH = ROWS // CONSUMERS
 
 RING = pipeline.TmaPipeline(STAGES, consumers=pipeline.warps(CONSUMERS))
 plan = SharedMemoryPlan().array("tiles", (STAGES, ROWS, COLS), numba.float32).pipeline("ring", RING)
-carve = carver(plan)
+carve = plan.carver()
 TILE_BYTES = ROWS * COLS * 4
 
 

@@ -164,7 +164,7 @@ def _compile(fn, sig, cc, options, debug_key):   # debug_key: debug mode changes
 
 @functools.lru_cache(maxsize=256)
 def _compile_mlir(pyfunc, sig, cc, options, debug_key):   # debug_key: debug mode changes the code
-    from .intrinsics.mlir_adapter import kernel_ptx
+    from .mlir import kernel_ptx   # (numba_tma's objects typed in numba-cuda-mlir kernels)
 
     ptx = kernel_ptx(pyfunc, sig, cc, arch_name(cc), **dict(options))
     return Compiled(arch_name(cc), ptx, [ptx])

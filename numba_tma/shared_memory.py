@@ -164,6 +164,7 @@ class SharedMemoryPlan:
 
             return result(), codegen
 
+        carve.plan = self   # what it carves: numba-cuda-mlir kernels call the same object (numba_tma.mlir.shared)
         return carve
 
 

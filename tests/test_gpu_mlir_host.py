@@ -1,7 +1,7 @@
 """numba-tma's ops in numba-cuda-mlir kernels on the GPU (the second host, docs/second_host.md),
 checked against numpy: a TMA load through the map in global memory (``numba_tma.mlir.map_in_global``:
 numba-cuda-mlir 0.6 cannot pass a map by value below sm_100) into a SharedMemoryPlan carved out of
-dynamic shared memory (``numba_tma.mlir.carver``) and a TMA store, mbarrier phases,
+dynamic shared memory (``plan.carver()``) and a TMA store, mbarrier phases,
 bulk copies and cp.async through ``at()``, a cluster of two blocks exchanging data through
 distributed shared memory (numba-cuda-mlir's own cluster launch), a wgmma m64n64k16 bf16 tile
 through raw descriptors with the fragment helpers on its accumulator (store, store_bf16, scale,
@@ -24,8 +24,7 @@ import numpy as np
 import pytest
 
 try:
-    from numba_tma.mlir import (at, bulk, carver, cluster, cp_async, dsmem, fence, map_in_global, mbarrier, mma, tma,
-                                wgmma)
+    from numba_tma.mlir import map_in_global
 except ModuleNotFoundError as exc:
     if exc.name != "numba_cuda_mlir":
         raise ImportError(f"numba-cuda-mlir is installed but does not import: {exc} (it needs cuda-bindings "
@@ -35,7 +34,8 @@ except ModuleNotFoundError as exc:
 from numba.cuda import types as numba_types  # noqa: E402
 from numba_cuda_mlir import cuda, types  # noqa: E402
 
-from numba_tma import SharedMemoryPlan, TensorMap, pipeline, tlx  # noqa: E402
+from numba_tma import (SharedMemoryPlan, TensorMap, at, bulk, cluster, cp_async, dsmem, fence, mbarrier, mma,  # noqa: E402
+                       pipeline, tlx, tma, wgmma)
 from numba_tma.descriptors import matrix  # noqa: E402
 from numba_tma.intrinsics._core import PtxOp, SharedArray  # noqa: E402
 from numba_tma.intrinsics.mlir_adapter import refresh  # noqa: E402
@@ -69,14 +69,14 @@ def bf16_bits(x):
 TILE = 32
 ORIGIN = (32, 64)     # (row, col) of the tile in the source and destination
 ROUND_TRIP = SharedMemoryPlan().array("tile", (TILE, TILE), numba_types.float32).barriers("bars", 2)
-carve_round_trip = carver(ROUND_TRIP)     # in dynamic shared memory: launch with ROUND_TRIP.nbytes
+carve_round_trip = ROUND_TRIP.carver()     # in dynamic shared memory: launch with ROUND_TRIP.nbytes
 
 
 @jit
 def tma_round_trip(src, dst, probes, status):
     """Load the tile at ORIGIN through ``src``, write 2 x + 1 into it, store it through ``dst``;
     ``probes``: a barrier's phases around two rounds of every thread's arrival.  The tile and the
-    barriers are a SharedMemoryPlan carved out of dynamic shared memory (``numba_tma.mlir.carver``)."""
+    barriers are a SharedMemoryPlan carved out of dynamic shared memory (``plan.carver()``)."""
     smem = carve_round_trip()
     bars, tile = smem.bars, smem.tile
     t = cuda.threadIdx.x
@@ -418,7 +418,7 @@ RING_STAGES, RING_TILES, RING_ROWS = 3, 10, 8
 LOADS = pipeline.TmaPipeline(RING_STAGES, consumers=pipeline.warps(2), producer=pipeline.warps(1))
 RING_PLAN = (SharedMemoryPlan().array("ring", (RING_STAGES, RING_ROWS, 32), numba_types.float32)
              .pipeline("loads", LOADS))
-carve_ring = carver(RING_PLAN)
+carve_ring = RING_PLAN.carver()
 
 
 @jit

@@ -168,6 +168,24 @@ def test_every_public_name_is_lowered_or_missing_with_why():
     assert numba_tma.mlir.at is numba_tma.at and _typed_by_numba_cuda_mlir(numba_tma.at)
 
 
+def test_numba_cuda_mlir_imports_numba_tma_mlir_before_it_compiles():
+    """The package's ``numba_cuda_mlir_extensions`` entry point names ``numba_tma.mlir.init``, and
+    numba-cuda-mlir's dispatcher still runs that group's ``init`` entry points before it compiles
+    (so ``from numba_tma import tma`` needs no ``import numba_tma.mlir`` in a kernel's module)."""
+    import inspect as pyinspect
+    import pathlib
+    import tomllib
+
+    from numba_cuda_mlir.numba_cuda.core import entrypoints
+    from numba_cuda_mlir.numba_cuda.dispatcher import Dispatcher
+
+    project = tomllib.loads((pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["numba_cuda_mlir_extensions"] == {"init": "numba_tma.mlir:init"}
+    assert callable(numba_tma.mlir.init)
+    assert 'group="numba_cuda_mlir_extensions", name="init"' in pyinspect.getsource(entrypoints.init_all)
+    assert "entrypoints.init_all()" in pyinspect.getsource(Dispatcher._compilation_chain_init_hook)
+
+
 def _asm_blocks(ptx):
     """The inline-asm blocks of a kernel, registers and numbers renamed in order of appearance
     (without numba-cuda-mlir's own: it reads ``cuda.threadIdx.x`` with an inline ``mov``)."""
@@ -339,15 +357,16 @@ def test_setmaxnreg_is_refused_where_ptxas_would_drop_it():
     assert "ignores setmaxnreg (C7504" in str(mlir.value) and "no whole-program link" in str(mlir.value)
 
 
-# a 1024-byte aligned ring of two tiles, then two barriers: 8 KiB in, numba_tma.mlir.carver's offsets
+# a 1024-byte aligned ring of two tiles, then two barriers: 8 KiB in; the same carve as under numba-cuda
 PLAN = numba_tma.SharedMemoryPlan().array("ring", (2, 32, 32), numba.float32, swizzle="128B").barriers("full", 2)
-carve = numba_tma.mlir.carver(PLAN)
+carve = PLAN.carver()
 
 
 def test_tma_load_through_a_global_descriptor_into_a_carved_plan_assembles():
     """A map in global memory (the acquire fence), into stage 1 of a SharedMemoryPlan's ring carved
-    out of dynamic shared memory (numba_tma.mlir.carver: the start rounded up to 1024 bytes, then the
-    plan's offsets; also the loud test of mlir_adapter.dynamic_shared_bytes and NamedTuple)."""
+    out of dynamic shared memory (plan.carver(), this host's carve of the plan: the start rounded up to
+    1024 bytes, then the plan's offsets; also the loud test of mlir_adapter.dynamic_shared_bytes and
+    NamedTuple)."""
     def tile_copy(desc, out):
         smem = carve()
         if cuda.threadIdx.x == 0:

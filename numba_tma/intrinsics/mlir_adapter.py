@@ -235,15 +235,15 @@ def struct_value(fields, field_types):
     return value
 
 
-def register_twin(obj, twin) -> None:
+def register_twin(obj, twin):
     """Type ``obj`` (numba-cuda's intrinsic of an op or helper: what ``numba_tma.<family>`` holds) in
     numba-cuda-mlir kernels as this host's ``twin`` of it is typed (the same ``types.Function``, in
-    the registry that holds it), so a kernel calls the same object on both hosts."""
+    the registry that holds it), so a kernel calls the same object on both hosts; returns that type."""
     for registry in (builtin_registry, extending.typing_registry):
         for value, ty in registry.globals:
             if value is twin:
                 registry.register_global(obj, ty)
-                return
+                return ty
     raise LookupError(f"numba_tma: {twin!r} is not typed by numba-cuda-mlir")
 
 

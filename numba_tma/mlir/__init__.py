@@ -1,33 +1,36 @@
-"""numba-tma's ops for numba-cuda-mlir kernels (the second host, issue 25; docs/second_host.md).
+"""numba-tma on numba-cuda-mlir, the second host (docs/second_host.md): the same imports as under
+numba-cuda.
 
 Example::
 
     from numba_cuda_mlir import cuda
-    from numba_tma.mlir import at, fence, mbarrier, tma
+    from numba_tma import at, fence, mbarrier, tma
 
     @cuda.jit(chip="sm_90a")
-    def kernel(desc, out): ...        # the same calls as under numba-cuda
+    def kernel(desc, out): ...        # the same calls, the same objects, as under numba-cuda
 
-Importing this package needs numba-cuda-mlir (the ``mlir`` extra).  It builds, from the same
-declarations as ``numba_tma.<family>``, a numba-cuda-mlir intrinsic of every op this host lowers
-(:mod:`numba_tma.intrinsics.mlir_host`) and puts each family's in a module of its own,
-``numba_tma.mlir.<family>`` (numba-cuda-mlir resolves ``family.op`` only through modules).
-:data:`MISSING` names the ops it does not lower yet, with why.  The register-fragment helpers
-(``wgmma.zeros``, ``scale``, ``add``, the row operations, ``mma.zeros``) come from :mod:`.fragments`,
-those that read or write memory (``wgmma.store``, ``store_bf16``, ``load``, ``store_shared_bf16``)
-from :mod:`.tiles`, ``at`` from :mod:`.refs`; :func:`map_type` is the type of a by-value map
-argument on sm_100 and newer (:mod:`.tensor_map`; below sm_100 a map goes in global memory,
-:func:`map_in_global`); :func:`carver` carves a ``SharedMemoryPlan`` (:mod:`.shared`); ``numba_tma.pipeline``'s
-configurations work in these kernels as under numba-cuda (:mod:`.pipeline`).
+Importing this package needs numba-cuda-mlir (the ``mlir`` extra); numba-cuda-mlir imports it
+itself before its first compile (the ``numba_cuda_mlir_extensions`` entry point, :func:`init`).
+It builds, from the same declarations as numba-cuda's, a numba-cuda-mlir intrinsic of every op
+(:func:`~numba_tma.intrinsics.mlir_host.build_mlir_intrinsic`) and of every helper (the
+register-fragment ones from :mod:`.fragments`, those that read or write memory from :mod:`.tiles`,
+``cluster``'s from :mod:`.cluster_helpers`, ``at`` from :mod:`.refs`, a ``SharedMemoryPlan``'s
+carve from :mod:`.shared`), and types numba_tma's own objects (``numba_tma.tma.load``...) in
+numba-cuda-mlir kernels as those (:func:`~numba_tma.intrinsics.mlir_adapter.register_twin`).
+``numba_tma.pipeline``'s configurations (:mod:`.pipeline`) and ``numba_tma.tlx`` (:mod:`.tlx`)
+work in these kernels as under numba-cuda.  :data:`MISSING` names what it does not lower yet, with
+why.  What exists for this host alone: :func:`map_in_global` (a map in global memory whose type says
+its layout: numba-cuda-mlir 0.6 passes a by-value map from sm_100 only), :func:`map_type` (the
+type of a by-value map argument, sm_100 and newer) and :func:`kernel_ptx`; the families and ``at``
+here are numba_tma's (aliases).
 """
 
 from .. import intrinsics   # the families: their declarations enter OPS
 from ..intrinsics._core import OPS
-from ..intrinsics.mlir_adapter import refresh, register_twin
+from ..intrinsics.mlir_adapter import kernel_ptx, refresh, register_twin
 from ..intrinsics.mlir_host import build_mlir_intrinsic
 from ..ops import FAMILIES
-from . import cluster_helpers, fragments, pipeline, refs, tiles, tlx
-from .shared import carver
+from . import cluster_helpers, fragments, pipeline, refs, shared, tiles, tlx  # noqa: F401 (shared: plan.carver())
 from .tensor_map import map_in_global, map_in_global_type, map_type
 
 
@@ -70,7 +73,12 @@ refresh()
 at = intrinsics.at
 
 
-__all__ = ["FAMILIES", "MISSING", "at", "carver", "map_in_global", "map_in_global_type", "map_type", *FAMILIES]
+__all__ = ["FAMILIES", "MISSING", "at", "init", "kernel_ptx", "map_in_global", "map_in_global_type", "map_type", *FAMILIES]
+
+
+def init() -> None:
+    """numba-cuda-mlir's extension entry point (``numba_cuda_mlir_extensions``, ``init``): importing
+    this package registered numba_tma's objects with numba-cuda-mlir; nothing is left to do."""
 
 # numba_tma.pipeline's configurations and rings in these kernels (:mod:`.pipeline`)
 PIPELINE_HOST = pipeline.bind(cluster, cp_async, fence, mbarrier, sync, tma)  # noqa: F821 - set through globals()

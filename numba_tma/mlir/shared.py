@@ -1,15 +1,19 @@
-"""``numba_tma.mlir.carver(plan)``: a :class:`numba_tma.SharedMemoryPlan`'s pieces carved out of a
-numba-cuda-mlir kernel's dynamic shared memory, as ``plan.carver()`` does under numba-cuda: a named
-tuple of shared arrays of compile-time shapes at the plan's offsets from the buffer's start rounded
-up to the plan's largest alignment (``memref.view`` of the bytes ``cuda.shared.array(0, ...)``
-gives).  Launch with ``plan.nbytes`` of dynamic shared memory (``kernel[grid, block, stream,
-plan.nbytes]``)."""
+"""A :class:`numba_tma.SharedMemoryPlan`'s pieces carved out of a numba-cuda-mlir kernel's dynamic
+shared memory, as under numba-cuda: a named tuple of shared arrays of compile-time shapes at the
+plan's offsets from the buffer's start rounded up to the plan's largest alignment (``memref.view``
+of the bytes ``cuda.shared.array(0, ...)`` gives).  Launch with ``plan.nbytes`` of dynamic shared
+memory (``kernel[grid, block, stream, plan.nbytes]``).
+
+``plan.carver()`` (numba-cuda's intrinsic, which says its ``plan``) is typed in numba-cuda-mlir
+kernels as this host's :func:`carver` of that plan, built the first time a kernel of this host
+calls it (:func:`register_twin`): one ``carve = plan.carver()`` serves both hosts."""
 
 from collections import namedtuple
 
 from ..intrinsics.mlir_adapter import (NamedTuple, arith, dynamic_shared_bytes, intrinsic, ir, lowering_utilities, memref,
-                                       mlir_types, refresh)
+                                       mlir_types, refresh, register_twin, register_typeof)
 from ..intrinsics.mlir_host import shared_address, to_mlir
+from ..intrinsics.refs import at
 from ..shared_memory import DYNAMIC_BASE_ALIGN, SharedMemoryPlanError
 
 __all__ = ["carver"]
@@ -56,3 +60,13 @@ def carver(plan):
     carve = intrinsic(carve, "carve")
     refresh()
     return carve
+
+
+def _carver_of(numba_cuda_intrinsic_object):
+    """The type of ``plan.carver()``'s object (numba-cuda's intrinsic) in numba-cuda-mlir kernels:
+    this host's carver of its plan; ``None`` for another intrinsic (typed by its registration)."""
+    plan = getattr(numba_cuda_intrinsic_object, "plan", None)
+    return None if plan is None else register_twin(numba_cuda_intrinsic_object, carver(plan))
+
+
+register_typeof(type(at), _carver_of)   # the class of numba-cuda's intrinsics (numba_tma.at's)
