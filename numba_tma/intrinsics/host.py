@@ -32,6 +32,16 @@ class Host(Emitter):
     @abc.abstractmethod
     def map_address(self, value, ty): """A map argument's (or a uint8 array's) 64-bit generic address."""
 
+    # -- register fragments (the wgmma helpers' bodies, written once against these)
+    @abc.abstractmethod
+    def fmul(self, a, b): """``a * b`` of two float32 values."""
+    @abc.abstractmethod
+    def float_asm(self, text: str, *values): """One float32 result of pure inline PTX on float32 ``values`` (``$0``)."""
+    @abc.abstractmethod
+    def shuffle_xor(self, value, lane_mask: int): """A float32 of lane ``l ^ lane_mask`` (``shfl.sync.bfly``, all lanes)."""
+    @abc.abstractmethod
+    def pack(self, tuple_type, values): """``values`` as this host's value of the Numba tuple ``tuple_type``."""
+
     # -- the instruction
     @abc.abstractmethod
     def refuse(self, op_name: str, tys, cc) -> None:

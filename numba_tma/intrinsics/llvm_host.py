@@ -13,7 +13,7 @@ import inspect
 from typing import Sequence
 
 from llvmlite import ir
-from numba.cuda import types
+from numba.core import cgutils
 from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.extending import _intrinsic
 
@@ -21,7 +21,7 @@ from .host import Host
 from .llvm_emitter import LlvmEmitter
 from .tensor_map_type import as_map, map_value
 
-I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
+I16, I32, I64, F32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
 
 
 def current_cc():
@@ -108,11 +108,36 @@ class LlvmHost(LlvmEmitter, Host):
 
     def instruction_registers(self, text, operands, outputs, memory, result_type):
         out = emit_tied_asm(self.builder, text, operands, outputs, memory=memory)
-        registers = [self.builder.extract_value(out, i) for i in range(len(outputs))]
-        return self.context.make_tuple(self.builder, result_type, registers)
+        return self.pack(result_type, [self.builder.extract_value(out, i) for i in range(len(outputs))])
 
     def nonzero(self, flag):
         return self.builder.icmp_unsigned("!=", flag, ir.Constant(I32, 0))
+
+    def fmul(self, a, b):
+        return self.builder.fmul(a, b)
+
+    def float_asm(self, text, *values):
+        fnty = ir.FunctionType(F32, [F32] * len(values))
+        return self.builder.call(ir.InlineAsm(fnty, text, ",".join(["=f"] + ["f"] * len(values))), list(values))
+
+    def shuffle_xor(self, value, lane_mask):
+        # through the NVVM intrinsic numba's cuda.shfl_xor_sync uses (convergent: never moved into a branch)
+        fnty = ir.FunctionType(ir.LiteralStructType((I32, ir.IntType(1))), [I32] * 5)
+        shfl = cgutils.get_or_insert_function(self.builder.module, fnty, "llvm.nvvm.shfl.sync.i32")
+        got = self.builder.call(shfl, [ir.Constant(I32, -1), ir.Constant(I32, 3), self.builder.bitcast(value, I32),
+                                       ir.Constant(I32, lane_mask), ir.Constant(I32, 0x1F)])   # mode 3: bfly
+        return self.builder.bitcast(self.builder.extract_value(got, 0), F32)
+
+    def pack(self, tuple_type, values):
+        return self.context.make_tuple(self.builder, tuple_type, values)
+
+
+def helper_codegen(lower):
+    """The numba-cuda codegen of a helper whose body is ``lower(host, argument types, values)``
+    (written once against :class:`.host.Host`; numba-cuda-mlir's: ``mlir_host.helper_codegen``)."""
+    def codegen(context, builder, sig, args):
+        return lower(LlvmHost(context, builder), sig.args, args)
+    return codegen
 
 
 def build_intrinsic(op):

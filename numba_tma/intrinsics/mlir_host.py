@@ -25,8 +25,9 @@ from numba.cuda import types
 
 from ..descriptors.tile_layout import kernel_type
 from ..errors import ArchError, RegisterCountError
-from .mlir_adapter import (Conversion, by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities,
-                           mlir_types, register_address_type, register_array_model, register_integer_type, target_chip)
+from .mlir_adapter import (Conversion, arith, by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities,
+                           mlir_types, nvvm, register_address_type, register_array_model, register_integer_type,
+                           target_chip)
 from ._core import PtxOp, SharedRefFacts, parse_arch
 from ._core import SharedRef as NumbaSharedRef
 from .host import Host
@@ -34,7 +35,7 @@ from .mlir_emitter import MlirEmitter, acquired_map_address, global_address, int
 from .tensor_map_type import GlobalTensorMapType, TensorMapType
 
 __all__ = ["FencedGlobalTensorMapType", "MapInGlobal", "MlirHost", "OwnInteger", "SharedRef", "TensorMap", "build_mlir_intrinsic",
-           "check_by_value_maps", "check_whole_program", "emit_asm", "to_mlir", "to_numba"]
+           "check_by_value_maps", "check_whole_program", "emit_asm", "helper_codegen", "to_mlir", "to_numba"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,8 +215,9 @@ class MlirHost(MlirEmitter, Host):
     """An op's emission at the current MLIR insertion point (a numba-cuda-mlir intrinsic's codegen)."""
 
     def convert(self, value, ty, to):
-        if isinstance(to, types.Float):
-            return lowering_utilities.convert(value, ir.F32Type.get() if to.bitwidth == 32 else ir.F64Type.get())
+        if isinstance(to, types.Float):   # an integer by its sign
+            width = ir.F32Type.get() if to.bitwidth == 32 else ir.F64Type.get()
+            return lowering_utilities.convert(value, width, signed=bool(getattr(ty, "signed", False)))
         return integer(value, ty, to.bitwidth)
 
     def as_bits(self, value):
@@ -252,6 +254,28 @@ class MlirHost(MlirEmitter, Host):
 
     def nonzero(self, flag):
         return lowering_utilities.convert(flag, ir.IntegerType.get_signless(1))
+
+    def fmul(self, a, b):
+        return arith.mulf(a, b)
+
+    def float_asm(self, text, *values):
+        return emit_asm(text, [(v, "f") for v in values], ["=f"], memory=False)
+
+    def shuffle_xor(self, value, lane_mask):
+        i32 = ir.IntegerType.get_signless(32)
+        mask, offset, clamp = (lowering_utilities.constant(c, i32) for c in (-1, lane_mask, 0x1F))
+        return nvvm.shfl_sync(mask, value, offset, clamp, nvvm.ShflKind.bfly)   # as numba-cuda's
+
+    def pack(self, tuple_type, values):
+        return tuple(values)   # numba-cuda-mlir holds a tuple as a Python tuple
+
+
+def helper_codegen(lower, tys):
+    """This host's codegen of a helper whose body is ``lower(host, argument types, values)``
+    (written once against :class:`.host.Host`), for the call's argument types ``tys`` (numba-cuda's)."""
+    def codegen(builder, target, args, kwargs):
+        builder.store_var(target, lower(MlirHost(), tys, [builder.load_var(v) for v in args]))
+    return codegen
 
 
 def _bound_vars(op: PtxOp, args, kwargs) -> dict:

@@ -35,6 +35,7 @@ from . import debug, matrix_descriptor
 from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
                     Sample, SharedArray, exported, shared_address)
 from .llvm_emitter import LlvmEmitter
+from .llvm_host import helper_codegen
 from .tensor_map_type import as_map
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only
@@ -537,13 +538,14 @@ def scale(typingctx, acc, factor):
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
     """
     scale_check(acc, factor)
+    return acc(acc, factor), helper_codegen(lower_scale)
 
-    def codegen(context, builder, sig, args):
-        f = context.cast(builder, args[1], sig.args[1], types.float32)
-        return context.make_tuple(builder, sig.return_type,
-                                  [builder.fmul(builder.extract_value(args[0], i), f) for i in range(acc.count)])
 
-    return acc(acc, factor), codegen
+def lower_scale(host, tys, values):
+    """``wgmma.scale``'s body on every host (:class:`.host.Host`)."""
+    acc, factor = tys
+    f = host.convert(values[1], factor, types.float32)
+    return host.pack(acc, [host.fmul(v, f) for v, _ in host.items(values[0], acc)])
 
 
 def add_check(acc, other):
@@ -574,13 +576,14 @@ def add(typingctx, acc, other):
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragments it adds).
     """
     add_check(acc, other)
+    return acc(acc, other), helper_codegen(lower_add)
 
-    def codegen(context, builder, sig, args):
-        return context.make_tuple(builder, sig.return_type,
-                                  [_f32_asm(builder, "add.rn.f32 $0, $1, $2;", builder.extract_value(args[0], i),
-                                            builder.extract_value(args[1], i)) for i in range(acc.count)])
 
-    return acc(acc, other), codegen
+def lower_add(host, tys, values):
+    """``wgmma.add``'s body on every host (:class:`.host.Host`)."""
+    acc, other = tys
+    pairs = zip(host.items(values[0], acc), host.items(values[1], other))
+    return host.pack(acc, [host.float_asm("add.rn.f32 $0, $1, $2;", a, b) for (a, _), (b, _) in pairs])
 
 
 C_TILE_ROW_BYTES = 128   # the one C tile store_shared_bf16 writes: bf16, box (64, 64), swizzle "128B"
@@ -767,43 +770,39 @@ def rows_check(op, acc, **scalars):
             raise reject(f"wgmma.{op}", name, "must be a float (float32; a float64 is converted to float32)", ty)
 
 
-def _f32_asm(builder, template, *values):
-    """One float32 result of inline PTX on float32 inputs (``$0`` the result)."""
-    fnty = ir.FunctionType(_F32, [_F32] * len(values))
-    return builder.call(ir.InlineAsm(fnty, template, ",".join(["=f"] + ["f"] * len(values))), list(values))
+ROWS = types.UniTuple(types.float32, 2)   # what a row reduction returns: a value per row
 
 
-def _shfl_bfly(builder, value, lane_mask):
-    """``value`` of lane ``l ^ lane_mask`` (``shfl.sync.bfly.b32``, all 32 lanes), through the NVVM
-    intrinsic numba's ``cuda.shfl_xor_sync`` uses (convergent: never moved into a branch)."""
-    fnty = ir.FunctionType(ir.LiteralStructType((I32, ir.IntType(1))), [I32] * 5)
-    shfl = cgutils.get_or_insert_function(builder.module, fnty, "llvm.nvvm.shfl.sync.i32")
-    got = builder.call(shfl, [ir.Constant(I32, -1), ir.Constant(I32, 3), builder.bitcast(value, I32),
-                              ir.Constant(I32, lane_mask), ir.Constant(I32, 0x1F)])     # mode 3: bfly; c: the warp
-    return builder.bitcast(builder.extract_value(got, 0), _F32)
+def lower_row_reduction(template):
+    """The body of a row reduction (``row_max``, ``row_sum``) on every host (:class:`.host.Host`):
+    ``template`` combines two float32 (``$0`` the result)."""
+    def lower(host, tys, values):
+        acc, = tys
+        registers = [v for v, _ in host.items(values[0], acc)]
+
+        def combine(a, b):
+            return host.float_asm(template, a, b)
+
+        rows = [_tree([registers[i] for i in _row_registers(acc.count, h)], combine) for h in (0, 1)]
+        for lane_mask in (1, 2):           # the row's 4 lanes: with lane l ^ 1, then with l ^ 2
+            rows = [combine(v, host.shuffle_xor(v, lane_mask)) for v in rows]
+        return host.pack(ROWS, rows)
+    return lower
 
 
-def _row_reduction(kind, template):
+ROW_REDUCTIONS = {"row_max": "max.f32 $0, $1, $2;", "row_sum": "add.rn.f32 $0, $1, $2;"}
+
+
+def _row_reduction(kind):
     def typer(typingctx, acc):
         rows_check(kind, acc)
-
-        def codegen(context, builder, sig, args):
-            def combine(a, b):
-                return _f32_asm(builder, template, a, b)
-
-            rows = [_tree([builder.extract_value(args[0], i) for i in _row_registers(acc.count, h)], combine)
-                    for h in (0, 1)]
-            for lane_mask in (1, 2):           # the row's 4 lanes: with lane l ^ 1, then with l ^ 2
-                rows = [combine(v, _shfl_bfly(builder, v, lane_mask)) for v in rows]
-            return context.make_tuple(builder, sig.return_type, rows)
-
-        return types.UniTuple(types.float32, 2)(acc), codegen
+        return ROWS(acc), helper_codegen(lower_row_reduction(ROW_REDUCTIONS[kind]))
 
     typer.__name__ = kind
     return typer
 
 
-row_max = intrinsic(_row_reduction("row_max", "max.f32 $0, $1, $2;"))
+row_max = intrinsic(_row_reduction("row_max"))
 row_max.__doc__ = """``(m0, m1)``: the float32 maxima of the two rows of the 64 x N fragment ``acc``
 this thread holds (``m0`` of row ``16 w + l // 4``, ``m1`` of the row 8 below), over all N
 columns: the maximum of the thread's own registers of each row (a tree, unrolled), then across
@@ -824,7 +823,7 @@ PTX::
 
 Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout; ``shfl.sync``: sm_30, PTX ISA 6.0).
 """
-row_sum = intrinsic(_row_reduction("row_sum", "add.rn.f32 $0, $1, $2;"))
+row_sum = intrinsic(_row_reduction("row_sum"))
 row_sum.__doc__ = """``(s0, s1)``: the float32 sums of the two rows of the 64 x N fragment ``acc``
 this thread holds, as :func:`row_max` (the thread's registers of each row summed pairwise in a
 tree, then across the row's 4 lanes with ``shfl.sync.bfly`` 1 and 2: all 4 lanes hold the same
@@ -874,17 +873,19 @@ def exp2_rows(typingctx, acc, scale, m0, m1):
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
     """
     rows_check("exp2_rows", acc, scale=scale, m0=m0, m1=m1)
+    return acc(acc, scale, m0, m1), helper_codegen(lower_exp2_rows)
 
-    def codegen(context, builder, sig, args):
-        s, *ms = (context.cast(builder, v, t, types.float32) for v, t in zip(args[1:], sig.args[1:]))
-        values = [None] * acc.count
-        for h, m in enumerate(ms):
-            minus = _f32_asm(builder, "neg.f32 $0, $1;", m)
-            for i in _row_registers(acc.count, h):
-                values[i] = _f32_asm(builder, _EXP2, builder.extract_value(args[0], i), s, minus)
-        return context.make_tuple(builder, sig.return_type, values)
 
-    return acc(acc, scale, m0, m1), codegen
+def lower_exp2_rows(host, tys, values):
+    """``wgmma.exp2_rows``'s body on every host (:class:`.host.Host`)."""
+    acc = tys[0]
+    registers = [v for v, _ in host.items(values[0], acc)]
+    s, *ms = (host.convert(v, t, types.float32) for v, t in zip(values[1:], tys[1:]))
+    for h, m in enumerate(ms):
+        minus = host.float_asm("neg.f32 $0, $1;", m)
+        for i in _row_registers(acc.count, h):
+            registers[i] = host.float_asm(_EXP2, registers[i], s, minus)
+    return host.pack(acc, registers)
 
 
 @intrinsic
@@ -905,16 +906,18 @@ def scale_rows(typingctx, acc, f0, f1):
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
     """
     rows_check("scale_rows", acc, f0=f0, f1=f1)
+    return acc(acc, f0, f1), helper_codegen(lower_scale_rows)
 
-    def codegen(context, builder, sig, args):
-        fs = [context.cast(builder, v, t, types.float32) for v, t in zip(args[1:], sig.args[1:])]
-        values = [None] * acc.count
-        for h, f in enumerate(fs):
-            for i in _row_registers(acc.count, h):
-                values[i] = _f32_asm(builder, "mul.rn.f32 $0, $1, $2;", builder.extract_value(args[0], i), f)
-        return context.make_tuple(builder, sig.return_type, values)
 
-    return acc(acc, f0, f1), codegen
+def lower_scale_rows(host, tys, values):
+    """``wgmma.scale_rows``'s body on every host (:class:`.host.Host`)."""
+    acc = tys[0]
+    registers = [v for v, _ in host.items(values[0], acc)]
+    for h, (f, t) in enumerate(zip(values[1:], tys[1:])):
+        f = host.convert(f, t, types.float32)
+        for i in _row_registers(acc.count, h):
+            registers[i] = host.float_asm("mul.rn.f32 $0, $1, $2;", registers[i], f)
+    return host.pack(acc, registers)
 
 
 HELPERS = ("zeros", "scale", "add", "store", "store_bf16", "store_shared_bf16", "load", "row_max", "row_sum", "exp2_rows",
