@@ -815,7 +815,10 @@ class PtxOp(Declaration):
             return None
         if self.tied or self.returns_regs:
             return host.instruction_registers(text, values, outputs, self.memory, self.result_type(tys, chosen))
-        out = host.instruction(text, values, outputs[0] if outputs else None, self.memory)
+        if not outputs:
+            host.instruction(text, values, None, self.memory)
+            return None
+        out = host.instruction(text, values, outputs[0], self.memory)
         return host.nonzero(out) if self.returns == types.boolean else out
 
     # -- the Numba intrinsic -------------------------------------------------------------------

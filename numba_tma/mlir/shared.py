@@ -20,13 +20,14 @@ __all__ = ["carver"]
 
 
 def carver(plan):
-    """An intrinsic returning ``plan``'s pieces as a named tuple of shared arrays (fields in the
-    order they were added); call it once at the top of the kernel.
+    """This host's intrinsic returning ``plan``'s pieces as a named tuple of shared arrays (fields in
+    the order they were added), which ``plan.carver()``'s object is typed as in numba-cuda-mlir
+    kernels; call it once at the top of the kernel.
 
     Example::
 
         # fragment: plan the caller's SharedMemoryPlan (docs/second_host.md)
-        carve = numba_tma.mlir.carver(plan)
+        carve = plan.carver()         # the same object for both hosts
 
         @cuda.jit(chip="sm_90a")
         def kernel(desc, out):
