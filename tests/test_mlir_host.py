@@ -278,6 +278,16 @@ def test_at_and_the_fragment_helpers_refuse_as_under_numba_cuda(call):
         inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")
 
 
+@pytest.mark.parametrize("call", ["out[0] = mbarrier.test_wait_token(bar, mbarrier.arrive(bar))",
+                                  "t = mbarrier.arrive(bar)\nif out[1] > 0:\n    t = out[2]\nout[0] = t"])
+def test_a_state_token_is_its_own_type_and_an_integer_where_one_is_asked_for_as_under_numba_cuda(call):
+    """``mbarrier.StateToken`` on this host (``mlir_host.OwnInteger``): taken by the token ops, stored
+    as an integer, unified with one (the parity waits refuse it: tests/test_refusals_both_hosts.py)."""
+    for compile_ in (lambda: inspect.compile(_kernel(call), SIG, "sm_90a"),
+                     lambda: inspect.compile(_mlir_kernel(call), MLIR_SIG, "sm_90a", host="mlir")):
+        assert "mbarrier.arrive" in compile_().ptx.replace("mbarrier.arrive.shared", "mbarrier.arrive")
+
+
 def test_an_sm_100_op_is_refused_on_sm_90a_with_the_llvmlite_hosts_message():
     call = "tcgen05.fence_before_thread_sync()"
     with pytest.raises(ArchError) as llvmlite:

@@ -55,10 +55,9 @@ class OwnInteger(mlir_types.Integer):
     unsigned integer of its width to numba-cuda-mlir, the op's type again to the checks (so a
     parity wait refuses a token on this host too)."""
 
-    def __init__(self, numba_type):
+    def __init__(self, numba_type):   # named as its integer: numba-cuda-mlir unifies numbers by their numpy dtype
         self.numba_type = numba_type
         super().__init__(f"uint{numba_type.bitwidth}", numba_type.bitwidth, signed=False)
-        self.name = str(numba_type)
 
     @property
     def key(self):
