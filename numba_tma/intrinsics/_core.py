@@ -24,16 +24,14 @@ a qualifier (its PTX fragment) or a key of the op's ``fields(...)``; ``{out}`` i
 from __future__ import annotations
 
 import functools
-import inspect
 import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from llvmlite import ir
 from numba.cuda import types
 from numba.cuda.datamodel import PrimitiveModel
-from numba.cuda.extending import register_model   # (through extending: models imports it partway)
+from numba.cuda.extending import register_model   # (not from numba.cuda.models, which imports extending partway)
 
 from .. import numba_cuda_hooks
 from . import debug
