@@ -83,5 +83,5 @@ def init() -> None:
 # numba_tma.pipeline's configurations and rings in these kernels (:mod:`.pipeline`)
 PIPELINE_HOST = pipeline.bind(cluster, cp_async, fence, mbarrier, sync, tma)  # noqa: F821 - set through globals()
 
-# numba_tma.tlx's names in these kernels, over the families above (:mod:`.tlx`)
-TLX_BODIES = tlx.register(globals())
+# numba_tma.tlx's names in these kernels (:mod:`.tlx`)
+TLX_BODIES = tlx.register()

@@ -1,12 +1,11 @@
 """``numba_tma.tlx``'s TLX names in numba-cuda-mlir kernels: every wrapper is ``numba_tma.tlx``'s own
-Python function, compiled by numba-cuda-mlir with this host's families (``numba_tma.mlir.tma``...)
-in place of numba-cuda's.  A kernel calls ``tlx.async_descriptor_load(...)`` as under numba-cuda
+Python function, compiled by numba-cuda-mlir (the families and ``at`` it calls are numba_tma's own,
+typed on this host too).  A kernel calls ``tlx.async_descriptor_load(...)`` as under numba-cuda
 (``from numba_tma import tlx``); each function is registered here as a numba-cuda-mlir overload of
 that same function object, typed by the same variant pickers and checks.
 
 Each wrapper's body is a copy of the function (its code, defaults and closure) whose globals are
-``numba_tma.tlx``'s with the families, ``at``, ``cuda`` and ``types`` of this host (the copies
-call one another).  Each is inlined into its caller's Numba IR; a wrapper's body branches on no option
+``numba_tma.tlx``'s with this host's ``cuda`` and ``_barrier_array`` (the copies call one another).  Each is inlined into its caller's Numba IR; a wrapper's body branches on no option
 (``numba_tma.tlx`` picks a body per option at compile time, so numba-cuda-mlir 0.6, which types
 both sides of an ``if option is None`` when inlining, sees only the one taken), and a string option
 (``eviction_policy``, ``store_reduce``, ``fence``'s scope) is a constant there, never a device
@@ -24,14 +23,10 @@ from ..intrinsics.mlir_host import to_numba
 
 __all__ = ["register"]
 
-_FAMILIES = ("tma", "mbarrier", "bulk", "cache", "cluster", "cp_async", "dsmem", "sync")
-
-
-def _copies(host: dict) -> dict:
+def _copies() -> dict:
     """Every function of ``numba_tma.tlx`` (the wrappers and their variants) copied with this host's
-    globals (``host``: its families, ``at``); the copies' globals hold the copies."""
-    own = dict({f: host[f] for f in _FAMILIES}, _fence=host["fence"], at=host["at"], cuda=cuda, _types=mlir_types,
-               _barrier_array=_barrier_array)
+    ``cuda`` and ``_barrier_array``; the copies' globals hold the copies."""
+    own = {"cuda": cuda, "_barrier_array": _barrier_array}
     rebound = dict(vars(_tlx), **own)
     copies = {}
     for name, value in vars(_tlx).items():
@@ -94,11 +89,9 @@ def _register_alloc_barriers(copies):
     overload(_tlx.alloc_barriers, inline=True)(typer)
 
 
-def register(host: dict) -> dict:
-    """Register every wrapper for numba-cuda-mlir kernels over ``host``
-    (``numba_tma.mlir``'s namespace: its families and ``at``); returns the bodies registered, by
-    name."""
-    copies = _copies(host)
+def register() -> dict:
+    """Register every wrapper for numba-cuda-mlir kernels; returns the bodies registered, by name."""
+    copies = _copies()
     for wrapper in _tlx._WRAPPERS:
         if wrapper is _tlx.alloc_barriers:
             _register_alloc_barriers(copies)
