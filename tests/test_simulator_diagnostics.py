@@ -64,6 +64,7 @@ def test_barrier_misuse():
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
+            fence.mbarrier_init()
             mbarrier.arrive_expect_tx(bars, 512)
             tma.load(desc, tile, (0, 0), bars)
             mbarrier.wait(bars, 0)
@@ -147,6 +148,7 @@ def test_an_im2col_start_outside_the_bounding_box_is_reported():
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array((4, 8), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
+            fence.mbarrier_init()
             mbarrier.arrive_expect_tx(bars, columns.box_bytes)
             tma.load_im2col(columns, tile, (0, w, h, 0), (0, 0), bars)
             mbarrier.wait(bars, 0)
@@ -166,6 +168,7 @@ def test_reading_a_tile_before_waiting_is_reported():
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
+            fence.mbarrier_init()
             mbarrier.arrive_expect_tx(bars, 1024)
             tma.load(desc, tile, (0, 8), bars)
             out[0] = tile[1, 2]                # no mbarrier.wait first
@@ -186,6 +189,7 @@ def test_a_wait_on_the_wrong_barrier_is_reported_under_every_seed():
             tiles = cuda.shared.array((2, 8, 32), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
             mbarrier.init(bars[1:], 1)
+            fence.mbarrier_init()
             for s in range(2):
                 mbarrier.arrive_expect_tx(bars[s:], 1024)
                 tma.load(desc, tiles[s], (0, 8 * s), bars[s:])
