@@ -157,3 +157,23 @@ def test_a_float32_map_read_as_tfloat32_says_so_in_its_type():
     desc = TensorMap.tiled(Array((64, 64), "float32"), (16, 16), data_type="tfloat32")
     assert desc.dtype == desc.layout.dtype == "float32 as TFLOAT32" and desc.layout.data_type == "TFLOAT32"
     assert str(desc._numba_type_) == "TensorMap[float32 as TFLOAT32, rank=2, box=(16, 16), tiled]"
+
+
+@pytest.mark.parametrize("make", [
+    lambda: TensorMap.tiled(Array((64, 96, 128), "float16", address=0x7F0000200000), (2, 16, 64), swizzle="128B",
+                            element_strides=(1, 2, 4), oob_fill="nan"),
+    lambda: TensorMap.tiled(Array((100, 64), "float32", strides=(512, 4)), (16, 16), data_type="tfloat32"),
+    lambda: TensorMap.im2col(Array((2, 8, 16, 16, 64), "bfloat16"), (-1, -2, 0), (1, 0, -1), 64, 128,
+                             element_strides=(1, 1, 2, 1, 1))],
+    ids=["tiled 3-D, element strides, NaN fill", "tfloat32 over float32, pitched rows", "im2col NDHWC bfloat16"])
+def test_the_by_value_twin_is_made_from_the_layouts_array_order_arguments(make, monkeypatch):
+    """cuda.core takes the map's arguments in the array's order: the stand-in driver
+    (``tests/fake_gpu.py``) encodes what it is given as ``cuTensorMapEncode*`` would, and its twin
+    holds exactly the map's bytes."""
+    from fake_gpu import PAD, FakeDriver
+
+    from numba_tma.descriptors import by_value
+
+    monkeypatch.setattr(by_value, "MAKER", FakeDriver())
+    desc = make()
+    assert by_value._new(desc)[PAD:PAD + 128] == desc.bytes
