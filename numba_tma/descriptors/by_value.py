@@ -23,7 +23,6 @@ import ctypes
 import functools
 import threading
 
-from .enums import TYPE_INFO
 from .errors import TensorMapError
 
 _UNSEARCHED = object()
@@ -85,25 +84,19 @@ def _core_options(data_type, interleave, swizzle, l2_promotion, oob_fill):
                              f"{exc}); pass desc.to_device() instead") from None
 
 
-def _pointer(tmap):
-    p = tmap._params
-    element_bytes = max(1, TYPE_INFO[p["data_type"]].bits // 8)
-    shape = tuple(reversed(p["global_dim"]))
-    strides = tuple(reversed(p["global_strides"])) + (element_bytes,)
-    return _Pointer(tmap.address, shape, strides, element_bytes)
-
-
 def _new(tmap):
-    """A new twin made by :data:`MAKER` from ``tmap`` (anything with a map's ``_params``, ``mode``
-    and ``address``)."""
-    p = tmap._params
-    options = {k: p[k] for k in ("data_type", "interleave", "swizzle", "l2_promotion", "oob_fill")}
-    estrides = p["element_strides"] and tuple(reversed(p["element_strides"]))
-    if tmap.mode == "tiled":
-        return MAKER.tiled(_pointer(tmap), tuple(reversed(p["box_dim"])), estrides, options)
-    return MAKER.im2col(_pointer(tmap), tuple(reversed(p["pixel_box_lower_corner"])),
-                        tuple(reversed(p["pixel_box_upper_corner"])), p["channels_per_pixel"],
-                        p["pixels_per_column"], estrides, options)
+    """A new twin made by :data:`MAKER` from ``tmap`` (anything with a map's ``_layout``, a
+    :class:`~numba_tma.descriptors.map_layout.MapLayout`, and ``address``): everything in the
+    array's order, as cuda.core takes it."""
+    layout = tmap._layout
+    tile = layout.tile
+    element_bytes = max(1, tile.element_bits // 8)
+    pointer = _Pointer(tmap.address, layout.shape, layout.strides[:-1] + (element_bytes,), element_bytes)
+    options = layout.options()
+    if tile.mode == "tiled":
+        return MAKER.tiled(pointer, tile.box, tile.element_strides, options)
+    lower, upper, channels, pixels = layout.geometry
+    return MAKER.im2col(pointer, lower, upper, channels, pixels, tile.element_strides, options)
 
 
 def argument(tmap, position: int):
