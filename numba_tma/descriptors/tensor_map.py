@@ -24,8 +24,8 @@ import html
 import re
 import sys
 
-from .. import numba_cuda_hooks
 from .decode import decode
+from .device_layer import READERS
 from .edge import array_dimension, store_overrun
 from .encode import encode_im2col, encode_tiled
 from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
@@ -45,14 +45,8 @@ def _typestr(typestr):
 def _simulated(array):
     """Under numba-cuda's CUDA simulator, the numpy array behind ``array`` (a simulator device
     array, which forwards numpy's array interface to it, or a numpy array: all memory is host
-    memory there); otherwise ``None``."""
-    if not numba_cuda_hooks.SIMULATED:
-        return None
-    import numpy as np
-
-    if isinstance(array, np.ndarray):
-        return array
-    return np.asarray(array) if hasattr(array, "__array_interface__") else None
+    memory there); otherwise ``None`` (the backend's reader: :mod:`.device_layer`)."""
+    return READERS.host_array(array)
 
 
 def _array_view(array):
@@ -97,13 +91,11 @@ def _array_view(array):
 
 def _interface(array):
     """``(typestr, shape, strides, data pointer)`` as ``array``'s ``__cuda_array_interface__`` gives
-    them (``strides`` may be None), where the interface alone describes the array (not under the
-    simulator; not a PyTorch tensor, read directly: see :func:`_array_view`); else None.  A
+    them (``strides`` may be None), where the interface alone describes the array (not a PyTorch
+    tensor, read directly: see :func:`_array_view`); else None.  A
     numba-cuda device array is read from its attributes (its property builds the dictionary and
     tests contiguity on every call), its strides always given."""
-    if numba_cuda_hooks.SIMULATED:
-        return None
-    own = numba_cuda_hooks.device_array_view(array)
+    own = READERS.device_array_view(array)
     if own is not None:
         return own
     torch = sys.modules.get("torch")
