@@ -2,7 +2,8 @@
 compiler and a GPU (:class:`numba_tma.gpu.GpuBackend`), or numba-cuda's CUDA simulator, which runs
 kernels as Python (:class:`numba_tma.simulator.backend.SimulatorBackend`).  The user-level modules
 (``launch``, ``graphs``, ``shared_memory``, ``tlx``, ``pipeline``, ``inspect``, ``testing``) call
-the chosen backend; none asks which one it is.  :class:`Backend` is what both provide."""
+the chosen backend and none branches on which one it is (the pytest plugin reads its :attr:`name`:
+which way this process runs a ``both_ways`` test).  :class:`Backend` is what both provide."""
 
 from __future__ import annotations
 
@@ -50,8 +51,9 @@ class Backend(abc.ABC):
     # -- code in kernels ---------------------------------------------------------------------------
     @staticmethod
     @abc.abstractmethod
-    def compiled(define) -> None:
-        """Run ``define()`` (it registers typing and lowering) where kernels are compiled."""
+    def define_for_compiler(define) -> None:
+        """Run ``define()`` (it registers typing and lowering with numba-cuda) where kernels are
+        compiled; nothing where they run as Python."""
 
     @staticmethod
     @abc.abstractmethod

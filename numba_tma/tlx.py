@@ -63,7 +63,7 @@ def _device(fn=None, *, variants=None):
     _WRAPPERS.append(fn)
     if variants is not None:
         VARIANTS[fn.__name__] = variants
-    BACKEND.compiled(lambda: _inline(fn, variants))
+    BACKEND.define_for_compiler(lambda: _inline(fn, variants))
     return fn
 
 
@@ -430,7 +430,7 @@ def _define_alloc_barriers():
         return impl
 
 
-BACKEND.compiled(_define_alloc_barriers)
+BACKEND.define_for_compiler(_define_alloc_barriers)
 _WRAPPERS.append(alloc_barriers)
 
 

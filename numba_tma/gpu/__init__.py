@@ -65,7 +65,7 @@ class GpuBackend(Backend):
 
     # -- code in kernels ---------------------------------------------------------------------------
     @staticmethod
-    def compiled(define) -> None:
+    def define_for_compiler(define) -> None:
         define()
 
     @staticmethod

@@ -78,8 +78,8 @@ ANCHOR_NAMES = {
 }
 
 
-def _compiled():
-    from . import compiled   # noqa: F401 - registers the Numba types' methods
+def _define_methods():
+    from . import compiled   # noqa: F401 - registers the Numba types' methods (kernels compiled by numba-cuda)
 
 
-BACKEND.compiled(_compiled)
+BACKEND.define_for_compiler(_define_methods)

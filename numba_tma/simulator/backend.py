@@ -90,7 +90,7 @@ class SimulatorBackend(Backend):
 
     # -- code in kernels ---------------------------------------------------------------------------
     @staticmethod
-    def compiled(define) -> None:
+    def define_for_compiler(define) -> None:
         pass    # nothing compiles: no typing or lowering to define
 
     @staticmethod
