@@ -394,7 +394,7 @@ def test_box_bytes_is_a_constant_in_the_kernel():
 
 def test_map_passed_to_a_device_function_is_not_copied():
     """A device function gets the parameter's address, not a byval (local) copy of the map (and it
-    compiles with no GPU: numba_cuda_hooks gives it the kernel's target)."""
+    compiles with no GPU: numba_tma.numba_cuda.compiler gives it the kernel's target)."""
     @cuda.jit(device=True)
     def issue(desc, tile, bars):
         tma.load(desc, tile, (0, 0), bars)

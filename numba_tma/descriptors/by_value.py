@@ -20,9 +20,9 @@ launch moves to another device, cuda.core refuses it, and the launch paths drop 
 from __future__ import annotations
 
 import ctypes
-import functools
 import threading
 
+from ..numba_cuda.cuda_core import TensorMapMaker
 from .errors import TensorMapError
 
 _UNSEARCHED = object()
@@ -41,47 +41,14 @@ class _Pointer:
                                          "data": (address, False), "version": 3}
 
 
-class CudaCore:
-    """What makes a twin: cuda.core's ``TensorMapDescriptor``, filled by the driver, from the map's
-    array view (``pointer``: a CUDA array interface), its box or im2col corners in array order and
-    ``options`` (the map's enums: ``data_type``, ``interleave``, ``swizzle``, ``l2_promotion``,
-    ``oob_fill``).  The one place cuda.core's private ``_tensor_map`` is named; tests put a stand-in
-    driver in :data:`MAKER` (``tests/fake_gpu.py``)."""
-
-    @staticmethod
-    def tiled(pointer, box, element_strides, options):
-        from cuda.core.utils import StridedMemoryView
-
-        view = StridedMemoryView.from_cuda_array_interface(pointer, stream_ptr=-1)
-        return view.as_tensor_map(box, element_strides=element_strides, **_core_options(**options))
-
-    @staticmethod
-    def im2col(pointer, lower, upper, channels, pixels, element_strides, options):
-        from cuda.core import _tensor_map as core
-        from cuda.core.utils import StridedMemoryView
-
-        view = StridedMemoryView.from_cuda_array_interface(pointer, stream_ptr=-1)
-        return core.TensorMapDescriptor._from_im2col(view, lower, upper, channels, pixels,
-                                                     element_strides=element_strides, **_core_options(**options))
+def _refuse(options, error):
+    """cuda.core lacks one of the map's options (``options``: its enums)."""
+    raise TensorMapError("TensorMap", f"{options['data_type'].name}, swizzle {options['swizzle'].name}",
+                         f"cannot be passed by value through numba's launcher (cuda.core lacks the option: "
+                         f"{error}); pass desc.to_device() instead") from None
 
 
-MAKER = CudaCore   # what makes twins
-
-
-@functools.lru_cache(maxsize=None)
-def _core_options(data_type, interleave, swizzle, l2_promotion, oob_fill):
-    from cuda.core import _tensor_map as core
-
-    try:
-        return dict(data_type=core.TensorMapDataType(int(data_type)),
-                    interleave=core.TensorMapInterleave(int(interleave)),
-                    swizzle=core.TensorMapSwizzle(int(swizzle)),
-                    l2_promotion=core.TensorMapL2Promotion(int(l2_promotion)),
-                    oob_fill=core.TensorMapOOBFill(int(oob_fill)))
-    except ValueError as exc:
-        raise TensorMapError("TensorMap", f"{data_type.name}, swizzle {swizzle.name}",
-                             f"cannot be passed by value through numba's launcher (cuda.core lacks the option: "
-                             f"{exc}); pass desc.to_device() instead") from None
+MAKER = TensorMapMaker(_refuse)   # what makes twins (cuda.core's private _tensor_map: numba_tma.numba_cuda.cuda_core)
 
 
 def _new(tmap):

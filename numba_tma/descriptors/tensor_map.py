@@ -23,8 +23,8 @@ import functools
 import html
 import sys
 
-from .. import numba_cuda_hooks
 from .decode import decode
+from .device_layer import READERS
 from .enums import DataType, Interleave, L2Promotion, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
 from .fields import unknown_transfer
@@ -43,14 +43,8 @@ def _typestr(typestr):
 def _simulated(array):
     """Under numba-cuda's CUDA simulator, the numpy array behind ``array`` (a simulator device
     array, which forwards numpy's array interface to it, or a numpy array: all memory is host
-    memory there); otherwise ``None``."""
-    if not numba_cuda_hooks.SIMULATED:
-        return None
-    import numpy as np
-
-    if isinstance(array, np.ndarray):
-        return array
-    return np.asarray(array) if hasattr(array, "__array_interface__") else None
+    memory there); otherwise ``None`` (the backend's reader: :mod:`.device_layer`)."""
+    return READERS.host_array(array)
 
 
 def _array_view(array):
@@ -95,13 +89,11 @@ def _array_view(array):
 
 def _interface(array):
     """``(typestr, shape, strides, data pointer)`` as ``array``'s ``__cuda_array_interface__`` gives
-    them (``strides`` may be None), where the interface alone describes the array (not under the
-    simulator; not a PyTorch tensor, read directly: see :func:`_array_view`); else None.  A
+    them (``strides`` may be None), where the interface alone describes the array (not a PyTorch
+    tensor, read directly: see :func:`_array_view`); else None.  A
     numba-cuda device array is read from its attributes (its property builds the dictionary and
     tests contiguity on every call), its strides always given."""
-    if numba_cuda_hooks.SIMULATED:
-        return None
-    own = numba_cuda_hooks.device_array_view(array)
+    own = READERS.device_array_view(array)
     if own is not None:
         return own
     torch = sys.modules.get("torch")

@@ -32,12 +32,10 @@ from typing import Callable, Mapping, Sequence
 
 from llvmlite import ir
 from numba.cuda import types
-from numba.cuda.core.targetconfig import ConfigStack
 from numba.cuda.datamodel import PrimitiveModel
-from numba.cuda.extending import _intrinsic
-from numba.cuda.models import register_model
+from numba.cuda.extending import register_model
 
-from .. import numba_cuda_hooks
+from ..numba_cuda.internals import ConfigStack, _intrinsic
 from . import debug
 from .llvm_emitter import LlvmEmitter, global_address, shared_address  # noqa: F401  (re-exported)
 from .tensor_map_type import TensorMapType, as_map, map_value
@@ -48,8 +46,6 @@ from ..declarations import Operand as _Operand
 from ..declarations import check_range as _check_literal
 from ..declarations import missing_in_order
 from ..declarations import omitted as _omitted
-
-numba_cuda_hooks.install()
 
 I16, I32, I64 = ir.IntType(16), ir.IntType(32), ir.IntType(64)
 
@@ -130,12 +126,12 @@ def current_cc():
 
 def check_arch(name: str, need: Requirement, cc=None) -> None:
     """Raise :class:`ArchError` if the compilation target (``cc``; by default numba-cuda's current
-    one) or the toolkit lacks ``need`` (never under the CUDA simulator, which has neither: its
-    twins run an op's other rules)."""
-    if numba_cuda_hooks.SIMULATED:
-        return
+    one) or the toolkit lacks ``need``; nothing is checked with no target (nothing is being
+    compiled: the CUDA simulator's twins, which run an op's other rules, have neither)."""
     cc = current_cc() if cc is None else cc
-    if cc is not None and not need.supported_on(cc):
+    if cc is None:
+        return
+    if not need.supported_on(cc):
         raise ArchError(f"numba_tma: {name} needs {need}, but the kernel is being compiled for {arch_name(cc)}")
     have = toolkit_ptx_isa()
     if have < need.min_ptx:
@@ -605,7 +601,7 @@ def mark_constant_multicast(builder, where: str, mask: int) -> None:
     """Record in the kernel's code that ``where`` (an op, or a mask helper with constant
     arguments) multicasts with the constant ``mask``: a comment ``// numba_tma.multicast <where>
     <mask>`` in an inline asm without effects, which the LLVM IR keeps (the launch reads it there:
-    ``numba_cuda_hooks.constant_multicast_masks``, for the kernel and every device function it
+    ``numba_cuda.launching.constant_multicast_masks``, for the kernel and every device function it
     links) and NVVM drops (the PTX does not change)."""
     asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), f"// {MULTICAST_MARK} {where} {mask:#x}", "",
                        side_effect=False)

@@ -19,13 +19,13 @@ from ..descriptors.tensor_map import TensorMap
 from ..simulator import memory, scheduler
 from ..simulator.scheduler import SimulatorError
 from ..simulator.state import async_reads, enter
-from .config import refuse, stage_bytes
+from .rules import refuse, stage_bytes
 from .state import PipelineState
 
 
 def expected_bytes(where, expect):
     """The bytes ``expect`` stands for: a ``TensorMap`` (its ``box_bytes``), a tuple of them, or an
-    integer (:func:`~.config.stage_bytes`)."""
+    integer (:func:`~.rules.stage_bytes`)."""
     if isinstance(expect, TensorMap):
         return stage_bytes(where, expect, (expect.layout,))
     if isinstance(expect, tuple) and expect and all(isinstance(e, TensorMap) for e in expect):
