@@ -10,7 +10,7 @@ from numba_tma.graphs import LaunchNode as LaunchNode
 from numba_tma.errors import OpArgumentError as OpArgumentError
 from numba_tma.errors import OpError as OpError
 from numba_tma.shared_memory import SharedMemoryPlan as SharedMemoryPlan
-from numba_tma.shared_memory import SharedMemoryPlanError as SharedMemoryPlanError
+from numba_tma.errors import SharedMemoryPlanError as SharedMemoryPlanError
 from numba_tma.descriptors.tensor_map import TensorMap as TensorMap
 from numba_tma.descriptors.errors import TensorMapError as TensorMapError
 from numba_tma.intrinsics.refs import at as at

@@ -20,6 +20,11 @@ class LaunchError(ValueError):
     ``numba_tma.LaunchError``, ``numba_tma.launch.LaunchError``)."""
 
 
+class SharedMemoryPlanError(ValueError):
+    """A piece a :class:`numba_tma.SharedMemoryPlan` cannot hold, named with the rule it breaks (also
+    when a launch gives a plan's carver less dynamic shared memory than it needs)."""
+
+
 class RegisterCountError(RuntimeError):
     """ptxas dropped a kernel's ``wgmma.setmaxnreg`` (raised when the kernel is linked, with the
     rule that makes it take effect)."""

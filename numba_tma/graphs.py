@@ -33,7 +33,7 @@ device work only, so a host (numpy) array, which numba's launch would copy over 
 refused.
 
 Under numba-cuda's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) nothing is captured: a replay
-runs the recorded launches one after another through :func:`numba_tma.launch`, with the arguments
+runs the recorded launches one after another as :func:`numba_tma.launch` runs them, with the arguments
 last given (so a map retargeted in place is seen at its new address there, where on the GPU only
 ``set_args`` re-points a built graph); the checks are the same, against the H200's limits.
 """
@@ -42,11 +42,9 @@ from __future__ import annotations
 
 import weakref
 
-from . import launch_limits
-from .launch import _SIMULATED, ClusterKernel, _check, _gpu, _plan, _ready, _shapes
-from .launch import launch as _launch_now
 from .errors import LaunchError
-from .ops import SIMULATOR
+from .launch import ClusterKernel, geometry
+from .ops import BACKEND
 
 __all__ = ["LaunchGraph", "LaunchNode"]
 
@@ -66,19 +64,12 @@ def _parameter_names(py_func, count):
 def _argument_types(kernel, args, names, where):
     """The Numba types of ``args`` as ``kernel``'s launch types them (a ``LaunchError`` naming an
     argument numba cannot type)."""
-    if SIMULATOR:
-        import numba
-
-        def argument_types(_, args):
-            return tuple(numba.typeof(a) for a in args)
-    else:
-        from .numba_cuda_hooks import argument_types
     try:
-        return argument_types(kernel, args)
+        return BACKEND.argument_types(kernel, args)
     except ValueError:
         for i, a in enumerate(args):
             try:
-                argument_types(kernel, (a,))
+                BACKEND.argument_types(kernel, (a,))
             except ValueError as exc:
                 raise LaunchError(f"{where}: argument {names[i]!r} (#{i}) is a {type(a).__name__}, which numba "
                                   f"cannot pass to a kernel ({str(exc).strip()})") from None
@@ -91,13 +82,13 @@ class LaunchNode:
     ``cluster``, ``shared_mem``, ``args`` (the arguments last given) and ``argtypes``."""
 
     __slots__ = ("__weakref__", "_graph", "index", "kernel", "grid", "block", "cluster", "shared_mem", "args",
-                 "argtypes", "names", "_shapes", "_overload", "_handle", "_params")
+                 "argtypes", "names", "_shapes", "_recorded")
 
     def __init__(self, graph, index, kernel, grid, block, cluster, shared_mem, args, argtypes, names, shapes):
         self._graph = weakref.ref(graph)
         self.index, self.kernel, self.grid, self.block, self.cluster = index, kernel, grid, block, cluster
         self.shared_mem, self.args, self.argtypes, self.names, self._shapes = shared_mem, args, argtypes, names, shapes
-        self._overload = self._handle = self._params = None
+        self._recorded = None   # what the backend keeps of the launch for its capture
 
     @property
     def name(self) -> str:
@@ -116,7 +107,7 @@ class LaunchGraph:
     def __init__(self, stream=0):
         self.stream = stream
         self.nodes: list[LaunchNode] = []
-        self._graph = self._builder = self._definition = self._finalizer = None
+        self._captured = None   # the backend's graph of the launches, once built
         self._built = self._closed = False
 
     def __len__(self):
@@ -152,37 +143,16 @@ class LaunchGraph:
             raise LaunchError(f"kernel={kernel!r}: must be a @cuda.jit kernel (a numba dispatcher) or a "
                               "numba_tma.cluster_kernel")
         cluster = _DEFAULT_CLUSTER if cluster is None else cluster
-        shapes = _shapes(grid, block, cluster, shared_mem)
+        shapes = geometry(grid, block, cluster, shared_mem)
         names = _parameter_names(kernel.py_func, len(args))
         self._check_count(kernel, args, f"LaunchGraph.launch({_name(kernel)})")
         _check_on_device(args, names, f"LaunchGraph.launch({_name(kernel)})")
         argtypes = _argument_types(kernel, args, names, f"LaunchGraph.launch({_name(kernel)})")
         node = LaunchNode(self, len(self.nodes), kernel, shapes_grid(shapes), shapes[1], shapes[2], shared_mem,
                           args, argtypes, names, shapes)
-        if SIMULATOR:
-            if (shapes, shared_mem) not in _SIMULATED:
-                _check(shapes, shared_mem, launch_limits.H200)
-                _SIMULATED.add((shapes, shared_mem))
-        else:
-            self._prepare_node(node)
+        node._recorded = BACKEND.record(node)
         self.nodes.append(node)
         return node
-
-    @staticmethod
-    def _prepare_node(node):
-        """Compile the node's kernel for its arguments, check it against the device and the launch
-        and set its opt-ins (as ``numba_tma.launch`` does), without launching."""
-        _, prepared_launch, loaded_device, _ = _gpu()
-        overload, cufunc, _, retr = prepared_launch(node.kernel, node.args, 0)
-        if retr:   # _check_on_device refuses what numba copies; anything else it copies is refused here
-            raise LaunchError(f"LaunchGraph.launch({node.name}): an argument would be copied to the device and "
-                              "back by numba's launch (a host array or record); a graph replays device work only: "
-                              "pass device arrays")
-        device = loaded_device(cufunc)
-        plan = _plan(node._shapes, node.shared_mem, device)
-        if cufunc not in plan.ready:
-            _ready(plan, overload, cufunc, device)
-        node._overload = (overload, cufunc, plan.config)
 
     # -- capture and replay ------------------------------------------------------------------------
     def build(self) -> "LaunchGraph":
@@ -194,38 +164,8 @@ class LaunchGraph:
         if not self.nodes:
             raise LaunchError("LaunchGraph.build: no launches recorded (LaunchGraph.launch(kernel, grid, block, "
                               "*args, ...) first)")
-        if SIMULATOR:
-            self._built = True
-            return self
-        from cuda.bindings import driver
-        from cuda.core import Stream
-        from numba import cuda
-
-        from .numba_cuda_hooks import prepared_args
-
-        core_launch, _, _, core_stream = _gpu()
-        cuda.current_context()                 # numba's context, current
-        err, handle = driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING.value)
-        _check_driver(err, "cuStreamCreate")
-        self._finalizer = weakref.finalize(self, driver.cuStreamDestroy, handle)
-        capture = Stream.from_handle(int(handle))
-        builder = capture.create_graph_builder()
-        builder.begin_building("relaxed")
-        try:
-            for node in self.nodes:            # the arguments as they are now, each prepared right before its
-                overload, cufunc, config = node._overload    # launch (a by-value map's twin is reused after it)
-                core_launch(builder, config, cufunc.kernel, *prepared_args(overload, node.args, 0)[0])
-        finally:
-            builder.end_building()
-        definition = builder.graph_definition
-        graph = builder.complete()
-        chain = _chain(definition, len(self.nodes))
-        for node, captured in zip(self.nodes, chain):
-            err, params = driver.cuGraphKernelNodeGetParams(captured.handle)
-            _check_driver(err, "cuGraphKernelNodeGetParams")
-            node._handle, node._params = captured.handle, params
-        self._builder, self._definition, self._graph, self._built = builder, definition, graph, True
-        graph.upload(core_stream(self.stream))
+        self._captured = BACKEND.capture(self.nodes, self.stream)
+        self._built = True
         return self
 
     def replay(self, stream=None) -> None:
@@ -234,13 +174,7 @@ class LaunchGraph:
         self._check_open("replay")
         if not self.built:
             self.build()
-        stream = self.stream if stream is None else stream
-        if SIMULATOR:
-            for node in self.nodes:
-                _launch_now(node.kernel, node.grid, node.block, *node.args, cluster=node.cluster,
-                            shared_mem=node.shared_mem, stream=stream)
-            return
-        self._graph.launch(_gpu()[3](stream))
+        self._captured.replay(self.stream if stream is None else stream)
 
     # -- re-pointing -------------------------------------------------------------------------------
     def set_args(self, node, *args) -> None:
@@ -265,18 +199,8 @@ class LaunchGraph:
                               f"recorded with {node.argtypes[i]}: a node keeps the kernel compiled for its "
                               "arguments' types; pass an argument of the same type (an array of the same dtype, "
                               "rank and layout, a map of the same layout), or record another launch")
-        if self._graph is not None:
-            from cuda.bindings import driver
-            from cuda.core._kernel_arg_handler import ParamHolder   # cuda.core's own packer (its launch's)
-
-            from .numba_cuda_hooks import prepared_args
-
-            kernelargs, _ = prepared_args(node._overload[0], args, 0)
-            holder = ParamHolder(kernelargs)
-            node._params.kernelParams = holder.ptr
-            err, = driver.cuGraphExecKernelNodeSetParams(self._graph.handle, node._handle, node._params)
-            _check_driver(err, f"{where}: cuGraphExecKernelNodeSetParams")
-            del holder                            # the driver copied the parameters
+        if self._captured is not None:
+            self._captured.repoint(node, args, where)
         node.args = args
 
     def _node(self, node) -> LaunchNode:
@@ -316,13 +240,9 @@ class LaunchGraph:
         if self._closed:
             return
         self._closed = True
-        if self._graph is not None:
-            self._graph.close()
-            self._builder.close()
-        finalizer = getattr(self, "_finalizer", None)
-        if finalizer is not None:
-            finalizer()
-        self._graph = self._builder = None
+        if self._captured is not None:
+            self._captured.close()
+        self._captured = None
         for node in self.nodes:
             node.args = ()
 
@@ -353,31 +273,3 @@ def _check_on_device(args, names, where):
             raise LaunchError(f"{where}: argument {names[i]!r} (#{i}) is {kind}: a graph replays device work only "
                               "(numba's launch would copy it over and back); pass a device array "
                               "(cuda.to_device(...))")
-
-
-def _check_driver(err, what):
-    from cuda.bindings import driver
-
-    if err != driver.CUresult.CUDA_SUCCESS:
-        raise LaunchError(f"{what} failed: {err.name}")
-
-
-def _chain(definition, count):
-    """The kernel nodes of a captured linear sequence of ``count`` launches, in launch order."""
-    from cuda.core.graph import KernelNode
-
-    nodes = definition.nodes
-    nodes = list(nodes() if callable(nodes) else nodes)
-    entries = [n for n in nodes if len(list(n.pred)) == 0]
-    if len(nodes) != count or len(entries) != 1 or not all(isinstance(n, KernelNode) for n in nodes):
-        raise RuntimeError(f"the capture of {count} launches made {len(nodes)} nodes "
-                           f"({sorted(type(n).__name__ for n in nodes)}, {len(entries)} without a predecessor), not "
-                           "a chain of kernel nodes: cuda.core's capture changed; re-verify numba_tma/graphs.py")
-    chain = [entries[0]]
-    while len(chain) < count:
-        succ = list(chain[-1].succ)
-        if len(succ) != 1:
-            raise RuntimeError(f"captured node {len(chain) - 1} has {len(succ)} successors, not 1: re-verify "
-                               "numba_tma/graphs.py against cuda.core")
-        chain.append(succ[0])
-    return chain

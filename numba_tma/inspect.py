@@ -23,7 +23,7 @@
 PTX and everything numba links with a kernel (its fp16/bf16 shims and other linked CUDA sources,
 compiled by NVRTC) come from numba-cuda's code library, as its ``compile_all`` would give them but
 without needing the driver; kernels calling ``@cuda.jit(device=True)`` functions compile too, for
-the arch given (both in :mod:`numba_tma.numba_cuda_hooks`).  The cubin is linked
+the arch given (both in :mod:`numba_tma.numba_cuda`).  The cubin is linked
 from all of them by nvJitLink (a host library, from the same CUDA wheels as NVVM, so the PTX ISA
 always matches; a kernel calling ``setmaxnreg`` as LTO-IR with ``-lto``, whole program, as
 numba_tma links it for a launch) and SASS comes from ``cuobjdump`` (PyPI ``nvidia-cuda-cuobjdump`` +
@@ -48,7 +48,8 @@ import tempfile
 
 from . import debugging
 from .intrinsics._core import arch_name, parse_arch
-from .numba_cuda_hooks import SIMULATED, kernel_codes, refuse_ignored_setmaxnreg
+from .numba_cuda.whole_program import refuse_ignored_setmaxnreg
+from .ops import BACKEND
 
 __all__ = ["Compiled", "CompilerMissing", "assemble_together", "compile", "ptx", "link", "sass", "sass_opcodes",
            "ToolMissing"]
@@ -143,12 +144,11 @@ def compile(fn, sig, arch="sm_90a", host="numba-cuda", **options) -> Compiled:  
     if host == "mlir":
         return _compile_mlir(getattr(fn, "py_func", fn), _signature(sig), parse_arch(arch),
                              tuple(sorted(options.items())), debugging.key())
-    if SIMULATED:
+    if BACKEND.compiler_missing:
         name = getattr(fn, "__name__", repr(fn))
         raise CompilerMissing(
-            f"numba_tma.inspect.compile({name}): NUMBA_ENABLE_CUDASIM=1 replaced numba-cuda's compiler with the "
-            "simulator's, which makes no PTX, and numba reads the variable once, at import: compile in a process "
-            "started without it (another notebook kernel, or a subprocess); link, sass and sass_opcodes work here")
+            f"numba_tma.inspect.compile({name}): {BACKEND.compiler_missing}: compile in a process started without it "
+            "(another notebook kernel, or a subprocess); link, sass and sass_opcodes work here")
     return _compile(fn, _signature(sig), parse_arch(arch), tuple(sorted(options.items())), debugging.key())
 
 
@@ -159,7 +159,7 @@ def ptx(fn, sig, arch="sm_90a", **options) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _compile(fn, sig, cc, options, debug_key):   # debug_key: debug mode changes the code
-    return Compiled(arch_name(cc), *kernel_codes(fn, sig, cc, **dict(options)))
+    return Compiled(arch_name(cc), *BACKEND.kernel_codes(fn, sig, cc, **dict(options)))
 
 
 @functools.lru_cache(maxsize=256)

@@ -145,3 +145,11 @@ def check_multicast(masks, cluster, launch=None) -> None:
                               f"kernel multicasts with the constant mask {mask:#x} ({where}: ranks "
                               f"{', '.join(map(str, ranks))}), which names block {mask.bit_length() - 1}: launch "
                               f"with clusters of at least {mask.bit_length()} blocks")
+
+
+def check_shapes(shapes, shared_mem, limits, **kernel) -> None:
+    """``shapes`` — ``(grid in clusters, block, cluster, blocks per cluster)``, what
+    :func:`numba_tma.launch` makes of a launch's geometry — with ``shared_mem`` against ``limits``
+    (and the kernel's: ``static``, ``kernel_threads``)."""
+    clusters, block, cluster, _ = shapes
+    check(tuple(c * s for c, s in zip(clusters, cluster)), block, shared_mem, limits, cluster=cluster, **kernel)

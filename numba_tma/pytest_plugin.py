@@ -50,8 +50,11 @@ def pytest_configure(config):
                                        "numba-cuda's CUDA simulator")
 
 
-def _simulated() -> bool:
-    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+def _way_here() -> str:
+    """The way this process runs kernels (``"gpu"`` or ``"simulator"``: its backend's name)."""
+    from .ops import BACKEND
+
+    return BACKEND.name
 
 
 def pytest_generate_tests(metafunc):
@@ -72,7 +75,7 @@ def _both_ways(request):
     from . import testing
 
     if way == "gpu":
-        reason = "this process runs the CUDA simulator" if _simulated() else testing.skip_reason()
+        reason = "this process runs the CUDA simulator" if _way_here() == "simulator" else testing.skip_reason()
         if reason is not None:
             pytest.skip(reason)
     testing.WAY = way
@@ -259,7 +262,7 @@ def _run_children(config, path, items):
 def pytest_pyfunc_call(pyfuncitem):
     """The ``[simulator]`` half: its result from the child pytest process that runs the module's
     simulator halves under the simulator (started by the first of them)."""
-    if not is_simulator_run(pyfuncitem) or _simulated():
+    if not is_simulator_run(pyfuncitem) or _way_here() == "simulator":
         return None
     config, path = pyfuncitem.config, str(pyfuncitem.path)
     halves = config.stash.get(_HALVES, {}).get(path, [pyfuncitem])

@@ -33,20 +33,18 @@ import numba
 from llvmlite import ir
 from numba.core import cgutils
 from numba.cuda import types
-from numba.cuda.cudadrv import nvvm
 from numba.cuda.extending import intrinsic
 
 from .descriptors.enums import SWIZZLE_BYTES, Swizzle, coerce
 from .descriptors.errors import TensorMapError
+from .errors import SharedMemoryPlanError
+from .numba_cuda.internals import nvvm
+from .ops import BACKEND
 
 DYNAMIC_BASE_ALIGN = 16   # what CUDA guarantees for the start of dynamic shared memory
 TMA_TILE_ALIGN = 128      # a TMA box in shared memory without swizzle (or 32B / 64B swizzle)
 MAX_SHARED_BYTES = 232448  # the largest opt-in dynamic shared memory per block of any GPU (sm_90, sm_100: 227 KiB)
 _I32 = ir.IntType(32)
-
-
-class SharedMemoryPlanError(ValueError):
-    """A piece the plan cannot hold, named with the rule it breaks."""
 
 
 def _swizzle_align(name, swizzle) -> int:
@@ -147,25 +145,27 @@ class SharedMemoryPlan:
         pieces = tuple(self._pieces)
         align = self._align
         fields = namedtuple("SharedPieces", [p[0] for p in pieces])
-        from .ops import SIMULATOR
+        return BACKEND.carver(pieces, align, fields, self.nbytes, lambda: _compiled_carver(self, pieces, align, fields))
 
-        if SIMULATOR:
-            return _simulated_carver(pieces, align, fields, self.nbytes)
-        arrays = [types.Array(dtype, len(shape), "C") for _, shape, dtype, _, _ in pieces]
-        result = types.NamedTuple(arrays, fields)
 
-        @intrinsic
-        def carve(typingctx):
-            def codegen(context, builder, sig, args):
-                start = _aligned_dynamic_start(builder, align)
-                values = [_view(context, builder, aryty, builder.add(start, ir.Constant(_I32, offset)), shape)
-                          for aryty, (_, shape, _, offset, _) in zip(arrays, pieces)]
-                return context.make_tuple(builder, result, values)
+def _compiled_carver(plan, pieces, align, fields):
+    """``plan``'s pieces as Numba arrays over the dynamic shared buffer (an intrinsic: no code but
+    the start's rounding)."""
+    arrays = [types.Array(dtype, len(shape), "C") for _, shape, dtype, _, _ in pieces]
+    result = types.NamedTuple(arrays, fields)
 
-            return result(), codegen
+    @intrinsic
+    def carve(typingctx):
+        def codegen(context, builder, sig, args):
+            start = _aligned_dynamic_start(builder, align)
+            values = [_view(context, builder, aryty, builder.add(start, ir.Constant(_I32, offset)), shape)
+                      for aryty, (_, shape, _, offset, _) in zip(arrays, pieces)]
+            return context.make_tuple(builder, result, values)
 
-        carve.plan = self   # what it carves: numba-cuda-mlir kernels call the same object (numba_tma.mlir.shared)
-        return carve
+        return result(), codegen
+
+    carve.plan = plan   # what it carves: numba-cuda-mlir kernels call the same object (numba_tma.mlir.shared)
+    return carve
 
 
 def _aligned_dynamic_start(builder, align: int) -> ir.Value:
@@ -198,31 +198,3 @@ def _view(context, builder, aryty, address, shape):
                            strides=[context.get_constant(types.intp, s) for s in strides],
                            itemsize=context.get_constant(types.intp, itemsize), meminfo=None)
     return ary._getvalue()
-
-
-def _simulated_carver(pieces, align, fields, nbytes):
-    """Under the CUDA simulator: the same pieces as numpy views of the block's dynamic buffer."""
-    from .simulator import memory
-
-    def carve():   # the same pieces for every thread of the block: made by its first
-        return memory.per_block(carve, make)
-
-    def make():
-        raw = memory.shared_array(0, "uint8")
-        if raw.size < nbytes:
-            raise SharedMemoryPlanError(f"the launch gave {raw.size} bytes of dynamic shared memory; this plan needs "
-                                        f"{nbytes} (launch with shared_mem=plan.nbytes)")
-        pad = (-memory.address(raw)) % align
-        views = []
-        for piece_name, shape, dtype, offset, _ in pieces:
-            size = dtype.bitwidth // 8
-            for d in shape:
-                size *= d
-            start = pad + offset
-            view = raw[start:start + size].view(str(dtype)).reshape(shape)
-            view.piece = (piece_name, memory.address(view), offset)    # messages name it as the plan does
-            views.append(view)
-        return fields(*views)
-
-    return carve
-

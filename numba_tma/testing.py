@@ -56,10 +56,11 @@ class DeviceFacts:
 def _device() -> DeviceFacts | str:
     """The current GPU's facts, or why there is none to test on; never raises."""
     from numba import cuda
-    from numba.cuda.core import config
 
-    if config.ENABLE_CUDASIM:
-        return "the CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): no TMA hardware to test"
+    from .ops import BACKEND
+
+    if BACKEND.no_gpu:
+        return BACKEND.no_gpu
     if not cuda.is_available():
         return "no CUDA GPU available (numba.cuda.is_available() is False)"
     try:

@@ -38,7 +38,7 @@ import numpy as np
 from numba import cuda
 from numba.core import types as _numba_types
 
-from .ops import SIMULATOR, at, bulk, cache, cluster, cp_async, dsmem, mbarrier, sync, tma
+from .ops import BACKEND, at, bulk, cache, cluster, cp_async, dsmem, mbarrier, sync, tma
 from .ops import fence as _fence   # the family; ``fence`` here is TLX's function
 
 __all__ = [
@@ -63,20 +63,25 @@ def _device(fn=None, *, variants=None):
     _WRAPPERS.append(fn)
     if variants is not None:
         VARIANTS[fn.__name__] = variants
-    if not SIMULATOR:
-        from numba.cuda.extending import overload
-
-        signature = inspect.signature(fn)
-
-        def typer(*args, **kwargs):
-            if variants is None:
-                return fn
-            bound = signature.bind(*args, **kwargs)
-            return variants(**bound.arguments)
-
-        typer.__signature__ = signature   # numba matches the call against the typer's parameters
-        overload(fn, target="cuda", prefer_literal=True)(typer)
+    BACKEND.define_for_compiler(lambda: _inline(fn, variants))
     return fn
+
+
+def _inline(fn, variants):
+    """``fn`` (or the body ``variants`` picks) inlined where a kernel calls it, as a Numba overload
+    on the CUDA target."""
+    from numba.cuda.extending import overload
+
+    signature = inspect.signature(fn)
+
+    def typer(*args, **kwargs):
+        if variants is None:
+            return fn
+        bound = signature.bind(*args, **kwargs)
+        return variants(**bound.arguments)
+
+    typer.__signature__ = signature   # numba matches the call against the typer's parameters
+    overload(fn, target="cuda", prefer_literal=True)(typer)
 
 
 # Each option that picks a PTX form (or leaves an argument out) has its own body, picked at compile
@@ -373,7 +378,7 @@ def alloc_barriers(num_barriers, arrive_count=1):
     """``num_barriers`` mbarriers in shared memory, initialised to ``arrive_count`` by thread 0 and
     made visible (``fence.mbarrier_init()``, ``syncthreads``): call it at the top of the kernel,
     in every thread.  ``num_barriers`` must be a constant."""
-    raise RuntimeError("numba_tma.tlx.alloc_barriers runs inside @cuda.jit kernels")
+    return BACKEND.barriers(num_barriers, arrive_count)
 
 
 def barrier_count(num_barriers) -> int:
@@ -407,36 +412,25 @@ def barriers_body(count):
     return impl
 
 
-if SIMULATOR:
-    def alloc_barriers(num_barriers, arrive_count=1):   # noqa: F811 - the simulator's body
-        import sys
+def _define_alloc_barriers():
+    """``alloc_barriers`` and its shared array, inlined where a kernel calls them."""
+    from numba.cuda import types
+    from numba.cuda.extending import overload
 
-        from .simulator import memory, scheduler
-
-        bars = memory.shared_array(num_barriers, "uint64", frame=sys._getframe(0))   # the kernel's shared memory
-        thread = scheduler.current()
-        if thread.thread_id == 0:
-            for i in range(num_barriers):
-                mbarrier.init(at(bars, i), arrive_count)
-            _fence.mbarrier_init()
-        scheduler.syncthreads()
-        return bars
-else:
-    from numba.cuda import types as _types
-    from numba.cuda.extending import overload as _overload
-
-    @_overload(alloc_barriers, target="cuda", prefer_literal=True, inline="always")   # returns a new array
+    @overload(alloc_barriers, target="cuda", prefer_literal=True, inline="always")   # returns a new array
     def _alloc_barriers(num_barriers, arrive_count=1):
         return barriers_body(barrier_count(num_barriers))
 
-    @_overload(_barrier_array, target="cuda", prefer_literal=True, inline="always")
+    @overload(_barrier_array, target="cuda", prefer_literal=True, inline="always")
     def _barrier_array_cuda(count):
         n = count.literal_value
 
         def impl(count):
-            return cuda.shared.array(n, _types.uint64)
+            return cuda.shared.array(n, types.uint64)
         return impl
 
+
+BACKEND.define_for_compiler(_define_alloc_barriers)
 _WRAPPERS.append(alloc_barriers)
 
 

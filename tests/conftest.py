@@ -48,7 +48,7 @@ def by_value_bytes_are_ours():
         yield
         return
     from numba_tma.intrinsics.tensor_map_type import TensorMapType
-    from numba_tma.numba_cuda_hooks import _BY_VALUE
+    from numba_tma.numba_cuda.kernel_arguments import BY_VALUE as _BY_VALUE
 
     from gpu_support import echoing, received_bytes
 

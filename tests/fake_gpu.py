@@ -20,7 +20,6 @@ What stands in, and what it does as the real one does:
 from __future__ import annotations
 
 import ctypes
-import importlib
 import itertools
 from types import SimpleNamespace
 
@@ -142,7 +141,7 @@ class FakeKernel:
         self.gpu, self.dispatcher, self.body = gpu, dispatcher, body
 
     def __getitem__(self, config):
-        from numba_tma.numba_cuda_hooks import prepared_args
+        from numba_tma.numba_cuda.launching import prepared_args
 
         def run(*args):
             overload = FakeOverload([self.dispatcher.typeof_pyval(a) for a in args], device=None)
@@ -210,8 +209,8 @@ class FakeGraph:
 
 class FakeGpu:
     """cuda.core's launch, ``LaunchConfig``, streams and graphs and the driver's graph calls, for
-    ``numba_tma.launch`` and ``LaunchGraph``: ``launches`` lists ``(stream, config, kernel,
-    parameters)``, the parameters copied when each launch was made."""
+    ``numba_tma.launch`` and ``LaunchGraph`` (put in ``numba_tma.gpu.launching.GPU``): ``launches``
+    lists ``(stream, config, kernel, parameters)``, the parameters copied when each launch was made."""
 
     def __init__(self):
         self.launches, self.nodes, self.holders, self.handles = [], {}, {}, itertools.count(0x1000)
@@ -285,20 +284,20 @@ def install(monkeypatch):
     """A :class:`FakeGpu` and :class:`FakeDriver` in place of the real ones for one test (by-value
     twins searched afresh and dropped after); returns ``(gpu, driver)``."""
     import cuda.core
-    import cuda.core._kernel_arg_handler
+    import cuda.core._kernel_arg_handler   # cuda.core's own packer, behind numba_tma.numba_cuda.cuda_core
     import cuda.core.graph
     from cuda.bindings import driver as cuda_driver
     from numba import cuda as numba_cuda
 
     from numba_tma.descriptors import by_value
-    from numba_tma.numba_cuda_hooks import loaded_device, prepared_launch
+    from numba_tma.gpu import launching
+    from numba_tma.numba_cuda.launching import loaded_device, prepared_launch
 
-    launching = importlib.import_module("numba_tma.launch")   # the module (numba_tma.launch is its function)
     gpu, driver = FakeGpu(), FakeDriver()
     monkeypatch.setattr(by_value, "MAKER", driver)
     monkeypatch.setattr(by_value, "_offset", by_value._UNSEARCHED)
     monkeypatch.setattr(by_value._SLOTS, "twins", [], raising=False)
-    monkeypatch.setattr(launching, "_GPU", (gpu.core_launch, prepared_launch, loaded_device, gpu.core_stream))
+    monkeypatch.setattr(launching, "GPU", (gpu.core_launch, prepared_launch, loaded_device, gpu.core_stream))
     monkeypatch.setattr(cuda.core, "LaunchConfig", lambda **config: SimpleNamespace(**config))
     monkeypatch.setattr(cuda.core, "Stream", SimpleNamespace(from_handle=gpu.stream_from_handle))
     monkeypatch.setattr(cuda.core.graph, "KernelNode", FakeNode)

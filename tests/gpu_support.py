@@ -77,13 +77,13 @@ if not SIMULATOR:    # the descriptor echo is a compiled intrinsic (tests run un
     class _AsLaunched:
         """A kernel argument passing a map's 128 ``bytes`` by value as numba's launcher passes any
         map, typed as one fixed map type: the echo kernel reads raw bytes, so one compiled kernel
-        serves every map.  It carries what a by-value twin is made from (the map's ``_params``,
-        ``mode`` and ``address``), as a launch made while no twin is kept needs."""
+        serves every map.  It carries what a by-value twin is made from (the map's ``_layout`` and
+        ``address``), as a launch made while no twin is kept needs."""
 
         _numba_type_ = TensorMap.numba_type("uint8", (16,))
 
         def __init__(self, desc):
-            self.bytes, self._params, self.mode, self.address = desc.bytes, desc._params, desc.mode, desc.address
+            self.bytes, self._layout, self.address = desc.bytes, desc._layout, desc.address
 
     def received_bytes(desc, one_kernel=False):
         """The 128 bytes a kernel receives when ``desc`` is launched with numba's own syntax (with

@@ -9,7 +9,7 @@ import pytest
 from numba import cuda
 
 from numba_tma import LaunchError, TensorMap, cluster, cluster_kernel, fence, launch, launch_limits, mbarrier, tma
-from numba_tma.numba_cuda_hooks import kernel_figures
+from numba_tma.numba_cuda.launching import kernel_figures
 
 from gpu_support import bounded_wait
 

@@ -91,8 +91,9 @@ def test_tma_store_every_rank_is_clipped_at_the_edges(rank):
 # -- 2. load -> modify -> store (the CCCL pattern) ---------------------------------------------------
 
 @cuda.jit
-def twice_plus_one_kernel(src, dst, status):
-    """Block (x, y): TMA-load its tile of ``src``, tile = 2 * tile + 1, TMA-store it to ``dst``."""
+def twice_plus_one_kernel(src, dst, nbytes, status):
+    """Block (x, y): TMA-load its tile of ``src`` (``nbytes`` expected), tile = 2 * tile + 1,
+    TMA-store it to ``dst``."""
     bars = cuda.shared.array(1, numba.uint64)
     tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
     row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
@@ -101,7 +102,7 @@ def twice_plus_one_kernel(src, dst, status):
         fence.mbarrier_init()
     cuda.syncthreads()
     if cuda.threadIdx.x == 0:
-        mbarrier.arrive_expect_tx(bars, src.box_bytes)
+        mbarrier.arrive_expect_tx(bars, nbytes)
         tma.load(src, tile, (col0, row0), bars)
     bounded_wait(bars, 0, status)
     for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
@@ -121,7 +122,7 @@ def test_load_modify_store_round_trip():
     out = cuda.to_device(np.full(shape, SENTINEL, np.float32))
     status = new_status()
     twice_plus_one_kernel[grid_of(shape), THREADS](TensorMap.tiled(cuda.to_device(host), (TILE_R, TILE_C)),
-                                                   TensorMap.tiled(out, (TILE_R, TILE_C)), status)
+                                                   TensorMap.tiled(out, (TILE_R, TILE_C)), TILE_BYTES, status)
     check_status(status)
     np.testing.assert_array_equal(out.copy_to_host(), np.float32(2) * host + np.float32(1))
 
@@ -405,43 +406,17 @@ def test_an_opted_in_store_through_to_device_writes_to_the_16_byte_boundary(opt_
 @pytest.mark.parametrize("form", ["to_device", "bytes"])
 def test_maps_in_global_memory_load_modify_store_as_by_value_maps(form):
     """``to_device()``'s arrays (typed by the maps' layouts) and descriptor bytes of one's own in a
-    plain uint8 array (``src.box_bytes`` then a count) round-trip as the by-value maps do."""
+    plain uint8 array round-trip as the by-value maps do."""
     shape = (100, 180)
     host = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
     out = cuda.to_device(np.full(shape, SENTINEL, np.float32))
     src, dst = TensorMap.tiled(cuda.to_device(host), (TILE_R, TILE_C)), TensorMap.tiled(out, (TILE_R, TILE_C))
     status = new_status()
     if form == "to_device":
-        twice_plus_one_kernel[grid_of(shape), THREADS](src.to_device(), dst.to_device(), status)
+        twice_plus_one_kernel[grid_of(shape), THREADS](src.to_device(), dst.to_device(), src.box_bytes, status)
     else:
         def own(desc):
             return cuda.to_device(np.frombuffer(desc.bytes, np.uint8))
-        twice_plus_one_bytes_kernel[grid_of(shape), THREADS](own(src), own(dst), status)
+        twice_plus_one_kernel[grid_of(shape), THREADS](own(src), own(dst), TILE_BYTES, status)
     check_status(status)
     np.testing.assert_array_equal(out.copy_to_host(), np.float32(2) * host + np.float32(1))
-
-
-@cuda.jit
-def twice_plus_one_bytes_kernel(src, dst, status):
-    """:func:`twice_plus_one_kernel` over descriptor bytes whose type says no layout (the box's bytes
-    given as a count)."""
-    bars = cuda.shared.array(1, numba.uint64)
-    tile = cuda.shared.array((TILE_R, TILE_C), numba.float32, alignment=128)
-    row0, col0 = cuda.blockIdx.y * TILE_R, cuda.blockIdx.x * TILE_C
-    if cuda.threadIdx.x == 0:
-        mbarrier.init(bars, 1)
-        fence.mbarrier_init()
-    cuda.syncthreads()
-    if cuda.threadIdx.x == 0:
-        mbarrier.arrive_expect_tx(bars, TILE_BYTES)
-        tma.load(src, tile, (col0, row0), bars)
-    bounded_wait(bars, 0, status)
-    for i in range(cuda.threadIdx.x, TILE_R * TILE_C, cuda.blockDim.x):
-        r, c = i // TILE_C, i % TILE_C
-        tile[r, c] = numba.float32(2) * tile[r, c] + numba.float32(1)
-    fence.proxy_async()
-    cuda.syncthreads()
-    if cuda.threadIdx.x == 0:
-        tma.store(dst, tile, (col0, row0))
-        tma.commit_group()
-        tma.wait_group_read(0)

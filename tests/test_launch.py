@@ -25,7 +25,7 @@ def test_bad_shapes_are_refused(grid, block, cluster, match):
 
 
 def test_a_cached_shape_never_answers_for_a_float():
-    from numba_tma.launch import _shapes
+    from numba_tma.launch import geometry as _shapes
 
     assert _shapes(4, 32, (2, 1, 1), 0)[3] == 2
     assert _shapes(4, 32, tuple([2, 1, 1]), 0) == _shapes(4, 32, (2, 1, 1), 0)   # equal, other objects
@@ -167,9 +167,10 @@ def test_a_constant_mask_needs_a_cluster_holding_its_blocks():
 # -- numba_tma.launch on a GPU: the per-kernel checks, with fake objects (no driver call) ----------
 
 def _kernel_plan(device, grid=(4, 1, 1), block=(128, 1, 1), cluster=(1, 1, 1), shared_mem=0):
-    from numba_tma.launch import _Plan, _shapes
+    from numba_tma.gpu.launching import Plan
+    from numba_tma.launch import geometry
 
-    return _Plan(config=None, shapes=_shapes(grid, block, cluster, shared_mem), shared_mem=shared_mem)
+    return Plan(config=None, shapes=geometry(grid, block, cluster, shared_mem), shared_mem=shared_mem)
 
 
 def _fake_kernel(static=0, maxthreads=1024, masks=()):
@@ -185,7 +186,7 @@ class FakeFunction(SimpleNamespace):
 
 
 def test_launch_checks_each_compiled_kernel_once_per_launch_shape():
-    from numba_tma.launch import _ready
+    from numba_tma.gpu.launching import ready as _ready
 
     device = FakeDevice(id=1004)
     plan = _kernel_plan(device, shared_mem=40 * 1024)
@@ -235,7 +236,7 @@ def test_the_constant_masks_of_a_kernel_and_its_device_functions_are_recorded():
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
 
     from numba_tma import inspect
-    from numba_tma.numba_cuda_hooks import constant_multicast_masks
+    from numba_tma.numba_cuda.launching import constant_multicast_masks
 
     sig = (TensorMap.numba_type("float32", (32, 64)), numba.float32[::1], numba.float32[::1])
     lib, _ = _compile_pyfunc_with_fixup(_multicasting, sig, device=False, abi="numba", cc=(9, 0, "a"))
@@ -248,26 +249,26 @@ def test_the_constant_masks_of_a_kernel_and_its_device_functions_are_recorded():
 
 
 def test_numbas_own_launch_refuses_a_kernel_whose_constant_mask_needs_a_cluster(monkeypatch):
-    from numba_tma import numba_cuda_hooks
+    from numba_tma.numba_cuda import launching
 
     launched = []
-    monkeypatch.setattr(numba_cuda_hooks, "_kernel_launch", lambda self, *a: launched.append(a))
+    monkeypatch.setattr(launching, "_kernel_launch", lambda self, *a: launched.append(a))
     overload, _ = _fake_kernel(masks=[("tma.load", 0b11)])
     for _ in range(2):    # refused each time (the reason is kept on the kernel)
         with pytest.raises(LaunchError, match=re.escape(
                 "numba's own launch (no clusters): 1 block per cluster, but the kernel multicasts with the constant "
                 "mask 0x3 (tma.load: ranks 0, 1), which names block 1: launch with clusters of at least 2 blocks "
                 "(numba_tma.launch(..., cluster=...) or a numba_tma.cluster_kernel)")):
-            numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1))
+            launching.launch_checked(overload, (), (1, 1, 1), (32, 1, 1))
     plain, _ = _fake_kernel(masks=[("tma.load", 0b1)])      # only its own block: fine
-    numba_cuda_hooks._launch_checked(plain, (), (1, 1, 1), (32, 1, 1))
+    launching.launch_checked(plain, (), (1, 1, 1), (32, 1, 1))
     assert launched == [((), (1, 1, 1), (32, 1, 1), 0, 0)]
 
 
 def test_numbas_own_launch_names_the_limit_when_the_driver_refuses(monkeypatch):
     from numba.cuda.cudadrv import devices
 
-    from numba_tma import numba_cuda_hooks
+    from numba_tma.numba_cuda import launching
 
     class DriverError(Exception):
         pass
@@ -276,20 +277,20 @@ def test_numbas_own_launch_names_the_limit_when_the_driver_refuses(monkeypatch):
         raise DriverError("CUDA_ERROR_INVALID_VALUE")
 
     device = FakeDevice(id=1005)
-    monkeypatch.setattr(numba_cuda_hooks, "_kernel_launch", refused)
+    monkeypatch.setattr(launching, "_kernel_launch", refused)
     monkeypatch.setattr(devices, "get_context", lambda: SimpleNamespace(device=device))
-    monkeypatch.setattr(numba_cuda_hooks, "_dynamic_allowed", lambda cufunc, device_id: 49152 - 2048)   # the default
+    monkeypatch.setattr(launching, "_dynamic_allowed", lambda cufunc, device_id: 49152 - 2048)   # the default
     overload, cufunc = _fake_kernel(static=2048)
     overload._codelibrary.get_cufunc = lambda: cufunc
     with pytest.raises(LaunchError, match=r"block=\(2048, 1, 1\): 2048 threads per block; this device \(NVIDIA H100 "
                                           r"80GB HBM3\) allows at most 1024") as caught:
-        numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (2048, 1, 1))
+        launching.launch_checked(overload, (), (1, 1, 1), (2048, 1, 1))
     assert isinstance(caught.value.__cause__, DriverError)
     with pytest.raises(LaunchError, match=r"shared_mem=48000: .* without the opt-in .* of which the kernel's static "
                                           r"shared arrays take 2048\), and numba's own launch does not opt in"):
-        numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1), 0, 48000)
+        launching.launch_checked(overload, (), (1, 1, 1), (32, 1, 1), 0, 48000)
     with pytest.raises(DriverError):     # no limit broken: the driver's own error
-        numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1))
-    monkeypatch.setattr(numba_cuda_hooks, "_dynamic_allowed", lambda cufunc, device_id: 100_000)   # launch opted in
+        launching.launch_checked(overload, (), (1, 1, 1), (32, 1, 1))
+    monkeypatch.setattr(launching, "_dynamic_allowed", lambda cufunc, device_id: 100_000)   # launch opted in
     with pytest.raises(DriverError):
-        numba_cuda_hooks._launch_checked(overload, (), (1, 1, 1), (32, 1, 1), 0, 48000)
+        launching.launch_checked(overload, (), (1, 1, 1), (32, 1, 1), 0, 48000)

@@ -16,7 +16,8 @@ import gpu_support
 from numba_tma import LaunchError, LaunchGraph, TensorMap, launch
 from numba_tma.descriptors import by_value
 from numba_tma.intrinsics.tensor_map_type import TensorMapType
-from numba_tma.numba_cuda_hooks import _BY_VALUE, prepared_args
+from numba_tma.numba_cuda.kernel_arguments import BY_VALUE as _BY_VALUE
+from numba_tma.numba_cuda.launching import prepared_args
 
 
 @cuda.jit
@@ -154,7 +155,7 @@ def test_a_launch_graph_captures_replays_and_repoints_its_nodes(gpu):
     graph.launch(two_maps, (4, 1), 64, b, 2, a, cluster=(2, 1, 1))
     assert gpu.launches == []                               # recorded, not launched
     graph.replay()
-    graph_handle = graph._graph.handle
+    graph_handle = graph._captured.graph.handle
     assert [(c.grid, c.cluster, p) for _, c, _, p in gpu.launches] == [((2, 1, 1), (1, 1, 1), [a.bytes, 1, b.bytes]),
                                                                        ((2, 1, 1), (2, 1, 1), [b.bytes, 2, a.bytes])]
     assert [k for _, _, k, _ in gpu.launches] == [overload.cufunc.kernel, swapped.cufunc.kernel]

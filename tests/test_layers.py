@@ -1,7 +1,8 @@
 """The package's layers import only downward, with no circle (README, "Layers").
 
-Every import statement of every module counts, those inside functions too.  A new module must be
-given a layer here."""
+Every import statement of every module counts, those inside functions too, and every
+``importlib.import_module("numba_tma...")`` (a module named by a string, or an f-string's leading
+text).  A new module must be given a layer here."""
 
 import ast
 import pathlib
@@ -13,7 +14,7 @@ ROOT = pathlib.Path(numba_tma.__file__).parent
 # lowest first; a module is in the layer of its longest matching prefix
 LAYERS = [
     ("base", ["numba_tma.errors", "numba_tma.debugging", "numba_tma.reductions", "numba_tma.cluster_masks",
-              "numba_tma.numba_cuda_hooks", "numba_tma.launch_limits"]),
+              "numba_tma.numba_cuda", "numba_tma.launch_limits", "numba_tma.backend"]),
     ("host descriptors", ["numba_tma.descriptors"]),
     ("declaration core", ["numba_tma.declarations"]),
     # the bindings of the declarations, one per vendor, with what they emit through: NVIDIA's inline
@@ -26,7 +27,8 @@ LAYERS = [
                                                    "numba_target", "power", "lds", "dma", "buffer", "global_load",
                                                    "sync", "tdm", "tdm_layout", "lanes"))]),
     ("op families and their twins", ["numba_tma.intrinsics", "numba_tma.simulator", "numba_tma.amd"]),
-    ("the families this process runs", ["numba_tma.ops"]),
+    ("the GPU backend", ["numba_tma.gpu"]),
+    ("the backend and the families this process runs", ["numba_tma.ops"]),
     ("user-level modules", ["numba_tma.mlir", "numba_tma.launch", "numba_tma.graphs", "numba_tma.shared_memory",
                             "numba_tma.pipeline", "numba_tma.tlx",
                             "numba_tma.inspect",
@@ -46,10 +48,34 @@ def _module_exists(name):
     return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
 
 
+def _imported_by_name(node):
+    """The ``numba_tma`` module an ``importlib.import_module(...)`` call names (a string, or the
+    leading text of an f-string), or None."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "import_module" or
+            isinstance(func, ast.Name) and func.id == "import_module") or not node.args:
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.JoinedStr):
+        first = first.values[0] if first.values else None
+        text = first.value.rsplit(".", 1)[0] if isinstance(first, ast.Constant) and "." in first.value else None
+    else:
+        text = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+    return text if text is not None and (text == "numba_tma" or text.startswith("numba_tma.")) else None
+
+
 def _imports(path, name):
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    return _imports_of(path.read_text(), name, path.name == "__init__.py")
+
+
+def _imports_of(source, name, is_package):
+    package = name if is_package else name.rsplit(".", 1)[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            named = _imported_by_name(node)
+            if named is not None:
+                found.add(named)
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[:len(package.split(".")) - node.level + 1]
@@ -82,6 +108,18 @@ def test_the_walk_sees_the_imports():
     assert "numba_tma.intrinsics._core" in GRAPH["numba_tma.intrinsics.tma"]
     assert "numba_tma.descriptors.tile_layout" in GRAPH["numba_tma.intrinsics.tensor_map_type"]
     assert "numba_tma.ops" in GRAPH["numba_tma"] and len(GRAPH) > 60
+
+
+def test_the_walk_reads_modules_named_by_strings():
+    """``importlib.import_module`` with a module's name counts as an import of it (the walk would
+    otherwise miss an arrow up or a circle made that way)."""
+    source = ("import importlib\n"
+              "def f(family):\n"
+              "    importlib.import_module('numba_tma.intrinsics')\n"
+              "    importlib.import_module(f'numba_tma.simulator.{family}')\n"
+              "    importlib.import_module(f'{__name__}.{family}')\n"
+              "    importlib.import_module('json')\n")
+    assert _imports_of(source, "numba_tma.base_module", False) == {"numba_tma.intrinsics", "numba_tma.simulator"}
 
 
 def test_every_module_has_a_layer():

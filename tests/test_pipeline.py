@@ -163,6 +163,24 @@ for i in range(4):
     out[cuda.threadIdx.x] += tiles[c.index, 0, cuda.threadIdx.x]
     c = c.advance()""", "(allocated at kernel.py:15): TmaPipeline(stages=2, consumers=threads(32), producer=threads(1)): "
                         "stage 0 (phase 0) was released by this thread, and its producer may refill it at any time"),
+    ("""c = ring.producer_state()
+for i in range(4):
+    ring.wait(c)
+    out[cuda.threadIdx.x] += tiles[c.index, 0, cuda.threadIdx.x]
+    ring.release(c)
+    c = c.advance()""", "wait: stage 0 waited at phase 1, which returns at once without the stage's data: full[0] is "
+                        "in round 0 and has completed no round yet (a parity wait counts the phase before a fresh "
+                        "barrier's first as complete). The phase expected is 0 (round 0 of stage 0): consumers start "
+                        "at ring.consumer_state() (phase 0)"),
+    ("""c = ring.consumer_state()
+for i in range(4):
+    ring.wait(c)
+    out[cuda.threadIdx.x] += tiles[c.index, 0, cuda.threadIdx.x]
+    ring.release(c)
+    if i != 1:
+        c = c.advance()""", "wait: stage 1 waited at phase 0, which returns at once without the stage's data: full[1] "
+                            "is in round 1 and this thread already waited for its round 0. The phase expected is 1 "
+                            "(round 1 of stage 1): advance the state once after each stage"),
 ])
 def test_consumer_misuse_is_reported_in_the_pipeline_terms(consume, expected):
     body = "def consume(ring, tiles, out):\n" + "".join(f"    {line}\n" for line in consume.splitlines())
@@ -191,6 +209,54 @@ def test_an_acquire_without_advancing_is_reported():
     """, setup="from numba_tma import pipeline\n")
     assert ("REPORT:" in out and "acquire: stage 0 acquired again in the same round (phase 1): the state was not "
             "advanced" in out), out
+
+
+def test_too_few_expected_bytes_are_reported_with_no_more_k_steps_than_stages():
+    """Two maps loaded into each stage, the bytes of one announced: each stage's phase would complete
+    with the second load in flight; with two K steps and two stages nothing refills a stage, so no
+    refill reports it: the phase's completion does, naming the bytes announced and those due."""
+    out = simulate("""
+        RING2 = pipeline.TmaPipeline(2, consumers=pipeline.threads(32))
+
+        @cuda.jit
+        def k(a, b, out, both):
+            bars = cuda.shared.array(4, numba.uint64)
+            ta = cuda.shared.array((2, 8, 32), numba.float32, alignment=128)
+            tb = cuda.shared.array((2, 8, 32), numba.float32, alignment=128)
+            ring = RING2.create(bars)
+            if cuda.threadIdx.x == 32:
+                p = ring.producer_state()
+                for i in range(2):
+                    if both:
+                        ring.acquire(p, (a, b))
+                    else:
+                        ring.acquire(p, a)               # the bytes of b are not announced
+                    tma.load(a, at(ta, p.index), (0, 0), ring.full(p))
+                    tma.load(b, at(tb, p.index), (0, 0), ring.full(p))
+                    p = p.advance()
+            elif cuda.threadIdx.x < 32:
+                c = ring.consumer_state()
+                for i in range(2):
+                    ring.wait(c)
+                    out[cuda.threadIdx.x] += ta[c.index, 0, cuda.threadIdx.x] + tb[c.index, 0, cuda.threadIdx.x]
+                    ring.release(c)
+                    c = c.advance()
+
+        x = TensorMap.tiled(np.arange(256, dtype=np.float32).reshape(8, 32), (8, 32))
+        for both in (False, True):
+            out = np.zeros(32, np.float32)
+            runs = testing.run_seeds(lambda: k[1, 33](x, x, out, both), 10)
+            bad = [r.error for r in runs if r.error is not None]
+            print("both" if both else "one", "reported", len(bad), "of", len(runs), *bad[:1])
+    """, setup="from numba_tma import pipeline, testing\n")
+    assert "both reported 0 of 10" in out, out
+    assert "one reported 10 of 10" in out, out
+    for words in ("phase 0 of bars[", "(allocated at kernel.py:",
+                  ") in block (0, 0, 0) completes with 1024 bytes announced",
+                  "(1024 more bytes, issued in this phase) is still in flight: too few expected bytes",
+                  "announce every byte the copies of a phase bring (2048 here)",
+                  "ring.acquire(state, (desc_a, desc_b))"):
+        assert words in out, (words, out)
 
 
 def test_a_prime_after_the_first_round_is_reported():

@@ -75,6 +75,7 @@ def test_swizzled_tile_placement(swizzle):
             tile = cuda.shared.array(16 * cols, numba.uint16, alignment=1024)
             if cuda.threadIdx.x == 0:
                 mbarrier.init(bars, 1)
+                fence.mbarrier_init()
                 mbarrier.arrive_expect_tx(bars, desc.box_bytes)
                 tma.load(desc, tile, (0, 0), bars)
             cuda.syncthreads()
@@ -98,6 +99,7 @@ def test_a_misaligned_first_coordinate_is_reported():
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array(64, numba.float32, alignment=128)
             mbarrier.init(bars, 1)
+            fence.mbarrier_init()
             tma.load(desc, tile, (2, 0), bars)
 
         try:
@@ -119,6 +121,7 @@ def test_bulk_copies_and_at():
             r = cuda.blockIdx.x
             if cuda.threadIdx.x == 0:
                 mbarrier.init(at(bars, 1), 1)
+                fence.mbarrier_init()
                 mbarrier.arrive_expect_tx(at(bars, 1), 256)
                 bulk.load(at(buf, 1), src[r], 256, at(bars, 1))
                 mbarrier.wait(at(bars, 1), 0)
@@ -145,6 +148,7 @@ def test_a_dimension_0_element_stride_loads_the_whole_row():
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array((2, 8), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
+            fence.mbarrier_init()
             mbarrier.arrive_expect_tx(bars, desc.box_bytes)
             tma.load(desc, tile, (8, 4), bars)
             mbarrier.wait(bars, 0)

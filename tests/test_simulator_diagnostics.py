@@ -64,6 +64,7 @@ def test_barrier_misuse():
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
+            fence.mbarrier_init()
             mbarrier.arrive_expect_tx(bars, 512)
             tma.load(desc, tile, (0, 0), bars)
             mbarrier.wait(bars, 0)
@@ -147,6 +148,7 @@ def test_an_im2col_start_outside_the_bounding_box_is_reported():
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array((4, 8), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
+            fence.mbarrier_init()
             mbarrier.arrive_expect_tx(bars, columns.box_bytes)
             tma.load_im2col(columns, tile, (0, w, h, 0), (0, 0), bars)
             mbarrier.wait(bars, 0)
@@ -166,6 +168,7 @@ def test_reading_a_tile_before_waiting_is_reported():
             bars = cuda.shared.array(1, numba.uint64)
             tile = cuda.shared.array((8, 32), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
+            fence.mbarrier_init()
             mbarrier.arrive_expect_tx(bars, 1024)
             tma.load(desc, tile, (0, 8), bars)
             out[0] = tile[1, 2]                # no mbarrier.wait first
@@ -186,6 +189,7 @@ def test_a_wait_on_the_wrong_barrier_is_reported_under_every_seed():
             tiles = cuda.shared.array((2, 8, 32), numba.float32, alignment=128)
             mbarrier.init(bars, 1)
             mbarrier.init(bars[1:], 1)
+            fence.mbarrier_init()
             for s in range(2):
                 mbarrier.arrive_expect_tx(bars[s:], 1024)
                 tma.load(desc, tiles[s], (0, 8 * s), bars[s:])
@@ -198,3 +202,45 @@ def test_a_wait_on_the_wrong_barrier_is_reported_under_every_seed():
     assert simulate(body.replace("numba_tma.simulator.scheduler.SEED = seed", "pass"), setup=RUN).count("no error") == 0
     out = simulate(body, setup=RUN)
     assert out.count("reads tiles[256]") == 8 and "still in flight" in out and "no error" not in out, out
+
+
+def test_an_mma_reading_rows_past_the_boxes_loaded_is_refused():
+    """Operand A of a wgmma reads 64 rows; a map whose box has 32 rows fills half of them with one
+    load: on the GPU the other 32 rows are whatever the tile held (a wrong answer, no fault).  Two
+    loads (one per box, into consecutive boxes of the tile) fill them all."""
+    out = simulate(setup=RUN + "from numba_tma import wgmma\n", body="""
+        @cuda.jit
+        def half_loaded(desc_a, desc_b, out, loads):
+            ta = cuda.shared.array(64 * 64, numba.uint16, alignment=1024)
+            tb = cuda.shared.array(8 * 64, numba.uint16, alignment=1024)
+            bars = cuda.shared.array(1, numba.uint64)
+            if cuda.threadIdx.x == 0:
+                mbarrier.init(bars, 1)
+                fence.mbarrier_init()
+            cuda.syncthreads()
+            if cuda.threadIdx.x == 0:
+                mbarrier.arrive_expect_tx(bars, loads * desc_a.box_bytes + desc_b.box_bytes)
+                for i in range(loads):
+                    tma.load(desc_a, ta[i * 32 * 64:], (0, 32 * i), bars)
+                tma.load(desc_b, tb, (0, 0), bars)
+            mbarrier.wait(bars, 0)
+            acc = wgmma.fence(wgmma.zeros(4))
+            acc = wgmma.mma_async(acc, wgmma.descriptor(ta, desc_a, 0, 0), wgmma.descriptor(tb, desc_b, 0, 0), 0)
+            wgmma.commit_group()
+            acc = wgmma.wait_group(0, acc)
+            wgmma.store(acc, out, 0, 0)
+
+        ones = cuda.to_device(np.full((64, 64), 0x3F80, np.uint16))        # bf16 1.0
+        desc_a = TensorMap.tiled(ones, (32, 64), swizzle="128B", data_type="bfloat16")
+        desc_b = TensorMap.tiled(ones, (8, 64), swizzle="128B", data_type="bfloat16")
+        out = cuda.to_device(np.zeros((64, 8), np.float32))
+        run(half_loaded, desc_a, desc_b, out, 1, block=128)
+        run(half_loaded, desc_a, desc_b, out, 2, block=128)
+        print("sums", np.unique(out.copy_to_host()))
+    """)
+    assert ("wgmma.mma_async: operand 'a' reads 64 rows (operand A: 64, operand B: N = 8) of ta[0] (allocated at "
+            "kernel.py:") in out, out
+    assert ("from row 0 (wgmma.descriptor(tile, desc, k, row=0)), but rows 32-63 hold no bytes a copy delivered: the "
+            "map's box has 32 rows") in out, out
+    assert "Missing step: load every row the MMA reads (a map whose box has 64 rows, or one tma.load per box" in out
+    assert out.count("no error") == 1 and "sums [16.]" in out, out

@@ -65,7 +65,7 @@ def test_inspect_catalog_and_help_work_under_the_simulator():
 
 
 def test_the_stubs_lent_under_the_simulator_are_numba_cudas_own():
-    """numba_cuda_hooks.import_declarations lends the simulator's numba.cuda the device stubs
+    """numba_sim.lent_device_stubs lends the simulator's numba.cuda the device stubs
     numba.cuda has off the simulator; this fails, naming the stub, when numba-cuda moves one."""
     import inspect
 
@@ -73,11 +73,11 @@ def test_the_stubs_lent_under_the_simulator_are_numba_cudas_own():
     from numba.cuda import device_init, stubs
     from numba.cuda.core import config
 
-    from numba_tma import numba_cuda_hooks
+    from numba_tma.simulator import numba_sim
 
     assert hasattr(config, "ENABLE_CUDASIM"), "numba-cuda's config no longer has ENABLE_CUDASIM"
     source = inspect.getsource(device_init)
-    for name in numba_cuda_hooks.DEVICE_STUBS:
+    for name in numba_sim.DEVICE_STUBS:
         assert getattr(numba.cuda, name) is getattr(stubs, name), f"numba.cuda.{name} is no longer stubs.{name}"
         assert f"    {name},\n" in source.split("from .stubs import (", 1)[1].split(")", 1)[0], \
             f"numba.cuda's device_init no longer takes {name} from stubs"

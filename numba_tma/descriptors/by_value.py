@@ -20,10 +20,9 @@ launch moves to another device, cuda.core refuses it, and the launch paths drop 
 from __future__ import annotations
 
 import ctypes
-import functools
 import threading
 
-from .enums import TYPE_INFO
+from ..numba_cuda.cuda_core import TensorMapMaker
 from .errors import TensorMapError
 
 _UNSEARCHED = object()
@@ -42,68 +41,29 @@ class _Pointer:
                                          "data": (address, False), "version": 3}
 
 
-class CudaCore:
-    """What makes a twin: cuda.core's ``TensorMapDescriptor``, filled by the driver, from the map's
-    array view (``pointer``: a CUDA array interface), its box or im2col corners in array order and
-    ``options`` (the map's enums: ``data_type``, ``interleave``, ``swizzle``, ``l2_promotion``,
-    ``oob_fill``).  The one place cuda.core's private ``_tensor_map`` is named; tests put a stand-in
-    driver in :data:`MAKER` (``tests/fake_gpu.py``)."""
-
-    @staticmethod
-    def tiled(pointer, box, element_strides, options):
-        from cuda.core.utils import StridedMemoryView
-
-        view = StridedMemoryView.from_cuda_array_interface(pointer, stream_ptr=-1)
-        return view.as_tensor_map(box, element_strides=element_strides, **_core_options(**options))
-
-    @staticmethod
-    def im2col(pointer, lower, upper, channels, pixels, element_strides, options):
-        from cuda.core import _tensor_map as core
-        from cuda.core.utils import StridedMemoryView
-
-        view = StridedMemoryView.from_cuda_array_interface(pointer, stream_ptr=-1)
-        return core.TensorMapDescriptor._from_im2col(view, lower, upper, channels, pixels,
-                                                     element_strides=element_strides, **_core_options(**options))
+def _refuse(options, error):
+    """cuda.core lacks one of the map's options (``options``: its enums)."""
+    raise TensorMapError("TensorMap", f"{options['data_type'].name}, swizzle {options['swizzle'].name}",
+                         f"cannot be passed by value through numba's launcher (cuda.core lacks the option: "
+                         f"{error}); pass desc.to_device() instead") from None
 
 
-MAKER = CudaCore   # what makes twins
-
-
-@functools.lru_cache(maxsize=None)
-def _core_options(data_type, interleave, swizzle, l2_promotion, oob_fill):
-    from cuda.core import _tensor_map as core
-
-    try:
-        return dict(data_type=core.TensorMapDataType(int(data_type)),
-                    interleave=core.TensorMapInterleave(int(interleave)),
-                    swizzle=core.TensorMapSwizzle(int(swizzle)),
-                    l2_promotion=core.TensorMapL2Promotion(int(l2_promotion)),
-                    oob_fill=core.TensorMapOOBFill(int(oob_fill)))
-    except ValueError as exc:
-        raise TensorMapError("TensorMap", f"{data_type.name}, swizzle {swizzle.name}",
-                             f"cannot be passed by value through numba's launcher (cuda.core lacks the option: "
-                             f"{exc}); pass desc.to_device() instead") from None
-
-
-def _pointer(tmap):
-    p = tmap._params
-    element_bytes = max(1, TYPE_INFO[p["data_type"]].bits // 8)
-    shape = tuple(reversed(p["global_dim"]))
-    strides = tuple(reversed(p["global_strides"])) + (element_bytes,)
-    return _Pointer(tmap.address, shape, strides, element_bytes)
+MAKER = TensorMapMaker(_refuse)   # what makes twins (cuda.core's private _tensor_map: numba_tma.numba_cuda.cuda_core)
 
 
 def _new(tmap):
-    """A new twin made by :data:`MAKER` from ``tmap`` (anything with a map's ``_params``, ``mode``
-    and ``address``)."""
-    p = tmap._params
-    options = {k: p[k] for k in ("data_type", "interleave", "swizzle", "l2_promotion", "oob_fill")}
-    estrides = p["element_strides"] and tuple(reversed(p["element_strides"]))
-    if tmap.mode == "tiled":
-        return MAKER.tiled(_pointer(tmap), tuple(reversed(p["box_dim"])), estrides, options)
-    return MAKER.im2col(_pointer(tmap), tuple(reversed(p["pixel_box_lower_corner"])),
-                        tuple(reversed(p["pixel_box_upper_corner"])), p["channels_per_pixel"],
-                        p["pixels_per_column"], estrides, options)
+    """A new twin made by :data:`MAKER` from ``tmap`` (anything with a map's ``_layout``, a
+    :class:`~numba_tma.descriptors.map_layout.MapLayout`, and ``address``): everything in the
+    array's order, as cuda.core takes it."""
+    layout = tmap._layout
+    tile = layout.tile
+    element_bytes = max(1, tile.element_bits // 8)
+    pointer = _Pointer(tmap.address, layout.shape, layout.strides[:-1] + (element_bytes,), element_bytes)
+    options = layout.options()
+    if tile.mode == "tiled":
+        return MAKER.tiled(pointer, tile.box, tile.element_strides, options)
+    lower, upper, channels, pixels = layout.geometry
+    return MAKER.im2col(pointer, lower, upper, channels, pixels, tile.element_strides, options)
 
 
 def argument(tmap, position: int):

@@ -21,18 +21,16 @@ from __future__ import annotations
 import ctypes
 import functools
 import html
-import re
 import sys
 
-from .. import numba_cuda_hooks
 from .decode import decode
-from .edge import array_dimension, store_overrun
-from .encode import encode_im2col, encode_tiled
-from .enums import TYPE_INFO, DataType, Interleave, L2Promotion, Mode, OOBFill, Swizzle, coerce
+from .device_layer import READERS
+from .enums import DataType, Interleave, L2Promotion, OOBFill, Swizzle, coerce
 from .errors import TensorMapError
-from .tile_layout import DTYPES as _DTYPES
+from .fields import unknown_transfer
+from .map_layout import MapLayout, im2col_layout, tiled_layout
 from .tile_layout import TileLayout, device_map, kernel_type
-from .validate import INNER_ALIGN, MAX_ADDRESS, RANK, _int, address_alignment, check_global_address, swizzle_span
+from .validate import MAX_ADDRESS, _int
 from .validate import _ints as _int_list
 
 @functools.lru_cache(maxsize=None)
@@ -45,14 +43,8 @@ def _typestr(typestr):
 def _simulated(array):
     """Under numba-cuda's CUDA simulator, the numpy array behind ``array`` (a simulator device
     array, which forwards numpy's array interface to it, or a numpy array: all memory is host
-    memory there); otherwise ``None``."""
-    if not numba_cuda_hooks.SIMULATED:
-        return None
-    import numpy as np
-
-    if isinstance(array, np.ndarray):
-        return array
-    return np.asarray(array) if hasattr(array, "__array_interface__") else None
+    memory there); otherwise ``None`` (the backend's reader: :mod:`.device_layer`)."""
+    return READERS.host_array(array)
 
 
 def _array_view(array):
@@ -97,13 +89,11 @@ def _array_view(array):
 
 def _interface(array):
     """``(typestr, shape, strides, data pointer)`` as ``array``'s ``__cuda_array_interface__`` gives
-    them (``strides`` may be None), where the interface alone describes the array (not under the
-    simulator; not a PyTorch tensor, read directly: see :func:`_array_view`); else None.  A
+    them (``strides`` may be None), where the interface alone describes the array (not a PyTorch
+    tensor, read directly: see :func:`_array_view`); else None.  A
     numba-cuda device array is read from its attributes (its property builds the dictionary and
     tests contiguity on every call), its strides always given."""
-    if numba_cuda_hooks.SIMULATED:
-        return None
-    own = numba_cuda_hooks.device_array_view(array)
+    own = READERS.device_array_view(array)
     if own is not None:
         return own
     torch = sys.modules.get("torch")
@@ -141,128 +131,6 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def _common_params(mode, name, shape, strides, itemsize, element_strides, interleave, swizzle, l2_promotion,
-                   oob_fill, data_type):
-    """Driver-order parameters shared by both modes, checked in the array's own terms."""
-    if name not in _DTYPES:
-        raise TensorMapError("array dtype", name, f"must be one of {sorted(_DTYPES)}")
-    if data_type is None:
-        data_type = _DTYPES[name]
-    elif TYPE_INFO[data_type].bits != 8 * itemsize:
-        raise TensorMapError("data_type", data_type.name, f"must have the array's element width ({8 * itemsize} bits, "
-                             f"{name}): TMA reads the array's elements as this type"
-                             + ("; packed sub-byte types need numba_tma.descriptors.encode_tiled"
-                                if TYPE_INFO[data_type].bits < 8 else ""))
-    rank = len(shape)
-    lo, hi = RANK[Mode[mode.upper()]]
-    if not lo <= rank <= hi:
-        layouts = " (NWC, NHWC or NDHWC) for an im2col map" if mode == "im2col" else ""
-        raise TensorMapError("array shape", shape, f"must have {lo} to {hi} dimensions{layouts}")
-    if strides[-1] != itemsize and shape[-1] != 1:  # a last dimension of 1 has no meaningful stride
-        raise TensorMapError("array strides", strides[-1], f"must be the element size, {itemsize}: TMA reads the "
-                             "innermost dimension contiguously — copy to a contiguous array", index=rank - 1,
-                             note=f"bytes ({array_dimension(rank - 1, rank, mode)})")
-    if element_strides is not None and len(element_strides) != rank:
-        raise TensorMapError("element_strides", element_strides, f"must have one entry per array dimension ({rank})")
-    return dict(
-        data_type=data_type, global_dim=tuple(reversed(shape)), global_strides=tuple(reversed(strides[:-1])),
-        element_strides=None if element_strides is None else tuple(reversed(element_strides)),
-        interleave=interleave, swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill,
-    )
-
-
-@functools.lru_cache(maxsize=512)
-def _tiled_layout(name, shape, strides, itemsize, box, element_strides, *options):
-    """Validate and encode a tiled layout (everything but the address) once per process:
-    ``(driver-order params, 128 bytes encoded at address 0)``."""
-    params = _common_params("tiled", name, shape, strides, itemsize, element_strides, *options)
-    if len(box) != len(shape):
-        raise TensorMapError("box", box, f"must have one entry per array dimension ({len(shape)})")
-    params["box_dim"] = tuple(reversed(box))
-    return params, _encoded(encode_tiled, "tiled", name, shape, params)
-
-
-@functools.lru_cache(maxsize=512)
-def _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, element_strides, *options):
-    """Like :func:`_tiled_layout` for an im2col map (corners given in array order, D, H, W)."""
-    params = _common_params("im2col", name, shape, strides, itemsize, element_strides, *options)
-    spatial = len(shape) - 2
-    for arg, corner in (("pixel_box_lower_corner", lower), ("pixel_box_upper_corner", upper)):
-        if len(corner) != spatial:
-            raise TensorMapError(arg, corner, f"must have one entry per spatial dimension ({spatial}: rank - 2)")
-    params.update(pixel_box_lower_corner=tuple(reversed(lower)), pixel_box_upper_corner=tuple(reversed(upper)),
-                  channels_per_pixel=channels, pixels_per_column=pixels)
-    return params, _encoded(encode_im2col, "im2col", name, shape, params)
-
-
-def _encoded(encoder, mode, name, shape, params):
-    """``encoder(**params)`` at address 0, its errors restated in the array's terms."""
-    try:
-        return encoder(global_address=0, **params)
-    except TensorMapError as e:
-        raise _in_array_terms(e, mode, name, shape, params) from None
-
-
-def _address(address, mode, name, shape, params):
-    """The array's data pointer, checked as the encoders check ``global_address``, in array terms."""
-    try:
-        return check_global_address(address, params["interleave"])
-    except TensorMapError as e:
-        raise _in_array_terms(e, mode, name, shape, params) from None
-
-
-# The encoders' array arguments (innermost first) as TensorMap's (array order): entry i is array
-# dimension ``rank - skip - i``, which TensorMap's argument holds at index ``dimension - first``.
-_ARRAY_ORDER = {"global_dim": ("array shape", 1, 0), "global_strides": ("array strides", 2, 0),
-                "box_dim": ("box", 1, 0), "element_strides": ("element_strides", 1, 0),
-                "pixel_box_lower_corner": ("pixel_box_lower_corner", 2, 1),
-                "pixel_box_upper_corner": ("pixel_box_upper_corner", 2, 1)}
-_DRIVER_ENTRY = re.compile(r"\b({})\[(\d+)\]".format("|".join(_ARRAY_ORDER)))
-
-
-def _in_array_terms(e, mode, name, shape, params):
-    """The encoders' error ``e`` (driver parameters, innermost first) restated in TensorMap's
-    arguments, in the array's order, with the array dimension meant and what to change: the one
-    place driver terms are translated."""
-    rank = len(shape)
-
-    def entry(argument, index):  # -> (TensorMap's argument, its index, array dimension)
-        user, skip, first = _ARRAY_ORDER[argument]
-        dim = rank - skip - index
-        return user, dim - first, dim
-
-    rule = _DRIVER_ENTRY.sub(lambda m: "{}[{}]".format(*entry(m[1], int(m[2]))), e.rule)  # references in the rule
-    argument, index, value, note, hint = e.argument, e.index, e.value, None, None
-    if argument in _ARRAY_ORDER and index is not None:
-        argument, index, dim = entry(argument, index)
-        note = f"({array_dimension(dim, rank, mode)})"
-        if argument == "array strides":
-            note = f"bytes {note}"
-            hint = ("copy to a contiguous array" if value < 0 else
-                    "pad the rows (e.g. allocate with a pitch) or copy to a contiguous array")
-        elif argument == "box" and dim == rank - 1:
-            hint = _inner_hint(params)
-    elif argument == "channels_per_pixel":
-        note, hint = f"({array_dimension(rank - 1, rank, mode)})", _inner_hint(params)
-    elif argument == "box_dim":  # the whole box
-        argument, value, hint = "box", value[::-1], "make the box smaller"
-    elif argument == "channels_per_pixel x pixels_per_column":
-        hint = "use fewer pixels_per_column"
-    elif argument == "global_address":
-        argument, value = "array data pointer", hex(value) if isinstance(value, int) else value
-        hint = "allocate the array aligned, or start the view at an aligned offset"
-    elif argument == "oob_fill":
-        rule, hint = f"NaN fill needs a floating-point array, not {name}", "use oob_fill='none'"
-    return TensorMapError(argument, value, rule if hint is None else f"{rule} — {hint}", index=index, note=note)
-
-
-def _inner_hint(params):
-    """What to make the innermost box extent, in elements (its rules are in bytes)."""
-    size = TYPE_INFO[params["data_type"]].bits // 8
-    span = swizzle_span(params["interleave"], params["swizzle"])
-    hint = f"use a multiple of {INNER_ALIGN // size}"
-    return hint if span is None else f"{hint} up to {span // size}, or another swizzle"
-
 
 def _ints(name, values, optional=False):
     """``values`` as a tuple of exact integers (``None`` stays ``None`` where ``optional``)."""
@@ -282,36 +150,10 @@ def _flag(name, value):
     return value
 
 
-def _shown_dtype(name, params):
-    """The map's dtype as TensorMap shows it: the array's, and the TMA type where ``data_type`` chose
-    another (``"float32 as TFLOAT32"``)."""
-    chosen = params["data_type"]
-    return name if chosen == _DTYPES[name] else f"{name} as {chosen.name}"
-
-
-_TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its checked _Layout (validated once)
+_TILED: dict = {}   # TensorMap.tiled's arguments but the address -> its MapLayout (validated once)
 _TILED_BY_INTERFACE: dict = {}   # (array type, typestr, shape, strides, the other arguments) -> (_TILED's
-#                                  _Layout, the items from the shape on, as last checked): the arguments of a map
+#                                  MapLayout, the items from the shape on, as last checked): the arguments of a map
 #                                  made and checked before
-_KERNEL_TYPES: dict = {}   # a map's bytes 8-127, dtype, rank, box, mode, allow_store_overrun -> its Numba type
-
-
-class _Layout:
-    """Everything about a map but its address, checked and encoded once and shared by every map
-    over it (``tiled`` of a seen layout, ``with_array``): a new map is its array, its 128 bytes (the
-    address, then ``tail``) and this."""
-
-    __slots__ = ("params", "tail", "dtype", "rank", "box", "mode", "args", "allow_store_overrun", "align",
-                 "numba_type", "seen", "own")
-
-    def __init__(self, params, encoded, dtype, rank, box, mode, args, allow_store_overrun):
-        self.params, self.tail = params, encoded[8:]   # bytes 8-127 (0-7: the address)
-        self.dtype, self.rank, self.box, self.mode, self.args = dtype, rank, box, mode, args
-        self.allow_store_overrun = allow_store_overrun
-        self.align = address_alignment(params["interleave"])
-        self.numba_type = None   # the Numba type, once asked
-        self.seen = None    # _signature of an array with_array / retarget accepted
-        self.own = None     # (shape, outer strides, dtype name) arrays must match, once asked
 
 
 def _plain_key(key) -> bool:
@@ -352,7 +194,7 @@ class TensorMap:
     _device = None     # to_device()'s array, once asked (a fresh map sets only its array, bytes and layout)
 
     @classmethod
-    def _over(cls, array, address, layout: _Layout) -> "TensorMap":
+    def _over(cls, array, address, layout: MapLayout) -> "TensorMap":
         """The map over ``array`` at the (checked) ``address`` with ``layout``."""
         made = cls.__new__(cls)
         made._array = array            # keeps the memory alive while the map exists
@@ -360,15 +202,16 @@ class TensorMap:
         made._layout = layout
         return made
 
-    dtype = property(lambda self: self._layout.dtype, doc="The array's dtype name (and the TMA type where "
+    dtype = property(lambda self: self._layout.tile.dtype, doc="The array's dtype name (and the TMA type where "
                      "``data_type`` chose another: ``\"float32 as TFLOAT32\"``).")
-    rank = property(lambda self: self._layout.rank, doc="The array's number of dimensions.")
-    box = property(lambda self: self._layout.box, doc="The box, array order (im2col: ``(pixels, channels)``).")
-    mode = property(lambda self: self._layout.mode, doc="``\"tiled\"`` or ``\"im2col\"``.")
+    rank = property(lambda self: self._layout.tile.rank, doc="The array's number of dimensions.")
+    box = property(lambda self: self._layout.tile.box, doc="The box, array order (im2col: ``(pixels, channels)``).")
+    mode = property(lambda self: self._layout.tile.mode, doc="``\"tiled\"`` or ``\"im2col\"``.")
     allow_store_overrun = property(lambda self: self._layout.allow_store_overrun,
                                    doc="Whether stores may write past the rows' ends (see :meth:`tiled`).")
-    _params = property(lambda self: self._layout.params)    # driver-order parameters (the encoders')
-    _args = property(lambda self: self._layout.args)        # the constructor's geometry, array order
+    layout = property(lambda self: self._layout.tile, doc="What a kernel knows about this map at compile time "
+                      "(:class:`~numba_tma.descriptors.tile_layout.TileLayout`: one value per layout, the key of its "
+                      "Numba type).")
 
     @classmethod
     def tiled(cls, array, box, *, swizzle="none", l2_promotion="128B", oob_fill="none",
@@ -419,16 +262,15 @@ class TensorMap:
         cacheable = _plain_key(key)
         layout = _TILED.get(key) if cacheable else None
         if layout is None:
-            box, element_strides = _ints("box", box), _ints("element_strides", element_strides, optional=True)
-            params, encoded = _tiled_layout(name, shape, strides, itemsize, box, element_strides,
-                                            *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
-            layout = _Layout(params, encoded, _shown_dtype(name, params), len(shape), box, "tiled",
-                             (box, element_strides), _flag("allow_store_overrun", allow_store_overrun))
+            layout = tiled_layout(name, shape, strides, itemsize, _ints("box", box),
+                                  _ints("element_strides", element_strides, optional=True),
+                                  *_options(interleave, swizzle, l2_promotion, oob_fill, data_type),
+                                  _flag("allow_store_overrun", allow_store_overrun))
             if cacheable:
                 if len(_TILED) >= 1024:
                     _TILED.clear()
                 _TILED[key] = layout
-        address = _address(address, "tiled", name, shape, layout.params)
+        address = layout.checked_address(address)
         if cacheable and cai is not None and type(by_interface[1]) is str and _plain_key(by_interface[2:]) and \
                 _named_by_typestr(cai, name):
             if len(_TILED_BY_INTERFACE) >= 1024:
@@ -454,28 +296,30 @@ class TensorMap:
             desc = TensorMap.im2col(x, (-1, -1), (-1, -1), 64, 128)       # 3x3 conv, padding 1
         """
         address, shape, strides, name, itemsize = _array_view(array)
-        lower = _ints("pixel_box_lower_corner", pixel_box_lower_corner)
-        upper = _ints("pixel_box_upper_corner", pixel_box_upper_corner)
-        channels, pixels = _int("channels_per_pixel", channels_per_pixel), _int("pixels_per_column", pixels_per_column)
-        estrides = _ints("element_strides", element_strides, optional=True)
-        params, encoded = _im2col_layout(name, shape, strides, itemsize, lower, upper, channels, pixels, estrides,
-                                         *_options(interleave, swizzle, l2_promotion, oob_fill, data_type))
-        address = _address(address, "im2col", name, shape, params)
-        layout = _Layout(params, encoded, _shown_dtype(name, params), len(shape), (pixels, channels), "im2col",
-                         (lower, upper, channels, pixels, estrides), _flag("allow_store_overrun", allow_store_overrun))
-        return cls._over(array, address, layout)
+        layout = im2col_layout(name, shape, strides, itemsize, _ints("pixel_box_lower_corner", pixel_box_lower_corner),
+                               _ints("pixel_box_upper_corner", pixel_box_upper_corner),
+                               _int("channels_per_pixel", channels_per_pixel),
+                               _int("pixels_per_column", pixels_per_column),
+                               _ints("element_strides", element_strides, optional=True),
+                               *_options(interleave, swizzle, l2_promotion, oob_fill, data_type),
+                               _flag("allow_store_overrun", allow_store_overrun))
+        return cls._over(array, layout.checked_address(address), layout)
 
     # -- attributes --------------------------------------------------------------------------
-    @functools.cached_property
+    @property
     def fields(self):
-        """Every field of the descriptor (:class:`TensorMapFields`, innermost-first)."""
+        """Every field of the descriptor (:class:`TensorMapFields`, innermost-first), decoded from
+        :attr:`bytes` (for display and cross-checks: the attributes below read the map's layout)."""
         return decode(self.bytes)
 
     @property
     def box_bytes(self) -> int:
         """Bytes one full box load delivers: what ``mbarrier.arrive_expect_tx`` must expect
-        (``fields.transfer_bytes``)."""
-        return self.fields.transfer_bytes
+        (``fields.transfer_bytes``; not established for interleaved maps: TensorMapError)."""
+        box_bytes = self._layout.tile.box_bytes
+        if box_bytes is None:
+            raise unknown_transfer(self._layout.interleave)
+        return box_bytes
 
     @property
     def smem_bytes(self) -> int:
@@ -489,11 +333,11 @@ class TensorMap:
         writes: the row's bytes rounded up to 16 (0 to 15; see :mod:`numba_tma.descriptors.edge`).
         Kernels refuse to store through a map with an overrun unless it was built with
         ``allow_store_overrun=True``."""
-        return store_overrun(TYPE_INFO[self._params["data_type"]].bits, self._params["global_dim"][0])
+        return self._layout.store_overrun
 
     @property
     def swizzle(self) -> Swizzle:
-        return self.fields.swizzle
+        return self._layout.swizzle
 
     @property
     def address(self) -> int:
@@ -511,17 +355,13 @@ class TensorMap:
             if address is not None:
                 return address
         address, shape, strides, name, itemsize = _array_view(array)
-        own = layout.own
-        if own is None:
-            own = layout.own = (tuple(reversed(layout.params["global_dim"])),
-                                tuple(reversed(layout.params["global_strides"])), layout.dtype.split(" as ")[0])
-        own_shape, own_strides, own_name = own
         innermost_contiguous = strides[-1] == itemsize or shape[-1] == 1
-        if (shape, tuple(strides[:-1]), name) != own or not innermost_contiguous:
+        if (shape, tuple(strides[:-1]), name) != (layout.shape, layout.strides[:-1], layout.name) or \
+                not innermost_contiguous:
             raise TensorMapError("array", f"{name}{list(shape)} strides {list(strides)}",
-                                 f"must match the map's {own_name}{list(own_shape)} with outer strides "
-                                 f"{list(own_strides)}")
-        address = _address(address, layout.mode, name, shape, layout.params)
+                                 f"must match the map's {layout.name}{list(layout.shape)} with outer strides "
+                                 f"{list(layout.strides[:-1])}")
+        address = layout.checked_address(address)
         if cai is not None and _named_by_typestr(cai, name):
             layout.seen = _signature(array, cai)
         return address
@@ -544,7 +384,6 @@ class TensorMap:
         """
         self.bytes = self._address_of(array).to_bytes(8, "little") + self._layout.tail
         self._array, self._device = array, None
-        self.__dict__.pop("fields", None)
         return self
 
     # -- kernel arguments ----------------------------------------------------------------------
@@ -558,27 +397,14 @@ class TensorMap:
         return kernel_type(TileLayout.describe(dtype, box, mode, rank, box_bytes, swizzle, store_overrun))
 
     @property
-    def layout(self) -> TileLayout:
-        """What a kernel knows about this map at compile time (one value per layout; the key of its
-        Numba type)."""
-        return TileLayout.of_descriptor(self.bytes[8:], self.dtype, self.rank, self.box, self.mode,
-                                        0 if self.allow_store_overrun else self.store_overrun)
-
-    @property
     def _numba_type_(self):
-        """The Numba type numba-cuda gives this map as a kernel argument (one per layout): decoded
-        once per layout, then kept by the map (its layout never changes: ``retarget`` and
-        ``with_array`` only take arrays of the same shape, strides and dtype)."""
+        """The Numba type numba-cuda gives this map as a kernel argument: its :attr:`layout`'s, kept
+        by the layout once asked (a map's layout never changes: ``retarget`` and ``with_array`` only
+        take arrays of the same shape, strides and dtype)."""
         layout = self._layout
         found = layout.numba_type
         if found is None:
-            key = (layout.tail, layout.dtype, layout.rank, layout.box, layout.mode, layout.allow_store_overrun)
-            found = _KERNEL_TYPES.get(key)
-            if found is None:
-                if len(_KERNEL_TYPES) >= 1024:
-                    _KERNEL_TYPES.clear()
-                found = _KERNEL_TYPES[key] = kernel_type(self.layout)
-            layout.numba_type = found
+            found = layout.numba_type = kernel_type(layout.tile)
         return found
 
     def __tma_descriptor_c_api__(self) -> int:
@@ -592,7 +418,7 @@ class TensorMap:
         from . import driver
 
         encode = driver.encode_tiled if self.mode == "tiled" else driver.encode_im2col
-        return encode(global_address=self.address, **self._params)
+        return encode(global_address=self.address, **self._layout.encoder_arguments())
 
     def to_device(self):
         """The 128 bytes in a ``uint8`` device array, the global-memory form, typed by the map's
@@ -605,7 +431,7 @@ class TensorMap:
         if self._device is None:
             import numpy as np
 
-            self._device = device_map(np.frombuffer(self.bytes, dtype=np.uint8), self.layout)
+            self._device = device_map(np.frombuffer(self.bytes, dtype=np.uint8), self._layout.tile)
         return self._device
 
     # -- display -------------------------------------------------------------------------------
@@ -616,10 +442,11 @@ class TensorMap:
             return "unknown (interleaved)"
 
     def __repr__(self):
-        f = self.fields
-        return (f"TensorMap.{self.mode}({self.dtype}, shape={list(reversed(f.global_dim))}, box={list(self.box)}, "
-                f"box_bytes={self._box_bytes_text()}, swizzle={f.swizzle.name}, l2_promotion={f.l2_promotion.name}, "
-                f"oob_fill={f.oob_fill.name}{self._overrun_text()}, address=0x{f.global_address:x})")
+        layout = self._layout
+        return (f"TensorMap.{self.mode}({self.dtype}, shape={list(layout.shape)}, box={list(self.box)}, "
+                f"box_bytes={self._box_bytes_text()}, swizzle={layout.swizzle.name}, "
+                f"l2_promotion={layout.l2_promotion.name}, oob_fill={layout.oob_fill.name}{self._overrun_text()}, "
+                f"address=0x{self.address:x})")
 
     def _overrun_text(self):
         over = self.store_overrun

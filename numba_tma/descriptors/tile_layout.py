@@ -1,6 +1,8 @@
 """``TileLayout``: what a kernel knows about a map at compile time, as one value both sides use.
 
-The host builds it from a map's descriptor (``desc.layout``); the map's Numba type is keyed on it
+The host states it where a map's arguments are checked (``desc.layout``:
+:mod:`numba_tma.descriptors.map_layout`), or from a description (:meth:`TileLayout.describe`, for
+compiling without an array); the map's Numba type is keyed on it
 (:class:`numba_tma.intrinsics.tensor_map_type.TensorMapType`), so ops check boxes, swizzles and
 element widths at compile time against the same facts the simulator and ``viz`` read from the map.
 
@@ -17,9 +19,7 @@ does the device array ``TensorMap.to_device()`` gives, typed by the layout (:fun
 from __future__ import annotations
 
 import dataclasses
-import functools
 
-from .decode import decode
 from .enums import SWIZZLE_BYTES, TYPE_INFO, DataType, Mode, Swizzle, coerce, smem_row_bytes
 from .errors import TensorMapError
 from .validate import MAX_BOX_BYTES, RANGES, RANK, _in_range, _int
@@ -41,13 +41,14 @@ DTYPES = {
 
 @dataclasses.dataclass(frozen=True)
 class TileLayout:
-    """A map's compile-time facts: ``dtype`` (the array's dtype name), ``data_type`` (the TMA type's
-    name, ``"BFLOAT16"``), ``element_bits`` (the width TMA moves per element), ``rank``, ``box`` (the
-    array's order; ``(pixels_per_column, channels_per_pixel)`` for im2col), ``mode`` (``"tiled"`` or
-    ``"im2col"``), ``swizzle`` (its name), ``box_bytes`` (what one full load delivers; ``None`` for
-    interleaved maps, where it is not established), ``element_strides`` (innermost first; ``None``
-    for all ones) and ``store_overrun`` (the bytes a store crossing the end of a row would write
-    past it, 0 when none or opted in: :mod:`numba_tma.descriptors.edge`)."""
+    """A map's compile-time facts: ``dtype`` (the array's dtype name, and the TMA type where another
+    was chosen: ``"float32 as TFLOAT32"``), ``data_type`` (the TMA type's name, ``"BFLOAT16"``),
+    ``element_bits`` (the width TMA moves per element), ``rank``, ``box`` (the array's order;
+    ``(pixels_per_column, channels_per_pixel)`` for im2col), ``mode`` (``"tiled"`` or ``"im2col"``),
+    ``swizzle`` (its name), ``box_bytes`` (what one full load delivers; ``None`` for interleaved
+    maps, where it is not established), ``element_strides`` (the array's order, as given to
+    ``TensorMap.tiled``; ``None`` for all ones) and ``store_overrun`` (the bytes a store crossing
+    the end of a row would write past it, 0 when none or opted in: :mod:`numba_tma.descriptors.edge`)."""
 
     dtype: str
     data_type: str
@@ -85,19 +86,6 @@ class TileLayout:
         extra += "" if self.element_strides is None else f", element_strides={self.element_strides}"
         extra += f", store_overrun={self.store_overrun}" if self.store_overrun else ""
         return f"{self.dtype}, rank={self.rank}, box={self.box}, {self.mode}{extra}"
-
-    @staticmethod
-    @functools.lru_cache(maxsize=1024)
-    def of_descriptor(layout_bytes: bytes, dtype: str, rank: int, box: tuple, mode: str,
-                      store_overrun: int) -> "TileLayout":
-        """The layout of every map whose descriptor bytes 8..127 are ``layout_bytes``."""
-        fields = decode(bytes(8) + layout_bytes)
-        try:
-            box_bytes = fields.transfer_bytes
-        except TensorMapError:  # interleaved: not established, so the kernel cannot read it
-            box_bytes = None
-        return TileLayout(dtype, fields.data_type.name, TYPE_INFO[fields.data_type].bits, rank, box, mode,
-                          fields.swizzle.name, box_bytes, fields.element_strides, store_overrun)
 
     @staticmethod
     def describe(dtype, box, mode="tiled", rank=None, box_bytes=None, swizzle="none",

@@ -33,7 +33,6 @@ from numba.cuda import types
 from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.extending import register_model   # (not from numba.cuda.models, which imports extending partway)
 
-from .. import numba_cuda_hooks
 from . import debug
 from .llvm_emitter import LlvmEmitter, global_address, shared_address  # noqa: F401  (re-exported)
 from .llvm_host import (I16, I32, I64, build_intrinsic, current_cc, emit_asm, emit_tied_asm,  # noqa: F401  (re-exported)
@@ -46,8 +45,6 @@ from ..declarations import Operand as _Operand
 from ..declarations import check_range as _check_literal
 from ..declarations import missing_in_order
 from ..declarations import omitted as _omitted
-
-numba_cuda_hooks.install()
 
 _RESULT = {16: "=h", 32: "=r", 64: "=l"}   # an op's result register, by its bits
 
@@ -122,12 +119,12 @@ class Requirement:
 
 def check_arch(name: str, need: Requirement, cc=None) -> None:
     """Raise :class:`ArchError` if the compilation target (``cc``; by default numba-cuda's current
-    one) or the toolkit lacks ``need`` (never under the CUDA simulator, which has neither: its
-    twins run an op's other rules)."""
-    if numba_cuda_hooks.SIMULATED:
-        return
+    one) or the toolkit lacks ``need``; nothing is checked with no target (nothing is being
+    compiled: the CUDA simulator's twins, which run an op's other rules, have neither)."""
     cc = current_cc() if cc is None else cc
-    if cc is not None and not need.supported_on(cc):
+    if cc is None:
+        return
+    if not need.supported_on(cc):
         raise ArchError(f"numba_tma: {name} needs {need}, but the kernel is being compiled for {arch_name(cc)}")
     have = toolkit_ptx_isa()
     if have < need.min_ptx:

@@ -8,9 +8,9 @@ special-register reads are pure: two reads of one register in a kernel become on
 import inspect
 
 from numba.cuda import types
-from numba.cuda.extending import _intrinsic
 
 from .. import cluster_masks
+from ..numba_cuda.internals import _intrinsic
 from . import debug
 from ._core import (Refusal, I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
                     emit_asm, exported, mark_constant_multicast)

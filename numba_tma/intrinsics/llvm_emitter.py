@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba.core import cgutils
-from numba.cuda import nvvmutils, types
-from numba.cuda.cudadrv import nvvm
+from numba.cuda import types
 
+from ..numba_cuda.internals import nvvm, nvvmutils
 from .debug import Emitter
 
 I32, I64 = ir.IntType(32), ir.IntType(64)

@@ -14,9 +14,8 @@ from typing import Sequence
 
 from llvmlite import ir
 from numba.core import cgutils
-from numba.cuda.core.targetconfig import ConfigStack
-from numba.cuda.extending import _intrinsic
 
+from ..numba_cuda.internals import ConfigStack, _intrinsic
 from .host import Host
 from .llvm_emitter import LlvmEmitter
 from .tensor_map_type import as_map, map_value
@@ -72,7 +71,7 @@ def mark_constant_multicast(builder, where: str, mask: int) -> None:
     """Record in the kernel's code that ``where`` (an op, or a mask helper with constant
     arguments) multicasts with the constant ``mask``: a comment ``// numba_tma.multicast <where>
     <mask>`` in an inline asm without effects, which the LLVM IR keeps (the launch reads it there:
-    ``numba_cuda_hooks.constant_multicast_masks``, for the kernel and every device function it
+    ``numba_cuda.launching.constant_multicast_masks``, for the kernel and every device function it
     links) and NVVM drops (the PTX does not change)."""
     asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), f"// {MULTICAST_MARK} {where} {mask:#x}", "",
                        side_effect=False)

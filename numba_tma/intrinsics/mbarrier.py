@@ -17,9 +17,9 @@ from numba.cuda import types
 from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.extending import lower_cast
 from numba.cuda.models import register_model
-from numba.cuda.typeconv import Conversion
 
 from ..errors import PHASE_NOT_TOKEN
+from ..numba_cuda.internals import Conversion
 from ._core import Refusal, Choice, Int, Optional, PtxOp, Qualifier, Requirement, Sample, SharedArray, exported, reject
 
 SM80 = Requirement((8, 0), (7, 8))

@@ -5,7 +5,7 @@ pointer parameter marked ``byval align 64``, listed in the kernel's one ``nvvm.a
 ``grid_constant`` entry, which libNVVM lowers to ``.param .align 64 .b8 p[128]`` and a
 ``cvta.param`` address — TMA reads the parameter itself, never a per-thread local copy.  A device
 function taking a ``TensorMap`` receives that generic address as a plain pointer.  Which of the two
-a function is becomes known only after lowering; :mod:`numba_tma.numba_cuda_hooks` applies the
+a function is becomes known only after lowering; :mod:`numba_tma.numba_cuda` applies the
 marking to kernels.
 
 The type key carries what ops check at compile time and what a kernel may read as constants:
@@ -19,21 +19,16 @@ read-only ``uint8`` array type): the ops check it as its map (:func:`as_map`, :f
 import functools
 
 from llvmlite import ir
-from numba import cuda
 from numba.cuda import types
-from numba.cuda.cudadrv import nvvm
-from numba.cuda.core.targetconfig import ConfigStack
-from numba.cuda.cudadecl import register_attr
-from numba.cuda.cudaimpl import lower_attr, lower_constant
 from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.datamodel.models import ArrayModel
 from numba.cuda.models import register_model
-from numba.cuda.typing.templates import AttributeTemplate
 
 from ..descriptors import by_value
 from ..descriptors.enums import SWIZZLE_BYTES
-from ..descriptors.tile_layout import TileLayout, register_device_map, register_kernel_type
-from ..numba_cuda_hooks import SIMULATED, register_by_value, request_grid_constant, typed_device_array
+from ..descriptors.tile_layout import TileLayout, register_kernel_type
+from ..numba_cuda.internals import AttributeTemplate, ConfigStack, lower_attr, lower_constant, nvvm, register_attr
+from ..numba_cuda.kernel_arguments import register_by_value, request_grid_constant
 
 TENSORMAP_LL = ir.LiteralStructType([ir.ArrayType(ir.IntType(64), 16)])
 
@@ -127,10 +122,6 @@ def map_value(context, builder, ty, value):
         return value
     data = context.make_array(ty)(context, builder, value).data
     return builder.bitcast(data, ir.PointerType(TENSORMAP_LL))
-
-
-if not SIMULATED:   # (the simulator registers its own device arrays)
-    register_device_map(lambda data, layout: typed_device_array(cuda.to_device(data), global_map_type(layout)))
 
 
 class _MapAttributes(AttributeTemplate):

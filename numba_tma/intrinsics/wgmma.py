@@ -26,11 +26,12 @@ and return the accumulator so that no arithmetic on it is scheduled before the w
 from llvmlite import ir
 from numba.core import cgutils
 from numba.cuda import types
-from numba.cuda.extending import _intrinsic, intrinsic
+from numba.cuda.extending import intrinsic
 
 from ..declarations import literal, reject
 from ..errors import FRAGMENT_FLOAT_ONLY
 from ..descriptors import matrix
+from ..numba_cuda.internals import _intrinsic
 from . import debug, matrix_descriptor
 from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
                     Sample, SharedArray, exported, shared_address)

@@ -46,11 +46,10 @@ consumers) is reported in the pipeline's terms: stage, round, participant.
 
 from __future__ import annotations
 
-from ..ops import SIMULATOR
+from ..ops import BACKEND
 from .config import (AsyncPipeline, Participants, TmaPipeline, TmaStorePipeline, same_thread, threads, warpgroups,
                      warps)
 from .state import PipelineState
-from .steps import steps
 
 __all__ = ["ANCHOR_NAMES", "AsyncPipeline", "Participants", "PipelineState", "TmaPipeline", "TmaStorePipeline", "same_thread",
            "threads", "warps", "warpgroups"]
@@ -78,23 +77,9 @@ ANCHOR_NAMES = {
     "ring.tail": (("producer_tail",), "drain before exit"),
 }
 
-if SIMULATOR:
-    from .simulated import bind_ring
 
-    def _create(self, bars):
-        return bind_ring(self, bars, steps(self))
+def _define_methods():
+    from . import compiled   # noqa: F401 - registers the Numba types' methods (kernels compiled by numba-cuda)
 
-    TmaPipeline.create = AsyncPipeline.create = _create
 
-    def _store_step(name):
-        def step(self):
-            steps(self)[f"store_{name}"]()
-        step.__name__ = name
-        return step
-
-    TmaStorePipeline.acquire = _store_step("acquire")
-    TmaStorePipeline.commit = _store_step("commit")
-    TmaStorePipeline.tail = _store_step("tail")
-    TmaStorePipeline.state = lambda self: PipelineState(self.stages, 0, 0)
-else:
-    from . import compiled as _compiled   # noqa: F401 - registers the Numba types' methods
+BACKEND.define_for_compiler(_define_methods)

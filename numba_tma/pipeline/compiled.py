@@ -13,8 +13,9 @@ from numba.cuda import types
 from numba.cuda.extending import overload_attribute, overload_method
 
 from ..intrinsics.tensor_map_type import TensorMapType, as_map
-from .config import TmaStorePipeline, refuse, stage_bytes
+from .config import TmaStorePipeline
 from .numba_types import PipelineType, RingType, StateType, new_ring, new_state
+from .rules import refuse, stage_bytes
 from .steps import NUMBA_CUDA, Host, steps
 
 

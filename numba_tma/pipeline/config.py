@@ -5,30 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import OpArgumentError
+from .rules import refuse
 
 MAX_ARRIVALS = (1 << 20) - 1     # an mbarrier's arrival count (PTX: 2^20 - 1)
-MAX_TX_BYTES = (1 << 20) - 1     # the transaction bytes one phase can count (PTX: tx-count range)
 MAX_STAGES = 64
-
-
-def refuse(where, argument, rule, value):
-    """The error for ``argument`` of ``where`` breaking ``rule``."""
-    return OpArgumentError(f"numba_tma: {where}: argument {argument!r} {rule}; got {value!r}")
-
-
-def stage_bytes(where, expect, layouts, count=None) -> int:
-    """The bytes a TMA stage receives: the box bytes of the maps whose ``TileLayout``s are
-    ``layouts`` (a map's ``desc.layout``, its Numba type's ``layout`` alike), or ``count``;
-    refused, naming ``expect`` as given, beyond what one mbarrier phase can count."""
-    if layouts:
-        if any(layout.box_bytes is None for layout in layouts):
-            raise refuse(where, "expect", "must be maps whose box_bytes is known (not interleaved)", expect)
-        count = sum(layout.box_bytes for layout in layouts)
-    if not 1 <= count <= MAX_TX_BYTES:
-        raise refuse(where, "expect", f"must be from 1 to {MAX_TX_BYTES} bytes per stage (what one mbarrier phase can "
-                     "count)", count)
-    return count
 
 
 def _positive(where, argument, value, limit):
@@ -174,6 +154,10 @@ class TmaPipeline(_Pipeline):
     def _key(self):
         return (*super()._key(), self.consumers, self.producer, self.cluster, self.reads)
 
+    def create(self, bars):
+        """The ring over ``bars`` (see :func:`_ring`)."""
+        return _ring(self, bars)
+
     def __repr__(self):
         return (f"TmaPipeline(stages={self.stages}, consumers={self.consumers}, producer={self.producer}"
                 f"{', cluster=True' if self.cluster else ''}{', reads=' + repr(self.reads) if self.reads != 'loads' else ''})")
@@ -201,6 +185,10 @@ class AsyncPipeline(_Pipeline):
     def _key(self):
         return (*super()._key(), self.producers, self.consumers, self.async_consumer)
 
+    def create(self, bars):
+        """The ring over ``bars`` (see :func:`_ring`)."""
+        return _ring(self, bars)
+
     def __repr__(self):
         return (f"AsyncPipeline(stages={self.stages}, producers={self.producers}, consumers={self.consumers}"
                 f"{', async_consumer=True' if self.async_consumer else ''})")
@@ -222,5 +210,37 @@ class TmaStorePipeline(_Pipeline):
 
     def __repr__(self):
         return f"TmaStorePipeline(stages={self.stages})"
+
+    # Called as Python only where kernels run as Python (numba-cuda's CUDA simulator); a compiled
+    # kernel calls its Numba type's methods (.compiled).
+    def acquire(self):
+        _store_step(self, "acquire")
+
+    def commit(self):
+        _store_step(self, "commit")
+
+    def tail(self):
+        _store_step(self, "tail")
+
+    def state(self):
+        from .state import PipelineState
+
+        return PipelineState(self.stages, 0, 0)
+
+
+def _ring(config, bars):
+    """``config.create(bars)`` called as Python, which happens only where kernels run as Python
+    (numba-cuda's CUDA simulator: :mod:`.simulated`); a compiled kernel calls its Numba type's
+    method (:mod:`.compiled`)."""
+    from .simulated import bind_ring
+    from .steps import steps
+
+    return bind_ring(config, bars, steps(config))
+
+
+def _store_step(config, name):
+    from .steps import steps
+
+    steps(config)[f"store_{name}"]()
 
 

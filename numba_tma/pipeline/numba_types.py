@@ -13,8 +13,9 @@ import functools
 from llvmlite import ir
 from numba.core import cgutils
 from numba.cuda import types
-from numba.cuda.cudaimpl import lower_constant
 from numba.cuda.extending import intrinsic, make_attribute_wrapper, models, register_model
+
+from ..numba_cuda.internals import lower_constant
 
 
 class PipelineTypeBase:

@@ -6,7 +6,9 @@ ops, and the checks of the object's use, reported in its terms (stage, round, pa
 * more releases of a stage in one round than the consumers the pipeline declares;
 * a stage used after release: a consumer reading a stage's tile (the bytes the copies that filled
   it wrote) after it released the stage and before it waits for the stage's next round;
-* a state of another ring's stage count, a barrier array too small for the ring.
+* a state of another ring's stage count, a barrier array too small for the ring;
+* a consumer's wait on the wrong phase (one that returns at once for a round it already consumed,
+  or for the round before the first), named with the phase expected.
 
 Raw-barrier mistakes (a wrong parity, a missing fence) stay the simulator checker's.
 """
@@ -17,13 +19,13 @@ from ..descriptors.tensor_map import TensorMap
 from ..simulator import memory, scheduler
 from ..simulator.scheduler import SimulatorError
 from ..simulator.state import async_reads, enter
-from .config import refuse, stage_bytes
+from .rules import refuse, stage_bytes
 from .state import PipelineState
 
 
 def expected_bytes(where, expect):
     """The bytes ``expect`` stands for: a ``TensorMap`` (its ``box_bytes``), a tuple of them, or an
-    integer (:func:`~.config.stage_bytes`)."""
+    integer (:func:`~.rules.stage_bytes`)."""
     if isinstance(expect, TensorMap):
         return stage_bytes(where, expect, (expect.layout,))
     if isinstance(expect, tuple) and expect and all(isinstance(e, TensorMap) for e in expect):
@@ -117,8 +119,36 @@ class SimulatedRing:
         index, _ = self._check("commit_cp_async", state)
         self._steps["commit_cp_async"](self.bars, index)
 
+    def _full(self, index):
+        """The block's barrier ``full[index]`` (None before the ring's init)."""
+        _, block_state = enter()
+        return block_state.barriers.get(memory.address(self.bars[index:]))
+
+    def _wait_phase(self, index, phase):
+        """A consumer waits for the stage's next round: a parity wait that would return at once for a
+        round this thread already consumed (or for the round before the first) is a wrong phase."""
+        full = self._full(index)
+        if full is None or (full.phase & 1) == (phase & 1):
+            return                        # it waits for the round in progress (the raw wait reports the rest)
+        target, seen = full.phase - 1, full.seen.get(scheduler.current())
+        expected = 0 if seen is None else seen + 1
+        if target >= expected:
+            return
+        if target < 0:
+            why, fix = ("has completed no round yet (a parity wait counts the phase before a fresh barrier's first "
+                        "as complete)", "consumers start at ring.consumer_state() (phase 0); ring.producer_state() "
+                        "(phase 1) is the producer's, for acquire")
+        else:
+            why, fix = (f"this thread already waited for its round {target}",
+                        "advance the state once after each stage (state = state.advance() after ring.release(state)), "
+                        "and keep it across persistent tiles")
+        raise _problem(self.config, f"wait: stage {index} waited at phase {phase}, which returns at once without the "
+                       f"stage's data: full[{index}] is in round {full.phase} and {why}. The phase expected is "
+                       f"{expected & 1} (round {expected} of stage {index}): {fix}")
+
     def wait(self, state):
         index, phase = self._check("wait", state)
+        self._wait_phase(index, phase)
         self._steps["wait"](self.bars, index, phase)
         self._waited.add((index, phase))
         thread = scheduler.current()
@@ -127,8 +157,7 @@ class SimulatedRing:
 
     def _filled(self, index) -> dict:
         """The stage's bytes: the ranges (start -> end) the copies completing on ``full[index]`` wrote."""
-        _, block_state = enter()
-        full = block_state.barriers.get(memory.address(self.bars[index:]))
+        full = self._full(index)
         return {} if full is None else full.fills
 
     def _not_read_by_wgmma(self, filled, index, phase):

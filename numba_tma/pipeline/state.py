@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import numba
-from numba import cuda
 
-from ..ops import SIMULATOR
+from ..ops import BACKEND
 
-def device(fn):
-    """``fn`` as a device function of the CUDA target, inlined (under the simulator, its device
-    function, which sees the running thread's ``cuda.threadIdx``)."""
-    return cuda.jit(device=True)(fn) if SIMULATOR else cuda.jit(device=True, forceinline=True)(fn)
+device = BACKEND.device_function
+"""``fn`` as a device function of the CUDA target, inlined (under the simulator, its device
+function, which sees the running thread's ``cuda.threadIdx``)."""
 
 
 class PipelineState:
@@ -30,12 +28,18 @@ class PipelineState:
         return f"PipelineState(stages={self.stages}, index={self.index}, phase={self.phase})"
 
 
-if SIMULATOR:
-    def state_like(state, index, phase):
-        """A state of ``state``'s ring with ``index`` and ``phase``."""
-        return PipelineState(state.stages, int(index), int(phase))
-else:
+def _state_like(state, index, phase):
+    """A state of ``state``'s ring with ``index`` and ``phase``."""
+    return PipelineState(state.stages, int(index), int(phase))
+
+
+def _compiled_state_like():
     from .numba_types import state_like
+
+    return state_like
+
+
+state_like = BACKEND.twin(_state_like, _compiled_state_like)
 
 
 def advance_of(uint32, state_like, device):

@@ -27,13 +27,16 @@ diagnostics the GPU cannot give:
 * :mod:`.scheduler` — numba_tma's own block and cluster scheduler: one simulated thread at a
   time, the blocks of a cluster at once, when async copies complete (later;
   ``NUMBA_TMA_SIM_SEED`` randomises it), deadlock reports, an error ending the launch;
-* :mod:`.numba_sim` — the adapter: the only module naming numba-cuda's simulator internals.
+* :mod:`.numba_sim` — the adapter: the only module naming numba-cuda's simulator internals;
+* :mod:`.backend` — the simulator backend :mod:`numba_tma.ops` chooses under the simulator (launches,
+  launch graphs, the shared-memory carver, ``tlx.alloc_barriers`` run as Python).
 
 One module per family, as ``intrinsics/``.  Layers, each importing only those below it:
 ``numba_sim``; ``scheduler``; ``memory``; ``state``; ``elect``, ``warp``, ``warp_ops``, ``gates``,
 ``delivery``, ``barriers``, ``wgmma`` (whose value types ``arguments`` knows), ``mma``; ``arguments`` and the families ``mbarrier``, ``tensormap``, ``tma``, ``bulk``,
 ``dsmem``, ``cp_async``, ``sync``, ``cluster``, ``fence``, ``cache``, ``tcgen05``; this package, which wires
-numba-cuda's simulator to them (:func:`.numba_sim.install`) and the declarations to their twins.
+numba-cuda's simulator to them (:func:`.numba_sim.install`) and the declarations to their twins;
+``backend``, above it.
 
 **The declarations say which twins there are** (:func:`twins_of`): the twin of an op declared
 with ``twin=True``, ``family.name``, is the function ``name`` of the family's module here (the
@@ -58,9 +61,6 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..descriptors.enums import SWIZZLE_BYTES
-from ..descriptors.tile_layout import register_device_map
-from ..numba_cuda_hooks import import_declarations
 from . import arguments, memory, numba_sim, scheduler
 from .scheduler import SimulatorError
 from .state import RUNNING
@@ -84,18 +84,8 @@ def at(array, index):
     return array.reshape(-1)[index * step:]
 
 
-_INTRINSICS = import_declarations()     # the compiled ops' declarations: the twins' docstrings
-
-
-def _device_map(data, layout):
-    """``TensorMap.to_device()`` here: the bytes in a simulator device array of the compiled path's
-    type (the map's layout, which the twins check as the compiled ops do), with its constants."""
-    attributes = {"box_bytes": layout.box_bytes, "smem_bytes": layout.smem_bytes,
-                  "swizzle": SWIZZLE_BYTES.get(layout.swizzle)}
-    return numba_sim.typed_device_array(data, _INTRINSICS.tensor_map_type.global_map_type(layout), attributes)
-
-
-register_device_map(_device_map)
+with numba_sim.lent_device_stubs():     # the compiled ops' declarations: the twins' rules and docstrings
+    from .. import intrinsics as _INTRINSICS
 
 
 def _plain(value):

@@ -28,9 +28,8 @@ _TYPES: dict = {}         # numpy dtype -> Numba type
 
 def _numba():
     from numba.cuda import types
-    from numba.cuda.np.numpy_support import from_dtype
 
-    return types, from_dtype
+    return types, numba_sim.from_dtype
 
 
 def _key(value):

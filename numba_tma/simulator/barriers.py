@@ -29,31 +29,65 @@ def address(op, bar):
 
 def barrier(state, thread, op, bar) -> Barrier:
     """The barrier at ``bar`` (element 0), which must have been initialised in this block; used
-    from another block, it must have been published by a cluster barrier after its init."""
+    from another block, it must have been fenced (``fence.mbarrier_init``) and then published by a
+    cluster barrier after its init."""
     found = state.barriers.get(address(op, bar))
     block = state.block
     if block is not thread.block:
-        if found is None or found.published is None or found.published[0].generation <= found.published[1]:
-            done = "is not initialised there yet" if found is None else (
-                "was initialised there, but no cluster barrier has completed since (cuda.syncthreads() orders "
-                "one block only)")
-            fence = "" if found is None or found.fenced else ", fence.mbarrier_init()"
-            raise SimulatorError(
-                f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)} of block {block.index}, which "
-                f"{done}: a barrier used from another block must be initialised, fenced and published to the "
-                f"cluster first. Missing step: mbarrier.init{fence or ', fence.mbarrier_init()'} and then "
-                "cluster.sync() in every block (a cluster-wide barrier) before any block uses another's barriers")
-        if not found.fenced:
-            raise SimulatorError(
-                f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)} of block {block.index}, "
-                "initialised without fence.mbarrier_init(): the init may not be visible to other blocks. Missing "
-                "step: fence.mbarrier_init() after mbarrier.init, before the cluster.sync()")
+        _published(thread, op, bar, block, found)
         return found
     if found is None:
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} on {memory.name(bar)}, which is not an "
                              "initialised mbarrier of this block (mbarrier.init first, then fence.mbarrier_init() "
                              "and cuda.syncthreads() before other threads use it)")
     return found
+
+
+_INIT_FENCE = ("mbarrier.init is made visible to other blocks and to the async proxy by fence.mbarrier_init (a "
+               "release of the initialising thread's inits at cluster scope), not by the barriers that order "
+               "ordinary memory")
+
+
+def _published(thread, op, bar, block, found):
+    """A use of ``found`` (the barrier at ``bar`` in ``block``) from another block: its init, fenced,
+    then a completed cluster barrier the initialising thread arrived at after the fence."""
+    what = f"{where(thread)}: {op} on {memory.name(bar)} of block {block.index}"
+    if found is None:
+        raise SimulatorError(
+            f"numba_tma simulator: {what}, which is not initialised there yet: a barrier used from another block "
+            "must be initialised, fenced and published to the cluster first. Missing step: mbarrier.init, "
+            "fence.mbarrier_init() and then cluster.sync() in every block (a cluster-wide barrier) before any block "
+            "uses another's barriers")
+    published = found.published
+    if published is not None and published[0].generation > published[1] and not published[2]:
+        raise SimulatorError(
+            f"numba_tma simulator: {what}, whose mbarrier.init by {where(found.initialiser)} was not followed by "
+            f"fence.mbarrier_init() before the cluster barrier that published it: {_INIT_FENCE}, so this block may "
+            "see an uninitialised barrier. Missing step: fence.mbarrier_init() after mbarrier.init in the "
+            "initialising thread, before its cluster.sync() (or cluster.arrive())")
+    if published is None or published[0].generation <= published[1]:
+        fence = "" if found.fenced else "fence.mbarrier_init() after mbarrier.init, then "
+        raise SimulatorError(
+            f"numba_tma simulator: {what}, which was initialised there, but no cluster barrier has completed since "
+            "(cuda.syncthreads() orders one block only): a barrier used from another block must be initialised, "
+            f"fenced and published to the cluster first. Missing step: {fence}cluster.sync() in every block (a "
+            "cluster-wide barrier) before any block uses another's barriers")
+
+
+def check_init_fenced(thread, op, b):
+    """The async proxy (a TMA or bulk copy's complete_tx) uses ``b``: its init must have been made
+    visible to the async proxy by a fence after it (``fence.mbarrier_init``, or the initialising
+    thread's ``fence.proxy_async`` covering shared memory).  Another thread's ordinary use after a
+    ``cuda.syncthreads()`` needs no fence (the block barrier orders the init)."""
+    if b.fenced or b.proxy_fenced:
+        return
+    raise SimulatorError(
+        f"numba_tma simulator: {where(thread)}: {op} completes its bytes on {b.label} through the async proxy, but "
+        f"its mbarrier.init by {where(b.initialiser)} was not followed by fence.mbarrier_init(): "
+        f"{_INIT_FENCE}, so the copy's complete_tx may reach a barrier the async proxy sees uninitialised. Missing "
+        "step: fence.mbarrier_init() after mbarrier.init in the initialising thread, before the cuda.syncthreads() "
+        "(or cluster.sync()) that publishes the barrier (fence.proxy_async(\"shared::cta\") there covers this "
+        "block's async proxy too)")
 
 
 def arrive_on(thread, state, op, bar, count, drop=0, nbytes=0, sem=None):
@@ -72,7 +106,7 @@ def arrive_on(thread, state, op, bar, count, drop=0, nbytes=0, sem=None):
     b.count -= drop
     b.pending -= count
     _check_overdelivery(b, f"{op} by {where(thread)} completed the arrivals")
-    b.advance()
+    _advance(state, b)
     state.changed()
     return token
 
@@ -96,19 +130,22 @@ def targets(op, thread, state, mask=None):
     return [peer(op, thread, rank) for rank in range(size) if mask >> rank & 1]
 
 
-def deliver_later(op, thread, blocks, dst, bar, nbytes, write):
+def deliver_later(op, thread, blocks, dst, bar, nbytes, write, async_proxy=True):
     """An async copy of ``nbytes`` into ``dst`` (at the same place in each block of ``blocks``, as
     given by :func:`targets`), completing on ``bar`` there, when that block next waits:
-    ``write(view)`` writes the bytes into that block's view of ``dst``."""
+    ``write(view)`` writes the bytes into that block's view of ``dst``.  ``async_proxy``: the copy
+    completes through the async proxy (TMA, bulk copies), which must see the barrier's init fenced."""
     for block, state in blocks:
         view, at = in_block(dst, block), in_block(bar, block)
         b = barrier(state, thread, op, at)
+        if async_proxy:
+            check_init_fenced(thread, op, b)
         memory.check_overwrite(op, thread, view, nbytes)
         start = memory.address(view)
         what = memory.name(view)
         record = remote(op, thread, state, b, what)
 
-        def complete(view=view, at=at, state=state, b=b, record=record):
+        def complete(view=view, at=at, state=state, b=b, record=record, start=start):
             write(view)
             memory.clear_marks(view, nbytes)
             b.fills[start] = start + nbytes
@@ -127,8 +164,29 @@ def deliver_bytes(state, thread, op, bar, nbytes):
     b = barrier(state, thread, op, bar)
     b.delivered += nbytes
     _check_overdelivery(b, f"{op} issued by {where(thread)} delivered {nbytes} bytes")
-    b.advance()
+    _advance(state, b)
     state.changed()
+
+
+def _advance(state, b):
+    """``b``'s phase completes if its arrivals and bytes are in; not while a copy issued in it is still
+    in flight: its bytes were not announced (too few expected bytes, or an arrival without them), so
+    the waiters go on before it lands and its bytes count towards the next phase."""
+    if b.pending or b.tx:
+        return
+    late = [c for c in state.in_flight if c.bar is b and c.phase == b.phase]
+    if late:
+        nbytes = sum(c.dst[1] - c.dst[0] for c in late)
+        copies = ", ".join(f"the {c.op} issued by {c.issuer}{f' into {c.what}' if c.what else ''}" for c in late)
+        raise SimulatorError(
+            f"numba_tma simulator: phase {b.phase} of {b.label} in block {b.block.index} completes with "
+            f"{b.expected} bytes announced (arrive_expect_tx / expect_tx) and delivered, while {copies} ({nbytes} "
+            "more bytes, issued in this phase) is still in flight: too few expected bytes, so the waiters go on "
+            "before those bytes land and read the tile stale. Missing step: announce every byte the copies of a "
+            f"phase bring ({b.expected + nbytes} here): desc.box_bytes for each tma.load, summed over the loads "
+            "completing on the barrier (a pipeline: ring.acquire(state, (desc_a, desc_b)) with every map loaded "
+            "into the stage)")
+    b.advance()
 
 
 def _check_overdelivery(b, what):

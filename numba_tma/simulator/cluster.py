@@ -30,9 +30,9 @@ def _arrive(op):
                                     op)
     state.changed()
     state.gates[("cluster arrival", thread)] = (gate, generation)
-    for b in state.barriers.values():        # barriers this thread initialised (and fenced): published
-        if b.initialiser is thread and b.fenced and b.published is None:
-            b.published = (gate, generation)
+    for b in state.barriers.values():        # barriers this thread initialised: published (fenced or not)
+        if b.initialiser is thread and (b.published is None or not b.published[2]):
+            b.published = (gate, generation, b.fenced)
     for record in cluster.gates.get("remote", ()):   # ops into other blocks: ordered before this barrier
         if record.thread is thread and record.cover is None:
             record.cover = (gate, generation)

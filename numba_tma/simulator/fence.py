@@ -1,6 +1,7 @@
 """``numba_tma.fence`` under the simulator: its one memory is coherent, so the fences only record
 what the checker needs: ``acq_rel`` / ``sc`` what a later relaxed arrival publishes,
-``mbarrier_init`` and ``proxy_async`` what the checks of barriers and of the async proxy need.
+``mbarrier_init`` and ``proxy_async`` what the checks of barriers and of the async proxy need
+(a barrier's init visible to the cluster and the async proxy; to this block's async proxy).
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ def mbarrier_init():
 
 
 def proxy_async(space):
-    thread, _ = enter()
+    thread, state = enter()
     scheduler.proxy_fence(thread, _SPACES[space])
+    if "shared" in _SPACES[space]:          # this thread's inits: visible to the block's async proxy
+        for b in state.barriers.values():
+            if b.initialiser is thread:
+                b.proxy_fenced = True
 
 
 def acq_rel(scope):

@@ -28,6 +28,11 @@ that and replaces what runs a block, one method of the kernel's ``cuda`` module 
    the store, then the memory-model checker is told of it (:func:`.memory.global_stored`, with
    the numpy array behind the device array); not replaced with the checker off.
 
+6. **The declarations' import** (:func:`lent_device_stubs`): the declarations import numba-cuda's
+   typing modules, which key their templates on device stubs (``cuda.shared``...) the
+   simulator's ``numba.cuda`` lacks (:data:`DEVICE_STUBS`); they are lent numba-cuda's own for that
+   import and taken back after, so kernels and host code see the simulator's.
+
 Device arrays (``FakeCUDAArray``, and ``FakeWithinKernelCUDAArray`` around it inside a kernel)
 are read through the numpy array protocol they forward (:func:`host_array`).
 ``TensorMap.to_device()``'s array is a ``FakeCUDAArray`` subclass whose ``_numba_type_`` is the
@@ -37,11 +42,13 @@ map's (:func:`typed_device_array`); inside a kernel :func:`numba_type_of` finds 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import numpy as np
 from numba.core import types as _types
 from numba.cuda.np import numpy_support
+from numba.cuda.np.numpy_support import from_dtype  # noqa: F401  a numpy dtype's Numba type (the twins' checks)
 from numba.cuda.simulator import kernel as _kernel
 from numba.cuda.simulator import kernelapi as _kernelapi
 from numba.cuda.simulator.cudadrv import devicearray as _devicearray
@@ -175,3 +182,27 @@ def install(run_block, shared_array, warp_functions, stored=None) -> None:
     for name, function in warp_functions.items():
         setattr(_kernelapi.FakeCUDAModule, name, _method(function))
     _types.Integer.__call__ = _types.Float.__call__ = _number_call
+
+
+DEVICE_STUBS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize", "syncwarp", "shared", "local",
+                "const", "atomic", "match_any_sync", "match_all_sync", "threadfence_block", "threadfence_system",
+                "threadfence", "selp", "popc", "brev", "clz", "ffs", "fma", "cbrt", "activemask", "lanemask_lt",
+                "nanosleep")
+"""The names ``numba.cuda`` takes from ``numba.cuda.stubs`` off the simulator (its ``device_init``)."""
+
+
+@contextlib.contextmanager
+def lent_device_stubs():
+    """For the ``with`` block: :data:`DEVICE_STUBS` lent to the simulator's ``numba.cuda`` (numba-cuda's
+    typing modules key their templates on them), taken back after."""
+    import numba.cuda as cuda_module
+    from numba.cuda import stubs
+
+    lent = [name for name in DEVICE_STUBS if name not in vars(cuda_module)]
+    for name in lent:
+        setattr(cuda_module, name, getattr(stubs, name))
+    try:
+        yield
+    finally:
+        for name in lent:
+            delattr(cuda_module, name)

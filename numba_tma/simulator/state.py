@@ -29,7 +29,8 @@ class Barrier:
         self.expected = self.delivered = 0
         self.block, self.initialiser = block, initialiser    # its block; the thread that initialised it
         self.fenced = False          # fence.mbarrier_init() in its block since the init
-        self.published = None        # (cluster gate, generation) the initialiser arrived at after init + fence
+        self.proxy_fenced = False    # fence.proxy_async (shared) by its initialiser since the init
+        self.published = None        # (cluster gate, generation, fenced then) the initialiser arrived at after init
         self.seen: dict = {}         # thread -> the last phase it waited for
         self.observed = -1           # the latest phase a wait in its block saw complete
         self.clock = None            # the arrivals' clocks of the current phase, merged (scheduler.release)
@@ -58,6 +59,7 @@ class Copy:
     def __init__(self, op, thread, complete, dst=None, after=(), bar=None, what=None):
         self.op, self.issuer, self.complete, self.dst, self.after = op, where(thread), complete, dst, after
         self.thread, self.bar, self.what = thread, bar, what     # the issuing thread; its Barrier; what it writes
+        self.phase = None if bar is None else bar.phase          # the barrier's phase when it was issued
 
 
 class Remote:

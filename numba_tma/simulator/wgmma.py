@@ -51,12 +51,39 @@ class Fragment(tuple):
 
 class MatrixDescriptor(int):
     """A descriptor's 64 bits, with the tile they name (the simulator reads its bytes through
-    the bits: :func:`numba_tma.descriptors.matrix.read_offsets`)."""
+    the bits: :func:`numba_tma.descriptors.matrix.read_offsets`); a K-major one also its first row
+    and the rows of its map's box."""
 
-    def __new__(cls, bits, tile, major="K"):
+    def __new__(cls, bits, tile, major="K", row=0, box_rows=None):
         descriptor = super().__new__(cls, bits)
         descriptor.tile, descriptor.major = tile, major        # major: "K" or "MN" (descriptor_mn)
+        descriptor.row, descriptor.box_rows = row, box_rows
         return descriptor
+
+    def check_loaded(self, name, rows, k_bytes, n):
+        """Operand ``name`` of an MMA of width ``n`` reads ``rows`` rows from the descriptor's row: in a
+        tile that copies filled, every byte it reads must be one a copy delivered (rows past the boxes
+        loaded hold stale bytes on the GPU)."""
+        if self.box_rows is None:
+            return
+        thread, state = enter()
+        start = memory.address(self.tile)
+        read = start + matrix.read_offsets(self, start, rows, k_bytes)          # (rows, k_bytes) addresses
+        filled = np.zeros(read.shape, bool)
+        for b in state.barriers.values():
+            for lo, hi in b.fills.items():
+                filled |= (read >= lo) & (read < hi)
+        if filled.all() or not filled.any():
+            return                        # all delivered, or a tile written otherwise (stores, cp.async)
+        bad = np.flatnonzero(~filled.all(axis=1))
+        first, last = self.row + int(bad[0]), self.row + int(bad[-1])
+        raise SimulatorError(
+            f"numba_tma simulator: {scheduler.where(thread)}: {RUNNING.op}: operand {name!r} reads {rows} rows "
+            f"(operand A: 64, operand B: N = {n}) of {memory.name(self.tile)} from row {self.row} (wgmma.descriptor"
+            f"(tile, desc, k, row={self.row})), but rows {first}-{last} hold no bytes a copy delivered: the map's box "
+            f"has {self.box_rows} rows, and the loads into the tile did not cover the rows the MMA reads. Missing "
+            f"step: load every row the MMA reads (a map whose box has {rows} rows, or one tma.load per box into "
+            "consecutive boxes of the tile, their bytes announced), or read fewer rows (row, N)")
 
     def read(self, rows, k_bytes, element_bytes, decode):
         """``rows`` x (``k_bytes`` / ``element_bytes``) elements from the descriptor's row and K step,
@@ -90,7 +117,8 @@ def descriptor(tile, desc, k, row):
     rows = memory.host(tile).nbytes // row_bytes        # (an at() tile: the rest of its array)
     if not 0 <= row < rows:
         raise SimulatorError(f"numba_tma simulator: {RUNNING.op}: row = {row}: {matrix.rows_rule(rows, row_bytes)}")
-    return MatrixDescriptor(matrix.encode(memory.address(tile), row_bytes, span, row, k), tile)
+    box_rows = int(np.prod(desc.layout.box[:-1]))
+    return MatrixDescriptor(matrix.encode(memory.address(tile), row_bytes, span, row, k), tile, "K", row, box_rows)
 
 
 def descriptor_mn(tile, desc, k, col):
@@ -118,6 +146,8 @@ def mma_async(acc, a, b, scale_d, dtype, trans_a, trans_b, negate_a, negate_b):
     types = dtype.split(".") if "." in dtype else [dtype, dtype]
     (ea, da), (eb, db) = DECODE[types[0]], DECODE[types[1]]
     n = 2 * len(acc)
+    a.check_loaded("a", 64, 32, n)
+    b.check_loaded("b", n, 32, n)
     (rows_a, read_a), (rows_b, read_b) = a.read(64, 32, ea, da), b.read(n, 32, eb, db)   # 64 x K, N x K (K-major)
     async_reads(thread).open.extend((read_a, read_b))
     t = thread.index[0] % 128
