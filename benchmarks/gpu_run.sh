@@ -8,8 +8,8 @@
 #           (benchmarks/sanitize_examples.sh, memcheck), then the benchmarks.
 #
 # Each part stops starting new work when its time (GPU_RUN_S, default 560 s) is spent and says what it
-# skipped.  Both write their lines into .gpu_run/summary.txt (git-ignored, kept on the machine between
-# two calls while it stays warm), which each part copies to $OUT/summary.txt; full logs go to $OUT/logs/.
+# skipped.  Each writes its lines (also printed) into $OUT/summary.txt, headed with the part, the time,
+# the device and the driver; full logs go to $OUT/logs/.  Record both parts' summaries in BENCHMARKS.md.
 # From this machine (no GPU), with the device tool:
 #   bash benchmarks/pack_mlir_host.sh                       # once: .mlirhost/part-a, .mlirhost2/part-b
 #   run  carry [".whl", ".mlirhost"]:   source .whl/prelude.sh; bash benchmarks/gpu_run.sh 1
@@ -20,8 +20,9 @@ part=${1:?usage: gpu_run.sh 1|2}
 cd "$(dirname "$0")/.."
 out=${OUT:-.gpu_run}
 logs="$out/logs"
-mkdir -p .gpu_run "$logs"
-summary=.gpu_run/summary.txt
+mkdir -p "$logs"
+summary="$out/summary.txt"
+: > "$summary"
 budget=${GPU_RUN_S:-560}
 start=$SECONDS
 
@@ -54,9 +55,9 @@ run_examples() {   # the examples named (default: every one but the AMD ones), e
   done
 }
 
+device=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 if [ "$part" = 1 ]; then
-  : > "$summary"
-  note "# gpu_run part 1, $(date -u +%FT%TZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+  note "# gpu_run part 1, $(date -u +%FT%TZ), $device"
   ls tests/test_gpu_*.py | grep -v test_gpu_mlir_host | xargs -P 4 -I{} bash -c 'run_test_file {}' | sort | tee -a "$summary"
   grep -h "rc=" "$summary" | grep -q "rc=[1-9]" && note "GPU files: some FAILED" || note "GPU files: all passed"
   if [ "${GPU_RUN_CPU:-0}" = 1 ] && enough 300 "the rest of the suite"; then
@@ -65,8 +66,7 @@ if [ "$part" = 1 ]; then
   fi
   run_examples
 elif [ "$part" = 2 ]; then
-  [ -s "$summary" ] || echo "(part 1's lines are not on this machine: it was not warm; see part 1's own summary)" > "$summary"
-  note "# gpu_run part 2, $(date -u +%FT%TZ)"
+  note "# gpu_run part 2, $(date -u +%FT%TZ), $device"
   if source benchmarks/mlir_host.sh > "$logs/mlir_host.log" 2>&1; then
     NUMBA_TMA_HOST=mlir bash -c 'run_test_file tests/test_gpu_mlir_host.py' | tee -a "$summary"
     NUMBA_TMA_HOST=mlir run_examples examples/tma_tile_copy.py examples/tma_copy_store.py \
@@ -75,18 +75,19 @@ elif [ "$part" = 2 ]; then
     note "numba-cuda-mlir could not be unpacked (are .mlirhost/part-a and .mlirhost2/part-b both here?): $(tail -1 "$logs/mlir_host.log")"
   fi
   if enough 120 "the sanitizer set"; then
-    TOOLS=memcheck timeout $(($(left) - 60)) bash benchmarks/sanitize_examples.sh 2>&1 | tee -a "$summary" > /dev/null
+    TOOLS=memcheck timeout $(($(left) - 60)) bash benchmarks/sanitize_examples.sh 2>&1 | tee -a "$summary"
   fi
-  for b in benchmarks/bench_*.py; do
+  first="benchmarks/bench_launch.py benchmarks/bench_map_host.py benchmarks/bench_kernels.py benchmarks/bench_gemm.py
+         benchmarks/bench_attention.py"   # the figures issues name first; then the rest
+  for b in $first $(ls benchmarks/bench_*.py | grep -v -F -x -f <(tr ' ' '\n' <<< "$first" | grep .)); do
     enough 90 "$b" || continue
     args=(); [ "$b" = benchmarks/bench_kernels.py ] && args=(--json "$out/kernels.json" --png "$out/bandwidth.png")
     limit=$(( $(left) - 30 < 240 ? $(left) - 30 : 240 ))
-    timeout "$limit" python3 "$b" "${args[@]}" > "$logs/$(basename "$b" .py).log" 2>&1
+    PYTHONPATH="$PYTHONPATH:tests" timeout "$limit" python3 "$b" "${args[@]}" > "$logs/$(basename "$b" .py).log" 2>&1
     note "$b: rc=$? (log: logs/$(basename "$b" .py).log)"
   done
 else
   echo "gpu_run.sh: part must be 1 or 2, got $part" >&2; exit 2
 fi
 note "# part $part done in $((SECONDS - start)) s"
-[ "$out" != .gpu_run ] && cp "$summary" "$out/summary.txt"
 exit 0
