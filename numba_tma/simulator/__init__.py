@@ -69,7 +69,7 @@ from .warp_ops import FUNCTIONS as WARP_FUNCTIONS
 numba_sim.install(scheduler.run_block, memory.shared_array, WARP_FUNCTIONS,
                   memory.global_stored if memory.MARKS else None)
 
-__all__ = ["FAMILIES", "SimulatorError", "at", "twins_of"]
+__all__ = ["FAMILIES", "SimulatorError", "at", "simulated_family", "twins_of"]
 
 
 def at(array, index):
@@ -158,12 +158,15 @@ def _module(family):
     return importlib.import_module(f"{__name__}.{family}")
 
 
-def _family(family):
-    public = getattr(_INTRINSICS, family)
-    twins = twins_of(family, public, _module(family), _module)
+def simulated_family(family, public, module, modules=_module) -> SimpleNamespace:
+    """What kernels call as ``numba_tma.<family>`` under the simulator: the twins of ``public``'s
+    ops (the compiled family module) found in ``module`` (its simulator module) by
+    :func:`twins_of`, each run as its op (the declaration's signature, rules and docstring)."""
+    twins = twins_of(family, public, module, modules)
     return SimpleNamespace(__name__=f"numba_tma.{family}", **{
         name: _twin(f"{family}.{name}", op, twin, op.docstring() if op else public.__dict__[name].__doc__)
         for name, (op, twin) in twins.items()})
 
 
-FAMILIES = {family: _family(family) for family in sorted({op.family for op in _INTRINSICS._core.OPS.values() if op.twin})}
+FAMILIES = {family: simulated_family(family, getattr(_INTRINSICS, family), _module(family))
+            for family in sorted({op.family for op in _INTRINSICS._core.OPS.values() if op.twin})}
