@@ -57,8 +57,9 @@ def rows():
     }
 
 
-def fastest(stages, calls, rounds):
-    """Seconds per call of each stage in its fastest of ``rounds`` interleaved rounds of ``calls``."""
+def fastest(stages, calls, rounds=9):
+    """Seconds per call of each stage in its fastest of ``rounds`` interleaved rounds of ``calls`` (the
+    round least disturbed by other work on a shared machine)."""
     for fn in stages.values():
         for _ in range(calls // 5):
             fn()

@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402
 
 import bench_launch as bl  # noqa: E402
+from bench_map_host import fastest  # noqa: E402
 from numba_tma import TensorMap, launch  # noqa: E402
 from numba_tma.descriptors import by_value  # noqa: E402
 
@@ -33,22 +34,6 @@ class FakeArray:
     def __init__(self, address, shape=bl.SHAPE, typestr="<f4"):
         self.__cuda_array_interface__ = {"shape": tuple([*shape]), "typestr": typestr, "data": (address, False),
                                          "strides": None, "version": 3}
-
-
-def fastest(stages, calls, rounds=9):
-    """Seconds per call of each stage in its fastest of ``rounds`` interleaved rounds of ``calls`` (the
-    round least disturbed by other work on a shared machine)."""
-    for fn in stages.values():
-        for _ in range(calls // 5):
-            fn()
-    spent = {name: [] for name in stages}
-    for _ in range(rounds):
-        for name, fn in stages.items():
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            spent[name].append((time.perf_counter() - t0) / calls)
-    return {name: min(t) for name, t in spent.items()}
 
 
 def host_only():
