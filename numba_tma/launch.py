@@ -104,7 +104,7 @@ def _mlir_kernel(kernel) -> bool:
     """Whether ``kernel`` is a numba-cuda-mlir kernel (launched through :mod:`numba_tma.mlir.launching`);
     else its class is remembered as numba-cuda's."""
     if "numba_cuda_mlir" in sys.modules:
-        from .intrinsics.mlir_adapter import is_kernel
+        from .intrinsics.hosts.mlir_adapter import is_kernel
 
         if is_kernel(kernel):
             return True

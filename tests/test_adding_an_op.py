@@ -80,8 +80,8 @@ def test_a_declared_op_is_compiled_by_both_hosts(toy):
     for host in ("numba-cuda", "mlir"):
         if host == "mlir":
             pytest.importorskip("numba_cuda_mlir", reason="the mlir extra (numba-cuda-mlir) is not installed")
-            from numba_tma.intrinsics.mlir_adapter import refresh, register_twin
-            from numba_tma.intrinsics.mlir_host import build_mlir_intrinsic
+            from numba_tma.intrinsics.hosts.mlir_adapter import refresh, register_twin
+            from numba_tma.intrinsics.hosts.mlir_host import build_mlir_intrinsic
 
             from numba_cuda_mlir import types as mlir_types
 

@@ -38,8 +38,8 @@ from numba_tma import (SharedMemoryPlan, TensorMap, at, bulk, cluster, cp_async,
                        pipeline, tlx, tma, wgmma)
 from numba_tma.descriptors import matrix  # noqa: E402
 from numba_tma.intrinsics._core import PtxOp, SharedArray  # noqa: E402
-from numba_tma.intrinsics.mlir_adapter import refresh  # noqa: E402
-from numba_tma.intrinsics.mlir_host import build_mlir_intrinsic  # noqa: E402
+from numba_tma.intrinsics.hosts.mlir_adapter import refresh  # noqa: E402
+from numba_tma.intrinsics.hosts.mlir_host import build_mlir_intrinsic  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

@@ -20,9 +20,9 @@ LAYERS = [
     # the bindings of the declarations, one per vendor, with what they emit through: NVIDIA's inline
     # asm; AMD's emitters (LLVM intrinsics, the vmcnt back end) and its amdgcn Numba target
     ("bindings", ["numba_tma.intrinsics._core", "numba_tma.intrinsics.debug", "numba_tma.intrinsics.tensor_map_type",
-                  "numba_tma.intrinsics.llvm_emitter", "numba_tma.intrinsics.mlir_emitter",
-                  "numba_tma.intrinsics.host", "numba_tma.intrinsics.llvm_host",
-                  "numba_tma.intrinsics.mlir_adapter", "numba_tma.intrinsics.mlir_host",
+                  "numba_tma.intrinsics.hosts.llvm_emitter", "numba_tma.intrinsics.hosts.mlir_emitter",
+                  "numba_tma.intrinsics.hosts.host", "numba_tma.intrinsics.hosts.llvm_host",
+                  "numba_tma.intrinsics.hosts.mlir_adapter", "numba_tma.intrinsics.hosts.mlir_host",
                   *(f"numba_tma.amd.{m}" for m in ("_core", "errors", "targets", "llvm_ir", "vmcnt", "codegen",
                                                    "numba_target", "power", "lds", "dma", "buffer", "global_load",
                                                    "sync", "tdm", "tdm_layout", "lanes"))]),

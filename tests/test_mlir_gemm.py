@@ -18,7 +18,7 @@ import numba_tma  # noqa: E402
 import numba_tma.mlir  # noqa: E402
 from gpu_support import import_example  # noqa: E402
 from numba_tma import OpArgumentError, TensorMap, inspect  # noqa: E402
-from numba_tma.intrinsics.mlir_host import MapInGlobal  # noqa: E402
+from numba_tma.intrinsics.hosts.mlir_host import MapInGlobal  # noqa: E402
 from numba_tma.mlir import map_in_global_type, tma, wgmma  # noqa: E402
 from numba_tma.mlir.tensor_map import GlobalMap, _global_map_class  # noqa: E402
 

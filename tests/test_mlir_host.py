@@ -15,7 +15,7 @@ from numba_cuda_mlir import types as mt  # noqa: E402
 
 import numba_tma.mlir  # noqa: E402
 from numba_tma import ArchError, OpArgumentError, TensorMap, inspect, testing  # noqa: E402
-from numba_tma.intrinsics import mlir_adapter  # noqa: E402
+from numba_tma.intrinsics.hosts import mlir_adapter  # noqa: E402
 from numba_tma.intrinsics._core import OPS, Operand, Refusal  # noqa: E402
 from numba_tma.mlir import at, fence, mbarrier, tensormap, tma  # noqa: E402
 from test_assembles import ROWS, SIG, _KERNEL, _compile, _kernel, _with_qualifiers  # noqa: E402
@@ -341,7 +341,7 @@ def test_a_tensor_map_is_typed_and_passed_by_value_as_numba_cuda_mlir_launches_o
 
     from numba_cuda_mlir.numba_cuda.typing.typeof import typeof
 
-    from numba_tma.intrinsics.mlir_host import TensorMap as MlirTensorMap
+    from numba_tma.intrinsics.hosts.mlir_host import TensorMap as MlirTensorMap
 
     class Array:
         __cuda_array_interface__ = {"shape": (64, 64), "typestr": "<f4", "data": (0x7F0000000000, False),
@@ -479,7 +479,7 @@ def test_a_by_value_map_is_refused_below_sm_100_naming_the_defect():
         inspect.compile(_by_value_copy, BY_VALUE_SIG, "sm_90a", host="mlir")
 
 
-# -- the numba-cuda-mlir internals numba_tma.intrinsics.mlir_adapter relies on ---------------------
+# -- the numba-cuda-mlir internals numba_tma.intrinsics.hosts.mlir_adapter relies on ---------------------
 
 def test_numba_cuda_mlir_still_caches_the_host_compute_capability_in_tools():
     assert hasattr(tools, "_cached_cc") and hasattr(tools, "get_gpu_compute_capability"), \
@@ -514,7 +514,7 @@ def test_numba_cuda_mlir_still_takes_data_models_from_models_register_model():
     from numba_cuda_mlir.models import mlir_data_manager
 
     with mlir_adapter.ir.Context():
-        model = mlir_data_manager.lookup(numba_tma.intrinsics.mlir_host.SharedRef(mt.uint64, True))
+        model = mlir_data_manager.lookup(numba_tma.intrinsics.hosts.mlir_host.SharedRef(mt.uint64, True))
         assert str(model.get_value_type()) == "i32", "numba_cuda_mlir.models.register_model no longer sets the model"
 
 
@@ -546,7 +546,7 @@ def test_numba_cuda_mlir_still_lowers_gpu_printf_to_vprintf(arch):
     numba-cuda-mlir's pipeline lowers (on its LLVM 7 path for sm_90a too) to a ``vprintf`` call
     with the format as a global byte array, as numba-cuda's print: if this fails, debug mode on this
     host prints nothing (or does not compile)."""
-    from numba_tma.intrinsics.mlir_emitter import MlirEmitter
+    from numba_tma.intrinsics.hosts.mlir_emitter import MlirEmitter
 
     def typer(typingctx, value):
         def codegen(builder, target, args, kwargs):

@@ -18,7 +18,7 @@ import numba_tma  # noqa: E402
 import numba_tma.mlir  # noqa: E402
 from numba_tma import TensorMap, inspect, pipeline  # noqa: E402
 from numba_tma.errors import OpArgumentError  # noqa: E402
-from numba_tma.intrinsics.mlir_adapter import kernel_ptx  # noqa: E402
+from numba_tma.intrinsics.hosts.mlir_adapter import kernel_ptx  # noqa: E402
 
 pytestmark = pytest.mark.skipif(numba_tma.ops.SIMULATOR, reason="compiles")
 

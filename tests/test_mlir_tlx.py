@@ -17,7 +17,7 @@ from numba_cuda_mlir import types as mt  # noqa: E402
 
 import numba_tma.mlir  # noqa: E402
 from numba_tma import TensorMap, inspect, tlx  # noqa: E402
-from numba_tma.intrinsics.mlir_adapter import kernel_ptx  # noqa: E402
+from numba_tma.intrinsics.hosts.mlir_adapter import kernel_ptx  # noqa: E402
 from numba_tma.mlir import map_in_global_type  # noqa: E402
 
 pytestmark = pytest.mark.skipif(numba_tma.ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")

@@ -34,8 +34,8 @@ from numba.cuda.datamodel import PrimitiveModel
 from numba.cuda.extending import register_model   # (not from numba.cuda.models, which imports extending partway)
 
 from . import debug
-from .llvm_emitter import LlvmEmitter, global_address, shared_address  # noqa: F401  (re-exported)
-from .llvm_host import (I16, I32, I64, build_intrinsic, current_cc, emit_asm, emit_tied_asm,  # noqa: F401  (re-exported)
+from .hosts.llvm_emitter import LlvmEmitter, global_address, shared_address  # noqa: F401  (re-exported)
+from .hosts.llvm_host import (I16, I32, I64, build_intrinsic, current_cc, emit_asm, emit_tied_asm,  # noqa: F401  (re-exported)
                         mark_constant_multicast)
 from .tensor_map_type import TensorMapType
 from ..errors import ArchError, OpArgumentError  # noqa: F401  (re-exported)

@@ -14,7 +14,7 @@ from ..numba_cuda.internals import _intrinsic
 from . import debug
 from ._core import (Refusal, I64, Choice, GlobalArray, OpArgumentError, PtxOp, Qualifier, Requirement, Sample, check_arch,
                     emit_asm, exported, mark_constant_multicast)
-from .llvm_emitter import LlvmEmitter
+from .hosts.llvm_emitter import LlvmEmitter
 
 SM90 = Requirement((9, 0), (7, 8))
 _BARRIER = "9.7.13.3 barrier.cluster"   # PTX ISA 9.1 (the assembly rows' hand-written PTX)

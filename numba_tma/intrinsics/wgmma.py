@@ -35,8 +35,8 @@ from ..numba_cuda.internals import _intrinsic
 from . import debug, matrix_descriptor
 from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
                     Sample, SharedArray, exported, shared_address)
-from .llvm_emitter import LlvmEmitter
-from .llvm_host import helper_codegen
+from .hosts.llvm_emitter import LlvmEmitter
+from .hosts.llvm_host import helper_codegen
 from .tensor_map_type import as_map
 
 SM90A = Requirement((9, 0), (8, 0), arch_specific=True, max_cc=(10, 0))   # wgmma: Hopper only

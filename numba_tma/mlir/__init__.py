@@ -12,11 +12,11 @@ Example::
 Importing this package needs numba-cuda-mlir (the ``mlir`` extra); numba-cuda-mlir imports it
 itself before its first compile (the ``numba_cuda_mlir_extensions`` entry point, :func:`init`).
 It builds, from the same declarations as numba-cuda's, a numba-cuda-mlir intrinsic of every op
-(:func:`~numba_tma.intrinsics.mlir_host.build_mlir_intrinsic`) and of every helper (the
+(:func:`~numba_tma.intrinsics.hosts.mlir_host.build_mlir_intrinsic`) and of every helper (the
 register-fragment ones from :mod:`.fragments`, those that read or write memory from :mod:`.tiles`,
 ``cluster``'s from :mod:`.cluster_helpers`, ``at`` from :mod:`.refs`, a ``SharedMemoryPlan``'s
 carve from :mod:`.shared`), and types numba_tma's own objects (``numba_tma.tma.load``...) in
-numba-cuda-mlir kernels as those (:func:`~numba_tma.intrinsics.mlir_adapter.register_twin`).
+numba-cuda-mlir kernels as those (:func:`~numba_tma.intrinsics.hosts.mlir_adapter.register_twin`).
 ``numba_tma.pipeline``'s configurations (:mod:`.pipeline`) and ``numba_tma.tlx`` (:mod:`.tlx`)
 work in these kernels as under numba-cuda.  :data:`MISSING` names what it does not lower yet, with
 why.  What exists for this host alone: :func:`map_in_global` (a map in global memory whose type says
@@ -27,8 +27,8 @@ here are numba_tma's (aliases).
 
 from .. import intrinsics   # the families: their declarations enter OPS
 from ..intrinsics._core import OPS
-from ..intrinsics.mlir_adapter import kernel_ptx, refresh, register_twin
-from ..intrinsics.mlir_host import build_mlir_intrinsic
+from ..intrinsics.hosts.mlir_adapter import kernel_ptx, refresh, register_twin
+from ..intrinsics.hosts.mlir_host import build_mlir_intrinsic
 from ..ops import FAMILIES
 from . import cluster_helpers, fragments, pipeline, refs, shared, tiles, tlx  # noqa: F401 (shared: plan.carver())
 from .tensor_map import map_in_global, map_in_global_type, map_type

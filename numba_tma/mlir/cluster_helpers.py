@@ -14,9 +14,9 @@ from .. import cluster_masks
 from ..debugging import STATE as DEBUG
 from ..intrinsics import cluster, debug
 from ..intrinsics.cluster import SM90, map_shared_check, mask_check
-from ..intrinsics.mlir_adapter import device_function, intrinsic, mlir_types, overload, target_chip, with_base_address
-from ..intrinsics.mlir_emitter import MlirEmitter, global_address
-from ..intrinsics.mlir_host import emit_asm, integer, to_numba
+from ..intrinsics.hosts.mlir_adapter import device_function, intrinsic, mlir_types, overload, target_chip, with_base_address
+from ..intrinsics.hosts.mlir_emitter import MlirEmitter, global_address
+from ..intrinsics.hosts.mlir_host import emit_asm, integer, to_numba
 from ..intrinsics._core import check_arch, parse_arch
 
 __all__ = ["HELPERS"]

@@ -1,7 +1,7 @@
 """The register-fragment helpers of the wgmma and mma families for numba-cuda-mlir kernels (they are
 not PTX declarations): ``wgmma.zeros`` and ``mma.zeros`` (constants), and the arithmetic on a wgmma
 fragment, ``scale``, ``add``, ``row_max``, ``row_sum``, ``exp2_rows``, ``scale_rows``, whose bodies
-are written once in :mod:`numba_tma.intrinsics.wgmma` against :class:`~numba_tma.intrinsics.host.Host`
+are written once in :mod:`numba_tma.intrinsics.wgmma` against :class:`~numba_tma.intrinsics.hosts.host.Host`
 (``lower_scale``...: the same inline PTX, the same shuffles on both hosts).  Each is typed by the same function as
 under numba-cuda (:func:`numba_tma.intrinsics.wgmma.zeros_type`, ``scale_check``, ``add_check``,
 ``rows_check``), so a bad argument gets the same message.  The helpers that read or write memory
@@ -10,8 +10,8 @@ are in :mod:`.tiles`."""
 from numba.cuda import types
 
 from ..intrinsics import wgmma
-from ..intrinsics.mlir_adapter import intrinsic, ir, lowering_utilities, mlir_types
-from ..intrinsics.mlir_host import helper_codegen, to_mlir, to_numba
+from ..intrinsics.hosts.mlir_adapter import intrinsic, ir, lowering_utilities, mlir_types
+from ..intrinsics.hosts.mlir_host import helper_codegen, to_mlir, to_numba
 
 __all__ = ["HELPERS", "plain"]
 

@@ -10,7 +10,7 @@ masks are not read on this host."""
 
 from .. import launch_limits
 from ..errors import LaunchError
-from ..intrinsics.mlir_adapter import cuda, is_kernel, kernel_figures
+from ..intrinsics.hosts.mlir_adapter import cuda, is_kernel, kernel_figures
 
 __all__ = ["is_kernel", "launch"]
 

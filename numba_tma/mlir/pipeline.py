@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import functools
 
-from ..intrinsics.mlir_adapter import (cuda, device_function, intrinsic, ir, mlir_types, overload_attribute,
+from ..intrinsics.hosts.mlir_adapter import (cuda, device_function, intrinsic, ir, mlir_types, overload_attribute,
                                        overload_method, refresh, register_empty, register_like, register_struct,
                                        register_typeof, struct_value)
-from ..intrinsics.mlir_host import integer, to_numba
+from ..intrinsics.hosts.mlir_host import integer, to_numba
 from ..pipeline import compiled, numba_types
 from ..pipeline.config import AsyncPipeline, TmaPipeline, TmaStorePipeline
 from ..pipeline.state import advance_of

@@ -7,8 +7,8 @@ stride in bytes (read from the memref's strided metadata); no bounds are checked
 
 from numba.cuda import types
 
-from ..intrinsics.mlir_adapter import arith, intrinsic, ir, lowering_utilities, memref
-from ..intrinsics.mlir_host import integer, shared_address, to_mlir, to_numba
+from ..intrinsics.hosts.mlir_adapter import arith, intrinsic, ir, lowering_utilities, memref
+from ..intrinsics.hosts.mlir_host import integer, shared_address, to_mlir, to_numba
 from ..intrinsics.refs import at_type
 
 __all__ = ["at"]

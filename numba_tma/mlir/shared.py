@@ -10,9 +10,9 @@ calls it (:func:`register_twin`): one ``carve = plan.carver()`` serves both host
 
 from collections import namedtuple
 
-from ..intrinsics.mlir_adapter import (NamedTuple, arith, dynamic_shared_bytes, intrinsic, ir, lowering_utilities, memref,
+from ..intrinsics.hosts.mlir_adapter import (NamedTuple, arith, dynamic_shared_bytes, intrinsic, ir, lowering_utilities, memref,
                                        mlir_types, refresh, register_twin, register_typeof)
-from ..intrinsics.mlir_host import shared_address, to_mlir
+from ..intrinsics.hosts.mlir_host import shared_address, to_mlir
 from ..intrinsics.refs import at
 from ..shared_memory import DYNAMIC_BASE_ALIGN, SharedMemoryPlanError
 

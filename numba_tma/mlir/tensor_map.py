@@ -1,14 +1,14 @@
 """``TensorMap`` arguments of numba-cuda-mlir kernels, typed by their layout as under numba-cuda.
 
 * :func:`map_in_global` (sm_90 and newer): the map's 128 bytes in a device array, typed
-  :class:`~numba_tma.intrinsics.mlir_host.MapInGlobal` — passed as a ``uint8`` array, its type
+  :class:`~numba_tma.intrinsics.hosts.mlir_host.MapInGlobal` — passed as a ``uint8`` array, its type
   keyed on the map's ``TileLayout``, so ``wgmma.descriptor``, ``descriptor_mn``,
   ``store_shared_bf16`` and a ring's ``acquire(state, desc)`` read the swizzle and box from it, and
   the ops check it as numba-cuda checks a by-value map (the same words);
   :func:`map_in_global_type` is that type, to compile with;
 * :func:`map_type` (sm_100 and newer): a by-value map, a ``__grid_constant__`` parameter.
   numba-cuda-mlir 0.6 drops those below sm_100, so an op given one on sm_90 is refused, naming
-  that defect (:func:`numba_tma.intrinsics.mlir_host.check_by_value_maps`).
+  that defect (:func:`numba_tma.intrinsics.hosts.mlir_host.check_by_value_maps`).
 
 Both have the compile-time attributes ``desc.box_bytes``, ``desc.smem_bytes`` and ``desc.swizzle``."""
 
@@ -19,8 +19,8 @@ import numpy as np
 from ..descriptors.enums import SWIZZLE_BYTES
 from ..descriptors.tensor_map import TensorMap as HostTensorMap
 from ..descriptors.tile_layout import TileLayout
-from ..intrinsics.mlir_adapter import cuda, overload_attribute, register_typeof
-from ..intrinsics.mlir_host import MapInGlobal, TensorMap
+from ..intrinsics.hosts.mlir_adapter import cuda, overload_attribute, register_typeof
+from ..intrinsics.hosts.mlir_host import MapInGlobal, TensorMap
 
 __all__ = ["GlobalMap", "map_in_global", "map_in_global_type", "map_type"]
 

@@ -16,11 +16,11 @@ from numba.cuda import types
 from ..errors import OpArgumentError
 from ..intrinsics import wgmma
 from ..intrinsics._core import parse_arch
-from ..intrinsics.mlir_adapter import (arith, intrinsic, ir, llvm, lowering_utilities, memref, mlir_types, scf,
+from ..intrinsics.hosts.mlir_adapter import (arith, intrinsic, ir, llvm, lowering_utilities, memref, mlir_types, scf,
                                        target_chip)
 from ..debugging import STATE as DEBUG
-from ..intrinsics.mlir_emitter import MlirEmitter
-from ..intrinsics.mlir_host import SharedRef, check_by_value_maps, emit_asm, integer, shared_address, to_numba
+from ..intrinsics.hosts.mlir_emitter import MlirEmitter
+from ..intrinsics.hosts.mlir_host import SharedRef, check_by_value_maps, emit_asm, integer, shared_address, to_numba
 from ..intrinsics.tensor_map_type import TensorMapType
 from .fragments import plain
 

@@ -18,8 +18,8 @@ import inspect
 import types as pytypes
 
 from .. import tlx as _tlx
-from ..intrinsics.mlir_adapter import cuda, intrinsic, ir, mlir_types, overload, static_shared_array
-from ..intrinsics.mlir_host import to_numba
+from ..intrinsics.hosts.mlir_adapter import cuda, intrinsic, ir, mlir_types, overload, static_shared_array
+from ..intrinsics.hosts.mlir_host import to_numba
 
 __all__ = ["register"]
 

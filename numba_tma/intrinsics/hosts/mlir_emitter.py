@@ -11,9 +11,9 @@ import contextlib
 
 from numba.cuda import types
 
-from .debug import Emitter
+from ..debug import Emitter
 from .mlir_adapter import arith, gpu, ir, llvm, lowering_utilities, memref, scf
-from .tensor_map_type import TensorMapType
+from ..tensor_map_type import TensorMapType
 
 SHARED_ADDRESS_SPACE = 3
 

@@ -23,16 +23,16 @@ import inspect
 
 from numba.cuda import types
 
-from ..descriptors.tile_layout import kernel_type
-from ..errors import ArchError, RegisterCountError
+from ...descriptors.tile_layout import kernel_type
+from ...errors import ArchError, RegisterCountError
 from .mlir_adapter import (Conversion, arith, by_value_attributes, by_value_type, intrinsic, ir, llvm, lowering_utilities,
                            mlir_types, nvvm, register_address_type, register_array_model, register_integer_type,
                            target_chip)
-from ._core import PtxOp, SharedRefFacts, parse_arch
-from ._core import SharedRef as NumbaSharedRef
+from .._core import PtxOp, SharedRefFacts, parse_arch
+from .._core import SharedRef as NumbaSharedRef
 from .host import Host
 from .mlir_emitter import MlirEmitter, acquired_map_address, global_address, integer, shared_address  # noqa: F401
-from .tensor_map_type import GlobalTensorMapType, TensorMapType
+from ..tensor_map_type import GlobalTensorMapType, TensorMapType
 
 __all__ = ["FencedGlobalTensorMapType", "MapInGlobal", "MlirHost", "OwnInteger", "SharedRef", "TensorMap", "build_mlir_intrinsic",
            "check_by_value_maps", "check_whole_program", "emit_asm", "helper_codegen", "to_mlir", "to_numba"]

@@ -9,8 +9,8 @@ from llvmlite import ir
 from numba.core import cgutils
 from numba.cuda import types
 
-from ..numba_cuda.internals import nvvm, nvvmutils
-from .debug import Emitter
+from ...numba_cuda.internals import nvvm, nvvmutils
+from ..debug import Emitter
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 

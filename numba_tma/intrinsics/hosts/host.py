@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 
-from .debug import Emitter
+from ..debug import Emitter
 
 
 class Host(Emitter):

@@ -15,10 +15,10 @@ from typing import Sequence
 from llvmlite import ir
 from numba.core import cgutils
 
-from ..numba_cuda.internals import ConfigStack, _intrinsic
+from ...numba_cuda.internals import ConfigStack, _intrinsic
 from .host import Host
 from .llvm_emitter import LlvmEmitter
-from .tensor_map_type import as_map, map_value
+from ..tensor_map_type import as_map, map_value
 
 I16, I32, I64, F32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
 
