@@ -1,0 +1,87 @@
+"""numba_tma.gemm.torch_ops registered against a stand-in ``torch`` module that records
+``torch.library.custom_op`` (PyTorch itself is not needed): the ops' names, schemas and
+mutations, idempotence, and the shapes and dtypes their fake implementations give."""
+
+import sys
+import types
+
+import pytest
+
+from numba_tma.gemm import torch_ops
+
+
+class _Tensor:
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    def new_empty(self, shape, dtype):
+        return _Tensor(shape, dtype)
+
+
+@pytest.fixture
+def torch(monkeypatch):
+    """A ``torch`` module whose ``library.custom_op`` records each registration."""
+    fake = types.ModuleType("torch")
+    fake.bfloat16, fake.float16, fake.float32 = "bf16", "f16", "f32"
+    fake.float8_e4m3fn, fake.float8_e5m2 = "e4m3", "e5m2"
+    fake.registered = {}
+
+    class Op:
+        def __init__(self, name, impl, mutates_args, schema):
+            self.name, self.impl, self.mutates_args, self.schema, self.fake = name, impl, mutates_args, schema, None
+
+        def register_fake(self, fn):
+            self.fake = fn
+
+    def custom_op(name, fn, /, *, mutates_args, schema=None):
+        fake.registered[name] = Op(name, fn, mutates_args, schema)
+        return fake.registered[name]
+
+    fake.library = types.SimpleNamespace(custom_op=custom_op)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(torch_ops, "OPS", {})
+    return fake
+
+
+def test_both_ops_are_registered_once_with_their_schemas(torch):
+    ops = torch_ops.register()
+    assert sorted(torch.registered) == ["numba_tma::grouped_matmul", "numba_tma::matmul"]
+    assert ops == {"matmul": torch.registered["numba_tma::matmul"],
+                   "grouped_matmul": torch.registered["numba_tma::grouped_matmul"]}
+    assert torch.registered["numba_tma::matmul"].schema == (
+        "(Tensor a, Tensor b, Tensor? bias=None, str? activation=None, float alpha=1.0, float beta=0.0, "
+        "Tensor? c=None, Tensor? residual=None, ScalarType? out_dtype=None, Tensor? a_scale=None, "
+        "Tensor? b_scale=None) -> Tensor")
+    assert torch.registered["numba_tma::grouped_matmul"].schema == (
+        "(Tensor a, Tensor b, Tensor offsets, Tensor? bias=None, str? activation=None, "
+        "ScalarType? out_dtype=None) -> Tensor")
+    assert all(op.mutates_args == () and op.fake is not None for op in ops.values())
+    torch.registered.clear()
+    assert torch_ops.register() is ops and torch.registered == {}          # idempotent
+
+
+@pytest.mark.parametrize("a_dtype, out_dtype, want", [("bf16", None, "bf16"), ("e4m3", None, "bf16"),
+                                                      ("e5m2", None, "bf16"), ("e4m3", "f32", "f32"),
+                                                      ("f16", "f32", "f32")])
+def test_the_fakes_give_the_output_shape_and_dtype(torch, a_dtype, out_dtype, want):
+    ops = torch_ops.register()
+    out = ops["matmul"].fake(_Tensor((96, 64), a_dtype), _Tensor((64, 40), a_dtype), out_dtype=out_dtype)
+    assert (out.shape, out.dtype) == ((96, 40), want)
+    grouped = ops["grouped_matmul"].fake(_Tensor((300, 64), a_dtype), _Tensor((4, 64, 24), a_dtype),
+                                         _Tensor((4,), "i32"), None, None, out_dtype)
+    assert (grouped.shape, grouped.dtype) == ((300, 24), want)
+
+
+def test_the_implementations_call_the_packages_functions(torch, monkeypatch):
+    import numba_tma.gemm as gemm
+
+    calls = []
+    monkeypatch.setattr(gemm, "matmul", lambda *args, **kw: calls.append(("matmul", args, kw)) or "C", raising=False)
+    monkeypatch.setattr(gemm, "grouped_matmul", lambda *args, **kw: calls.append(("grouped", args, kw)) or "G",
+                        raising=False)
+    ops = torch_ops.register()
+    assert ops["matmul"].impl("A", "B", None, "relu", 2.0, 0.5, "C0", None, "f32", "SA", "SB") == "C"
+    assert ops["grouped_matmul"].impl("A", "B", "O", "bias", None, None) == "G"
+    assert calls == [("matmul", ("A", "B"), {"bias": None, "activation": "relu", "alpha": 2.0, "beta": 0.5, "c": "C0",
+                                             "residual": None, "out_dtype": "f32", "a_scale": "SA", "b_scale": "SB"}),
+                     ("grouped", ("A", "B", "O"), {"bias": "bias", "activation": None, "out_dtype": None})]
