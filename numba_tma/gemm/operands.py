@@ -121,6 +121,25 @@ class Operand:
         """Whether a TMA map can address this operand (:meth:`why_not_tma`)."""
         return self.why_not_tma(role) is None
 
+    def viewed(self, shape, strides, offset=0) -> Operand:
+        """This operand's memory from element ``offset`` seen with ``shape`` and ``strides`` (in
+        elements, none negative): another :class:`Operand` of the same owner and stream."""
+        shape, strides = tuple(shape), tuple(strides)
+        ptr = self.ptr + offset * self.itemsize
+        if self.kind == "host":
+            span = (sum((n - 1) * s for n, s in zip(shape, strides)) + 1) * self.itemsize if all(shape) else 0
+            memory = np.asarray(_HostMemory(ptr, max(span, self.itemsize), self.owner))
+            host = np.ndarray(shape, np.dtype(DTYPES[self.dtype][0]), buffer=memory,
+                              strides=tuple(s * self.itemsize for s in strides))
+            device = _simulated_device_array(host)
+        else:
+            device = _device_view(self.owner, ptr, shape, strides, self.dtype)
+        return dataclasses.replace(self, shape=shape, strides=strides, ptr=ptr, device_array=device)
+
+    def transposed(self) -> Operand:
+        """A 2-D operand's transpose (a view)."""
+        return self.viewed(self.shape[::-1], self.strides[::-1])
+
 
 def _pitched(shape, strides, inner, outer):
     """Axis ``inner`` contiguous and axis ``outer`` at least a whole ``inner`` extent apart (an

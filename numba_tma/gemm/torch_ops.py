@@ -40,7 +40,7 @@ def register() -> dict:
 
     def matmul(a, b, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, residual=None, out_dtype=None,
                a_scale=None, b_scale=None):
-        from . import matmul as gemm
+        from .plans import matmul as gemm
 
         return gemm(a, b, bias=bias, activation=activation, alpha=alpha, beta=beta, c=c, residual=residual,
                     out_dtype=out_dtype, a_scale=a_scale, b_scale=b_scale)
@@ -50,7 +50,7 @@ def register() -> dict:
         return a.new_empty((a.shape[0], b.shape[-1]), dtype=_out_dtype(torch, a, out_dtype))
 
     def grouped_matmul(a, b, offsets, bias=None, activation=None, out_dtype=None):
-        from . import grouped_matmul as gemm
+        from .grouped import grouped_matmul as gemm
 
         return gemm(a, b, offsets, bias=bias, activation=activation, out_dtype=out_dtype)
 

@@ -1,0 +1,116 @@
+"""How :mod:`numba_tma.gemm` picks a kernel configuration for a shape (``choose``), and the
+:class:`Config` a caller may give instead (``config=``).
+
+The rule, from the measurements in BENCHMARKS.md (H100 and H200):
+
+* output tiles of 128 x 256 (16-bit inputs) or 128 x 192 (fp8) where they fill the SMs; 128 x 128
+  where the wide tiles leave SMs idle (decode-like shapes: 256 x 8192 has 64 wide tiles for 132
+  SMs, 128 narrow ones);
+* clusters of 2 blocks sharing their B tile by TMA multicast when there are at least two tile
+  rows and a full wave of tiles (B crosses from L2 once per pair: +10 % at 8192^3);
+* split-K when even the narrow tiles leave half the SMs idle, the output is bf16 with no fused
+  epilogue (the splits add into C with TMA reduce-add in bf16), up to MAX_SPLIT_K splits of at
+  least MIN_SPLIT_STEPS K steps;
+* the ring as deep as shared memory allows beside the output's staging boxes; bf16 tiles of 256
+  with at most SHORT_K K steps take 3 stages (the whole output tile staged at once), longer K 4.
+"""
+
+import dataclasses
+
+from .kernels import BM, TILE_N, TYPES, fits
+
+MAX_SPLIT_K = 4
+MIN_SPLIT_STEPS = 2
+SHORT_K = 64
+MAX_STAGES = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """A kernel configuration (``config=`` of :func:`numba_tma.gemm.matmul`; None fields: chosen).
+
+    ``tile_n``: output tile columns (16-bit inputs 256 or 128, fp8 192 or 128; rows are 128);
+    ``stages``: the TMA ring's depth; ``cluster``: 1, or 2 for clusters of 2 blocks sharing B by
+    multicast; ``split_k``: K split that many ways (bf16 output, no epilogue); ``blocks``: the
+    persistent blocks (default: one per SM)."""
+    tile_n: int = None
+    stages: int = None
+    cluster: int = None
+    split_k: int = None
+    blocks: int = None
+
+    def fields(self):
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def tiles(m, n, tile_n):
+    return -(-m // BM) * -(-n // tile_n)
+
+
+def stages_for(dtype, tile_n, k_steps):
+    if TYPES[dtype][0] == 2 and tile_n == 256:
+        return 3 if k_steps <= SHORT_K else 4
+    return max(s for s in range(2, MAX_STAGES + 1) if fits(dtype, tile_n, s))
+
+
+def choose(dtype, m, n, k, sms, *, can_split, can_pair, given=Config()):
+    """(the :class:`Config` with every field set, the reasons in words) for an M x N x K product of
+    ``dtype`` inputs on ``sms`` SMs; ``given`` fields win (checked by the caller)."""
+    wide, narrow = TILE_N[TYPES[dtype][0]]
+    bk = 128 // TYPES[dtype][0]
+    k_steps = -(-k // bk)
+    why = []
+    blocks = given.blocks or sms
+    tile_n = given.tile_n
+    if tile_n is None:
+        if tiles(m, n, wide) >= blocks or tiles(m, n, narrow) <= tiles(m, n, wide):
+            tile_n = wide
+            why.append(f"tile 128x{wide}: {tiles(m, n, wide)} tiles for {blocks} blocks")
+        else:
+            tile_n = narrow
+            why.append(f"tile 128x{narrow}: {tiles(m, n, wide)} tiles of 128x{wide} would leave SMs idle, "
+                       f"{tiles(m, n, narrow)} of 128x{narrow} fill more")
+    n_tiles = tiles(m, n, tile_n)
+    split_k = given.split_k
+    if split_k is None:
+        split_k = 1
+        if can_split and n_tiles * 2 <= blocks:
+            split_k = max(1, min(blocks // n_tiles, MAX_SPLIT_K, k_steps // MIN_SPLIT_STEPS))
+            if split_k > 1:
+                why.append(f"split-K {split_k}: {n_tiles} tiles for {blocks} blocks")
+    cluster = given.cluster
+    if cluster is None:
+        cluster = 2 if can_pair and split_k == 1 and -(-m // BM) >= 2 and n_tiles >= blocks else 1
+        if cluster == 2:
+            why.append("clusters of 2 sharing B by multicast: two or more tile rows, a full wave")
+    stages = given.stages or stages_for(dtype, tile_n, k_steps)
+    if given.stages is None:
+        why.append(f"{stages} stages")
+    return Config(tile_n, stages, cluster, split_k, blocks), why
+
+
+def check(dtype, config):
+    """``config``'s set fields checked against what the kernels offer (``ValueError`` naming the field)."""
+    if not isinstance(config, Config):
+        raise TypeError(f"matmul: argument 'config' must be a numba_tma.gemm.Config, 'autotune' or None; "
+                        f"got {config!r}")
+    widths = TILE_N[TYPES[dtype][0]]
+    for name, value in config.fields().items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"matmul: config.{name} must be an int; got {value!r}")
+    if config.tile_n is not None and config.tile_n not in widths:
+        raise ValueError(f"matmul: config.tile_n={config.tile_n}: {dtype} kernels have tiles of "
+                         f"{' or '.join(map(str, widths))} columns")
+    if config.cluster not in (None, 1, 2):
+        raise ValueError(f"matmul: config.cluster={config.cluster}: 1 or 2 (clusters of 2 sharing B)")
+    if config.split_k is not None and not 1 <= config.split_k <= MAX_SPLIT_K:
+        raise ValueError(f"matmul: config.split_k={config.split_k}: from 1 to {MAX_SPLIT_K} (each split's partial "
+                         "is added into C in bf16)")
+    if config.blocks is not None and config.blocks < 1:
+        raise ValueError(f"matmul: config.blocks={config.blocks}: at least 1")
+    if config.stages is not None:
+        tile_n = config.tile_n or widths[0]
+        if config.stages < 2 or not fits(dtype, tile_n, config.stages):
+            most = max(s for s in range(2, MAX_STAGES + 1) if fits(dtype, tile_n, s))
+            raise ValueError(f"matmul: config.stages={config.stages}: from 2 to {most} for tiles of 128x{tile_n} "
+                             f"({dtype}: the ring and the output's staging share 227 KiB)")

@@ -1,0 +1,145 @@
+"""Fused epilogues: what :func:`numba_tma.gemm.matmul` does to each element of the product before it
+is stored, composed into one device function that the kernel applies to its accumulator fragment
+(``wgmma.map``), compiled once per combination and cached.
+
+The order, element (row, col) of the M x N output::
+
+    value = acc * scale                      # alpha and per-tensor scales, folded into one number
+    value *= a_scale[row] * b_scale[col]     # fp8 row / column scales
+    value += beta * c[row, col]
+    value += bias[col]  (or bias[row])
+    value = activation(value)                # relu, gelu (erf), gelu_tanh, silu
+    value += residual[row, col]
+    value = epilogue(value, row, col, *epilogue_args)
+
+Elements of the tile past the output's edge are left alone: the user's function only ever sees
+rows and columns of the output, so it may index its own arrays with them.
+"""
+
+import dataclasses
+import functools
+import math
+
+import numba
+from numba.cuda import libdevice, types
+
+from ..ops import BACKEND
+
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
+
+
+@BACKEND.device_function
+def bf16_value(bits):
+    """A bfloat16 held as its bits (uint16) as float32."""
+    return libdevice.int_as_float(types.int32(types.int32(bits) << 16))
+
+
+@BACKEND.device_function
+def relu(v):
+    return max(v, types.float32(0))
+
+
+@BACKEND.device_function
+def gelu(v):
+    return types.float32(0.5) * v * (types.float32(1) + math.erf(v * types.float32(0.7071067811865476)))
+
+
+@BACKEND.device_function
+def gelu_tanh(v):
+    inner = types.float32(0.7978845608028654) * (v + types.float32(0.044715) * v * v * v)
+    return types.float32(0.5) * v * (types.float32(1) + math.tanh(inner))
+
+
+@BACKEND.device_function
+def silu(v):
+    return v / (types.float32(1) + math.exp(-v))
+
+
+@dataclasses.dataclass(frozen=True)
+class Epilogue:
+    """One combination of fused steps (the cache key of :func:`compose`).  Each array step is None
+    (absent) or ``(storage, index)``: the storage of its 2-D array (``"bf16"`` bits, ``"f16"`` or
+    ``"f32"``) and how an element (``r``, ``c``) indexes it (``"r, c"``; a column vector
+    ``"r, 0"``, a row ``"0, c"``, one number ``"0, 0"``); ``user`` the user's device function and
+    ``user_args`` how many arguments it takes after ``(value, row, col)``."""
+    a_scale: tuple = None
+    b_scale: tuple = None
+    c: tuple = None
+    bias: tuple = None
+    activation: str = None
+    residual: tuple = None
+    user: object = None
+    user_args: int = 0
+
+    def empty(self):
+        return self == Epilogue()
+
+    def steps(self):
+        """The steps in words, for ``explain``."""
+        words = []
+        if self.a_scale or self.b_scale:
+            words.append("x " + " x ".join(f"{w}[{on[1]}]" for w, on in (("a_scale", self.a_scale),
+                                                                           ("b_scale", self.b_scale)) if on))
+        if self.c:
+            words.append("+ beta * c")
+        if self.bias:
+            words.append(f"+ bias[{self.bias[1]}]")
+        if self.activation:
+            words.append(self.activation)
+        if self.residual:
+            words.append("+ residual")
+        if self.user is not None:
+            words.append(f"{getattr(self.user, '__name__', 'epilogue')}(value, row, col, ...)")
+        return ", then ".join(words)
+
+
+def _load(step, i):
+    kind, index = step
+    expr = f"args[{i}][{index}]"
+    return {"bf16": f"bf16_value({expr})", "f16": f"f32({expr})", "f32": expr}[kind]
+
+
+@functools.lru_cache(maxsize=None)
+def compose(e: Epilogue):
+    """The device function ``(value, row, col, args) -> value`` of ``e``, where ``args`` is the
+    tuple :func:`arguments` orders: ``(rows, cols, beta, a_scale, b_scale, c, bias, residual,
+    *user_args)``, the absent ones left out."""
+    names = ["rows", "cols"] + [n for n, on in (("beta", e.c), ("a_scale", e.a_scale), ("b_scale", e.b_scale),
+                                                 ("c", e.c), ("bias", e.bias), ("residual", e.residual)) if on]
+    where = {n: i for i, n in enumerate(names)}
+    lines = ["def epilogue(v, r, c, args):", "    if r < args[0] and c < args[1]:"]
+    if e.a_scale:
+        lines.append(f"        v = v * {_load(e.a_scale, where['a_scale'])}")
+    if e.b_scale:
+        lines.append(f"        v = v * {_load(e.b_scale, where['b_scale'])}")
+    if e.c:
+        lines.append(f"        v = v + args[{where['beta']}] * {_load(e.c, where['c'])}")
+    if e.bias:
+        lines.append(f"        v = v + {_load(e.bias, where['bias'])}")
+    if e.activation:
+        lines.append(f"        v = {e.activation}(v)")
+    if e.residual:
+        lines.append(f"        v = v + {_load(e.residual, where['residual'])}")
+    if e.user is not None:
+        extra = "".join(f", args[{len(names) + i}]" for i in range(e.user_args))
+        lines.append(f"        v = f32(user(v, r, c{extra}))")
+    lines.append("    return v")
+    scope = {"f32": types.float32, "bf16_value": bf16_value, "relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh,
+             "silu": silu, "user": inline_twin(e.user) if e.user is not None else None}
+    exec(compile("\n".join(lines), f"<numba_tma.gemm epilogue {e}>", "exec"), scope)   # noqa: S102 - our own source
+    return BACKEND.device_function(scope["epilogue"])
+
+
+@functools.lru_cache(maxsize=None)
+def inline_twin(fn):
+    """The user's device function compiled to be inlined (``forceinline``): a subroutine call in
+    the kernel would make ptxas serialise its wgmmas."""
+    return BACKEND.device_function(fn.py_func)
+
+
+def arguments(e: Epilogue, rows, cols, *, beta=0.0, a_scale=None, b_scale=None, c=None, bias=None, residual=None,
+              user_args=()):
+    """The ``args`` tuple the composed function of ``e`` reads (device arrays, numbers)."""
+    present = [(numba.float32(beta), e.c), (a_scale, e.a_scale), (b_scale, e.b_scale), (c, e.c), (bias, e.bias),
+               (residual, e.residual)]
+    return (numba.int64(rows), numba.int64(cols), *(value for value, on in present if on), *user_args)

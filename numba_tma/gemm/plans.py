@@ -1,0 +1,340 @@
+"""``numba_tma.gemm.matmul``, ``plan`` and ``explain``: a product on the user's own arrays, its
+kernel and configuration chosen (:mod:`.config`), operands TMA cannot address staged
+(:mod:`.staging`), the epilogue fused (:mod:`.epilogues`)."""
+
+import functools
+import numbers
+
+import numba
+import numpy as np
+
+from .. import TensorMap, launch
+from ..ops import BACKEND
+from . import config as configs
+from . import epilogues, staging
+from .kernels import BM, THREADS, TYPES, Kernel, ZERO_PLAN, build, zero_c
+from .operands import empty, operand
+
+OUT_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16", "f16": "f16", "float16": "f16",
+             "half": "f16", "torch.float16": "f16", "f32": "f32", "float32": "f32", "float": "f32",
+             "torch.float32": "f32"}
+_DUMMIES = {}
+
+
+class Plan:
+    """One call's work: its kernels' launches (staging copies first), its output and the reasons
+    for each choice.  ``launch()`` runs it (again: the same arrays, the same maps), ``run()``
+    launches and returns the output, ``explain()`` says what runs and why."""
+
+    def __init__(self, title, lines, launches, out):
+        self.title, self.lines, self.launches, self.out = title, lines, launches, out
+
+    def launch(self):
+        for run in self.launches:
+            run()
+
+    def run(self):
+        self.launch()
+        return self.out
+
+    def explain(self):
+        return "\n".join([self.title] + [f"  {line}" for line in self.lines])
+
+    __str__ = explain
+
+
+def out_dtype_name(out_dtype, name="out_dtype"):
+    """``out_dtype`` (a string, numpy or torch dtype) as "bf16", "f16" or "f32"."""
+    key = str(out_dtype)
+    if key not in OUT_NAMES:
+        raise ValueError(f"matmul: argument {name!r} must be bf16, f16 or f32 (a name, a numpy or torch dtype); "
+                         f"got {out_dtype!r}")
+    return OUT_NAMES[key]
+
+
+SIMULATED_SMS = 2      # the simulator's device says no SM count: two blocks (the persistent loop runs)
+
+
+@functools.lru_cache(maxsize=None)
+def sm_count():
+    """The SMs of the current device: one persistent block each."""
+    from numba import cuda
+    return getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", SIMULATED_SMS)
+
+
+def _number(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"matmul: argument {name!r} must be a number; got {value!r}")
+    return float(value)
+
+
+def _dummy(dtype, ndim=2):
+    """A tiny device array standing for an argument a kernel does not read."""
+    key = (np.dtype(dtype).str, ndim)
+    if key not in _DUMMIES:
+        from numba import cuda
+        _DUMMIES[key] = cuda.device_array((1,) * ndim, dtype)
+    return _DUMMIES[key]
+
+
+def vector(op_name, x, length, axis, stream, *, allow_one=False):
+    """An epilogue vector argument as ``(2-D device array, index)``: ``axis`` 0 a column (M, 1)
+    read ``[r, 0]``, 1 a row (1, N) read ``[0, c]``; 1-D arrays of ``length`` or (with
+    ``allow_one``) one number ``[0, 0]``."""
+    op = operand(x, op_name, stream=stream)
+    want = (length, 1) if axis == 0 else (1, length)
+    shape = op.shape
+    if allow_one and int(np.prod(shape)) == 1:
+        return op.viewed((1, 1), (0, 0)).device_array, "0, 0", op
+    if len(shape) == 1 and shape[0] == length:
+        view = op.viewed(want, (op.strides[0], 0) if axis == 0 else (0, op.strides[0])).device_array
+    elif tuple(shape) == want:
+        view = op.device_array
+    else:
+        raise ValueError(f"matmul: argument {op_name!r} must have shape ({length},) or {want}"
+                         f"{' or hold one number' if allow_one else ''}; got {tuple(shape)}")
+    return view, ("r, 0" if axis == 0 else "0, c"), op
+
+
+def _matrix(op_name, x, m, n, stream):
+    op = operand(x, op_name, stream=stream)
+    if tuple(op.shape) != (m, n):
+        raise ValueError(f"matmul: argument {op_name!r} must have the output's shape ({m}, {n}); got {tuple(op.shape)}")
+    return op
+
+
+def _storage(op):
+    return op.dtype if op.dtype in ("f16", "f32") else "bf16" if op.dtype == "bf16" else None
+
+
+def _epilogue_operand(op_name, op):
+    kind = _storage(op)
+    if kind is None:
+        raise TypeError(f"matmul: argument {op_name!r} must hold bf16, f16 or f32 values; got {op.dtype}")
+    return kind
+
+
+def epilogue_of(m, n, stream, *, bias, activation, epilogue, epilogue_args, beta, c, residual, a_scale, b_scale):
+    """(:class:`.epilogues.Epilogue`, its ``args`` tuple, the per-tensor factor folded into the
+    kernel's scale) of the keyword arguments, each checked."""
+    factor = 1.0
+    steps, arrays = {}, {}
+    for name, value, axis in (("a_scale", a_scale, 0), ("b_scale", b_scale, 1)):
+        if value is None:
+            continue
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            factor *= float(value)
+            continue
+        view, index, op = vector(name, value, m if axis == 0 else n, axis, stream, allow_one=True)
+        steps[name], arrays[name] = (_epilogue_operand(name, op), index), view
+    if beta != 0:
+        if c is None:
+            raise ValueError(f"matmul: argument 'c' is needed with beta={beta} (beta * c is added)")
+        op = _matrix("c", c, m, n, stream)
+        steps["c"], arrays["c"] = (_epilogue_operand("c", op), "r, c"), op.device_array
+    if bias is not None:
+        op = operand(bias, "bias", stream=stream)
+        if len(op.shape) == 2 and tuple(op.shape) == (m, 1) and (m, 1) != (1, n):
+            view, index, _ = vector("bias", bias, m, 0, stream)
+        else:
+            if not (len(op.shape) == 1 and op.shape[0] == n or tuple(op.shape) == (1, n)):
+                raise ValueError(f"matmul: argument 'bias' must have shape ({n},) or (1, {n}) (a column's bias) "
+                                 f"or ({m}, 1) (a row's); got {tuple(op.shape)}")
+            view, index, _ = vector("bias", bias, n, 1, stream)
+        steps["bias"], arrays["bias"] = (_epilogue_operand("bias", op), index), view
+    if activation is not None and activation not in epilogues.ACTIVATIONS:
+        raise ValueError(f"matmul: argument 'activation' must be None or one of {', '.join(epilogues.ACTIVATIONS)}; "
+                         f"got {activation!r}")
+    if residual is not None:
+        op = _matrix("residual", residual, m, n, stream)
+        steps["residual"], arrays["residual"] = (_epilogue_operand("residual", op), "r, c"), op.device_array
+    if not isinstance(epilogue_args, tuple):
+        raise TypeError(f"matmul: argument 'epilogue_args' must be a tuple; got {type(epilogue_args).__name__}")
+    if epilogue is not None:
+        if not BACKEND.is_device_function(epilogue):
+            raise TypeError("matmul: argument 'epilogue' must be a device function (@cuda.jit(device=True)) "
+                            f"(value, row, col, *epilogue_args) -> value; got {epilogue!r}")
+    elif epilogue_args:
+        raise ValueError("matmul: argument 'epilogue_args' is given without an 'epilogue' function to take it")
+    user_args = tuple(operand(a, "epilogue_args").device_array if hasattr(a, "__cuda_array_interface__") or
+                      hasattr(a, "data_ptr") else a for a in epilogue_args)
+    e = epilogues.Epilogue(activation=activation, user=epilogue, user_args=len(user_args), **steps)
+    args = epilogues.arguments(e, m, n, beta=beta, user_args=user_args, **arrays)
+    return e, args, factor
+
+
+def _layouts(A, B, k_major_only):
+    """How the kernel reads A and B: ("k", array) for A; ("k" | "n", array) for B, or a staging
+    reason in place of the array."""
+    a_how = A.why_not_tma() if A.row_major else 'it is not row-major'
+    if a_how is not None:
+        a = ("stage", a_how)
+    else:
+        a = ("k", A.device_array)
+    bt = B.transposed()
+    if B.col_major and bt.tma_ok():
+        b = ("k", bt.device_array)
+    elif B.row_major and not k_major_only and B.tma_ok():
+        b = ("n", B.device_array)
+    else:
+        b = ("stage", "fp8 tiles must be K-major" if B.row_major and k_major_only else (B.why_not_tma() or 'it is neither row- nor column-major'))
+    return a, b
+
+
+def output(out, wanted, stream, caller="matmul"):
+    """The ``out`` argument's operand: its own type, or ``wanted`` where it holds raw bits."""
+    try:
+        return operand(out, "out", stream=stream, caller=caller)
+    except TypeError:
+        return operand(out, "out", dtype=wanted, stream=stream, caller=caller)
+
+
+def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_args=(), alpha=1.0, beta=0.0, c=None,
+         residual=None, out_dtype=None, a_scale=None, b_scale=None, config=None, dtype=None):
+    """The :class:`Plan` of ``matmul(a, b, ...)`` (same arguments), checked and built, not launched."""
+    A = operand(a, "a", dtype=dtype)
+    stream = A.stream
+    B = operand(b, "b", dtype=dtype, stream=stream)
+    for op in (A, B):
+        if len(op.shape) != 2:
+            raise ValueError(f"matmul: argument {op.name!r} must be 2-D; got {len(op.shape)} dimensions")
+        if op.dtype not in TYPES:
+            raise TypeError(f"matmul: argument {op.name!r} must hold bf16, f16, e4m3 or e5m2 values; got {op.dtype}")
+    (m, k), (k2, n) = A.shape, B.shape
+    if k2 != k:
+        raise ValueError(f"matmul: argument 'b' must have a's {k} columns as rows (a is {m} x {k}); b is {k2} x {n}")
+    if A.dtype != B.dtype:
+        raise TypeError(f"matmul: arguments 'a' and 'b' must hold one type; got {A.dtype} and {B.dtype}")
+    if k == 0:
+        raise ValueError("matmul: argument 'a' must have at least one column (K >= 1)")
+    dtype = A.dtype
+    alpha, beta = _number("alpha", alpha), _number("beta", beta)
+    out_dtype = out_dtype_name(out_dtype) if out_dtype is not None else None
+    O = None if out is None else output(out, out_dtype or ("bf16" if TYPES[dtype][0] == 1 else dtype), stream)
+    if out_dtype is None:
+        out_dtype = O.dtype if O is not None else "bf16" if TYPES[dtype][0] == 1 else dtype
+    e, e_args, factor = epilogue_of(m, n, stream, bias=bias, activation=activation, epilogue=epilogue,
+                                    epilogue_args=epilogue_args, beta=beta, c=c, residual=residual,
+                                    a_scale=a_scale, b_scale=b_scale)
+    scale = alpha * factor
+    if out is None:
+        out, O = empty((m, n), out_dtype, like=A)
+    else:
+        if tuple(O.shape) != (m, n):
+            raise ValueError(f"matmul: argument 'out' must have shape ({m}, {n}); got {tuple(O.shape)}")
+        if O.dtype != out_dtype:
+            raise TypeError(f"matmul: argument 'out' must hold {out_dtype} values (out_dtype); got {O.dtype}")
+    title = f"numba_tma.gemm.matmul: {m} x {n} x {k}, {dtype} inputs -> {out_dtype}"
+    if m == 0 or n == 0:
+        return Plan(title, ["an empty output: nothing runs"], [], out)
+    lines, launches = [], []
+    (a_how, a_arr), (b_how, b_arr) = _layouts(A, B, TYPES[dtype][0] == 1)
+    if a_how == "stage":
+        lines.append(f"A: staged into a padded row-major copy ({a_arr}): one extra read and write of A")
+        a_src = A.device_array
+        a_arr = staging.buffer(a_src, stream)
+        launches.append(lambda: staging.copy(a_src, a_arr, stream))
+        a_how = "k"
+    else:
+        lines.append("A: row-major, read by TMA as K-major tiles")
+    if b_how == "stage":
+        lines.append(f"B: staged into a padded K-major copy of b.T ({b_arr}): one extra read and write of B")
+        b_src = B.transposed().device_array
+        b_arr = staging.buffer(b_src, stream)
+        launches.append(lambda: staging.copy(b_src, b_arr, stream))
+        b_how = "k"
+    else:
+        lines.append("B: column-major, read by TMA as K-major tiles" if b_how == "k" else
+                     "B: row-major, read by TMA as MN-major tiles (wgmma trans_b)")
+    tma_out = out_dtype in ("bf16", "f16") and O.row_major and O.tma_ok('store') and n % 8 == 0
+    no_epilogue = e.empty()
+    sms = sm_count()
+    if config == "autotune":
+        from .autotune import tuned
+        config = tuned(dtype, m, n, k, b_how, out_dtype, tma_out, no_epilogue)
+    given = configs.Config() if config is None else config
+    configs.check(dtype, given)
+    can_split = tma_out and out_dtype == "bf16" and no_epilogue
+    if given.split_k not in (None, 1) and not can_split:
+        raise ValueError(f"matmul: config.split_k={given.split_k}: split-K adds bf16 partials into C, so it needs a "
+                         "bf16 output TMA can store to and no fused epilogue")
+    chosen, why = configs.choose(dtype, m, n, k, sms, can_split=can_split, can_pair=True, given=given)
+    if chosen.cluster == 2 and chosen.split_k > 1:
+        raise ValueError("matmul: config.cluster=2 with config.split_k > 1: split-K runs without clusters")
+    bk = 128 // TYPES[dtype][0]
+    kern = Kernel(dtype, b_how, chosen.tile_n, chosen.stages, pair=chosen.cluster == 2, split=chosen.split_k > 1,
+                  out="tma" if tma_out else "direct", out_dtype=out_dtype,
+                  epilogue=None if no_epilogue else epilogues.compose(e))
+    gemm, smem_plan = build(kern)
+    dt = {} if TYPES[dtype][3] is None else {"data_type": TYPES[dtype][3]}
+    desc_a = TensorMap.tiled(a_arr, (BM, bk), swizzle="128B", **dt)
+    desc_b = TensorMap.tiled(b_arr, kern.b_box(), swizzle="128B", **dt)
+    if tma_out:
+        desc_c = TensorMap.tiled(O.device_array, (64, 64), swizzle="128B",
+                                 data_type="bfloat16" if out_dtype == "bf16" else "float16")
+        out_arr = _dummy(np.float32)
+    else:
+        desc_c, out_arr = desc_a, O.device_array
+    tiles_m, tiles_n, k_tiles = -(-m // BM), -(-n // chosen.tile_n), -(-k // bk)
+    blocks = chosen.blocks
+    if kern.pair:
+        grid = 2 * max(1, min(blocks // 2, -(-tiles_m // 2) * tiles_n))
+    else:
+        grid = min(blocks, tiles_m * tiles_n * chosen.split_k)
+    args = (desc_a, desc_b, desc_c, out_arr, tiles_m, tiles_n, k_tiles, np.float32(scale), chosen.split_k,
+            _dummy(np.int32, 1), 0, 0, e_args)
+    if kern.split:
+        boxes_m, boxes_n = -(-m // 64), -(-n // 64)
+        launches.append(lambda: launch(zero_c, min(blocks, boxes_m * boxes_n), 128, desc_c, boxes_m, boxes_n,
+                                       shared_mem=ZERO_PLAN.nbytes, stream=stream))
+    cluster = (2, 1, 1) if kern.pair else (1, 1, 1)
+    launches.append(lambda: launch(gemm, grid, THREADS, *args, shared_mem=smem_plan.nbytes, cluster=cluster,
+                                   stream=stream))
+    mma_k = 16 if TYPES[dtype][0] == 2 else 32
+    lines.append(f"kernel: persistent warp-specialised wgmma, tile 128 x {chosen.tile_n} x {bk} (m64n{chosen.tile_n}"
+                 f"k{mma_k}, two consumer warpgroups), {chosen.stages}-stage TMA ring, "
+                 f"{'clusters of 2 sharing B by TMA multicast' if kern.pair else 'no clusters'}, "
+                 f"split-K {chosen.split_k}, {grid} blocks of {THREADS} threads for {tiles_m * tiles_n} tiles")
+    if not no_epilogue:
+        lines.append(f"epilogue (fused, on the accumulator): {e.steps()}")
+    if scale != 1:
+        lines.append(f"scale: the accumulator times {scale:g} (alpha and per-tensor scales)")
+    lines.append("output: TMA stores of 64 x 64 swizzled boxes" if tma_out else
+                 "output: stored from registers (" + ("float32 output" if out_dtype == "f32" else
+                                                     "TMA cannot store to it: " + (O.why_not_tma('store') or
+                                                                                   f"N={n} is not a multiple of 8"))
+                 + ")")
+    lines.append("chosen: " + ("; ".join(why) if why else "as config= says"))
+    return Plan(title, lines, launches, out)
+
+
+def matmul(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_args=(), alpha=1.0, beta=0.0,
+           c=None, residual=None, out_dtype=None, a_scale=None, b_scale=None, config=None, dtype=None):
+    """``a @ b`` with a fused epilogue, on the caller's arrays (PyTorch tensors, CuPy arrays,
+    numba device arrays; on PyTorch's current stream for torch tensors).  See docs/gemm.md.
+
+    ``a`` (M x K) and ``b`` (K x N): bf16, f16, fp8 e4m3 or e5m2, each row- or column-major (any
+    other layout, a misaligned base or a row pitch TMA cannot use is staged: ``explain`` says so).
+    The element (row, col) of the result is ``alpha * (a @ b) * a_scale * b_scale``, plus
+    ``beta * c``, plus ``bias``, through ``activation`` (relu, gelu, gelu_tanh, silu), plus
+    ``residual``, through ``epilogue(value, row, col, *epilogue_args)``, cast to ``out_dtype``
+    (bf16, f16 or f32; default: the inputs' 16-bit type, bf16 for fp8).  ``config``: a
+    :class:`Config` (its set fields win), "autotune", or None (chosen).  ``dtype``: the inputs'
+    type where their arrays hold raw bits (numba and CuPy arrays have no bfloat16 or fp8: uint16
+    bits with ``dtype="bf16"``, uint8 with ``"e4m3"`` / ``"e5m2"``).  Returns ``out`` (a new array
+    of ``a``'s kind unless given; bf16 in numba and CuPy arrays as uint16 bits).
+
+    Example::
+
+        # fragment: torch tensors on a GPU
+        y = gemm.matmul(x, w.T, bias=b, activation="gelu_tanh")     # gelu(x @ w.T + b), bf16
+    """
+    return plan(a, b, out=out, bias=bias, activation=activation, epilogue=epilogue, epilogue_args=epilogue_args,
+                alpha=alpha, beta=beta, c=c, residual=residual, out_dtype=out_dtype, a_scale=a_scale,
+                b_scale=b_scale, config=config, dtype=dtype).run()
+
+
+def explain(a, b, **keywords):
+    """What ``matmul(a, b, **keywords)`` runs and why, in words (nothing is launched; the output
+    is allocated if not given)."""
+    return plan(a, b, **keywords).explain()
