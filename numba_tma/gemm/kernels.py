@@ -103,57 +103,81 @@ def fits(dtype, tile_n, stages):
     return stages * k.stage_bytes + 2 * staged * 8192 + 2048 <= SHARED_BYTES
 
 
-@cuda.jit(device=True, inline=True)
-def tile_of(t, tiles_m, tiles_n):
-    """Output tile ``t`` as (tile row, tile column), GROUP_M tile rows at a time, in 32-bit
-    unsigned arithmetic."""
-    u32 = types.uint32
-    per_group = u32(GROUP_M * tiles_n)
-    group = u32(t) // per_group
-    first = u32(group * GROUP_M)
-    rows = u32(min(u32(tiles_m) - first, GROUP_M))
-    within = u32(u32(t) - group * per_group)
-    return types.int64(first + within % rows), types.int64(within // rows)
+@functools.lru_cache(maxsize=None)
+def compiler(host="numba-cuda"):
+    """``(cuda, types, jit)`` of the host that compiles the kernels: numba-cuda (the library's
+    host), or numba-cuda-mlir (``build(..., host="mlir")``: the same kernel source, for the
+    hosts' tests; its maps go in global memory, ``numba_tma.mlir.map_in_global``)."""
+    if host == "numba-cuda":
+        return cuda, types, cuda.jit
+    if host != "mlir":
+        raise ValueError(f"gemm kernels: host must be 'numba-cuda' or 'mlir'; got {host!r}")
+    from numba_cuda_mlir import cuda as mlir_cuda
+    from numba_cuda_mlir import types as mlir_types
+
+    try:
+        major, minor = mlir_cuda.get_current_device().compute_capability
+    except Exception:        # noqa: BLE001 - no GPU: compiled for Hopper (numba_tma.inspect)
+        major, minor = 9, 0
+    return mlir_cuda, mlir_types, functools.partial(mlir_cuda.jit, chip=f"sm_{major}{minor}a")
 
 
-@cuda.jit(device=True, inline=True)
-def work_unit(u, n_tiles, k_tiles, splits):
-    """Split-K work unit ``u`` as (output tile, first K step, K steps): units ``[s * n_tiles,
-    (s + 1) * n_tiles)`` take split ``s`` of every tile, K steps ``[s * k_tiles // splits,
-    (s + 1) * k_tiles // splits)`` (the splits differ by at most one step)."""
-    s = types.int64(types.uint32(u) // types.uint32(n_tiles))
-    lo = types.int64(types.uint32(s * k_tiles) // types.uint32(splits))
-    hi = types.int64(types.uint32((s + 1) * k_tiles) // types.uint32(splits))
-    return u - s * n_tiles, lo, hi - lo
+@functools.lru_cache(maxsize=None)
+def helpers(host="numba-cuda"):
+    """The kernel's device functions on ``host``: ``tile_of``, ``work_unit``, ``group_units``,
+    ``group_tile``."""
+    cuda, types, jit = compiler(host)
 
+    @jit(device=True, inline=True)
+    def tile_of(t, tiles_m, tiles_n):
+        """Output tile ``t`` as (tile row, tile column), GROUP_M tile rows at a time, in 32-bit
+        unsigned arithmetic."""
+        u32 = types.uint32
+        per_group = u32(GROUP_M * tiles_n)
+        group = u32(t) // per_group
+        first = u32(group * GROUP_M)
+        rows = u32(min(u32(tiles_m) - first, GROUP_M))
+        within = u32(u32(t) - group * per_group)
+        return types.int64(first + within % rows), types.int64(within // rows)
 
-@cuda.jit(device=True, inline=True)
-def group_units(offsets, n_groups, tiles_n):
-    """The output tiles of all groups: group ``g`` holds rows ``[offsets[g - 1], offsets[g])``."""
-    total = types.int64(0)
-    start = types.int64(0)
-    for g in range(n_groups):
-        end = types.int64(offsets[g])
-        total += ((end - start + BM - 1) >> 7) * tiles_n
-        start = end
-    return total
+    @jit(device=True, inline=True)
+    def work_unit(u, n_tiles, k_tiles, splits):
+        """Split-K work unit ``u`` as (output tile, first K step, K steps): units ``[s * n_tiles,
+        (s + 1) * n_tiles)`` take split ``s`` of every tile, K steps ``[s * k_tiles // splits,
+        (s + 1) * k_tiles // splits)`` (the splits differ by at most one step)."""
+        s = types.int64(types.uint32(u) // types.uint32(n_tiles))
+        lo = types.int64(types.uint32(s * k_tiles) // types.uint32(splits))
+        hi = types.int64(types.uint32((s + 1) * k_tiles) // types.uint32(splits))
+        return u - s * n_tiles, lo, hi - lo
 
+    @jit(device=True, inline=True)
+    def group_units(offsets, n_groups, tiles_n):
+        """The output tiles of all groups: group ``g`` holds rows ``[offsets[g - 1], offsets[g])``."""
+        total = types.int64(0)
+        start = types.int64(0)
+        for g in range(n_groups):
+            end = max(types.int64(offsets[g]), start)    # (offsets that fall back: an empty group)
+            total += ((end - start + BM - 1) >> 7) * tiles_n
+            start = end
+        return total
 
-@cuda.jit(device=True, inline=True)
-def group_tile(u, offsets, n_groups, tiles_n):
-    """Tile ``u`` of a grouped GEMM as (group, its first row, its end row, the tile's row, the
-    tile's column): tiles numbered group after group, GROUP_M tile rows at a time in each."""
-    start = types.int64(0)
-    base = types.int64(0)
-    for g in range(n_groups):
-        end = types.int64(offsets[g])
-        tiles_m = (end - start + BM - 1) >> 7
-        if u < base + tiles_m * tiles_n:
-            mt, nt = tile_of(u - base, tiles_m, tiles_n)
-            return types.int64(g), start, end, mt, nt
-        base += tiles_m * tiles_n
-        start = end
-    return types.int64(n_groups), start, start, types.int64(0), types.int64(0)
+    @jit(device=True, inline=True)
+    def group_tile(u, offsets, n_groups, tiles_n):
+        """Tile ``u`` of a grouped GEMM as (group, its first row, its end row, the tile's row, the
+        tile's column): tiles numbered group after group, GROUP_M tile rows at a time in each."""
+        start = types.int64(0)
+        base = types.int64(0)
+        for g in range(n_groups):
+            end = max(types.int64(offsets[g]), start)
+            tiles_m = (end - start + BM - 1) >> 7
+            if u < base + tiles_m * tiles_n:
+                mt, nt = tile_of(u - base, tiles_m, tiles_n)
+                return types.int64(g), start, end, mt, nt
+            base += tiles_m * tiles_n
+            start = end
+        return types.int64(n_groups), start, start, types.int64(0), types.int64(0)
+
+    return tile_of, work_unit, group_units, group_tile
 
 
 def plan_of(k: Kernel):
@@ -171,7 +195,7 @@ def plan_of(k: Kernel):
 
 
 @functools.lru_cache(maxsize=None)
-def build(k: Kernel):
+def build(k: Kernel, host="numba-cuda"):
     """(the kernel, its shared-memory plan) of ``k``, compiled lazily by numba-cuda on first launch.
 
     Its arguments: ``(desc_a, desc_b, desc_c, out, tiles_m, tiles_n, k_tiles, scale, splits,
@@ -180,6 +204,10 @@ def build(k: Kernel):
     accumulator before the epilogue; ``splits`` K's splits (split-K); ``offsets`` / ``n_groups``
     the groups' end rows (grouped); ``b_rows`` B's rows per group in its map (grouped: N held
     N x K, K held K x N); ``epilogue_args`` the tuple the epilogue takes."""
+    cuda, types, jit = compiler(host)
+    tile_of, work_unit, group_units, group_tile = helpers(host)
+    if host != "numba-cuda" and k.epilogue is not None:
+        raise ValueError("gemm kernels: a fused epilogue (wgmma.map) is compiled by numba-cuda only")
     _, _, mma_dtype, _, promote = TYPES[k.dtype]
     plan, ring_config, b_boxes, staged = plan_of(k)
     bk, BN, pair, split, grouped, b_kn = k.bk, k.tile_n, k.pair, k.split, k.grouped, k.b_major == "n"
@@ -192,7 +220,7 @@ def build(k: Kernel):
     carve = plan.carver()
     per_tile_row = 2 if pair else 1
 
-    @cuda.jit(**({} if SIMULATOR else {"launch_bounds": (THREADS, 1)}))
+    @jit(**({} if SIMULATOR else {"launch_bounds": (THREADS, 1)}))
     def gemm(desc_a, desc_b, desc_c, out, tiles_m, tiles_n, k_tiles, scale, splits, offsets, n_groups, b_rows,
              epilogue_args):
         smem = carve()

@@ -11,7 +11,7 @@ import numpy as np
 from .. import TensorMap, launch
 from ..ops import BACKEND
 from . import config as configs
-from . import epilogues, staging
+from . import autotune, epilogues, staging
 from .kernels import BM, THREADS, TYPES, Kernel, ZERO_PLAN, build, zero_c
 from .operands import empty, operand
 
@@ -26,8 +26,8 @@ class Plan:
     for each choice.  ``launch()`` runs it (again: the same arrays, the same maps), ``run()``
     launches and returns the output, ``explain()`` says what runs and why."""
 
-    def __init__(self, title, lines, launches, out):
-        self.title, self.lines, self.launches, self.out = title, lines, launches, out
+    def __init__(self, title, lines, launches, out, facts=None):
+        self.title, self.lines, self.launches, self.out, self.facts = title, lines, launches, out, facts
 
     def launch(self):
         for run in self.launches:
@@ -53,6 +53,12 @@ def out_dtype_name(out_dtype, name="out_dtype"):
 
 
 SIMULATED_SMS = 2      # the simulator's device says no SM count: two blocks (the persistent loop runs)
+
+
+@functools.lru_cache(maxsize=None)
+def _device_name():
+    from numba import cuda
+    return getattr(cuda.get_current_device(), "name", "simulator")
 
 
 @functools.lru_cache(maxsize=None)
@@ -249,12 +255,19 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     tma_out = out_dtype in ("bf16", "f16") and O.row_major and O.tma_ok('store') and n % 8 == 0
     no_epilogue = e.empty()
     sms = sm_count()
-    if config == "autotune":
-        from .autotune import tuned
-        config = tuned(dtype, m, n, k, b_how, out_dtype, tma_out, no_epilogue)
+    can_split = tma_out and out_dtype == "bf16" and no_epilogue
+    facts = {"dtype": dtype, "m": m, "n": n, "k": k, "can_split": can_split,
+             "key": {"device": _device_name(), "dtype": dtype, "m": m, "n": n, "k": k, "b_how": b_how,
+                     "out_dtype": out_dtype, "tma_out": tma_out, "no_epilogue": no_epilogue}}
+    if isinstance(config, str) and config == "autotune":
+        keywords = dict(out=out, bias=bias, activation=activation, epilogue=epilogue, epilogue_args=epilogue_args,
+                        alpha=alpha, beta=beta, c=c, residual=residual, out_dtype=out_dtype, a_scale=a_scale,
+                        b_scale=b_scale, dtype=dtype)
+        config = autotune.tuned(autotune.key(**facts["key"]), lambda: tune(a, b, **keywords))
+        lines.append("config: autotuned (" + ", ".join(f"{k}={v}" for k, v in config.fields().items()
+                                                       if v is not None) + ")")
     given = configs.Config() if config is None else config
     configs.check(dtype, given)
-    can_split = tma_out and out_dtype == "bf16" and no_epilogue
     if given.split_k not in (None, 1) and not can_split:
         raise ValueError(f"matmul: config.split_k={given.split_k}: split-K adds bf16 partials into C, so it needs a "
                          "bf16 output TMA can store to and no fused epilogue")
@@ -305,7 +318,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
                                                                                    f"N={n} is not a multiple of 8"))
                  + ")")
     lines.append("chosen: " + ("; ".join(why) if why else "as config= says"))
-    return Plan(title, lines, launches, out)
+    return Plan(title, lines, launches, out, facts)
 
 
 def matmul(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_args=(), alpha=1.0, beta=0.0,
@@ -332,6 +345,19 @@ def matmul(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogu
     return plan(a, b, out=out, bias=bias, activation=activation, epilogue=epilogue, epilogue_args=epilogue_args,
                 alpha=alpha, beta=beta, c=c, residual=residual, out_dtype=out_dtype, a_scale=a_scale,
                 b_scale=b_scale, config=config, dtype=dtype).run()
+
+
+def tune(a, b, *, seconds=None, **keywords):
+    """Time ``matmul(a, b, **keywords)`` under each candidate configuration (``seconds(fn)`` times
+    a launch; default :func:`numba_tma.testing.gpu_seconds`), remember the fastest for the call's
+    device, types and shape class (:mod:`.autotune`: ``config="autotune"`` reuses it) and return
+    it, a :class:`Config`."""
+    from ..testing import gpu_seconds
+
+    keywords.pop("config", None)
+    facts = plan(a, b, **keywords).facts
+    return autotune.fastest(facts, lambda candidate: plan(a, b, config=candidate, **keywords),
+                            seconds or gpu_seconds)
 
 
 def explain(a, b, **keywords):
