@@ -27,6 +27,7 @@ and a call anywhere in the kernel makes ptxas serialise every wgmma.
 
 import dataclasses
 import functools
+import types as pytypes
 
 import numba
 from numba import cuda
@@ -204,7 +205,7 @@ def build(k: Kernel, host="numba-cuda"):
     accumulator before the epilogue; ``splits`` K's splits (split-K); ``offsets`` / ``n_groups``
     the groups' end rows (grouped); ``b_rows`` B's rows per group in its map (grouped: N held
     N x K, K held K x N); ``epilogue_args`` the tuple the epilogue takes."""
-    cuda, types, jit = compiler(host)
+    host_cuda, host_types, jit = compiler(host)
     tile_of, work_unit, group_units, group_tile = helpers(host)
     if host != "numba-cuda" and k.epilogue is not None:
         raise ValueError("gemm kernels: a fused epilogue (wgmma.map) is compiled by numba-cuda only")
@@ -220,7 +221,6 @@ def build(k: Kernel, host="numba-cuda"):
     carve = plan.carver()
     per_tile_row = 2 if pair else 1
 
-    @jit(**({} if SIMULATOR else {"launch_bounds": (THREADS, 1)}))
     def gemm(desc_a, desc_b, desc_c, out, tiles_m, tiles_n, k_tiles, scale, splits, offsets, n_groups, b_rows,
              epilogue_args):
         smem = carve()
@@ -377,7 +377,10 @@ def build(k: Kernel, host="numba-cuda"):
             if leader and tma_out:
                 tma.wait_group(0)
 
-    return gemm, plan
+    if host != "numba-cuda":     # the same code reading the host's cuda and types (globals: the simulator swaps them)
+        gemm = pytypes.FunctionType(gemm.__code__, dict(gemm.__globals__, cuda=host_cuda, types=host_types),
+                                    gemm.__name__, gemm.__defaults__, gemm.__closure__)
+    return jit(**({} if SIMULATOR else {"launch_bounds": (THREADS, 1)}))(gemm), plan
 
 
 ZERO_PLAN = SharedMemoryPlan().array("box", (64, 64), numba.uint16, swizzle="128B")
