@@ -242,8 +242,8 @@ def _op_stub(op: Declaration, obj) -> list[str]:
 
 
 def _helper_stub(name: str, obj) -> list[str]:
-    params = ", ".join(p.name if p.default is REQUIRED else f"{p.name}={p.default!r}"
-                       for p in python_signature(obj).parameters.values())
+    params = ", ".join(f"*{p.name}" if p.kind is p.VAR_POSITIONAL else p.name if p.default is REQUIRED else
+                       f"{p.name}={p.default!r}" for p in python_signature(obj).parameters.values())
     return [f"def {name}({params}):", *_docstring(inspect.cleandoc(obj.__doc__ or "")), ""]
 
 

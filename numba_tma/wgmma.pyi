@@ -253,6 +253,41 @@ def add(acc, other):
     """
 
 
+def map(acc, fn, row, col, *args):
+    """``acc`` with every float32 register ``v`` replaced by ``fn(v, r, c, *args)`` (converted to
+    float32), where (``r``, ``c``) is the element's place, ``(row, col)`` plus its place in the 64 x
+    N tile: ``(row + 16 w + l // 4 + 8 (h // 2), col + 8 j + 2 (l % 4) + h % 2)`` for register
+    ``4j + h`` of thread ``t = threadIdx.x % 128`` (``w = t // 32``, ``l = t % 32``), the element
+    :func:`store` writes it to (``r``, ``c``: int32) — a GEMM's fused epilogue (bias, activation,
+    residual, a mask) in registers, before a store.  ``fn`` is a ``numba.cuda.jit(device=True)``
+    function (a Python function or a kernel is refused); ``args``: anything Numba passes (arrays,
+    scalars, tuples), the same for every register.  Unrolled, one call per register, each inlined:
+    ``fn`` is compiled with ``forceinline=True`` (a twin of it if it was not), so the kernel has no
+    ``CALL`` (which would make ptxas serialise every wgmma of the kernel).  Like :func:`store`,
+    it reads no memory of its own: indexing ``args`` with (``r``, ``c``) past their ends is
+    ``fn``'s to guard.  numba-cuda only (numba-cuda-mlir refuses it).
+
+    Example::
+
+        @cuda.jit(device=True)                            # map inlines it (forceinline)
+        def bias_relu(v, r, c, bias, scale):              # bias: a 1 x N row, scale: a float
+            return max(v + bias[0, c], 0.0) * scale
+
+        @cuda.jit
+        def epilogue(out, bias):
+            acc = wgmma.load(out, 0, 0, 64)               # (the MMAs' 64 x 128 accumulator)
+            acc = wgmma.map(acc, bias_relu, 0, 0, bias, 2.0)
+            wgmma.store(acc, out, 0, 0)
+
+    PTX::
+
+        mov.u32 t, %tid.x;                       // the thread's place, once
+        (fn's body, inlined: per register, unrolled, with its r and c)
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+
+
 def store(acc, out, row, col):
     """Store a 64 x N float32 accumulator fragment into ``out`` (a 2-D float32 array or view) at
     (``row``, ``col``), unrolled (one store per element pair), skipping elements outside ``out``:
@@ -301,6 +336,24 @@ def store_bf16(acc, out, row, col):
     """
 
 
+def store_f16(acc, out, row, col):
+    """As :func:`store`, converting each pair to float16 (``cvt.rn.f16x2.f32``, round to
+    nearest even; beyond the float16 range: infinity) into ``out``, a 2-D float16 array (or uint16 /
+    int16: a torch float16 tensor's ``view(torch.int16)``, float16 bits).
+
+    Example::
+
+        wgmma.store_f16(acc, out_f16, row0 + 64 * warpgroup, col0)         # out_f16: a 2-D float16 array
+
+    PTX::
+
+        cvt.rn.f16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+        @inside st.global.b32 [out + (row * pitch + col * 2)], pair;         // per pair, unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+
+
 def store_shared_bf16(acc, tile, desc, first=omitted(default=0), count=omitted(default=None)):
     """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
     ``desc`` stores it from: ``N / box_cols`` consecutive boxes of ``desc``'s box (64 rows of one
@@ -321,6 +374,26 @@ def store_shared_bf16(acc, tile, desc, first=omitted(default=0), count=omitted(d
     PTX::
 
         cvt.rn.bf16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+        st.shared.b32 [tile + box * BOX_BYTES + swizzle(row * 128 + col * 2)], pair;   // unrolled
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+
+
+def store_shared_f16(acc, tile, desc, first=omitted(default=0), count=omitted(default=None)):
+    """As :func:`store_shared_bf16`, converting each pair to float16 (``cvt.rn.f16x2.f32``)
+    for a float16 map ``desc`` (16-bit elements, box ``(64, 64)``, ``swizzle="128B"``): the epilogue
+    of a GEMM whose C is float16, stored by ``tma.store(desc, at(ring, i + b), ...)``.  The same
+    ``first`` / ``count`` rounds, the same alignment and debug checks.
+
+    Example::
+
+        wgmma.store_shared_f16(acc, at(tiles_c, 4 * half), desc_c16)     # desc_c16: a float16 map
+        wgmma.store_shared_f16(acc, at(tiles_c, 2 * half), desc_c16, 2, 2)   # columns 128-255
+
+    PTX::
+
+        cvt.rn.f16x2.f32 pair, d(4j+2h+1), d(4j+2h);
         st.shared.b32 [tile + box * BOX_BYTES + swizzle(row * 128 + col * 2)], pair;   // unrolled
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).

@@ -21,6 +21,8 @@ PARAMS = {
     "out": F32_2D,
     "bias": F32_2D,
     "out_bf16": numba.uint16[:, ::1],
+    "out_f16": numba.types.float16[:, ::1],
+    "desc_c16": TensorMap.numba_type("float16", (64, 64), swizzle="128B"),
     "out_i32": numba.int32[:, ::1],
     "totals": numba.float32[::1],
     "data": numba.float32[::1],

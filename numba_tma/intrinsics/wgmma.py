@@ -23,6 +23,8 @@ and return the accumulator so that no arithmetic on it is scheduled before the w
 ``(16 w + l // 4 + 8 (h // 2), 8 j + 2 (l % 4) + h % 2)`` of the 64 x N tile.
 """
 
+import weakref
+
 from llvmlite import ir
 from numba.core import cgutils
 from numba.cuda import types
@@ -402,10 +404,26 @@ def _tile_access(context, builder, aryty, ary, place_types, place, element):
     return row, col, rows, cols, address
 
 
+#: the 16-bit formats of the converting stores: ``cvt.rn.<format>.f32`` (``kind``'s suffix -> format)
+PAIR_FORMATS = {"bf16": "bf16x2", "f16": "f16x2"}
+
+
+def pair_cvt(fmt):
+    """The PTX converting two float32 ``$1``, ``$2`` into one register ``$0`` of two 16-bit floats
+    of ``fmt`` (``"bf16x2"`` or ``"f16x2"``), ``$1`` in the low half (``cvt d, a, b`` puts ``a`` in
+    the upper half)."""
+    return f"cvt.rn.{fmt}.f32 $0, $2, $1;"
+
+
+def _pack16x2(builder, pair, fmt="bf16x2"):
+    """Two float32 as one register of two 16-bit floats of ``fmt``, the first in the low half."""
+    cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2), pair_cvt(fmt), "=r,f,f")
+    return builder.call(cvt, pair)
+
+
 def _bf16x2(builder, pair):
     """Two float32 as one register of two bfloat16, the first in the low half."""
-    cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()] * 2), "cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,f,f")
-    return builder.call(cvt, pair)
+    return _pack16x2(builder, pair, "bf16x2")
 
 
 def _place_check(op, row, col):
@@ -414,17 +432,22 @@ def _place_check(op, row, col):
             raise OpArgumentError(f"numba_tma: {op}: argument {name!r} must be an integer; got {ty}")
 
 
+#: what ``wgmma.<kind>(acc, out, row, col)`` stores into: (out's element types, their words)
+_STORE_OUT = {"store": ((types.float32,), "float32 array"),
+              "store_bf16": ((types.uint16, types.int16), "uint16 or int16 array (bfloat16 bits)"),
+              "store_f16": ((types.float16, types.uint16, types.int16), "float16 array (or uint16 / int16: float16 "
+                            "bits)")}
+
+
 def store_check(kind, acc, out, row, col):
-    """Check the arguments of ``wgmma.<kind>(acc, out, row, col)`` (``kind``: ``"store"`` or
-    ``"store_bf16"``; Numba types): every host's typing."""
+    """Check the arguments of ``wgmma.<kind>(acc, out, row, col)`` (``kind``: ``"store"``,
+    ``"store_bf16"`` or ``"store_f16"``; Numba types): every host's typing."""
     _ACC.check(f"wgmma.{kind}", acc)
     if acc.dtype != types.float32:
         raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'acc' {FRAGMENT_FLOAT_ONLY}; got {acc}")
-    want = (types.float32,) if kind == "store" else (types.uint16, types.int16)
+    want, words = _STORE_OUT[kind]
     if not (isinstance(out, types.Array) and out.ndim == 2 and out.dtype in want):
-        raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D "
-                              f"{'float32' if kind == 'store' else 'uint16 or int16'} array"
-                              f"{' (bfloat16 bits)' if kind != 'store' else ''}; got {out}")
+        raise OpArgumentError(f"numba_tma: wgmma.{kind}: argument 'out' must be a 2-D {words}; got {out}")
     _place_check(f"wgmma.{kind}", row, col)
 
 
@@ -438,7 +461,8 @@ def _store_codegen(kind):
             element = ir.FloatType() if kind == "store" else ir.IntType(16)
             row, col, rows, cols, address = _tile_access(context, builder, outty, args[1], sig.args[2:], args[2:],
                                                          element)
-            packed_pairs = kind == "store_bf16" and outty.layout == "C"   # one 32-bit store per pair
+            fmt = PAIR_FORMATS.get(kind.rpartition("_")[2]) if kind != "store" else None   # a converting store
+            packed_pairs = fmt is not None and outty.layout == "C"   # one 32-bit store per pair
 
             for j in range(accty.count // 4):
                 for half in (0, 1):
@@ -446,8 +470,8 @@ def _store_codegen(kind):
                     c = builder.add(col, ir.Constant(I32, 8 * j))
                     c1 = builder.add(c, ir.Constant(I32, 1))
                     pair = [builder.extract_value(values, 4 * j + 2 * half + e) for e in (0, 1)]
-                    if kind == "store_bf16":
-                        packed = _bf16x2(builder, pair)
+                    if fmt is not None:
+                        packed = _pack16x2(builder, pair, fmt)
                         pair = [builder.trunc(packed, element), builder.trunc(builder.lshr(packed, ir.Constant(I32, 16)),
                                                                               element)]
                     inside = builder.and_(builder.icmp_signed("<", r, rows), builder.icmp_signed("<", c, cols))
@@ -514,6 +538,136 @@ PTX::
 
 Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
 """
+store_f16 = intrinsic(_store_codegen("store_f16"))
+store_f16.__doc__ = """As :func:`store`, converting each pair to float16 (``cvt.rn.f16x2.f32``, round to
+nearest even; beyond the float16 range: infinity) into ``out``, a 2-D float16 array (or uint16 /
+int16: a torch float16 tensor's ``view(torch.int16)``, float16 bits).
+
+Example::
+
+    wgmma.store_f16(acc, out_f16, row0 + 64 * warpgroup, col0)         # out_f16: a 2-D float16 array
+
+PTX::
+
+    cvt.rn.f16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+    @inside st.global.b32 [out + (row * pitch + col * 2)], pair;         // per pair, unrolled
+
+Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+"""
+
+
+# -- a device function over the fragment: a GEMM's fused epilogue (unrolled, inlined) ------------
+
+_INLINED = weakref.WeakKeyDictionary()   # a device function -> its twin compiled with forceinline=True
+_MAP_FN = ("must be a numba.cuda.jit(device=True) function, called as fn(v, r, c, *args) for each float32 "
+           "register v at (r, c) (a Python function, a kernel or a builtin is not one)")
+
+
+def inlined(dispatcher):
+    """``dispatcher`` (a ``cuda.jit(device=True)`` function) if compiled with ``forceinline=True``,
+    else its twin so compiled (the same Python function and options, cached per function): an
+    ``alwaysinline`` function that NVVM inlines, so that no ``CALL`` reaches SASS (a call in a
+    kernel makes ptxas serialise every wgmma, C7509)."""
+    if dispatcher.targetoptions.get("forceinline"):
+        return dispatcher
+    twin = _INLINED.get(dispatcher)
+    if twin is None:
+        twin = _INLINED[dispatcher] = type(dispatcher)(dispatcher.py_func,
+                                                       targetoptions={**dispatcher.targetoptions, "forceinline": True})
+    return twin
+
+
+def map_check(acc, fn, row, col):
+    """Check the arguments of ``wgmma.map(acc, fn, row, col, ...)`` but ``fn``'s typing (Numba
+    types): every host's."""
+    _ACC.check("wgmma.map", acc)
+    if acc.dtype != types.float32:
+        raise reject("wgmma.map", "acc", "must be a float32 fragment (an s8 / u8 MMA's int32 one: map it register "
+                     "by register in the layout of wgmma.store)", acc)
+    dispatcher = getattr(fn, "dispatcher", None) if isinstance(fn, types.Dispatcher) else None
+    if dispatcher is None or not getattr(dispatcher, "targetoptions", {}).get("device"):
+        raise reject("wgmma.map", "fn", _MAP_FN, fn)
+    _place_check("wgmma.map", row, col)
+    return dispatcher
+
+
+def map_signature(typingctx, fnty, argtys):
+    """The signature of ``fn(float32, int32, int32, *argtys)`` (``fnty``: its Numba type), or
+    ``wgmma.map``'s refusal: it does not type, or returns no number."""
+    try:
+        sig = typingctx.resolve_function_type(fnty, (types.float32, types.int32, types.int32, *argtys), {})
+    except Exception as exc:          # a typing error inside fn: its own message, after the rule
+        raise OpArgumentError(f"numba_tma: wgmma.map: argument 'fn' must accept (float32, int32, int32"
+                              f"{''.join(', ' + str(t) for t in argtys)}) and return a number; {fnty} does not "
+                              f"type: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+                              ) from exc
+    if sig is None or not isinstance(sig.return_type, (types.Float, types.Integer, types.Boolean)):
+        raise OpArgumentError(f"numba_tma: wgmma.map: argument 'fn' must accept (float32, int32, int32"
+                              f"{''.join(', ' + str(t) for t in argtys)}) and return a number; got {fnty} returning "
+                              f"{None if sig is None else sig.return_type}")
+    return sig
+
+
+@intrinsic
+def map(typingctx, acc, fn, row, col, *args):       # noqa: A001 - the fragment's map, as wgmma.map
+    """``acc`` with every float32 register ``v`` replaced by ``fn(v, r, c, *args)`` (converted to
+    float32), where (``r``, ``c``) is the element's place, ``(row, col)`` plus its place in the 64 x
+    N tile: ``(row + 16 w + l // 4 + 8 (h // 2), col + 8 j + 2 (l % 4) + h % 2)`` for register
+    ``4j + h`` of thread ``t = threadIdx.x % 128`` (``w = t // 32``, ``l = t % 32``), the element
+    :func:`store` writes it to (``r``, ``c``: int32) — a GEMM's fused epilogue (bias, activation,
+    residual, a mask) in registers, before a store.  ``fn`` is a ``numba.cuda.jit(device=True)``
+    function (a Python function or a kernel is refused); ``args``: anything Numba passes (arrays,
+    scalars, tuples), the same for every register.  Unrolled, one call per register, each inlined:
+    ``fn`` is compiled with ``forceinline=True`` (a twin of it if it was not), so the kernel has no
+    ``CALL`` (which would make ptxas serialise every wgmma of the kernel).  Like :func:`store`,
+    it reads no memory of its own: indexing ``args`` with (``r``, ``c``) past their ends is
+    ``fn``'s to guard.  numba-cuda only (numba-cuda-mlir refuses it).
+
+    Example::
+
+        @cuda.jit(device=True)                            # map inlines it (forceinline)
+        def bias_relu(v, r, c, bias, scale):              # bias: a 1 x N row, scale: a float
+            return max(v + bias[0, c], 0.0) * scale
+
+        @cuda.jit
+        def epilogue(out, bias):
+            acc = wgmma.load(out, 0, 0, 64)               # (the MMAs' 64 x 128 accumulator)
+            acc = wgmma.map(acc, bias_relu, 0, 0, bias, 2.0)
+            wgmma.store(acc, out, 0, 0)
+
+    PTX::
+
+        mov.u32 t, %tid.x;                       // the thread's place, once
+        (fn's body, inlined: per register, unrolled, with its r and c)
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+    dispatcher = map_check(acc, fn, row, col)
+    twin = inlined(dispatcher)
+    fnty = fn if twin is dispatcher else typingctx.resolve_value_type(twin)
+    fsig = map_signature(typingctx, fnty, args)
+
+    def codegen(context, builder, sig, values):
+        accty = sig.args[0]
+        impl = context.get_function(fnty, fsig)
+        r0, c0 = (context.cast(builder, v, t, types.int32) for v, t in zip(values[2:4], sig.args[2:4]))
+        row0, col0 = _fragment_coords(builder, r0, c0)
+        star = sig.args[4]                                # *args: one tuple (Numba folds a star argument)
+        extra = [context.cast(builder, v, t, want) for v, t, want in
+                 zip(cgutils.unpack_tuple(builder, values[4], len(star)), star, fsig.args[3:])]
+        out = []
+        for i in range(accty.count):
+            j, h = divmod(i, 4)
+            r = builder.add(row0, ir.Constant(I32, 8 * (h // 2)))
+            c = builder.add(col0, ir.Constant(I32, 8 * j + h % 2))
+            v = context.cast(builder, builder.extract_value(values[0], i), types.float32, fsig.args[0])
+            result = impl(builder, [v, context.cast(builder, r, types.int32, fsig.args[1]),
+                                    context.cast(builder, c, types.int32, fsig.args[2]), *extra])
+            out.append(context.cast(builder, result, fsig.return_type, types.float32))
+        return context.make_tuple(builder, accty, out)
+
+    return acc(acc, fn, row, col, types.StarArgTuple.from_types(args)), codegen
+
 
 def scale_check(acc, factor):
     """Check the arguments of ``wgmma.scale`` (Numba types): every host's typing."""
@@ -587,23 +741,24 @@ def lower_add(host, tys, values):
     return host.pack(acc, [host.float_asm("add.rn.f32 $0, $1, $2;", a, b) for (a, _), (b, _) in pairs])
 
 
-C_TILE_ROW_BYTES = 128   # the one C tile store_shared_bf16 writes: bf16, box (64, 64), swizzle "128B"
+C_TILE_ROW_BYTES = 128   # the one C tile store_shared_bf16 / store_shared_f16 write: 16-bit, box (64, 64), "128B"
 
 
-def store_shared_bf16_boxes(acc, tile, desc, first, count, row_bytes=None):
+def store_shared_bf16_boxes(acc, tile, desc, first, count, row_bytes=None, op="wgmma.store_shared_bf16"):
     """``(first box, boxes, columns a box, row bytes)`` of ``store_shared_bf16(acc, tile, desc,
-    first, count)`` (Numba types), its arguments checked: every host's typing.  ``row_bytes``:
-    given where the host's ``desc`` type does not say its layout (then ``desc`` is not checked)."""
-    _ACC.check("wgmma.store_shared_bf16", acc)
-    _STAGING.check("wgmma.store_shared_bf16", tile)
+    first, count)`` (Numba types; ``op``: ``"wgmma.store_shared_f16"`` for that one), its
+    arguments checked: every host's typing.  ``row_bytes``: given where the host's ``desc`` type
+    does not say its layout (then ``desc`` is not checked)."""
+    _ACC.check(op, acc)
+    _STAGING.check(op, tile)
     if row_bytes is None:
-        span, row_bytes = matrix_descriptor.layout_facts("wgmma.store_shared_bf16", desc)
+        span, row_bytes = matrix_descriptor.layout_facts(op, desc)
         if desc.element_bits != 16 or span != 128 or desc.box[0] != 64:
-            raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be a 16-bit map with box "
+            raise OpArgumentError(f"numba_tma: {op}: argument 'desc' must be a 16-bit map with box "
                                   f"(64, 64) and swizzle '128B' (the C tile a warpgroup stores); got {desc}")
     box_cols = row_bytes // 2
     if (2 * acc.count) % box_cols:
-        raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: argument 'acc' must cover whole boxes of "
+        raise OpArgumentError(f"numba_tma: {op}: argument 'acc' must cover whole boxes of "
                               f"{box_cols} columns; got {2 * acc.count} columns")
     total = 2 * acc.count // box_cols
     first_box = literal(first) if not isinstance(first, types.Omitted) else first.value
@@ -611,7 +766,7 @@ def store_shared_bf16_boxes(acc, tile, desc, first, count, row_bytes=None):
     n_boxes = total - (first_box or 0) if n_boxes is None else n_boxes
     if not (isinstance(first_box, int) and isinstance(n_boxes, int) and 0 <= first_box and 1 <= n_boxes
             and first_box + n_boxes <= total):
-        raise OpArgumentError(f"numba_tma: wgmma.store_shared_bf16: arguments 'first' and 'count' must be constants "
+        raise OpArgumentError(f"numba_tma: {op}: arguments 'first' and 'count' must be constants "
                               f"naming boxes of the fragment's {total}; got {first} and {count}")
     return first_box, n_boxes, box_cols, row_bytes
 
@@ -620,69 +775,99 @@ _STAGING = SharedArray("tile", what="the shared staging tile", contiguous=True, 
                        why=matrix.STAGING_WHY)
 
 
-def store_shared_bf16_checks(d, tilety, tile, n_boxes, box_bytes):
-    """Debug mode of ``store_shared_bf16`` (every host; ``d``: its :class:`.debug.Emitter`), as a
-    PtxOp's: the staging tile in shared memory, aligned, holding the ``n_boxes`` boxes written."""
-    _STAGING.debug_check(d, "wgmma.store_shared_bf16", tilety, tile)
+def store_shared_bf16_checks(d, tilety, tile, n_boxes, box_bytes, op="wgmma.store_shared_bf16"):
+    """Debug mode of ``store_shared_bf16`` / ``store_shared_f16`` (``op``; every host; ``d``: its
+    :class:`.debug.Emitter`), as a PtxOp's: the staging tile in shared memory, aligned, holding the
+    ``n_boxes`` boxes written."""
+    _STAGING.debug_check(d, op, tilety, tile)
     if isinstance(tilety, types.Array):
-        debug.check_at_least(d, "wgmma.store_shared_bf16", "tile", d.array_bytes(tile, tilety), n_boxes * box_bytes,
+        debug.check_at_least(d, op, "tile", d.array_bytes(tile, tilety), n_boxes * box_bytes,
                              f"the {n_boxes} boxes of {box_bytes} bytes it writes")
 
 
-@_intrinsic(target="cuda", prefer_literal=True)
-def store_shared_bf16(typingctx, acc, tile, desc, first=types.Omitted(0), count=types.Omitted(None)):
-    """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
-    ``desc`` stores it from: ``N / box_cols`` consecutive boxes of ``desc``'s box (64 rows of one
-    128-byte swizzle span: box ``(64, 64)`` bf16, ``swizzle="128B"``) from ``tile`` (``at(ring, i)``),
-    each box in the map's swizzled layout, so that ``tma.store(desc, at(ring, i + b), ...)`` writes
-    box ``b`` (columns ``64 b`` to ``64 b + 63``) — the epilogue of a GEMM: one ``st.shared.b32``
-    per element pair (swizzled: no bank conflicts), unrolled; then ``fence.proxy_async()`` and a
-    barrier of the warpgroup before the store.  ``first`` / ``count`` (constants): only the
-    fragment's boxes ``first`` to ``first + count - 1``, into ``count`` boxes from ``tile`` (an
-    epilogue in rounds, through less shared memory).  ``tile`` must be 1024-byte aligned and hold
-    the ``count`` boxes: debug mode traps otherwise (an ``at()`` address: its alignment only).
+def _store_shared(kind):
+    """``wgmma.<kind>`` (``"store_shared_bf16"`` or ``"store_shared_f16"``): one codegen, the
+    pair's conversion (``cvt.rn.bf16x2.f32`` / ``cvt.rn.f16x2.f32``) its only difference."""
+    op, fmt = f"wgmma.{kind}", PAIR_FORMATS[kind.rpartition("_")[2]]
 
-    Example::
+    def typer(typingctx, acc, tile, desc, first=types.Omitted(0), count=types.Omitted(None)):
+        first_box, n_boxes, box_cols, row_bytes = store_shared_bf16_boxes(acc, tile, as_map(desc), first, count,
+                                                                          op=op)
+        box_bytes = 64 * row_bytes
 
-        wgmma.store_shared_bf16(acc, at(tiles_c, 4 * half), desc_c)
-        wgmma.store_shared_bf16(acc, at(tiles_c, 2 * half), desc_c, 2, 2)     # columns 128-255
+        def codegen(context, builder, sig, args):
+            accty, tilety = sig.args[:2]
+            values = args[0]
+            if debug.STATE.on:
+                store_shared_bf16_checks(LlvmEmitter(context, builder), tilety, args[1], n_boxes, box_bytes, op)
+            base = shared_address(context, builder, tilety, args[1]) if isinstance(tilety, types.Array) else args[1]
+            row, col = _fragment_coords(builder, ir.Constant(I32, 0), ir.Constant(I32, 0))
+            col_bytes = builder.shl(col, ir.Constant(I32, 1))                # 16-bit elements
+            st = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [I32, I32]), "st.shared.b32 [$0], $1;", "r,r",
+                              side_effect=True)
+            for j in range(first_box * box_cols // 8, (first_box + n_boxes) * box_cols // 8):
+                box, chunk_col = divmod(8 * j, box_cols)          # 8 columns per j: 16 bytes, one chunk
+                box -= first_box
+                for half in (0, 1):
+                    r = builder.add(row, ir.Constant(I32, 8 * half))
+                    offset = builder.add(builder.mul(r, ir.Constant(I32, row_bytes)),
+                                         builder.add(ir.Constant(I32, 2 * chunk_col), col_bytes))
+                    # the 128B swizzle: the 16-byte chunk index XOR the row's bits 7-9 of the offset
+                    swizzled = builder.xor(offset, builder.shl(builder.and_(builder.lshr(offset, ir.Constant(I32, 7)),
+                                                                            ir.Constant(I32, 7)), ir.Constant(I32, 4)))
+                    address = builder.add(base, builder.add(ir.Constant(I32, box * box_bytes), swizzled))
+                    pair = [builder.extract_value(values, 4 * j + 2 * half + e) for e in (0, 1)]
+                    builder.call(st, [address, _pack16x2(builder, pair, fmt)])
+            return context.get_dummy_value()
 
-    PTX::
+        return types.none(acc, tile, desc, first, count), codegen
 
-        cvt.rn.bf16x2.f32 pair, d(4j+2h+1), d(4j+2h);
-        st.shared.b32 [tile + box * BOX_BYTES + swizzle(row * 128 + col * 2)], pair;   // unrolled
+    typer.__name__ = kind
+    return typer
 
-    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
-    """
-    first_box, n_boxes, box_cols, row_bytes = store_shared_bf16_boxes(acc, tile, as_map(desc), first, count)
-    box_bytes = 64 * row_bytes
 
-    def codegen(context, builder, sig, args):
-        accty, tilety = sig.args[:2]
-        values = args[0]
-        if debug.STATE.on:
-            store_shared_bf16_checks(LlvmEmitter(context, builder), tilety, args[1], n_boxes, box_bytes)
-        base = shared_address(context, builder, tilety, args[1]) if isinstance(tilety, types.Array) else args[1]
-        row, col = _fragment_coords(builder, ir.Constant(I32, 0), ir.Constant(I32, 0))
-        col_bytes = builder.shl(col, ir.Constant(I32, 1))                # bf16
-        st = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [I32, I32]), "st.shared.b32 [$0], $1;", "r,r",
-                          side_effect=True)
-        for j in range(first_box * box_cols // 8, (first_box + n_boxes) * box_cols // 8):
-            box, chunk_col = divmod(8 * j, box_cols)          # 8 columns per j: 16 bytes, one chunk
-            box -= first_box
-            for half in (0, 1):
-                r = builder.add(row, ir.Constant(I32, 8 * half))
-                offset = builder.add(builder.mul(r, ir.Constant(I32, row_bytes)),
-                                     builder.add(ir.Constant(I32, 2 * chunk_col), col_bytes))
-                # the 128B swizzle: the 16-byte chunk index XOR the row's bits 7-9 of the offset
-                swizzled = builder.xor(offset, builder.shl(builder.and_(builder.lshr(offset, ir.Constant(I32, 7)),
-                                                                        ir.Constant(I32, 7)), ir.Constant(I32, 4)))
-                address = builder.add(base, builder.add(ir.Constant(I32, box * box_bytes), swizzled))
-                pair = [builder.extract_value(values, 4 * j + 2 * half + e) for e in (0, 1)]
-                builder.call(st, [address, _bf16x2(builder, pair)])
-        return context.get_dummy_value()
+store_shared_bf16 = _intrinsic(target="cuda", prefer_literal=True)(_store_shared("store_shared_bf16"))
+store_shared_bf16.__doc__ = """Store a 64 x N float32 fragment as bfloat16 into shared memory laid out as the TMA map
+``desc`` stores it from: ``N / box_cols`` consecutive boxes of ``desc``'s box (64 rows of one
+128-byte swizzle span: box ``(64, 64)`` bf16, ``swizzle="128B"``) from ``tile`` (``at(ring, i)``),
+each box in the map's swizzled layout, so that ``tma.store(desc, at(ring, i + b), ...)`` writes
+box ``b`` (columns ``64 b`` to ``64 b + 63``) — the epilogue of a GEMM: one ``st.shared.b32``
+per element pair (swizzled: no bank conflicts), unrolled; then ``fence.proxy_async()`` and a
+barrier of the warpgroup before the store.  ``first`` / ``count`` (constants): only the
+fragment's boxes ``first`` to ``first + count - 1``, into ``count`` boxes from ``tile`` (an
+epilogue in rounds, through less shared memory).  ``tile`` must be 1024-byte aligned and hold
+the ``count`` boxes: debug mode traps otherwise (an ``at()`` address: its alignment only).
 
-    return types.none(acc, tile, desc, first, count), codegen
+Example::
+
+    wgmma.store_shared_bf16(acc, at(tiles_c, 4 * half), desc_c)
+    wgmma.store_shared_bf16(acc, at(tiles_c, 2 * half), desc_c, 2, 2)     # columns 128-255
+
+PTX::
+
+    cvt.rn.bf16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+    st.shared.b32 [tile + box * BOX_BYTES + swizzle(row * 128 + col * 2)], pair;   // unrolled
+
+Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+"""
+store_shared_f16 = _intrinsic(target="cuda", prefer_literal=True)(_store_shared("store_shared_f16"))
+store_shared_f16.__doc__ = """As :func:`store_shared_bf16`, converting each pair to float16 (``cvt.rn.f16x2.f32``)
+for a float16 map ``desc`` (16-bit elements, box ``(64, 64)``, ``swizzle="128B"``): the epilogue
+of a GEMM whose C is float16, stored by ``tma.store(desc, at(ring, i + b), ...)``.  The same
+``first`` / ``count`` rounds, the same alignment and debug checks.
+
+Example::
+
+    wgmma.store_shared_f16(acc, at(tiles_c, 4 * half), desc_c16)     # desc_c16: a float16 map
+    wgmma.store_shared_f16(acc, at(tiles_c, 2 * half), desc_c16, 2, 2)   # columns 128-255
+
+PTX::
+
+    cvt.rn.f16x2.f32 pair, d(4j+2h+1), d(4j+2h);
+    st.shared.b32 [tile + box * BOX_BYTES + swizzle(row * 128 + col * 2)], pair;   // unrolled
+
+Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+"""
 
 
 # -- fragment rows: an attention kernel's online softmax (unrolled, as above) ---------------------
@@ -921,6 +1106,6 @@ def lower_scale_rows(host, tys, values):
     return host.pack(acc, registers)
 
 
-HELPERS = ("zeros", "scale", "add", "store", "store_bf16", "store_shared_bf16", "load", "row_max", "row_sum", "exp2_rows",
-           "scale_rows")   # public, not PTX declarations
+HELPERS = ("zeros", "scale", "add", "map", "store", "store_bf16", "store_f16", "store_shared_bf16", "store_shared_f16",
+           "load", "row_max", "row_sum", "exp2_rows", "scale_rows")   # public, not PTX declarations
 __all__ = exported("wgmma") + list(HELPERS)

@@ -83,16 +83,18 @@ class _If:
         self.point.__exit__(*exc)
 
 
-def _bf16x2(a, b):
-    """Two float32 as one register of two bfloat16, the first in the low half."""
-    return emit_asm("cvt.rn.bf16x2.f32 $0, $2, $1;", [(a, "f"), (b, "f")], ["=r"], memory=False)
+def _pack16x2(a, b, fmt="bf16x2"):
+    """Two float32 as one register of two 16-bit floats of ``fmt`` (``"bf16x2"`` or ``"f16x2"``), the
+    first in the low half: numba-cuda's PTX (``wgmma.pair_cvt``)."""
+    return emit_asm(wgmma.pair_cvt(fmt), [(a, "f"), (b, "f")], ["=r"], memory=False)
 
 
 def _store(kind):
     def typer(typingctx, acc, out, row, col):
         accty, outty, row_type, col_type = (plain(t) for t in (acc, out, row, col))   # a plain @intrinsic there
         wgmma.store_check(kind, accty, outty, row_type, col_type)
-        packed_pairs = kind == "store_bf16" and outty.layout == "C"   # one 32-bit store per pair
+        fmt = wgmma.PAIR_FORMATS.get(kind.rpartition("_")[2]) if kind != "store" else None   # a converting store
+        packed_pairs = fmt is not None and outty.layout == "C"   # one 32-bit store per pair
 
         def codegen(builder, target, args, kwargs):
             values, array, row0, col0 = (builder.load_var(v) for v in args)
@@ -102,8 +104,8 @@ def _store(kind):
                     r, c = arith.addi(tile.row, _i32(8 * half)), arith.addi(tile.col, _i32(8 * j))
                     c1 = arith.addi(c, _i32(1))
                     pair = [values[4 * j + 2 * half + e] for e in (0, 1)]
-                    if kind == "store_bf16":
-                        packed = _bf16x2(*pair)
+                    if fmt is not None:
+                        packed = _pack16x2(*pair, fmt)
                         pair = [arith.trunci(_I32(16), packed), arith.trunci(_I32(16), arith.shrui(packed, _i32(16)))]
                     with _If(tile.inside(r, c)):
                         both = arith.cmpi(arith.CmpIPredicate.slt, c1, tile.cols)
@@ -148,47 +150,62 @@ def _load(typingctx, array, row, col, count):
     return mlir_types.UniTuple(mlir_types.float32, tuple_type.count)(array, row, col, count), codegen
 
 
-def _c_tile_row_bytes(desc):
+def _c_tile_row_bytes(desc, op="wgmma.store_shared_bf16"):
     """The row bytes of ``desc``'s boxes where its type does not say them: the C tile's, unchecked,
     for a plain ``uint8`` array; ``None`` (checked as under numba-cuda) for a map whose type says its
     layout (by value, or ``map_in_global``'s)."""
     if isinstance(desc, TensorMapType):
         return None
     if not (isinstance(desc, types.Array) and desc.dtype == types.uint8 and desc.ndim == 1):
-        raise OpArgumentError("numba_tma: wgmma.store_shared_bf16: argument 'desc' must be the map in global memory "
+        raise OpArgumentError(f"numba_tma: {op}: argument 'desc' must be the map in global memory "
                               f"(numba_tma.mlir.map_in_global) or a by-value map (sm_100 and newer) on the "
                               f"numba-cuda-mlir host; got {desc}")
     return wgmma.C_TILE_ROW_BYTES
 
 
-def _store_shared_bf16(typingctx, acc, tile, desc, first=mlir_types.Omitted(0), count=mlir_types.Omitted(None)):
-    """The fragment as bfloat16 into the swizzled boxes of the C tile's map from ``tile``: as
-    ``numba_tma.wgmma.store_shared_bf16`` (``desc``: a plain ``uint8`` array is not checked)."""
-    accty, tilety, descty = to_numba(acc), to_numba(tile), to_numba(desc)
-    first_box, n_boxes, box_cols, row_bytes = wgmma.store_shared_bf16_boxes(
-        accty, tilety, descty, to_numba(first), to_numba(count), row_bytes=_c_tile_row_bytes(descty))
+def _store_shared(kind):
+    op, fmt = f"wgmma.{kind}", wgmma.PAIR_FORMATS[kind.rpartition("_")[2]]
 
-    def codegen(builder, target, args, kwargs):
-        check_by_value_maps("wgmma.store_shared_bf16", [descty], parse_arch(target_chip(builder)))
-        values, tile_value = builder.load_var(args[0]), builder.load_var(args[1])
-        if DEBUG.on:
-            wgmma.store_shared_bf16_checks(MlirEmitter(), tilety, tile_value, n_boxes, 64 * row_bytes)
-        base = tile_value if isinstance(tile, SharedRef) else shared_address(tile_value)
-        row, col = _fragment_coords(_i32(0), _i32(0))
-        col_bytes = arith.shli(col, _i32(1))                    # bf16
-        for j in range(first_box * box_cols // 8, (first_box + n_boxes) * box_cols // 8):
-            box, chunk_col = divmod(8 * j, box_cols)          # 8 columns per j: 16 bytes, one chunk
-            for half in (0, 1):
-                r = arith.addi(row, _i32(8 * half))
-                offset = arith.addi(arith.muli(r, _i32(row_bytes)), arith.addi(_i32(2 * chunk_col), col_bytes))
-                # the 128B swizzle: the 16-byte chunk index XOR the row's bits 7-9 of the offset
-                swizzled = arith.xori(offset, arith.shli(arith.andi(arith.shrui(offset, _i32(7)), _i32(7)), _i32(4)))
-                address = arith.addi(base, arith.addi(_i32((box - first_box) * 64 * row_bytes), swizzled))
-                pair = _bf16x2(values[4 * j + 2 * half], values[4 * j + 2 * half + 1])
-                llvm.inline_asm(None, [address, pair], "st.shared.b32 [$0], $1;", "r,r", has_side_effects=True)
+    def typer(typingctx, acc, tile, desc, first=mlir_types.Omitted(0), count=mlir_types.Omitted(None)):
+        accty, tilety, descty = to_numba(acc), to_numba(tile), to_numba(desc)
+        first_box, n_boxes, box_cols, row_bytes = wgmma.store_shared_bf16_boxes(
+            accty, tilety, descty, to_numba(first), to_numba(count), row_bytes=_c_tile_row_bytes(descty, op), op=op)
 
-    return mlir_types.void(acc, tile, desc, first, count), codegen
+        def codegen(builder, target, args, kwargs):
+            check_by_value_maps(op, [descty], parse_arch(target_chip(builder)))
+            values, tile_value = builder.load_var(args[0]), builder.load_var(args[1])
+            if DEBUG.on:
+                wgmma.store_shared_bf16_checks(MlirEmitter(), tilety, tile_value, n_boxes, 64 * row_bytes, op)
+            base = tile_value if isinstance(tile, SharedRef) else shared_address(tile_value)
+            row, col = _fragment_coords(_i32(0), _i32(0))
+            col_bytes = arith.shli(col, _i32(1))                    # 16-bit elements
+            for j in range(first_box * box_cols // 8, (first_box + n_boxes) * box_cols // 8):
+                box, chunk_col = divmod(8 * j, box_cols)          # 8 columns per j: 16 bytes, one chunk
+                for half in (0, 1):
+                    r = arith.addi(row, _i32(8 * half))
+                    offset = arith.addi(arith.muli(r, _i32(row_bytes)), arith.addi(_i32(2 * chunk_col), col_bytes))
+                    # the 128B swizzle: the 16-byte chunk index XOR the row's bits 7-9 of the offset
+                    swizzled = arith.xori(offset, arith.shli(arith.andi(arith.shrui(offset, _i32(7)), _i32(7)),
+                                                             _i32(4)))
+                    address = arith.addi(base, arith.addi(_i32((box - first_box) * 64 * row_bytes), swizzled))
+                    pair = _pack16x2(values[4 * j + 2 * half], values[4 * j + 2 * half + 1], fmt)
+                    llvm.inline_asm(None, [address, pair], "st.shared.b32 [$0], $1;", "r,r", has_side_effects=True)
+
+        return mlir_types.void(acc, tile, desc, first, count), codegen
+
+    typer.__doc__ = (f"The fragment as {'bfloat16' if fmt == 'bf16x2' else 'float16'} into the swizzled boxes of the "
+                     f"C tile's map from ``tile``: as ``numba_tma.wgmma.{kind}`` (``desc``: a plain ``uint8`` array "
+                     "is not checked).")
+    return intrinsic(typer, kind)
 
 
-HELPERS = {"store": _store("store"), "store_bf16": _store("store_bf16"), "load": intrinsic(_load, "load"),
-           "store_shared_bf16": intrinsic(_store_shared_bf16, "store_shared_bf16")}
+def _map(typingctx, acc, fn, row, col, *args):
+    """``numba_tma.wgmma.map`` is numba-cuda only: refused here, naming why."""
+    raise OpArgumentError("numba_tma: wgmma.map: numba-cuda only: numba-cuda-mlir kernels cannot call a device "
+                          "function from a numba_tma helper (map the registers in the kernel, in the layout of "
+                          "wgmma.store, or compile the kernel with numba-cuda)")
+
+
+HELPERS = {"store": _store("store"), "store_bf16": _store("store_bf16"), "store_f16": _store("store_f16"),
+           "load": intrinsic(_load, "load"), "store_shared_bf16": _store_shared("store_shared_bf16"),
+           "store_shared_f16": _store_shared("store_shared_f16"), "map": intrinsic(_map, "map")}

@@ -234,20 +234,54 @@ def _store(kind, acc, out, row, col, convert):
                               "fragment")
     target = memory.host(out)
     rows, cols = target.shape
+    bits = target.dtype == np.int16             # 16-bit float bits in an int16 array (a torch view): wrapped
     for i, r, c in _elements(thread, len(acc)):
         if row + r < rows and col + c < cols:
-            target[row + r, col + c] = convert(acc[i])
+            value = convert(acc[i])
+            target[row + r, col + c] = np.array(value, np.uint16).view(np.int16) if bits else value
 
 
 def store(acc, out, row, col):
     _store("store", acc, out, row, col, np.float32)
 
 
+def _f16_bits(value):
+    """A float as float16 bits, rounded to nearest even (``cvt.rn.f16x2.f32``: beyond the range, infinity)."""
+    with np.errstate(over="ignore"):
+        return int(np.float32(value).astype(np.float16).view(np.uint16))
+
+
 def store_bf16(acc, out, row, col):
     _store("store_bf16", acc, out, row, col, _bf16_bits)
 
 
-def store_shared_bf16(acc, tile, desc, first=0, count=None):
+def store_f16(acc, out, row, col):
+    target = memory.host(out)
+    _store("store_f16", acc, out, row, col,
+           (lambda v: np.float32(v).astype(np.float16)) if target.dtype == np.float16 else _f16_bits)
+
+
+def map(acc, fn, row, col, *args):        # noqa: A001 - wgmma.map
+    """Each register ``v`` replaced by ``float32(fn(v, r, c, *args))`` at its (r, c) (int32), ``fn`` the
+    simulator's device function (``cuda.jit(device=True)``), called per element as the GPU's inlined copy."""
+    thread, _ = enter()
+    if getattr(acc, "dtype", "float32") != "float32":
+        raise OpArgumentError(f"numba_tma: wgmma.map: argument 'acc' must be a float32 fragment (an s8 / u8 MMA's "
+                              f"int32 one: map it register by register in the layout of wgmma.store); got an "
+                              f"{acc.dtype} fragment")
+    if not getattr(fn, "_device", False):
+        raise OpArgumentError(f"numba_tma: wgmma.map: argument 'fn' must be a numba.cuda.jit(device=True) function, "
+                              f"called as fn(v, r, c, *args) for each float32 register v at (r, c) (a Python "
+                              f"function, a kernel or a builtin is not one); got {fn!r}")
+    values = list(acc)
+    op = RUNNING.op
+    for i, r, c in _elements(thread, len(acc)):
+        values[i] = float(np.float32(fn(np.float32(acc[i]), np.int32(row + r), np.int32(col + c), *args)))
+        RUNNING.op = op                   # (fn may run ops of its own)
+    return Fragment(values, "float32")
+
+
+def _store_shared(acc, tile, desc, first, count, convert):
     thread, _ = enter()
     row_bytes = desc.layout.box[-1] * desc.layout.element_bits // 8
     box_cols, box_bytes = row_bytes // 2, 64 * row_bytes
@@ -264,7 +298,15 @@ def store_shared_bf16(acc, tile, desc, first=0, count=None):
         box, col = divmod(c, box_cols)
         if first <= box < first + count:
             offset = (box - first) * box_bytes + int(swizzled_offsets(r * row_bytes + 2 * col, 128))
-            words[offset // 2] = _bf16_bits(acc[i])
+            words[offset // 2] = convert(acc[i])
+
+
+def store_shared_bf16(acc, tile, desc, first=0, count=None):
+    _store_shared(acc, tile, desc, first, count, _bf16_bits)
+
+
+def store_shared_f16(acc, tile, desc, first=0, count=None):
+    _store_shared(acc, tile, desc, first, count, _f16_bits)
 
 
 def load(array, row, col, count):
