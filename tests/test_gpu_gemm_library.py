@@ -369,9 +369,15 @@ def test_grouped_matmul_with_a_user_epilogue():
     assert_close(got, want, 1e-3)
 
 
-@pytest.mark.parametrize("shapes", [[(130, K, N), (37, K, N), (1, K, N)],
-                                    [(130, 72, 264), (37, 200, 136), (300, 77, 8)]],
-                         ids=["one K and N", "shapes of their own"])
+def test_grouped_matmul_list_form_of_groups_of_their_own_k_or_n_is_refused():
+    shapes = [(130, 72, 264), (37, 200, 136)]
+    a_list = [operand((m, k), "bf16", "row", 50 + i) for i, (m, k, n) in enumerate(shapes)]
+    b_list = [operand((k, n), "bf16", "row", 60 + i) for i, (m, k, n) in enumerate(shapes)]
+    with pytest.raises(ValueError, match="group 1: a\\[1\\] must be"):
+        gemm.grouped_matmul(a_list, b_list)
+
+
+@pytest.mark.parametrize("shapes", [[(130, K, N), (37, K, N), (1, K, N)]], ids=["one K and N"])
 def test_grouped_matmul_list_form(shapes):
     a_list = [operand((m, k), "bf16", "row", 50 + i) for i, (m, k, n) in enumerate(shapes)]
     b_list = [operand((k, n), "bf16", "col" if i % 2 else "row", 60 + i) for i, (m, k, n) in enumerate(shapes)]

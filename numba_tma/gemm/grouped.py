@@ -189,7 +189,7 @@ def _plan(A, B, O_, stream, *, out, bias, activation, epilogue, epilogue_args, a
             groups, b_rows, e_args)
     launches.append(lambda: launch(gemm, grid, THREADS, *args, shared_mem=smem_plan.nbytes, stream=stream))
     lines.append(f"kernel: persistent warp-specialised wgmma over the groups' tiles (offsets read on the device), "
-                 f"tile 128 x {tile_n} x {bk}, {stages}-stage TMA ring, {grid} blocks of {THREADS} threads; "
+                 f"tile 128x{tile_n}x{bk}, {stages}-stage TMA ring, {grid} blocks of {THREADS} threads; "
                  "output stored from registers, bounded by each group's end row")
     if not e.empty():
         lines.append(f"epilogue (fused): {e.steps()}")

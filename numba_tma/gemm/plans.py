@@ -304,7 +304,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     launches.append(lambda: launch(gemm, grid, THREADS, *args, shared_mem=smem_plan.nbytes, cluster=cluster,
                                    stream=stream))
     mma_k = 16 if TYPES[dtype][0] == 2 else 32
-    lines.append(f"kernel: persistent warp-specialised wgmma, tile 128 x {chosen.tile_n} x {bk} (m64n{chosen.tile_n}"
+    lines.append(f"kernel: persistent warp-specialised wgmma, tile 128x{chosen.tile_n}x{bk} (m64n{chosen.tile_n}"
                  f"k{mma_k}, two consumer warpgroups), {chosen.stages}-stage TMA ring, "
                  f"{'clusters of 2 sharing B by TMA multicast' if kern.pair else 'no clusters'}, "
                  f"split-K {chosen.split_k}, {grid} blocks of {THREADS} threads for {tiles_m * tiles_n} tiles")
