@@ -67,6 +67,11 @@ class Backend(abc.ABC):
 
     @staticmethod
     @abc.abstractmethod
+    def is_device_function(fn) -> bool:
+        """Whether ``fn`` is a ``cuda.jit(device=True)`` function of this backend."""
+
+    @staticmethod
+    @abc.abstractmethod
     def carver(pieces, align, fields, nbytes, compiled):
         """A :class:`numba_tma.SharedMemoryPlan`'s carver: ``compiled()`` where kernels are compiled."""
 

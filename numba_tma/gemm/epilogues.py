@@ -21,6 +21,7 @@ import functools
 import math
 
 import numba
+import numpy as np
 from numba.cuda import libdevice, types
 
 from ..ops import BACKEND
@@ -28,10 +29,20 @@ from ..ops import BACKEND
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 
 
-@BACKEND.device_function
-def bf16_value(bits):
-    """A bfloat16 held as its bits (uint16) as float32."""
-    return libdevice.int_as_float(types.int32(types.int32(bits) << 16))
+def _bf16_value(bits):
+    """A bfloat16 held as its bits (uint16) as float32 (run as Python: the simulator)."""
+    return np.array([int(bits) << 16], np.uint32).view(np.float32)[0]
+
+
+def _compiled_bf16_value():
+    @BACKEND.device_function
+    def bf16_value(bits):
+        return libdevice.int_as_float(types.int32(types.int32(bits) << 16))
+    return bf16_value
+
+
+bf16_value = BACKEND.twin(_bf16_value, _compiled_bf16_value)
+"""A bfloat16 held as its bits (uint16) as float32, in a kernel."""
 
 
 @BACKEND.device_function

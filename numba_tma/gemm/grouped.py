@@ -18,7 +18,7 @@ from .. import TensorMap, launch
 from . import config as configs
 from . import epilogues, staging
 from .kernels import BM, THREADS, TILE_N, TYPES, Kernel, build
-from .plans import Plan, _number, epilogue_of, out_dtype_name, sm_count
+from .plans import Plan, _number, epilogue_of, out_dtype_name, output, sm_count
 from .operands import empty, operand
 
 CALLER = "grouped_matmul"
@@ -43,7 +43,7 @@ def _own(array, name, like, stream):
 
 
 def grouped_matmul(a, b, offsets=None, *, out=None, bias=None, activation=None, epilogue=None, epilogue_args=(),
-                   alpha=1.0, out_dtype=None, config=None):
+                   alpha=1.0, out_dtype=None, config=None, dtype=None):
     """``out[offsets[g-1]:offsets[g]] = a[offsets[g-1]:offsets[g]] @ b[g]`` for every group ``g``
     (from row 0), with :func:`matmul`'s epilogue on every row, in one launch.  ``a`` (rows, K),
     ``b`` (groups, K, N), ``offsets`` int32 (groups,): non-decreasing end rows; rows past the last
@@ -56,17 +56,18 @@ def grouped_matmul(a, b, offsets=None, *, out=None, bias=None, activation=None, 
         y = gemm.grouped_matmul(tokens, expert_weights, offsets, activation="silu")
     """
     return grouped_plan(a, b, offsets, out=out, bias=bias, activation=activation, epilogue=epilogue,
-                        epilogue_args=epilogue_args, alpha=alpha, out_dtype=out_dtype, config=config).run()
+                        epilogue_args=epilogue_args, alpha=alpha, out_dtype=out_dtype, config=config,
+                        dtype=dtype).run()
 
 
-def _list_form(a, b, keywords):
+def _list_form(a, b, dtype, keywords):
     """The list form: the groups copied into one ``a`` and one stacked K-major ``b``."""
     if not isinstance(b, (list, tuple)) or len(b) != len(a) or not a:
         raise ValueError("grouped_matmul: argument 'b' must be a list of one matrix per matrix of 'a' (and 'a' not "
                          "empty)")
-    A = [operand(x, f"a[{i}]", caller=CALLER) for i, x in enumerate(a)]
+    A = [operand(x, f"a[{i}]", dtype=dtype, caller=CALLER) for i, x in enumerate(a)]
     stream = A[0].stream
-    B = [operand(x, f"b[{i}]", stream=stream, caller=CALLER) for i, x in enumerate(b)]
+    B = [operand(x, f"b[{i}]", dtype=dtype, stream=stream, caller=CALLER) for i, x in enumerate(b)]
     k, n = B[0].shape if len(B[0].shape) == 2 else (None, None)
     for i, (x, y) in enumerate(zip(A, B)):
         if len(x.shape) != 2 or len(y.shape) != 2 or x.shape[1] != k or tuple(y.shape) != (k, n) or \
@@ -92,7 +93,7 @@ def _list_form(a, b, keywords):
 
 
 def grouped_plan(a, b, offsets=None, *, out=None, bias=None, activation=None, epilogue=None, epilogue_args=(),
-                 alpha=1.0, out_dtype=None, config=None):
+                 alpha=1.0, out_dtype=None, config=None, dtype=None):
     """The :class:`.matmul.Plan` of ``grouped_matmul(...)`` (same arguments), checked, not launched."""
     keywords = dict(out=out, bias=bias, activation=activation, epilogue=epilogue, epilogue_args=epilogue_args,
                     alpha=alpha, config=config)
@@ -101,11 +102,11 @@ def grouped_plan(a, b, offsets=None, *, out=None, bias=None, activation=None, ep
             raise ValueError("grouped_matmul: arguments 'offsets' and 'out' must be None with lists of groups (their "
                              "rows say where each group ends)")
         keywords.pop("out")
-        return _list_form(a, b, dict(keywords, out=None, out_dtype=out_dtype))
-    A = operand(a, "a", caller=CALLER)
+        return _list_form(a, b, dtype, dict(keywords, out=None, out_dtype=out_dtype))
+    A = operand(a, "a", dtype=dtype, caller=CALLER)
     if offsets is None:
         raise ValueError("grouped_matmul: argument 'offsets' is needed: the int32 end row of each group")
-    return _plan(A, operand(b, "b", stream=A.stream, caller=CALLER),
+    return _plan(A, operand(b, "b", dtype=dtype, stream=A.stream, caller=CALLER),
                  operand(offsets, "offsets", stream=A.stream, caller=CALLER), A.stream, out_dtype=out_dtype, like=A,
                  **keywords)
 
@@ -134,14 +135,14 @@ def _plan(A, B, O_, stream, *, out, bias, activation, epilogue, epilogue_args, a
     dtype = A.dtype
     out_dtype = out_dtype_name(out_dtype) if out_dtype is not None else \
         "bf16" if TYPES[dtype][0] == 1 else dtype
-    e, e_args, factor = epilogue_of(rows, n, stream, bias=bias, activation=activation, epilogue=epilogue,
+    e, e_args, factor = epilogue_of(rows, n, stream, "f16" if dtype == "f16" else "bf16", bias=bias, activation=activation, epilogue=epilogue,
                                     epilogue_args=epilogue_args, beta=0.0, c=None, residual=None, a_scale=None,
                                     b_scale=None)
     scale = _number("alpha", alpha) * factor
     if out is None:
         out, O = empty((rows, n), out_dtype, like=like)
     else:
-        O = operand(out, "out", stream=stream, caller=CALLER)
+        O = output(out, out_dtype, stream, CALLER)
         if tuple(O.shape) != (rows, n) or O.dtype != out_dtype:
             raise ValueError(f"grouped_matmul: argument 'out' must be {out_dtype} of shape ({rows}, {n}); got "
                              f"{O.dtype} {tuple(O.shape)}")

@@ -83,11 +83,20 @@ def _dummy(dtype, ndim=2):
     return _DUMMIES[key]
 
 
-def vector(op_name, x, length, axis, stream, *, allow_one=False):
+def side(x, name, stream, bits_as, caller="matmul"):
+    """An epilogue array's operand; raw uint16 bits read as ``bits_as`` (the inputs' 16-bit type,
+    bf16 for fp8 inputs)."""
+    try:
+        return operand(x, name, stream=stream, caller=caller)
+    except TypeError:
+        return operand(x, name, dtype=bits_as, stream=stream, caller=caller)
+
+
+def vector(op_name, x, length, axis, stream, bits_as, *, allow_one=False):
     """An epilogue vector argument as ``(2-D device array, index)``: ``axis`` 0 a column (M, 1)
     read ``[r, 0]``, 1 a row (1, N) read ``[0, c]``; 1-D arrays of ``length`` or (with
     ``allow_one``) one number ``[0, 0]``."""
-    op = operand(x, op_name, stream=stream)
+    op = side(x, op_name, stream, bits_as)
     want = (length, 1) if axis == 0 else (1, length)
     shape = op.shape
     if allow_one and int(np.prod(shape)) == 1:
@@ -102,8 +111,8 @@ def vector(op_name, x, length, axis, stream, *, allow_one=False):
     return view, ("r, 0" if axis == 0 else "0, c"), op
 
 
-def _matrix(op_name, x, m, n, stream):
-    op = operand(x, op_name, stream=stream)
+def _matrix(op_name, x, m, n, stream, bits_as):
+    op = side(x, op_name, stream, bits_as)
     if tuple(op.shape) != (m, n):
         raise ValueError(f"matmul: argument {op_name!r} must have the output's shape ({m}, {n}); got {tuple(op.shape)}")
     return op
@@ -120,7 +129,7 @@ def _epilogue_operand(op_name, op):
     return kind
 
 
-def epilogue_of(m, n, stream, *, bias, activation, epilogue, epilogue_args, beta, c, residual, a_scale, b_scale):
+def epilogue_of(m, n, stream, bits_as, *, bias, activation, epilogue, epilogue_args, beta, c, residual, a_scale, b_scale):
     """(:class:`.epilogues.Epilogue`, its ``args`` tuple, the per-tensor factor folded into the
     kernel's scale) of the keyword arguments, each checked."""
     factor = 1.0
@@ -131,28 +140,28 @@ def epilogue_of(m, n, stream, *, bias, activation, epilogue, epilogue_args, beta
         if isinstance(value, numbers.Real) and not isinstance(value, bool):
             factor *= float(value)
             continue
-        view, index, op = vector(name, value, m if axis == 0 else n, axis, stream, allow_one=True)
+        view, index, op = vector(name, value, m if axis == 0 else n, axis, stream, bits_as, allow_one=True)
         steps[name], arrays[name] = (_epilogue_operand(name, op), index), view
     if beta != 0:
         if c is None:
             raise ValueError(f"matmul: argument 'c' is needed with beta={beta} (beta * c is added)")
-        op = _matrix("c", c, m, n, stream)
+        op = _matrix("c", c, m, n, stream, bits_as)
         steps["c"], arrays["c"] = (_epilogue_operand("c", op), "r, c"), op.device_array
     if bias is not None:
-        op = operand(bias, "bias", stream=stream)
+        op = side(bias, "bias", stream, bits_as)
         if len(op.shape) == 2 and tuple(op.shape) == (m, 1) and (m, 1) != (1, n):
-            view, index, _ = vector("bias", bias, m, 0, stream)
+            view, index, _ = vector("bias", bias, m, 0, stream, bits_as)
         else:
             if not (len(op.shape) == 1 and op.shape[0] == n or tuple(op.shape) == (1, n)):
                 raise ValueError(f"matmul: argument 'bias' must have shape ({n},) or (1, {n}) (a column's bias) "
                                  f"or ({m}, 1) (a row's); got {tuple(op.shape)}")
-            view, index, _ = vector("bias", bias, n, 1, stream)
+            view, index, _ = vector("bias", bias, n, 1, stream, bits_as)
         steps["bias"], arrays["bias"] = (_epilogue_operand("bias", op), index), view
     if activation is not None and activation not in epilogues.ACTIVATIONS:
         raise ValueError(f"matmul: argument 'activation' must be None or one of {', '.join(epilogues.ACTIVATIONS)}; "
                          f"got {activation!r}")
     if residual is not None:
-        op = _matrix("residual", residual, m, n, stream)
+        op = _matrix("residual", residual, m, n, stream, bits_as)
         steps["residual"], arrays["residual"] = (_epilogue_operand("residual", op), "r, c"), op.device_array
     if not isinstance(epilogue_args, tuple):
         raise TypeError(f"matmul: argument 'epilogue_args' must be a tuple; got {type(epilogue_args).__name__}")
@@ -219,7 +228,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     O = None if out is None else output(out, out_dtype or ("bf16" if TYPES[dtype][0] == 1 else dtype), stream)
     if out_dtype is None:
         out_dtype = O.dtype if O is not None else "bf16" if TYPES[dtype][0] == 1 else dtype
-    e, e_args, factor = epilogue_of(m, n, stream, bias=bias, activation=activation, epilogue=epilogue,
+    e, e_args, factor = epilogue_of(m, n, stream, "f16" if dtype == "f16" else "bf16", bias=bias, activation=activation, epilogue=epilogue,
                                     epilogue_args=epilogue_args, beta=beta, c=c, residual=residual,
                                     a_scale=a_scale, b_scale=b_scale)
     scale = alpha * factor

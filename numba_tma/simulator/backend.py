@@ -104,6 +104,10 @@ class SimulatorBackend(Backend):
         return cuda.jit(device=True)(fn)   # the simulator's device function sees the running thread's cuda.threadIdx
 
     @staticmethod
+    def is_device_function(fn):
+        return bool(getattr(fn, "_device", False)) and hasattr(fn, "py_func")
+
+    @staticmethod
     def carver(pieces, align, fields, nbytes, compiled):
         """A plan's pieces as numpy views of the block's dynamic buffer."""
         def carve():   # the same pieces for every thread of the block: made by its first

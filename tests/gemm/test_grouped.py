@@ -1,0 +1,113 @@
+"""numba_tma.gemm.grouped_matmul both ways against numpy in float64 (an empty group, groups smaller
+than a tile, B K-major and row-major, the list form), and the compiled kernels' SASS: with a fused
+epilogue no subroutine CALL and the HGMMAs of a K step back to back, as without one."""
+
+import re
+
+import numpy as np
+import pytest
+from numba import cuda
+from numba.cuda import types
+
+from gemm_models import ACTIVATIONS, bf16_bits, bf16_values, relative_error
+from numba_tma import TensorMap, gemm, inspect, ops, testing
+from numba_tma.gemm import epilogues
+from numba_tma.gemm.kernels import Kernel, build
+from numba_tma.gemm.operands import operand
+
+BF16_TOL = 2 ** -7
+
+
+def sizes():
+    return [40, 0, 3, 130, 1] if testing.WAY == "simulator" else [700, 0, 37, 1300, 1, 128]
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("b_layout", ["k", "n"])
+def test_grouped_matmul_matches_numpy_group_by_group(b_layout):
+    groups = sizes()
+    k, n = (64, 136) if testing.WAY == "simulator" else (512, 776)
+    rng = np.random.default_rng(9)
+    a = bf16_bits(rng.standard_normal((sum(groups), k)))
+    w = bf16_bits(rng.standard_normal((len(groups), n, k) if b_layout == "k" else (len(groups), k, n)))
+    b_dev = cuda.to_device(w)
+    if b_layout == "k":                                    # (groups, K, N) with K contiguous: W transposed
+        g, rows_, cols_ = w.shape
+        b_dev = operand(b_dev, "b", dtype="bf16").viewed((g, cols_, rows_), (rows_ * cols_, 1, cols_)).device_array
+    offsets = np.cumsum(groups).astype(np.int32)
+    bias = bf16_bits(rng.standard_normal(n))
+    out = gemm.grouped_matmul(cuda.to_device(a), b_dev, cuda.to_device(offsets), bias=cuda.to_device(bias),
+                              activation="silu", dtype="bf16")
+    assert "grouped" in gemm.grouped_plan(cuda.to_device(a), b_dev, cuda.to_device(offsets), dtype="bf16").explain()
+    got, start = bf16_values(out.copy_to_host()), 0
+    wv = bf16_values(w)
+    for g, rows in enumerate(groups):
+        b_g = wv[g].T if b_layout == "k" else wv[g]
+        want = ACTIVATIONS["silu"](bf16_values(a[start:start + rows]) @ b_g + bf16_values(bias))
+        if rows:
+            assert relative_error(got[start:start + rows], want) <= BF16_TOL, f"group {g}"
+        start += rows
+
+
+@pytest.mark.both_ways
+def test_the_list_form_copies_the_groups_into_one_launch():
+    k, n = (40, 72) if testing.WAY == "simulator" else (200, 264)
+    rows = [30, 1, 70] if testing.WAY == "simulator" else [300, 1, 700]
+    rng = np.random.default_rng(10)
+    a = [bf16_bits(rng.standard_normal((r, k))) for r in rows]
+    b = [bf16_bits(rng.standard_normal((k, n))) for _ in rows]
+    outs = gemm.grouped_matmul([cuda.to_device(x) for x in a], [cuda.to_device(y) for y in b], dtype="bf16")
+    assert len(outs) == len(rows)
+    for x, y, o in zip(a, b, outs):
+        assert relative_error(bf16_values(o.copy_to_host()), bf16_values(x) @ bf16_values(y)) <= BF16_TOL
+
+
+@pytest.mark.both_ways
+def test_grouped_refusals_name_the_argument():
+    a = cuda.to_device(np.zeros((10, 16), np.uint16))
+    b = cuda.to_device(np.zeros((2, 16, 24), np.uint16))
+    with pytest.raises(TypeError, match="argument 'offsets' has an unsupported dtype '<i8'"):
+        gemm.grouped_matmul(a, b, cuda.to_device(np.array([4, 10], np.int64)), dtype="bf16")
+    for args, words in [((a, b, cuda.to_device(np.array([10], np.int32))), r"argument 'offsets' must be int32 of "
+                                                                            r"shape \(2,\)"),
+                        ((a, cuda.to_device(np.zeros((2, 8, 24), np.uint16)), cuda.to_device(np.array([4, 10], np.int32))),
+                         r"argument 'b' must be \(groups, 16, N\)"),
+                        ((a, cuda.to_device(np.zeros((16, 24), np.uint16)), cuda.to_device(np.array([10], np.int32))),
+                         "argument 'b' must be 3-D")]:
+        with pytest.raises(ValueError, match=words):
+            gemm.grouped_matmul(*args, dtype="bf16")
+    with pytest.raises(ValueError, match="arguments 'offsets' and 'out' must be None with lists"):
+        gemm.grouped_matmul([a], [a], cuda.to_device(np.array([10], np.int32)), dtype="bf16")
+
+
+# -- SASS: the epilogue costs no call and keeps the MMAs back to back -------------------------------
+
+@cuda.jit(device=True)
+def _scaled(v, row, col, factor):
+    return v * factor + row
+
+
+def _sass(kernel: Kernel):
+    gemm_kernel, _ = build(kernel)
+    bk = kernel.bk
+    maps = [TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in ((128, bk), kernel.b_box(), (64, 64))]
+    out = types.float32[:, :] if kernel.out_dtype == "f32" else types.uint16[:, :]
+    e_args = types.Tuple((types.int64, types.int64, types.uint16[:, :], types.float32))
+    sig = (*maps, out, types.int64, types.int64, types.int64, types.float32, types.int64, types.int32[:],
+           types.int64, types.int64, e_args if kernel.epilogue is not None else types.UniTuple(types.int64, 1))
+    return inspect.compile(gemm_kernel, sig, "sm_90a").sass
+
+
+def _facts(sass):
+    return {"CALL": "CALL" in sass, "HGMMA": len(re.findall(r"HGMMA\.64x256x16\.F32\.BF16", sass)),
+            "gsb0, 0x1": len(re.findall(r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1", sass))}
+
+
+@pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
+@pytest.mark.parametrize("out", ["tma", "direct"])
+def test_a_fused_epilogue_compiles_without_a_call_and_keeps_the_mmas_back_to_back(out):
+    e = epilogues.Epilogue(bias=("bf16", "0, c"), activation="gelu", user=_scaled, user_args=1)
+    plain = _facts(_sass(Kernel("bf16", "k", 256, 4, out=out, out_dtype="bf16" if out == "tma" else "f32")))
+    fused = _facts(_sass(Kernel("bf16", "k", 256, 4, out=out, out_dtype="bf16" if out == "tma" else "f32",
+                                epilogue=epilogues.compose(e))))
+    assert plain == fused == {"CALL": False, "HGMMA": 4, "gsb0, 0x1": 1}

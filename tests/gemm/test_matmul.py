@@ -1,0 +1,223 @@
+"""numba_tma.gemm.matmul on numba device arrays, both ways (under the simulator at small sizes, on the
+GPU larger and ragged), each result against numpy in float64 on the same inputs (tests/gemm/
+gemm_models.py: the formats and the epilogue's steps written out); the configuration rule against
+hand-worked cases; and every refusal naming its argument."""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from gemm_models import ACTIVATIONS, bf16_bits, bf16_values, finite_fp8_codes, fp8_values, relative_error
+from numba_tma import gemm, testing
+from numba_tma.gemm import config as configs
+from numba_tma.gemm.operands import operand
+
+BF16_TOL = 2 ** -7          # bf16 output rounding, with margin
+
+
+def shape(sim, gpu):
+    return sim if testing.WAY == "simulator" else gpu
+
+
+def bf16(rng, shape_):
+    bits = bf16_bits(rng.standard_normal(shape_))
+    return bits, bf16_values(bits)
+
+
+def host(out, dtype):
+    """The output's values in float64 (bf16 held as uint16 bits)."""
+    values = out.copy_to_host()
+    return bf16_values(values) if dtype == "bf16" else values.astype(np.float64)
+
+
+def col_major(bits):
+    """A column-major device array holding ``bits``' values (its transpose row-major)."""
+    raw = "bf16" if bits.dtype == np.uint16 else "e4m3" if bits.dtype == np.uint8 else None
+    return operand(cuda.to_device(np.ascontiguousarray(bits.T)), "b", dtype=raw).transposed().device_array
+
+
+# -- data, both ways -------------------------------------------------------------------------------
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("b_layout", ["row", "col"])
+def test_bf16_with_bias_gelu_tanh_and_residual(b_layout):
+    m, n, k = shape((72, 136, 72), (1030, 776, 520))
+    rng = np.random.default_rng(1)
+    (a, av), (b, bv) = bf16(rng, (m, k)), bf16(rng, (k, n))
+    (bias, biasv), (res, resv) = bf16(rng, (n,)), bf16(rng, (m, n))
+    b_dev = cuda.to_device(b) if b_layout == "row" else col_major(b)
+    out = gemm.matmul(cuda.to_device(a), b_dev, bias=cuda.to_device(bias), activation="gelu_tanh",
+                      residual=cuda.to_device(res), dtype="bf16")
+    want = ACTIVATIONS["gelu_tanh"](av @ bv + biasv) + resv
+    assert relative_error(host(out, "bf16"), want) <= BF16_TOL
+
+
+@pytest.mark.both_ways
+def test_bf16_alpha_beta_c_relu_into_float32():
+    m, n, k = shape((72, 136, 72), (700, 1000, 264))
+    rng = np.random.default_rng(2)
+    (a, av), (b, bv) = bf16(rng, (m, k)), bf16(rng, (k, n))
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    out = gemm.matmul(cuda.to_device(a), col_major(b), alpha=0.5, beta=-2.0, c=cuda.to_device(c), activation="relu",
+                      out_dtype="f32", dtype="bf16")
+    want = np.maximum(0.5 * (av @ bv) - 2.0 * c, 0)
+    assert out.dtype == np.float32 and relative_error(host(out, "f32"), want) <= 1e-5
+
+
+@cuda.jit(device=True)
+def shifted(v, row, col, shift, weights):
+    return v * weights[col] + shift * (row % 3)
+
+
+@pytest.mark.both_ways
+def test_f16_row_bias_silu_and_a_user_epilogue():
+    m, n, k = shape((72, 136, 40), (513, 264, 136))
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
+    bias = rng.standard_normal((m, 1)).astype(np.float32)
+    weights = rng.standard_normal(n).astype(np.float32)
+    out = gemm.matmul(cuda.to_device(a), cuda.to_device(b), bias=cuda.to_device(bias), activation="silu",
+                      epilogue=shifted, epilogue_args=(np.float32(0.25), cuda.to_device(weights)))
+    rows = np.arange(m)[:, None]
+    want = ACTIVATIONS["silu"](a.astype(np.float64) @ b.astype(np.float64) + bias) * weights + 0.25 * (rows % 3)
+    assert out.dtype == np.float16 and relative_error(host(out, "f16"), want) <= 2 ** -9
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("kind", ["e4m3", "e5m2"])
+def test_fp8_with_row_and_column_scales(kind):
+    m, n, k = shape((70, 200, 256), (1030, 2056, 1040))
+    rng = np.random.default_rng(4)
+    a, b = finite_fp8_codes(kind, rng, (m, k), top=8), finite_fp8_codes(kind, rng, (n, k), top=8)
+    sa = rng.uniform(0.5, 2, (m, 1)).astype(np.float32)
+    sb = rng.uniform(0.5, 2, (1, n)).astype(np.float32)
+    out = gemm.matmul(cuda.to_device(a), col_major(np.ascontiguousarray(b.T)), a_scale=cuda.to_device(sa),
+                      b_scale=cuda.to_device(sb), activation="gelu", dtype=kind)
+    want = ACTIVATIONS["gelu"]((fp8_values(a, kind) @ fp8_values(b, kind).T) * sa * sb)
+    # Hopper adds fp8 products with about 14 mantissa bits (promoted every 128 of K), then bf16
+    assert relative_error(host(out, "bf16"), want) <= 1e-2
+
+
+@pytest.mark.both_ways
+def test_operands_tma_cannot_read_are_staged_and_a_ragged_output_is_stored_from_registers():
+    """A's base 2 bytes past alignment and K = 70 (rows of 140 bytes); B row-major with the same
+    K rows; N = 130 (an output row of 260 bytes: no TMA store); a column-major A (staged too)."""
+    m, n, k = shape((72, 130, 70), (300, 130, 70))
+    rng = np.random.default_rng(5)
+    (a, av), (b, bv) = bf16(rng, (m, k + 1)), bf16(rng, (k, n))
+    a_dev = cuda.to_device(a)[:, 1:]
+    text = gemm.explain(a_dev, cuda.to_device(b), dtype="bf16")
+    assert "A: staged" in text and "B: staged" in text and "stored from registers" in text, text
+    out = gemm.matmul(a_dev, cuda.to_device(b), dtype="bf16")
+    want = av[:, 1:] @ bv
+    assert relative_error(host(out, "bf16"), want) <= BF16_TOL
+    a_col = col_major(np.ascontiguousarray(a[:, 1:]))
+    assert "A: staged" in gemm.explain(a_col, cuda.to_device(b), dtype="bf16")
+    assert relative_error(host(gemm.matmul(a_col, cuda.to_device(b), dtype="bf16"), "bf16"), want) <= BF16_TOL
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("config", [gemm.Config(split_k=2, tile_n=128), gemm.Config(cluster=2, tile_n=256, stages=3)],
+                         ids=["split-K", "clusters of 2"])
+def test_configurations_given(config):
+    m, n, k = shape((200, 136, 256), (1000, 1000, 1000))
+    rng = np.random.default_rng(6)
+    (a, av), (b, bv) = bf16(rng, (m, k)), bf16(rng, (k, n))
+    out = cuda.to_device(np.full((m, n), 0xFFFF, np.uint16))
+    got = gemm.matmul(cuda.to_device(a), col_major(b), out=out, config=config, dtype="bf16")
+    assert got is out
+    text = gemm.explain(cuda.to_device(a), col_major(b), config=config, dtype="bf16")
+    assert (f"split-K {config.split_k}" if config.split_k else "clusters of 2") in text, text
+    # split-K adds bf16 partials in bf16 (MAX_SPLIT_K)
+    assert relative_error(host(out, "bf16"), av @ bv) <= (1e-2 if config.split_k else BF16_TOL)
+
+
+@pytest.mark.both_ways
+def test_autotune_times_the_candidates_once_and_remembers(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_TMA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(gemm.autotune, "_MEMORY", {})
+    m, n, k = shape((136, 136, 64), (512, 512, 512))
+    rng = np.random.default_rng(7)
+    (a, av), (b, bv) = bf16(rng, (m, k)), bf16(rng, (k, n))
+    timed = []
+
+    def seconds(fn):                         # a stand-in clock: the clusters-of-2 candidate is fastest
+        timed.append(fn)
+        return 1.0 if len(timed) != 2 else 0.5
+
+    best = gemm.tune(cuda.to_device(a), col_major(b), seconds=seconds, dtype="bf16")
+    assert len(timed) == len(gemm.autotune.candidates("bf16", m, n, k, True))
+    assert best == gemm.autotune.candidates("bf16", m, n, k, True)[1]
+    assert (tmp_path / "gemm_autotune.json").exists()
+    out = gemm.matmul(cuda.to_device(a), col_major(b), config="autotune", dtype="bf16")    # remembered: not timed
+    assert len(timed) == len(gemm.autotune.candidates("bf16", m, n, k, True))
+    assert relative_error(host(out, "bf16"), av @ bv) <= BF16_TOL
+
+
+# -- the configuration rule --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype, m, n, k, can_split, want", [
+    ("bf16", 8192, 8192, 8192, True, (256, 4, 2, 1)),       # 2048 wide tiles: pairs, K long: 4 stages
+    ("bf16", 8192, 8192, 1024, True, (256, 3, 2, 1)),       # 16 K steps: 3 stages (the whole C tile staged)
+    ("bf16", 256, 8192, 8192, True, (128, 6, 1, 1)),        # 64 wide tiles, 128 narrow: narrow, no pair
+    ("bf16", 128, 8192, 8192, True, (128, 6, 1, 2)),        # 64 narrow tiles: split-K 2
+    ("bf16", 128, 8192, 8192, False, (128, 6, 1, 1)),       # (an epilogue: no split)
+    ("e4m3", 8192, 8192, 8192, True, (192, 4, 2, 1)),
+    ("bf16", 100, 100, 100, True, (256, 3, 1, 1)),          # one tile either way: wide
+])
+def test_the_configuration_rule(dtype, m, n, k, can_split, want):
+    chosen, why = configs.choose(dtype, m, n, k, 132, can_split=can_split, can_pair=True)
+    assert (chosen.tile_n, chosen.stages, chosen.cluster, chosen.split_k) == want
+    assert chosen.blocks == 132 and why
+
+
+def test_given_fields_win_and_are_checked():
+    chosen, _ = configs.choose("bf16", 8192, 8192, 8192, 132, can_split=True, can_pair=True,
+                               given=gemm.Config(tile_n=128, cluster=1))
+    assert (chosen.tile_n, chosen.cluster) == (128, 1)
+    for config, words in [(gemm.Config(tile_n=192), "config.tile_n=192: bf16 kernels have tiles of 256 or 128"),
+                          (gemm.Config(stages=9), "config.stages=9: from 2 to 4"),
+                          (gemm.Config(cluster=4), "config.cluster=4: 1 or 2"),
+                          (gemm.Config(split_k=5), "config.split_k=5: from 1 to 4"),
+                          (gemm.Config(blocks=True), "config.blocks must be an int")]:
+        with pytest.raises((ValueError, TypeError), match=words.replace("(", r"\(").replace(")", r"\)")):
+            configs.check("bf16", config)
+    with pytest.raises(TypeError, match="argument 'config' must be a numba_tma.gemm.Config"):
+        configs.check("bf16", {"tile_n": 128})
+
+
+# -- refusals ------------------------------------------------------------------------------------------
+
+def _python_function(v, r, c):
+    return v
+
+
+@pytest.mark.both_ways
+def test_refusals_name_the_argument_and_the_rule():
+    rng = np.random.default_rng(8)
+    a, b = cuda.to_device(bf16(rng, (64, 32))[0]), cuda.to_device(bf16(rng, (32, 48))[0])
+    f16 = cuda.to_device(np.zeros((64, 32), np.float16))
+    cases = [
+        (dict(a=a, b=cuda.to_device(bf16(rng, (40, 48))[0])), ValueError, "argument 'b' must have a's 32 columns"),
+        (dict(a=f16, b=cuda.to_device(np.zeros((32, 48), np.float32)), dtype=None), TypeError,
+         "argument 'b' must hold bf16, f16, e4m3 or e5m2 values; got f32"),
+        (dict(a=a, b=b, bias=cuda.to_device(np.zeros(47, np.float32))), ValueError, "argument 'bias' must have shape"),
+        (dict(a=a, b=b, activation="tanh"), ValueError, "argument 'activation' must be None or one of relu"),
+        (dict(a=a, b=b, beta=1.0), ValueError, "argument 'c' is needed with beta=1.0"),
+        (dict(a=a, b=b, epilogue=_python_function), TypeError, "argument 'epilogue' must be a device function"),
+        (dict(a=a, b=b, epilogue_args=(1,)), ValueError, "argument 'epilogue_args' is given without"),
+        (dict(a=a, b=b, out_dtype="f64"), ValueError, "argument 'out_dtype' must be bf16, f16 or f32"),
+        (dict(a=a, b=b, out=cuda.to_device(np.zeros((64, 47), np.float32))), ValueError,
+         r"argument 'out' must have shape \(64, 48\)"),
+        (dict(a=a, b=b, alpha="2"), TypeError, "argument 'alpha' must be a number"),
+        (dict(a=a, b=b, config=gemm.Config(split_k=2), activation="relu"), ValueError,
+         "config.split_k=2: split-K adds bf16 partials"),
+        (dict(a=cuda.to_device(np.zeros((64, 0), np.uint16)), b=cuda.to_device(np.zeros((0, 48), np.uint16))),
+         ValueError, "argument 'a' must have at least one column"),
+    ]
+    for keywords, error, words in cases:
+        keywords.setdefault("dtype", "bf16")
+        with pytest.raises(error, match=words):
+            gemm.matmul(keywords.pop("a"), keywords.pop("b"), **{k: v for k, v in keywords.items() if v is not None})
+    with pytest.raises(TypeError, match="argument 'a' holds raw '<u2' bits: say what they are with dtype="):
+        gemm.matmul(a, b)
