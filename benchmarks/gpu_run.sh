@@ -58,7 +58,7 @@ run_examples() {   # the examples named (default: every one but the AMD ones), e
 device=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 if [ "$part" = 1 ]; then
   note "# gpu_run part 1, $(date -u +%FT%TZ), $device"
-  ls tests/test_gpu_*.py | grep -v test_gpu_mlir_host | xargs -P 4 -I{} bash -c 'run_test_file {}' | sort | tee -a "$summary"
+  ls tests/test_gpu_*.py tests/gemm/test_*.py | grep -v test_gpu_mlir_host | xargs -P 4 -I{} bash -c 'run_test_file {}' | sort | tee -a "$summary"
   grep -h "rc=" "$summary" | grep -q "rc=[1-9]" && note "GPU files: some FAILED" || note "GPU files: all passed"
   if [ "${GPU_RUN_CPU:-0}" = 1 ] && enough 300 "the rest of the suite"; then
     timeout 300 python3 -m pytest -q -p no:cacheprovider -m "not gpu" -x > "$logs/cpu_part.log" 2>&1
@@ -70,7 +70,7 @@ elif [ "$part" = 2 ]; then
   if source benchmarks/mlir_host.sh > "$logs/mlir_host.log" 2>&1; then
     NUMBA_TMA_HOST=mlir bash -c 'run_test_file tests/test_gpu_mlir_host.py' | tee -a "$summary"
     NUMBA_TMA_HOST=mlir run_examples examples/tma_tile_copy.py examples/tma_copy_store.py \
-      examples/warp_specialized_ring.py examples/gemm.py   # the examples written for both hosts (README)
+      examples/warp_specialized_ring.py   # the examples written for both hosts (README)
   else
     note "numba-cuda-mlir could not be unpacked (are .mlirhost/part-a and .mlirhost2/part-b both here?): $(tail -1 "$logs/mlir_host.log")"
   fi

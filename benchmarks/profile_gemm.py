@@ -1,5 +1,6 @@
-"""One launch of each GEMM variant of examples/gemm.py at 8192^3 (bf16 and fp8; alone and in
-clusters of 2 sharing B by multicast), for Nsight Compute to profile on the GPU host:
+"""One launch of each numba_tma.gemm configuration worth profiling at 8192^3 (bf16 and fp8; tiles of
+128 x 256 / 192 alone and in clusters of 2 sharing B by multicast) and at the decode-like
+128 x 8192 x 8192 (tiles of 128 x 128, split-K 1 and 2), for Nsight Compute on the GPU host:
 
     ncu --clock-control none --kernel-name regex:gemm \\
         --metrics gpu__time_duration.sum,lts__t_bytes.sum,dram__bytes_read.sum,\\
@@ -8,31 +9,30 @@ sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active \\
 
 The kernels run in the order printed, one launch each.
 """
-import os
 import sys
 
-sys.path[:0] = [os.path.join(os.path.dirname(__file__), "..", "examples")]
+import numpy as np
+from numba import cuda
 
-import numpy as np  # noqa: E402
-from numba import cuda  # noqa: E402
+from numba_tma import gemm
 
-import gemm  # noqa: E402
-
-M = N = K = 8192
+RUNS = [("bf16", 8192, 8192, 8192, gemm.Config(cluster=1)), ("bf16", 8192, 8192, 8192, gemm.Config(cluster=2)),
+        ("e4m3", 8192, 8192, 8192, gemm.Config(cluster=1)), ("e4m3", 8192, 8192, 8192, gemm.Config(cluster=2)),
+        ("bf16", 128, 8192, 8192, gemm.Config(tile_n=128, split_k=1)),
+        ("bf16", 128, 8192, 8192, gemm.Config(tile_n=128, split_k=2))]
 
 
 def main():
-    blocks = cuda.get_current_device().MULTIPROCESSOR_COUNT
     rng = np.random.default_rng(0)
-    for kind, element in (("bf16", np.uint16), ("e4m3", np.uint8)):
-        a = cuda.to_device(rng.integers(0, 0x38, (M, K)).astype(element))    # small finite values either way
-        b = cuda.to_device(rng.integers(0, 0x38, (N, K)).astype(element))
-        c = cuda.device_array((M, N), np.uint16)
-        maps = gemm.maps(a, b, c, kind)
-        for pair in (False, True):
-            print(f"{kind} {'clusters of 2, B multicast' if pair else 'alone'}", flush=True)
-            gemm.matmul(*maps, M, N, K, blocks, kind, pair=pair)
-            cuda.synchronize()
+    for kind, m, n, k, config in RUNS:
+        element = np.uint16 if kind == "bf16" else np.uint8
+        a = cuda.to_device(rng.integers(0, 0x38, (m, k)).astype(element))    # small finite values either way
+        b_t = cuda.to_device(rng.integers(0, 0x38, (n, k)).astype(element))    # B column-major: its transpose
+        b = gemm.operands.operand(b_t, "b", dtype=kind).transposed().device_array
+        call = gemm.plan(a, b, dtype=kind, config=config)
+        print(call.explain(), flush=True)
+        call.launch()
+        cuda.synchronize()
     return 0
 
 

@@ -456,26 +456,34 @@ def test_a_warp_specialised_tma_ring_delivers_every_tile():
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
-# -- examples/gemm.py's kernel on this host ---------------------------------------------------------
+# -- numba_tma.gemm's kernel source on this host ------------------------------------------------
 
-def test_the_gemm_example_under_numba_cuda_mlir_matches_numpy():
-    """examples/gemm.py compiled by numba-cuda-mlir (NUMBA_TMA_HOST=mlir): its bf16 kernel (single
-    blocks and clusters of 2 sharing B by multicast, no split, both ring depths), launched through
-    numba-cuda-mlir with maps in global memory typed by their layout (map_in_global), 256 x 256 x 128
-    and a ragged shape with more tiles than blocks, against numpy in float64 on the same bf16 inputs."""
-    from gpu_support import import_example
+def test_the_gemm_kernel_under_numba_cuda_mlir_matches_numpy():
+    """numba_tma.gemm's kernel compiled by numba-cuda-mlir (``kernels.build(..., host="mlir")``):
+    bf16, single blocks and clusters of 2 sharing B by multicast, both ring depths, TMA stores,
+    launched through numba-cuda-mlir with maps in global memory typed by their layout
+    (map_in_global), 256 x 256 x 128 and a ragged shape with more tiles than blocks, against numpy
+    in float64 on the same bf16 inputs."""
+    from numba_tma.gemm.kernels import THREADS, Kernel, build
 
-    gemm = import_example("gemm", host="mlir")
-    assert gemm.MLIR
     rng = np.random.default_rng(0)
     for (m, n, k), blocks, stages, pair in (((256, 256, 128), 2, 4, False), ((300, 520, 200), 3, 3, False),
                                             ((300, 520, 200), 4, 4, True)):
-        a, b = gemm.bf16_bits(rng.standard_normal((m, k))), gemm.bf16_bits(rng.standard_normal((n, k)))
+        kernel = Kernel("bf16", "k", 256, stages, pair=pair)
+        gemm_kernel, plan = build(kernel, host="mlir")
+        a = (rng.standard_normal((m, k)) * 8).round().astype(np.float32)
+        b = (rng.standard_normal((n, k)) * 8).round().astype(np.float32)
+        a_bits, b_bits = bf16_bits(a), bf16_bits(b)
         c = cuda.to_device(np.zeros((m, n), np.uint16))
-        desc_a, desc_b, desc_c = gemm.maps(device(a), device(b), c)
-        gemm.matmul(desc_a, desc_b, desc_c, m, n, k, blocks, stages=stages, pair=pair)
-        want = gemm.bf16_values(a).astype(np.float64) @ gemm.bf16_values(b).astype(np.float64).T
-        got = gemm.bf16_values(c.copy_to_host())
+        maps = [map_in_global(TensorMap.tiled(x, box, swizzle="128B", data_type="bfloat16")) for x, box in
+                ((device(a_bits), (128, kernel.bk)), (device(b_bits), kernel.b_box()), (c, (64, 64)))]
+        tiles_m, tiles_n = -(-m // 128), -(-n // 256)
+        grid = 2 * min(blocks // 2, -(-tiles_m // 2) * tiles_n) if pair else min(blocks, tiles_m * tiles_n)
+        launch(gemm_kernel, grid, THREADS, *maps, device(np.zeros((1, 1), np.uint16)), tiles_m, tiles_n, -(-k // 64),
+               np.float32(1), 1, device(np.zeros(1, np.int32)), 0, 0, (0,), shared_mem=plan.nbytes,
+               cluster=(2, 1, 1) if pair else (1, 1, 1))
+        want = a.astype(np.float64) @ b.astype(np.float64).T
+        got = (c.copy_to_host().astype(np.uint32) << 16).view(np.float32)
         assert np.abs(got - want).max() <= 1e-2 * np.abs(want).max(), (m, n, k, stages, pair)
 
 

@@ -1,5 +1,5 @@
-"""examples/gemm.py's kernel compiled by numba-cuda-mlir (``NUMBA_TMA_HOST=mlir``, docs/second_host.md)
-for sm_90a with no GPU, beside numba-cuda's: its wgmmas issued back to back, and the map in global
+"""numba_tma.gemm's kernel source compiled by numba-cuda-mlir (``kernels.build(..., host="mlir")``,
+docs/second_host.md) for sm_90a with no GPU, beside numba-cuda's: its wgmmas issued back to back, and the map in global
 memory typed by its layout (``numba_tma.mlir.map_in_global``), which ``wgmma.descriptor`` and the
 rest read as under numba-cuda: the same PTX, the same refusals."""
 
@@ -16,20 +16,24 @@ from numba_cuda_mlir.numba_cuda.typing.typeof import typeof  # noqa: E402
 
 import numba_tma  # noqa: E402
 import numba_tma.mlir  # noqa: E402
-from gpu_support import import_example  # noqa: E402
 from numba_tma import OpArgumentError, TensorMap, inspect  # noqa: E402
+from numba_tma.gemm.kernels import THREADS, Kernel, build  # noqa: E402
 from numba_tma.intrinsics.hosts.mlir_host import MapInGlobal  # noqa: E402
 from numba_tma.mlir import map_in_global_type, tma, wgmma  # noqa: E402
 from numba_tma.mlir.tensor_map import GlobalMap, _global_map_class  # noqa: E402
 
 pytestmark = pytest.mark.skipif(numba_tma.ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
 
-KEY = ("bf16", False, False, False, 4)      # bf16, single blocks, B given N x K, no split, 4 stages
+KERNEL = Kernel("bf16", "k", 256, 4)     # bf16, single blocks, B held N x K, no split, 4 stages, TMA stores
+BOXES = ((128, KERNEL.bk), KERNEL.b_box(), (64, 64))
 
 
-def _map_boxes(gemm):
-    _, _, bk, bn = gemm.GEMMS[KEY]
-    return (128, bk), (bn // 2, bk), (64, 64)
+def _signature(host_types, map_type):
+    """The kernel's arguments (kernels.build): the three maps, the direct output (unused), the
+    tile counts, the scale, the splits, the groups' offsets and counts, and the epilogue's tuple."""
+    t = host_types
+    return (*(map_type("bfloat16", box, swizzle="128B") for box in BOXES), t.uint16[:, :], t.int64, t.int64,
+            t.int64, t.float32, t.int64, t.int32[:], t.int64, t.int64, t.UniTuple(t.int64, 1))
 
 
 def _sass_facts(compiled):
@@ -40,21 +44,17 @@ def _sass_facts(compiled):
 
 
 def test_the_gemm_kernel_compiles_on_the_mlir_host_with_its_wgmmas_back_to_back():
-    """The same source as numba-cuda's kernel (examples/_host picks the host): no subroutine call
-    (ptxas would serialise the wgmmas), the same HGMMAs per K step and the same waits, the TMA
-    loads and stores through maps in global memory (each map fenced once, at the kernel's start)."""
-    mlir_gemm, gemm = import_example("gemm", host="mlir"), import_example("gemm")
-    mlir_kernel, numba_kernel = mlir_gemm.GEMMS[KEY][0], gemm.GEMMS[KEY][0]
-    assert mlir_kernel is not numba_kernel and mlir_gemm.MLIR and not gemm.MLIR
-    ints = [mt.int64] * 3, [numba.int64] * 3
-    mlir = inspect.compile(mlir_kernel, (*(map_in_global_type("bfloat16", box, swizzle="128B") for box in
-                                           _map_boxes(mlir_gemm)), *ints[0], mt.float32, mt.int64), "sm_90a",
-                           host="mlir", launch_bounds=(mlir_gemm.THREADS, 1))     # the example's jit option
-    llvmlite = inspect.compile(numba_kernel, (*(TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in
-                                                _map_boxes(gemm)), *ints[1], numba.float32, numba.int64), "sm_90a")
+    """The same source as numba-cuda's kernel: no subroutine call (ptxas would serialise the
+    wgmmas), the same HGMMAs per K step and the same waits, the TMA loads and stores through maps in
+    global memory (each map fenced once, at the kernel's start)."""
+    mlir_kernel, numba_kernel = build(KERNEL, host="mlir")[0], build(KERNEL)[0]
+    assert mlir_kernel is not numba_kernel
+    mlir = inspect.compile(mlir_kernel, _signature(mt, map_in_global_type), "sm_90a", host="mlir",
+                           launch_bounds=(THREADS, 1))     # the kernel's jit option
+    llvmlite = inspect.compile(numba_kernel, _signature(numba.types, TensorMap.numba_type), "sm_90a")
     assert _sass_facts(mlir) == _sass_facts(llvmlite) == {"CALL": False, "HGMMA": 4, "gsb0, 0x1": 1, "gsb0, 0x0": 1}
     assert {"UTMALDG.2D", "UTMASTG.2D", "UTMACCTL.IV"} <= mlir.opcodes()
-    boxes = _map_boxes(mlir_gemm)
+    boxes = BOXES
     assert [line.strip() for line in mlir.ptx.splitlines() if "acquire.sys" in line] == \
         [f"fence.proxy.tensormap::generic.acquire.sys [%rd{n}], 128; // numba_tma: argument {i}"
          for i, n in zip(range(len(boxes) - 1, -1, -1), _fenced_registers(mlir.ptx))]
