@@ -67,6 +67,12 @@ class Backend(abc.ABC):
 
     @staticmethod
     @abc.abstractmethod
+    def compile_options(options: dict) -> dict:
+        """``cuda.jit`` options of a kernel this backend takes: all of them where kernels are
+        compiled, none of the compiler's (``launch_bounds``, ...) where they run as Python."""
+
+    @staticmethod
+    @abc.abstractmethod
     def is_device_function(fn) -> bool:
         """Whether ``fn`` is a ``cuda.jit(device=True)`` function of this backend."""
 

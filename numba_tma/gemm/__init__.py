@@ -1,6 +1,9 @@
 """numba_tma.gemm: a GEMM on the caller's own arrays (PyTorch tensors, CuPy arrays, numba device
 arrays), on Hopper tensor cores, with fused epilogues; docs/gemm.md.
 
+Example::
+
+    # fragment: torch tensors on a GPU
     from numba_tma import gemm
     y = gemm.matmul(x, w.T, bias=b, activation="gelu_tanh")      # gelu(x @ w.T + b)
     print(gemm.explain(x, w.T, bias=b, activation="gelu_tanh"))  # which kernel, and why

@@ -2,7 +2,9 @@
 is stored, composed into one device function that the kernel applies to its accumulator fragment
 (``wgmma.map``), compiled once per combination and cached.
 
-The order, element (row, col) of the M x N output::
+The order, element (row, col) of the M x N output (pseudo-code)::
+
+    # fragment: the steps in order, pseudo-code (acc: the accumulator's element)
 
     value = acc * scale                      # alpha and per-tensor scales, folded into one number
     value *= a_scale[row] * b_scale[col]     # fp8 row / column scales

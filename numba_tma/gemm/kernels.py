@@ -34,7 +34,7 @@ from numba import cuda
 from numba.cuda import types
 
 from .. import SharedMemoryPlan, at, cluster, fence, pipeline, sync, tma, wgmma
-from ..ops import SIMULATOR
+from ..ops import BACKEND
 
 BM = 128                              # output tile rows: two consumer warpgroups of 64
 THREADS = 384                         # 3 warpgroups: the producer's, two consumers'
@@ -380,7 +380,8 @@ def build(k: Kernel, host="numba-cuda"):
     if host != "numba-cuda":     # the same code reading the host's cuda and types (globals: the simulator swaps them)
         gemm = pytypes.FunctionType(gemm.__code__, dict(gemm.__globals__, cuda=host_cuda, types=host_types),
                                     gemm.__name__, gemm.__defaults__, gemm.__closure__)
-    return jit(**({} if SIMULATOR else {"launch_bounds": (THREADS, 1)}))(gemm), plan
+    options = {"launch_bounds": (THREADS, 1)}           # one block per SM: up to 168 registers a thread
+    return jit(**(options if host != "numba-cuda" else BACKEND.compile_options(options)))(gemm), plan
 
 
 ZERO_PLAN = SharedMemoryPlan().array("box", (64, 64), numba.uint16, swizzle="128B")

@@ -79,6 +79,10 @@ class GpuBackend(Backend):
         return cuda.jit(device=True, forceinline=True)(fn)
 
     @staticmethod
+    def compile_options(options):
+        return dict(options)
+
+    @staticmethod
     def is_device_function(fn):
         return bool(getattr(fn, "targetoptions", {}).get("device")) and hasattr(fn, "py_func")
 

@@ -104,6 +104,10 @@ class SimulatorBackend(Backend):
         return cuda.jit(device=True)(fn)   # the simulator's device function sees the running thread's cuda.threadIdx
 
     @staticmethod
+    def compile_options(options):
+        return {}
+
+    @staticmethod
     def is_device_function(fn):
         return bool(getattr(fn, "_device", False)) and hasattr(fn, "py_func")
 
