@@ -121,18 +121,12 @@ def compose(e: Epilogue):
                                                  ("c", e.c), ("bias", e.bias), ("residual", e.residual)) if on]
     where = {n: i for i, n in enumerate(names)}
     lines = ["def epilogue(v, r, c, args):", "    if r < args[0] and c < args[1]:"]
-    if e.a_scale:
-        lines.append(f"        v = v * {_load(e.a_scale, where['a_scale'])}")
-    if e.b_scale:
-        lines.append(f"        v = v * {_load(e.b_scale, where['b_scale'])}")
-    if e.c:
-        lines.append(f"        v = v + args[{where['beta']}] * {_load(e.c, where['c'])}")
-    if e.bias:
-        lines.append(f"        v = v + {_load(e.bias, where['bias'])}")
-    if e.activation:
-        lines.append(f"        v = {e.activation}(v)")
-    if e.residual:
-        lines.append(f"        v = v + {_load(e.residual, where['residual'])}")
+    steps = (("a_scale", "v * {}"), ("b_scale", "v * {}"), ("c", "v + args[{beta}] * {}"), ("bias", "v + {}"),
+             ("activation", "{activation}(v)"), ("residual", "v + {}"))
+    for name, template in steps:
+        if getattr(e, name):
+            value = "" if name == "activation" else _load(getattr(e, name), where[name])
+            lines.append("        v = " + template.format(value, beta=where.get("beta"), activation=e.activation))
     if e.user is not None:
         extra = "".join(f", args[{len(names) + i}]" for i in range(e.user_args))
         lines.append(f"        v = f32(user(v, r, c{extra}))")

@@ -205,7 +205,7 @@ def build(k: Kernel, host="numba-cuda"):
     accumulator before the epilogue; ``splits`` K's splits (split-K); ``offsets`` / ``n_groups``
     the groups' end rows (grouped); ``b_rows`` B's rows per group in its map (grouped: N held
     N x K, K held K x N); ``epilogue_args`` the tuple the epilogue takes."""
-    host_cuda, host_types, jit = compiler(host)
+    host_cuda, types, jit = compiler(host)
     tile_of, work_unit, group_units, group_tile = helpers(host)
     if host != "numba-cuda" and k.epilogue is not None:
         raise ValueError("gemm kernels: a fused epilogue (wgmma.map) is compiled by numba-cuda only")
@@ -221,6 +221,20 @@ def build(k: Kernel, host="numba-cuda"):
     carve = plan.carver()
     per_tile_row = 2 if pair else 1
 
+    @jit(device=True, inline=True)
+    def unit(u, offsets, n_groups, tiles_n, n_tiles, rows_of_tiles, k_tiles, splits, rank, b_rows):
+        """Work unit ``u`` as (its first row of A and of the output, its tile column, first K step,
+        K steps, the end row of its group (grouped), its B rows' start in B's map (grouped))."""
+        if grouped:
+            g, row0, end, mt, n = group_tile(u, offsets, n_groups, tiles_n)
+            return row0 + mt * BM, n, types.int64(0), k_tiles, end, g * b_rows
+        if split:
+            t, k_first, k_steps = work_unit(u, n_tiles, k_tiles, splits)
+        else:
+            t, k_first, k_steps = u, types.int64(0), k_tiles
+        mp, n = tile_of(t, rows_of_tiles, tiles_n)
+        return (mp * per_tile_row + rank) * BM, n, k_first, k_steps, types.int64(0), types.int64(0)
+
     def gemm(desc_a, desc_b, desc_c, out, tiles_m, tiles_n, k_tiles, scale, splits, offsets, n_groups, b_rows,
              epilogue_args):
         smem = carve()
@@ -229,10 +243,10 @@ def build(k: Kernel, host="numba-cuda"):
         rank = cluster.ctarank() if pair else 0
         rows_of_tiles = (tiles_m + per_tile_row - 1) // per_tile_row      # tile rows (pairs of them)
         first, step = cuda.blockIdx.x // per_tile_row, cuda.gridDim.x // per_tile_row
+        n_tiles = rows_of_tiles * tiles_n
         if grouped:
             n_units = group_units(offsets, n_groups, tiles_n)
         else:
-            n_tiles = rows_of_tiles * tiles_n
             n_units = n_tiles * splits if split else n_tiles
         if warpgroup == 0:                                                 # the producer
             if promote:
@@ -241,18 +255,8 @@ def build(k: Kernel, host="numba-cuda"):
                 p = ring.producer_state()
                 u = first
                 while u < n_units:              # (a while: range's trip count divides in 64 bits)
-                    b_base = 0
-                    if grouped:
-                        g, row0, _, mt, n = group_tile(u, offsets, n_groups, tiles_n)
-                        a_row, k_first, k_steps = row0 + mt * BM, 0, k_tiles
-                        b_base = g * b_rows
-                    else:
-                        if split:
-                            t, k_first, k_steps = work_unit(u, n_tiles, k_tiles, splits)
-                        else:
-                            t, k_first, k_steps = u, 0, k_tiles
-                        mp, n = tile_of(t, rows_of_tiles, tiles_n)
-                        a_row = (mp * per_tile_row + rank) * BM
+                    a_row, n, k_first, k_steps, _, b_base = unit(u, offsets, n_groups, tiles_n, n_tiles,
+                                                                 rows_of_tiles, k_tiles, splits, rank, b_rows)
                     for j in range(k_steps):
                         kk = k_first + j
                         ring.acquire(p, stage_bytes)
@@ -285,18 +289,8 @@ def build(k: Kernel, host="numba-cuda"):
             c_state = ring.consumer_state()
             u = first
             while u < n_units:
-                end = 0
-                if grouped:
-                    g, row0, end, mt, n = group_tile(u, offsets, n_groups, tiles_n)
-                    k_first, k_steps = 0, k_tiles
-                    out_row = row0 + mt * BM
-                else:
-                    if split:
-                        t, k_first, k_steps = work_unit(u, n_tiles, k_tiles, splits)
-                    else:
-                        t, k_first, k_steps = u, 0, k_tiles
-                    mp, n = tile_of(t, rows_of_tiles, tiles_n)
-                    out_row = (mp * per_tile_row + rank) * BM
+                out_row, n, k_first, k_steps, end, _ = unit(u, offsets, n_groups, tiles_n, n_tiles, rows_of_tiles,
+                                                            k_tiles, splits, rank, b_rows)
                 acc = wgmma.zeros(regs)
                 partial = wgmma.zeros(regs)     # fp8: the K steps since the last promotion
                 previous = c_state
@@ -378,7 +372,7 @@ def build(k: Kernel, host="numba-cuda"):
                 tma.wait_group(0)
 
     if host != "numba-cuda":     # the same code reading the host's cuda and types (globals: the simulator swaps them)
-        gemm = pytypes.FunctionType(gemm.__code__, dict(gemm.__globals__, cuda=host_cuda, types=host_types),
+        gemm = pytypes.FunctionType(gemm.__code__, dict(gemm.__globals__, cuda=host_cuda),
                                     gemm.__name__, gemm.__defaults__, gemm.__closure__)
     options = {"launch_bounds": (THREADS, 1)}           # one block per SM: up to 168 registers a thread
     return jit(**(options if host != "numba-cuda" else BACKEND.compile_options(options)))(gemm), plan
