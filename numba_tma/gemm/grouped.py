@@ -30,10 +30,10 @@ def _b_layout(B, k, n, bk):
     g = B.shape[0]
     s0, s1, s2 = B.strides
     if s1 == 1 and s2 >= k and s0 == n * s2 and B.viewed((g * n, k), (s2, 1)).tma_ok():
-        return "k", B.viewed((g * n, k), (s2, 1)).device_array, n
+        return "k", B.viewed((g * n, k), (s2, 1)).map_array(), n
     if s2 == 1 and s1 >= n and s0 == k * s1 and TYPES[B.dtype][0] == 2 and k % bk == 0 and \
             B.viewed((g * k, n), (s1, 1)).tma_ok():
-        return "n", B.viewed((g * k, n), (s1, 1)).device_array, k
+        return "n", B.viewed((g * k, n), (s1, 1)).map_array(), k
     return "stage", "b's groups are not stacked K-major or row-major with K a multiple of the K step", None
 
 
@@ -157,7 +157,7 @@ def _plan(A, B, O_, stream, *, out, bias, activation, epilogue, epilogue_args, a
         a_arr = staging.buffer(a_src, stream)
         launches.append(lambda: staging.copy(a_src, a_arr, stream))
     else:
-        a_arr = A.device_array
+        a_arr = A.map_array()
     b_how, b_arr, b_rows = _b_layout(B, k, n, bk)
     if b_how == "stage":
         lines.append(f"b: staged into a stacked K-major copy ({b_arr})")

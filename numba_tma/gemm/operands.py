@@ -65,13 +65,30 @@ class Operand:
     ptr: int
     """The device address of element 0 (under the simulator, the host address)."""
     itemsize: int
-    device_array: object
-    """A numba device array over the same memory, of the same shape and strides, typed by the
-    storage type (:data:`DTYPES`)."""
+    made: object
+    """The numba device array :attr:`device_array` is, or a :class:`_Later` making it when first asked."""
     owner: object
     """The user's object (keeps the memory alive)."""
     stream: object
     """The stream the caller's work is ordered on: a numba stream, or 0."""
+
+    @property
+    def device_array(self):
+        """A numba device array over the same memory, of the same shape and strides, typed by the
+        storage type (:data:`DTYPES`); a torch tensor's is made when first asked (a TMA map reads
+        the tensor itself: :meth:`map_array`)."""
+        if type(self.made) is _Later:
+            object.__setattr__(self, "made", self.made.make())
+        return self.made
+
+    def map_array(self):
+        """What :meth:`numba_tma.TensorMap.tiled` reads for this operand: a torch tensor's own view
+        of its memory (fp8 as uint8: TMA has no fp8 type), else :attr:`device_array`."""
+        if self.kind != "torch":
+            return self.device_array
+        x = self.owner.as_strided(self.shape, self.strides, self.owner.storage_offset() +
+                                  (self.ptr - self.owner.data_ptr()) // self.itemsize)
+        return x.view(sys.modules["torch"].uint8) if self.dtype in ("e4m3", "e5m2") else x
 
     @property
     def ndim(self) -> int:
@@ -133,12 +150,22 @@ class Operand:
                               strides=tuple(s * self.itemsize for s in strides))
             device = _simulated_device_array(host)
         else:
-            device = _device_view(self.owner, ptr, shape, strides, self.dtype)
-        return dataclasses.replace(self, shape=shape, strides=strides, ptr=ptr, device_array=device)
+            device = _Later(_device_view, self.owner, ptr, shape, strides, self.dtype)
+        return dataclasses.replace(self, shape=shape, strides=strides, ptr=ptr, made=device)
 
     def transposed(self) -> Operand:
         """A 2-D operand's transpose (a view)."""
         return self.viewed(self.shape[::-1], self.strides[::-1])
+
+
+class _Later:
+    """A call made when its value is first needed: ``function(*arguments)``."""
+
+    def __init__(self, function, *arguments):
+        self.function, self.arguments = function, arguments
+
+    def make(self):
+        return self.function(*self.arguments)
 
 
 def _pitched(shape, strides, inner, outer):
@@ -234,7 +261,7 @@ def _from_torch(x, name, dtype, stream, caller):
 
         stream = _external_stream(torch.cuda.current_stream(x.device).cuda_stream)
     return Operand(name, caller, "torch", logical, shape, strides, x.data_ptr(), x.element_size(),
-                   _device_view(x, x.data_ptr(), shape, strides, logical), x, stream)
+                   _Later(_device_view, x, x.data_ptr(), shape, strides, logical), x, stream)
 
 
 def _from_interface(x, cai, name, dtype, stream, caller):

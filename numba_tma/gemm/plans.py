@@ -185,12 +185,12 @@ def _layouts(A, B, k_major_only):
     if a_how is not None:
         a = ("stage", a_how)
     else:
-        a = ("k", A.device_array)
+        a = ("k", A.map_array())
     bt = B.transposed()
     if B.col_major and bt.tma_ok():
-        b = ("k", bt.device_array)
+        b = ("k", bt.map_array())
     elif B.row_major and not k_major_only and B.tma_ok():
-        b = ("n", B.device_array)
+        b = ("n", B.map_array())
     else:
         b = ("stage", "fp8 tiles must be K-major" if B.row_major and k_major_only else (B.why_not_tma() or 'it is neither row- nor column-major'))
     return a, b
@@ -292,7 +292,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     desc_a = TensorMap.tiled(a_arr, (BM, bk), swizzle="128B", **dt)
     desc_b = TensorMap.tiled(b_arr, kern.b_box(), swizzle="128B", **dt)
     if tma_out:
-        desc_c = TensorMap.tiled(O.device_array, (64, 64), swizzle="128B",
+        desc_c = TensorMap.tiled(O.map_array(), (64, 64), swizzle="128B",
                                  data_type="bfloat16" if out_dtype == "bf16" else "float16")
         out_arr = _dummy(np.float32)
     else:

@@ -108,6 +108,8 @@ def test_a_bf16_tensor_is_viewed_as_uint16_bits_on_its_current_stream(views, fak
     ("torch.float8_e4m3fn", 1, "e4m3", "|u1"), ("torch.float8_e5m2", 1, "e5m2", "|u1")])
 def test_each_torch_dtype_has_its_logical_name_and_storage(views, fake_torch, dtype, itemsize, logical, typestr):
     op = operand(FakeTensor((4, 32), (1, 4), dtype, itemsize), "b")           # column-major
+    assert views == []                                     # a tensor's numba view is made when first asked
+    op.device_array
     assert op.dtype == logical and views[0][0]["typestr"] == typestr
     assert views[0][0]["strides"] == (itemsize, 4 * itemsize) and op.col_major and not op.row_major
 
@@ -221,6 +223,7 @@ def test_check_matrix_names_the_dimensions_and_the_dtypes(views):
 def test_a_torch_output_is_a_tensor_of_the_logical_dtype_on_the_inputs_device(views, fake_torch):
     like = operand(FakeTensor((8, 8), (8, 1)), "a")
     array, op = empty((32, 16), "bf16", like, order="F")
+    op.device_array
     assert fake_torch.made == [((32, 16), (1, 32), "torch.bfloat16", CUDA0)]
     assert (op.name, op.dtype, op.strides, op.stream, op.owner) == ("out", "bf16", (1, 32), like.stream, array)
     assert views[-1][0]["strides"] == (2, 64)
