@@ -366,6 +366,13 @@ class TensorMap:
             layout.seen = _signature(array, cai)
         return address
 
+    def at_address(self, address, owner=None) -> "TensorMap":
+        """A new map like this one over the memory at ``address``, which the caller has read to
+        hold an array of this map's shape, strides and dtype (only the address is checked, as
+        the encoders check it; ``owner``, if given, is kept alive with the map): for a library
+        that reads its arrays itself and launches one kernel over many of them."""
+        return TensorMap._over(owner, self._layout.checked_address(address), self._layout)
+
     def with_array(self, array) -> "TensorMap":
         """A new map like this one over another array of identical shape, strides and dtype:
         ``bytes`` get the new address spliced in (no validation or layout work)."""

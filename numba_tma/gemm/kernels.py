@@ -214,7 +214,9 @@ def build(k: Kernel, host="numba-cuda"):
     bk, BN, pair, split, grouped, b_kn = k.bk, k.tile_n, k.pair, k.split, k.grouped, k.b_major == "n"
     stage_bytes, regs, n_boxes = k.stage_bytes, k.tile_n // 2, k.c_boxes
     mine = b_boxes // 2 if pair else b_boxes             # the boxes of B each block loads
-    rounds, first_boxes, last_boxes = (1, n_boxes, 1) if k.whole_c else (2, 2, n_boxes - 2)
+    # the epilogue's rounds: all boxes at once, or 2 boxes then the rest (the second round's call
+    # is compiled either way: with one round it names the fragment's boxes, and never runs)
+    rounds, first_boxes, last_first, last_boxes = (1, n_boxes, 0, n_boxes) if k.whole_c else (2, 2, 2, n_boxes - 2)
     tma_out, out_dtype, epilogue = k.out == "tma", k.out_dtype, k.epilogue
     has_epilogue = epilogue is not None
     f16_out = out_dtype == "f16"
@@ -352,11 +354,11 @@ def build(k: Kernel, host="numba-cuda"):
                             if rnd == 0:
                                 wgmma.store_shared_f16(acc, at(smem.c, staged * half), desc_c, 0, first_boxes)
                             else:
-                                wgmma.store_shared_f16(acc, at(smem.c, staged * half), desc_c, 2, last_boxes)
+                                wgmma.store_shared_f16(acc, at(smem.c, staged * half), desc_c, last_first, last_boxes)
                         elif rnd == 0:
                             wgmma.store_shared_bf16(acc, at(smem.c, staged * half), desc_c, 0, first_boxes)
                         else:
-                            wgmma.store_shared_bf16(acc, at(smem.c, staged * half), desc_c, 2, last_boxes)
+                            wgmma.store_shared_bf16(acc, at(smem.c, staged * half), desc_c, last_first, last_boxes)
                         fence.proxy_async()
                         sync.named_barrier_sync(1 + half, 128)
                         if leader:

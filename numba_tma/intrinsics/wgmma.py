@@ -477,12 +477,18 @@ def _store_codegen(kind):
                     inside = builder.and_(builder.icmp_signed("<", r, rows), builder.icmp_signed("<", c, cols))
                     with builder.if_then(inside, likely=True):
                         both = builder.icmp_signed("<", c1, cols)
-                        if packed_pairs:
-                            with builder.if_else(both, likely=True) as (two, one):
+                        if packed_pairs:     # one 32-bit store where the pair's address allows it (an odd row pitch does not)
+                            at = address(r, c)
+                            word = builder.icmp_unsigned("==", builder.and_(builder.ptrtoint(at, ir.IntType(64)),
+                                                                            ir.Constant(ir.IntType(64), 3)),
+                                                         ir.Constant(ir.IntType(64), 0))
+                            with builder.if_else(builder.and_(both, word), likely=True) as (two, one):
                                 with two:
-                                    builder.store(packed, builder.bitcast(address(r, c), I32.as_pointer()))
+                                    builder.store(packed, builder.bitcast(at, I32.as_pointer()))
                                 with one:
-                                    builder.store(pair[0], address(r, c))
+                                    builder.store(pair[0], at)
+                                    with builder.if_then(both):
+                                        builder.store(pair[1], address(r, c1))
                         else:
                             builder.store(pair[0], address(r, c))
                             with builder.if_then(both, likely=True):

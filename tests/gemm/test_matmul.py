@@ -221,3 +221,33 @@ def test_refusals_name_the_argument_and_the_rule():
             gemm.matmul(keywords.pop("a"), keywords.pop("b"), **{k: v for k, v in keywords.items() if v is not None})
     with pytest.raises(TypeError, match="argument 'a' holds raw '<u2' bits: say what they are with dtype="):
         gemm.matmul(a, b)
+
+
+@pytest.mark.both_ways
+def test_a_call_seen_before_runs_again_on_other_arrays_without_planning(monkeypatch):
+    """The second call of a shape (another ``a``, the same weights and bias: a layer called again)
+    re-points the first call's maps and launches its kernel (plans.Again): no planning, the right
+    answer, a new output or the given one; another bias is planned anew."""
+    from numba_tma.gemm import plans
+
+    m, n, k = shape((72, 136, 72), (1000, 1000, 1000))
+    rng = np.random.default_rng(11)
+    (b, bv), (bias, biasv) = bf16(rng, (k, n)), bf16(rng, (n,))
+    b_d, bias_d = cuda.to_device(b), cuda.to_device(bias)
+    inputs = [bf16(rng, (m, k)) for _ in range(3)]
+    monkeypatch.setattr(plans, "_AGAIN", type(plans._AGAIN)())
+    first = gemm.matmul(cuda.to_device(inputs[0][0]), b_d, bias=bias_d, dtype="bf16")
+    assert len(plans._AGAIN) == 1
+    planning = plans.plan
+    planned = []
+    monkeypatch.setattr(plans, "plan", lambda *args, **kw: planned.append(args) or planning(*args, **kw))
+    second = gemm.matmul(cuda.to_device(inputs[1][0]), b_d, bias=bias_d, dtype="bf16")
+    assert planned == [] and second is not first
+    given = cuda.to_device(np.zeros((m, n), np.uint16))
+    gemm.matmul(cuda.to_device(inputs[2][0]), b_d, bias=bias_d, out=given, dtype="bf16")   # out given: its own key
+    third = gemm.matmul(cuda.to_device(inputs[2][0]), b_d, bias=bias_d, out=given, dtype="bf16")
+    assert third is given and len(planned) == 1
+    gemm.matmul(cuda.to_device(inputs[2][0]), b_d, bias=cuda.to_device(bias), dtype="bf16")   # another bias
+    assert len(planned) == 2
+    for got, (_, av) in zip((first, second, third), inputs):
+        assert relative_error(host(got, "bf16"), av @ bv + biasv) <= BF16_TOL
