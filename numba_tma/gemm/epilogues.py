@@ -65,7 +65,9 @@ def gelu_tanh(v):
 
 @BACKEND.device_function
 def silu(v):
-    return v / (types.float32(1) + math.exp(-v))
+    # v * sigmoid(v), the sigmoid as 0.5 + 0.5 tanh(v / 2): no division (an IEEE division is a
+    # subroutine call, which would make ptxas serialise the kernel's wgmmas)
+    return v * (types.float32(0.5) + types.float32(0.5) * math.tanh(types.float32(0.5) * v))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -133,3 +133,16 @@ def test_every_tile_and_type_compiles_without_a_call(kernel, mma):
            types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 1))
     sass = inspect.compile(gemm_kernel, sig, "sm_90a").sass
     assert "CALL" not in sass and len(re.findall(mma, sass)) == 4, sorted(set(re.findall(r"[HQ]GMMA\S*", sass)))
+
+
+@pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
+@pytest.mark.parametrize("activation", epilogues.ACTIVATIONS)
+def test_each_activation_compiles_without_a_call(activation):
+    """No activation divides or calls a library routine (silu is v (1/2 + tanh(v / 2) / 2): an IEEE
+    division is a subroutine call, which would serialise the kernel's wgmmas)."""
+    kernel = Kernel("bf16", "k", 256, 4, epilogue=epilogues.compose(epilogues.Epilogue(activation=activation)))
+    gemm_kernel, _ = build(kernel)
+    maps = [TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in ((128, 64), kernel.b_box(), (64, 64))]
+    sig = (*maps, types.float32[:, :], types.int64, types.int64, types.int64, types.float32, types.int64,
+           types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 2))
+    assert "CALL" not in inspect.compile(gemm_kernel, sig, "sm_90a").sass
