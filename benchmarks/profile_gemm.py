@@ -7,7 +7,8 @@
 sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active \\
         python3 benchmarks/profile_gemm.py
 
-The kernels run in the order printed, one launch each.
+The kernels run in the order printed, one launch each; arguments pick runs by name
+(``python3 benchmarks/profile_gemm.py epilogue``: the plain and the bias + GELU kernels at 8192^3).
 """
 import sys
 
@@ -17,6 +18,7 @@ from numba import cuda
 from numba_tma import gemm
 
 RUNS = [("bf16", 8192, 8192, 8192, gemm.Config(cluster=1)), ("bf16", 8192, 8192, 8192, gemm.Config(cluster=2)),
+        ("bf16 epilogue", 8192, 8192, 8192, gemm.Config(cluster=2)),
         ("e4m3", 8192, 8192, 8192, gemm.Config(cluster=1)), ("e4m3", 8192, 8192, 8192, gemm.Config(cluster=2)),
         ("bf16", 128, 8192, 8192, gemm.Config(tile_n=128, split_k=1)),
         ("bf16", 128, 8192, 8192, gemm.Config(tile_n=128, split_k=2))]
@@ -24,12 +26,18 @@ RUNS = [("bf16", 8192, 8192, 8192, gemm.Config(cluster=1)), ("bf16", 8192, 8192,
 
 def main():
     rng = np.random.default_rng(0)
-    for kind, m, n, k, config in RUNS:
+    for name, m, n, k, config in RUNS:
+        if sys.argv[1:] and not any(word in f"{name} {config}" for word in sys.argv[1:]):
+            continue
+        kind = name.split()[0]
         element = np.uint16 if kind == "bf16" else np.uint8
         a = cuda.to_device(rng.integers(0, 0x38, (m, k)).astype(element))    # small finite values either way
         b_t = cuda.to_device(rng.integers(0, 0x38, (n, k)).astype(element))    # B column-major: its transpose
         b = gemm.operands.operand(b_t, "b", dtype=kind).transposed().device_array
-        call = gemm.plan(a, b, dtype=kind, config=config)
+        epilogue = {}
+        if name.endswith("epilogue"):          # bias + GELU (tanh), the fused epilogue of bench_gemm's row
+            epilogue = {"bias": cuda.to_device(rng.integers(0, 0x38, n).astype(element)), "activation": "gelu_tanh"}
+        call = gemm.plan(a, b, dtype=kind, config=config, **epilogue)
         print(call.explain(), flush=True)
         call.launch()
         cuda.synchronize()

@@ -243,10 +243,11 @@ def _global_as_generic(counts):
 def test_fragment_helpers_assemble_as_under_numba_cuda(fragments):
     """Every wgmma helper (FRAGMENT_HELPERS: a 64 x 128 accumulator stored, 64 x 64 of it loaded back): the same inline asm, in the
     same order (test_register_tuple_ops_...), and the same count of each instruction doing the work
-    (an unrolled guarded store per element: BSSY; the paired bfloat16 stores; the swizzled STS)."""
+    (an unrolled guarded store per element: BSSY; the paired bfloat16 stores, each a 32-bit store
+    where its address is 4-byte aligned, else two 16-bit ones; the swizzled STS)."""
     llvmlite, mlir = (_global_as_generic(f.opcode_counts()) for f in fragments)
     work = {"FADD": 103, "FFMA": 32, "FMUL": 32, "FMNMX": 34, "MUFU.EX2": 32, "SHFL.BFLY": 8,
-            "F2FP.BF16.F32.PACK_AB": 32, "STS": 16, "BSSY": 48, "ST.E": 80, "ST.E.U16": 16, "LD.E": 32}
+            "F2FP.BF16.F32.PACK_AB": 32, "STS": 16, "BSSY": 48, "ST.E": 80, "ST.E.U16": 32, "LD.E": 32}
     assert {o: mlir[o] for o in work} == {o: llvmlite[o] for o in work} == work
     assert {"STG.E", "STG.E.U16", "LDG.E"} <= fragments[1].opcodes()
 

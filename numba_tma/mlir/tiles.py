@@ -109,13 +109,20 @@ def _store(kind):
                         pair = [arith.trunci(_I32(16), packed), arith.trunci(_I32(16), arith.shrui(packed, _i32(16)))]
                     with _If(tile.inside(r, c)):
                         both = arith.cmpi(arith.CmpIPredicate.slt, c1, tile.cols)
-                        if packed_pairs:
-                            op = scf.IfOp(both, [], has_else=True)
+                        if packed_pairs:     # one 32-bit store where the address allows it (an odd row pitch does not)
+                            at = tile.address(r, c)
+                            i64 = _I32(64)
+                            word = arith.cmpi(arith.CmpIPredicate.eq,
+                                              arith.andi(llvm.ptrtoint(i64, at), lowering_utilities.constant(3, i64)),
+                                              lowering_utilities.constant(0, i64))
+                            op = scf.IfOp(arith.andi(both, word), [], has_else=True)
                             with ir.InsertionPoint(op.then_block):
-                                llvm.store(packed, tile.address(r, c))
+                                llvm.store(packed, at)
                                 scf.YieldOp([])
                             with ir.InsertionPoint(op.else_block):
-                                llvm.store(pair[0], tile.address(r, c))
+                                llvm.store(pair[0], at)
+                                with _If(both):
+                                    llvm.store(pair[1], tile.address(r, c1))
                                 scf.YieldOp([])
                         else:
                             llvm.store(pair[0], tile.address(r, c))
