@@ -395,7 +395,8 @@ def _call_key(a, b, out, keywords):
     o = (None, None) if out is None else _address_key(out)
     if o is None:
         return None
-    rest = [found[0][1], found[1][1], o[1]]
+    # the addresses' alignment decides what TMA reads and what is staged: part of the key
+    rest = [found[0][1], found[1][1], o[1], found[0][0] % 16, found[1][0] % 16, (o[0] or 0) % 16]
     for name in ("bias", "a_scale", "b_scale"):
         x = keywords[name]
         if x is None or isinstance(x, (int, float)):
