@@ -24,6 +24,12 @@ class _Named:
     def __str__(self):
         return self.text
 
+    def __eq__(self, other):            # as torch's dtypes and devices: one of each name
+        return isinstance(other, _Named) and (self.text, self.type) == (other.text, other.type)
+
+    def __hash__(self):
+        return hash((self.text, self.type))
+
 
 CUDA0 = _Named("cuda:0", "cuda")
 
@@ -43,6 +49,13 @@ class FakeTensor:
 
     def element_size(self):
         return self._itemsize
+
+    def storage_offset(self):
+        return 0
+
+    def as_strided(self, shape, strides, offset):
+        """The view a TMA map reads (torch's own): recorded, as its arguments."""
+        return ("as_strided", tuple(shape), tuple(strides), offset, self)
 
 
 FakeTensor.__module__ = "torch"
@@ -279,3 +292,35 @@ def test_a_numba_output_is_a_numba_device_array_of_the_storage_type():
     array, op = empty((8, 4), "bf16", like, order="F")
     assert array.dtype == np.uint16 and array.strides == (2, 16)
     assert (op.name, op.dtype, op.shape, op.strides, op.col_major) == ("out", "bf16", (8, 4), (1, 8), True)
+
+
+def test_a_torch_operand_gives_its_maps_the_tensors_own_view(views, fake_torch):
+    """TMA maps read a torch tensor through torch's view of it (no numba view is made): the
+    transpose of a column-major B is ``as_strided`` over the same storage, its offset in elements."""
+    x = FakeTensor((32, 64), (1, 40), ptr=0x7F0000001000 + 16)       # column-major, 8 elements past its storage
+    x.storage_offset = lambda: 8
+    op = operand(x, "b")
+    assert op.map_array() == ("as_strided", (32, 64), (1, 40), 8, x)
+    assert op.transposed().map_array() == ("as_strided", (64, 32), (40, 1), 8, x)
+    assert views == []
+
+
+def test_a_torch_call_is_keyed_by_its_shapes_strides_types_alignment_and_stream(fake_torch):
+    """plans._call_key on torch tensors (the key of a call seen before): the addresses apart,
+    what decides the kernel and its maps, the addresses' alignment and torch's current stream."""
+    from numba_tma.gemm import plans
+
+    a, b = FakeTensor((64, 32), (32, 1)), FakeTensor((32, 48), (1, 32), ptr=0x7F0000009000)
+    keywords = dict(bias=None, activation="relu", epilogue=None, epilogue_args=(), alpha=1.0, beta=0.0, c=None,
+                    residual=None, out_dtype=None, a_scale=None, b_scale=None, config=None, dtype=None)
+    a_address, b_address, out_address, key = plans._call_key(a, b, None, keywords)
+    assert (a_address, b_address, out_address) == (0x7F0000001000, 0x7F0000009000, None)
+    moved = FakeTensor((64, 32), (32, 1), ptr=0x7F0000005000)          # another a, aligned: the same key
+    assert plans._call_key(moved, b, None, keywords)[3] == key
+    assert plans._call_key(FakeTensor((64, 32), (32, 1), ptr=0x7F0000005002), b, None, keywords)[3] != key
+    assert plans._call_key(FakeTensor((64, 32), (40, 1)), b, None, keywords)[3] != key
+    assert plans._call_key(a, b, None, dict(keywords, activation="gelu"))[3] != key
+    fake_torch.cuda.current_stream = lambda device: types.SimpleNamespace(cuda_stream=0xDEF)
+    assert plans._call_key(a, b, None, keywords)[3] != key
+    assert plans._call_key(a, b, None, dict(keywords, residual=a)) is None     # M x N epilogue arrays: planned
+
