@@ -6,9 +6,9 @@ group) each group's end row, ``b`` (groups, K, N) a weight matrix per group, as
 One kernel walks the tiles of all groups (each block reads ``offsets`` on the device: no host
 synchronisation, the group sizes may come from a router on the GPU).  One TMA map covers all of
 ``a`` and one all of ``b`` (its groups stacked: (groups * N, K) for K-major B, (groups * K, N)
-row-major): a tile's rows past its group's end belong to the next group and are not stored (the
-output goes from registers, bounded by the group's end), and its B rows past N are output columns
-that are not stored.
+row-major): a tile's rows past its group's end belong to the next group and are not stored (a
+warpgroup's 64 rows inside their group go out by TMA stores, those where the group ends from
+registers, bounded by the end), and its B rows past N are output columns that are not stored.
 """
 
 import numpy as np
@@ -176,22 +176,27 @@ def _plan(A, B, O_, stream, *, out, bias, activation, epilogue, epilogue_args, a
     sms = sm_count()
     tile_n = given.tile_n or TILE_N[TYPES[dtype][0]][0]
     stages = given.stages or configs.stages_for(dtype, tile_n, -(-k // bk))
-    kern = Kernel(dtype, b_how, tile_n, stages, grouped=True, out="direct", out_dtype=out_dtype,
-                  epilogue=None if e.empty() else epilogues.compose(e))
+    tma_out = out_dtype in ("bf16", "f16") and O.row_major and O.tma_ok("store") and n % 8 == 0
+    kern = Kernel(dtype, b_how, tile_n, stages, grouped=True, out="tma" if tma_out else "direct",
+                  out_dtype=out_dtype, epilogue=None if e.empty() else epilogues.compose(e))
     gemm, smem_plan = build(kern)
     dt = {} if TYPES[dtype][3] is None else {"data_type": TYPES[dtype][3]}
     desc_a = TensorMap.tiled(a_arr, (BM, bk), swizzle="128B", **dt)
     desc_b = TensorMap.tiled(b_arr, kern.b_box(), swizzle="128B", **dt)
+    desc_c = TensorMap.tiled(O.map_array(), (64, 64), swizzle="128B",
+                             data_type="bfloat16" if out_dtype == "bf16" else "float16") if tma_out else desc_a
     tiles_n = -(-n // tile_n)
     most_tiles = (-(-rows // BM) + groups) * tiles_n
     grid = min(given.blocks or sms, most_tiles)
     out_arr = O.device_array
-    args = (desc_a, desc_b, desc_a, out_arr, 0, tiles_n, -(-k // bk), np.float32(scale), 1, O_.device_array,
+    args = (desc_a, desc_b, desc_c, out_arr, 0, tiles_n, -(-k // bk), np.float32(scale), 1, O_.device_array,
             groups, b_rows, e_args)
     launches.append(lambda: launch(gemm, grid, THREADS, *args, shared_mem=smem_plan.nbytes, stream=stream))
     lines.append(f"kernel: persistent warp-specialised wgmma over the groups' tiles (offsets read on the device), "
                  f"tile 128x{tile_n}x{bk}, {stages}-stage TMA ring, {grid} blocks of {THREADS} threads; "
-                 "output stored from registers, bounded by each group's end row")
+                 + ("output by TMA stores where a tile's 64-row half lies inside its group, from registers "
+                    "(bounded by the group's end row) where a group ends" if tma_out else
+                    "output stored from registers, bounded by each group's end row"))
     if not e.empty():
         lines.append(f"epilogue (fused): {e.steps()}")
     return Plan(title, lines, launches, out)

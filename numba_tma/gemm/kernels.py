@@ -14,7 +14,7 @@ the stage before, apply the fused epilogue to the fragment (``wgmma.map``) and w
   flight while the next tile's MMAs run), or with split-K, TMA reduce-adds into C zeroed first;
 * ``"direct"``: from registers into the output array (``wgmma.store`` / ``store_bf16`` /
   ``store_f16``), elements outside it skipped: float32 output, an output TMA cannot address, and
-  grouped GEMMs (a group's rows end inside a tile).
+  in grouped GEMMs the 64-row halves of tiles where a group ends (the rest go by TMA).
 
 fp8 (e4m3, e5m2) is promoted: Hopper adds fp8 products into the accumulator with about 14
 mantissa bits, so each ring stage (128 of K) goes into a fresh fragment that is then added into a
@@ -59,7 +59,9 @@ class Kernel:
     output tile's columns; ``stages``: the ring's depth; ``pair``: clusters of 2 blocks computing
     vertically adjacent tiles, each loading half of their shared B tile by multicast; ``split``:
     split-K work units adding into C; ``grouped``: a grouped GEMM (tiles over the groups of rows
-    given by device offsets); ``out``: ``"tma"`` or ``"direct"``; ``out_dtype``: ``"bf16"``,
+    given by device offsets); ``out``: ``"tma"`` or ``"direct"`` (grouped with ``"tma"``: TMA
+    stores where a warpgroup's 64 rows lie inside their group, stores from registers at a
+    group's end); ``out_dtype``: ``"bf16"``,
     ``"f16"`` or ``"f32"``; ``epilogue``: a device function ``(value, row, col, args) -> value``
     applied to every element (None: none)."""
     dtype: str
@@ -333,7 +335,9 @@ def build(k: Kernel, host="numba-cuda"):
                 row = out_row + 64 * half
                 if has_epilogue:
                     acc = wgmma.map(acc, epilogue, row, n * BN, epilogue_args)
-                if not tma_out:
+                # (grouped with TMA stores: a warpgroup's 64 rows past its group's end, which TMA
+                # would write into the next group, go from registers, bounded by the end)
+                if not tma_out or (grouped and row + 64 > end):
                     target = out[:end] if grouped else out
                     if out_dtype == "f32":
                         wgmma.store(acc, target, row, n * BN)
