@@ -17,9 +17,10 @@ from numba import cuda
 from .. import TensorMap, launch
 from . import config as configs
 from . import epilogues, staging
+from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TILE_N, TYPES, Kernel, build
-from .plans import Plan, _number, epilogue_of, out_dtype_name, output, sm_count
 from .operands import empty, operand
+from .plans import Plan, number, out_dtype_name, output, sm_count
 
 CALLER = "grouped_matmul"
 
@@ -138,7 +139,7 @@ def _plan(A, B, O_, stream, *, out, bias, activation, epilogue, epilogue_args, a
     e, e_args, factor = epilogue_of(rows, n, stream, "f16" if dtype == "f16" else "bf16", bias=bias, activation=activation, epilogue=epilogue,
                                     epilogue_args=epilogue_args, beta=0.0, c=None, residual=None, a_scale=None,
                                     b_scale=None)
-    scale = _number("alpha", alpha) * factor
+    scale = number("alpha", alpha) * factor
     if out is None:
         out, O = empty((rows, n), out_dtype, like=like)
     else:

@@ -1,22 +1,19 @@
-"""``numba_tma.gemm.matmul``, ``plan`` and ``explain``: a product on the user's own arrays, its
-kernel and configuration chosen (:mod:`.config`), operands TMA cannot address staged
-(:mod:`.staging`), the epilogue fused (:mod:`.epilogues`)."""
+"""``numba_tma.gemm.matmul``, ``plan``, ``tune`` and ``explain``: a product on the user's own
+arrays, its kernel and configuration chosen (:mod:`.config`), operands TMA cannot address staged
+(:mod:`.staging`), the epilogue's arguments checked (:mod:`.epilogue_arguments`) and fused
+(:mod:`.epilogues`), a call seen before launched again without planning (:mod:`.calls`)."""
 
-import collections
-import dataclasses
 import functools
 import numbers
-import sys
-import types
 
 import numba
 import numpy as np
 
 from .. import TensorMap, launch
-from ..descriptors.device_layer import READERS
 from ..ops import BACKEND
 from . import config as configs
-from . import autotune, epilogues, staging
+from . import autotune, calls, epilogues, staging
+from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TYPES, Kernel, ZERO_PLAN, build, zero_c
 from .operands import empty, operand
 
@@ -74,7 +71,8 @@ def sm_count():
     return getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", SIMULATED_SMS)
 
 
-def _number(name, value):
+def number(name, value):
+    """``value`` (the argument ``name``) as a float: a real number, not a bool."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"matmul: argument {name!r} must be a number; got {value!r}")
     return float(value)
@@ -87,101 +85,6 @@ def _dummy(dtype, ndim=2):
         from numba import cuda
         _DUMMIES[key] = cuda.device_array((1,) * ndim, dtype)
     return _DUMMIES[key]
-
-
-def side(x, name, stream, bits_as, caller="matmul"):
-    """An epilogue array's operand; raw uint16 bits read as ``bits_as`` (the inputs' 16-bit type,
-    bf16 for fp8 inputs)."""
-    try:
-        return operand(x, name, stream=stream, caller=caller)
-    except TypeError:
-        return operand(x, name, dtype=bits_as, stream=stream, caller=caller)
-
-
-def vector(op_name, x, length, axis, stream, bits_as, *, allow_one=False):
-    """An epilogue vector argument as ``(2-D device array, index)``: ``axis`` 0 a column (M, 1)
-    read ``[r, 0]``, 1 a row (1, N) read ``[0, c]``; 1-D arrays of ``length`` or (with
-    ``allow_one``) one number ``[0, 0]``."""
-    op = side(x, op_name, stream, bits_as)
-    want = (length, 1) if axis == 0 else (1, length)
-    shape = op.shape
-    if allow_one and int(np.prod(shape)) == 1:
-        return op.viewed((1, 1), (0, 0)).device_array, "0, 0", op
-    if len(shape) == 1 and shape[0] == length:
-        view = op.viewed(want, (op.strides[0], 0) if axis == 0 else (0, op.strides[0])).device_array
-    elif tuple(shape) == want:
-        view = op.device_array
-    else:
-        raise ValueError(f"matmul: argument {op_name!r} must have shape ({length},) or {want}"
-                         f"{' or hold one number' if allow_one else ''}; got {tuple(shape)}")
-    return view, ("r, 0" if axis == 0 else "0, c"), op
-
-
-def _matrix(op_name, x, m, n, stream, bits_as):
-    op = side(x, op_name, stream, bits_as)
-    if tuple(op.shape) != (m, n):
-        raise ValueError(f"matmul: argument {op_name!r} must have the output's shape ({m}, {n}); got {tuple(op.shape)}")
-    return op
-
-
-def _storage(op):
-    return op.dtype if op.dtype in ("f16", "f32") else "bf16" if op.dtype == "bf16" else None
-
-
-def _epilogue_operand(op_name, op):
-    kind = _storage(op)
-    if kind is None:
-        raise TypeError(f"matmul: argument {op_name!r} must hold bf16, f16 or f32 values; got {op.dtype}")
-    return kind
-
-
-def epilogue_of(m, n, stream, bits_as, *, bias, activation, epilogue, epilogue_args, beta, c, residual, a_scale, b_scale):
-    """(:class:`.epilogues.Epilogue`, its ``args`` tuple, the per-tensor factor folded into the
-    kernel's scale) of the keyword arguments, each checked."""
-    factor = 1.0
-    steps, arrays = {}, {}
-    for name, value, axis in (("a_scale", a_scale, 0), ("b_scale", b_scale, 1)):
-        if value is None:
-            continue
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):
-            factor *= float(value)
-            continue
-        view, index, op = vector(name, value, m if axis == 0 else n, axis, stream, bits_as, allow_one=True)
-        steps[name], arrays[name] = (_epilogue_operand(name, op), index), view
-    if beta != 0:
-        if c is None:
-            raise ValueError(f"matmul: argument 'c' is needed with beta={beta} (beta * c is added)")
-        op = _matrix("c", c, m, n, stream, bits_as)
-        steps["c"], arrays["c"] = (_epilogue_operand("c", op), "r, c"), op.device_array
-    if bias is not None:
-        op = side(bias, "bias", stream, bits_as)
-        if len(op.shape) == 2 and tuple(op.shape) == (m, 1) and (m, 1) != (1, n):
-            view, index, _ = vector("bias", bias, m, 0, stream, bits_as)
-        else:
-            if not (len(op.shape) == 1 and op.shape[0] == n or tuple(op.shape) == (1, n)):
-                raise ValueError(f"matmul: argument 'bias' must have shape ({n},) or (1, {n}) (a column's bias) "
-                                 f"or ({m}, 1) (a row's); got {tuple(op.shape)}")
-            view, index, _ = vector("bias", bias, n, 1, stream, bits_as)
-        steps["bias"], arrays["bias"] = (_epilogue_operand("bias", op), index), view
-    if activation is not None and activation not in epilogues.ACTIVATIONS:
-        raise ValueError(f"matmul: argument 'activation' must be None or one of {', '.join(epilogues.ACTIVATIONS)}; "
-                         f"got {activation!r}")
-    if residual is not None:
-        op = _matrix("residual", residual, m, n, stream, bits_as)
-        steps["residual"], arrays["residual"] = (_epilogue_operand("residual", op), "r, c"), op.device_array
-    if not isinstance(epilogue_args, tuple):
-        raise TypeError(f"matmul: argument 'epilogue_args' must be a tuple; got {type(epilogue_args).__name__}")
-    if epilogue is not None:
-        if not BACKEND.is_device_function(epilogue):
-            raise TypeError("matmul: argument 'epilogue' must be a device function (@cuda.jit(device=True)) "
-                            f"(value, row, col, *epilogue_args) -> value; got {epilogue!r}")
-    elif epilogue_args:
-        raise ValueError("matmul: argument 'epilogue_args' is given without an 'epilogue' function to take it")
-    user_args = tuple(operand(a, "epilogue_args").device_array if hasattr(a, "__cuda_array_interface__") or
-                      hasattr(a, "data_ptr") else a for a in epilogue_args)
-    e = epilogues.Epilogue(activation=activation, user=epilogue, user_args=len(user_args), **steps)
-    args = epilogues.arguments(e, m, n, beta=beta, user_args=user_args, **arrays)
-    return e, args, factor
 
 
 def _layouts(A, B, k_major_only):
@@ -229,7 +132,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     if k == 0:
         raise ValueError("matmul: argument 'a' must have at least one column (K >= 1)")
     dtype = A.dtype
-    alpha, beta = _number("alpha", alpha), _number("beta", beta)
+    alpha, beta = number("alpha", alpha), number("beta", beta)
     out_dtype = out_dtype_name(out_dtype) if out_dtype is not None else None
     O = None if out is None else output(out, out_dtype or ("bf16" if TYPES[dtype][0] == 1 else dtype), stream)
     if out_dtype is None:
@@ -335,89 +238,10 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     lines.append("chosen: " + ("; ".join(why) if why else "as config= says"))
     made = Plan(title, lines, launches, out, facts)
     if tma_out and not any(line.startswith(("A: staged", "B: staged")) for line in lines):
-        made.again = Again((desc_a, desc_b, desc_c), args[3:], gemm, grid, smem_plan.nbytes, cluster, stream,
+        made.again = calls.Again((desc_a, desc_b, desc_c), args[3:], gemm, grid, smem_plan.nbytes, cluster, stream,
                            (min(blocks, boxes_m * boxes_n), boxes_m, boxes_n) if kern.split else None,
                            (m, n), out_dtype, A)
     return made
-
-
-class Again:
-    """A call seen before, to launch again on arrays of the same shapes, strides and types at other
-    addresses: its maps re-pointed (``TensorMap.at_address``), a new output, the same kernel."""
-
-    def __init__(self, maps, rest, kernel, grid, nbytes, cluster, stream, zero, shape, out_dtype, like):
-        self.maps = tuple(m.at_address(m.address) for m in maps)      # (keeping none of the call's arrays)
-        self.rest, self.kernel, self.grid, self.nbytes, self.cluster = rest, kernel, grid, nbytes, cluster
-        self.stream, self.zero, self.shape, self.out_dtype = stream, zero, shape, out_dtype
-        owner = types.SimpleNamespace(device=like.owner.device) if like.kind == "torch" else None
-        self.like = dataclasses.replace(like, made=None, owner=owner)   # what empty() reads of it
-
-    def run(self, a_address, b_address, out, out_address):
-        if out is None:
-            out, made = empty(self.shape, self.out_dtype, like=self.like)
-            out_address = made.ptr
-        ta, tb, tc = self.maps
-        desc_c = tc.at_address(out_address, out)
-        if self.zero is not None:
-            grid, boxes_m, boxes_n = self.zero
-            launch(zero_c, grid, 128, desc_c, boxes_m, boxes_n, shared_mem=ZERO_PLAN.nbytes, stream=self.stream)
-        launch(self.kernel, self.grid, THREADS, ta.at_address(a_address), tb.at_address(b_address), desc_c,
-               *self.rest, shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream)
-        return out
-
-
-_AGAIN = collections.OrderedDict()     # call key -> Again (the most recent CALLS_KEPT)
-CALLS_KEPT = 64
-
-
-def _address_key(x):
-    """(address, the rest of the key) of a torch tensor, a numba device array or (under the
-    simulator) a host array; None otherwise."""
-    if type(x).__module__.startswith("torch") and hasattr(x, "data_ptr"):
-        return x.data_ptr(), (tuple(x.shape), x.stride(), x.dtype, x.device)
-    view = READERS.device_array_view(x)
-    if view is not None:
-        return view[3], (view[0], view[1], view[2], getattr(x, "stream", 0))
-    host = READERS.host_array(x)
-    if host is None:
-        return None
-    return host.__array_interface__["data"][0], (host.dtype.str, host.shape, host.strides, type(x))
-
-
-def _call_key(a, b, out, keywords):
-    """(the addresses of a, b and out, the rest of the call as a hashable key), or None for a call
-    planned anew every time (arrays of other kinds, epilogue arrays of M x N, autotuning)."""
-    if keywords["c"] is not None or keywords["residual"] is not None or keywords["config"] == "autotune":
-        return None
-    found = [_address_key(x) for x in (a, b)]
-    if None in found:
-        return None
-    o = (None, None) if out is None else _address_key(out)
-    if o is None:
-        return None
-    # the addresses' alignment decides what TMA reads and what is staged: part of the key
-    rest = [found[0][1], found[1][1], o[1], found[0][0] % 16, found[1][0] % 16, (o[0] or 0) % 16]
-    for name in ("bias", "a_scale", "b_scale"):
-        x = keywords[name]
-        if x is None or isinstance(x, (int, float)):
-            rest.append(x)
-        else:
-            k = _address_key(x)
-            if k is None:
-                return None
-            rest.append(k)
-    if any(not isinstance(v, (int, float)) for v in keywords["epilogue_args"]):
-        return None
-    if type(a).__module__.startswith("torch"):       # the stream the call runs on
-        rest.append(sys.modules["torch"].cuda.current_stream(a.device).cuda_stream)
-    rest += [keywords[k] for k in ("activation", "epilogue", "epilogue_args", "alpha", "beta", "out_dtype",
-                                   "config", "dtype")]
-    try:
-        key = tuple(rest)
-        hash(key)
-    except TypeError:
-        return None
-    return found[0][0], found[1][0], o[0], key
 
 
 def matmul(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_args=(), alpha=1.0, beta=0.0,
@@ -444,18 +268,16 @@ def matmul(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogu
     keywords = dict(bias=bias, activation=activation, epilogue=epilogue, epilogue_args=epilogue_args, alpha=alpha,
                     beta=beta, c=c, residual=residual, out_dtype=out_dtype, a_scale=a_scale, b_scale=b_scale,
                     config=config, dtype=dtype)
-    seen = _call_key(a, b, out, keywords)
+    seen = calls.call_key(a, b, out, keywords)
     if seen is not None:
         a_address, b_address, out_address, key = seen
-        again = _AGAIN.get(key)
+        again = calls.SEEN.get(key)
         if again is not None:
-            _AGAIN.move_to_end(key)
+            calls.SEEN.move_to_end(key)
             return again.run(a_address, b_address, out, out_address)
     made = plan(a, b, out=out, **keywords)
-    if seen is not None and getattr(made, "again", None) is not None:
-        _AGAIN[seen[3]] = made.again
-        if len(_AGAIN) > CALLS_KEPT:
-            _AGAIN.popitem(last=False)
+    if seen is not None and made.again is not None:
+        calls.remember(seen[3], made.again)
     return made.run()
 
 

@@ -154,18 +154,18 @@ def test_refusals_name_the_argument_and_the_rule():
 @pytest.mark.both_ways
 def test_a_call_seen_before_runs_again_on_other_arrays_without_planning(monkeypatch):
     """The second call of a shape (another ``a``, the same weights and bias: a layer called again)
-    re-points the first call's maps and launches its kernel (plans.Again): no planning, the right
+    re-points the first call's maps and launches its kernel (calls.Again): no planning, the right
     answer, a new output or the given one; another bias is planned anew."""
-    from numba_tma.gemm import plans
+    from numba_tma.gemm import calls, plans
 
     m, n, k = shape((72, 136, 72), (1000, 1000, 1000))
     rng = np.random.default_rng(11)
     (b, bv), (bias, biasv) = bf16(rng, (k, n)), bf16(rng, (n,))
     b_d, bias_d = cuda.to_device(b), cuda.to_device(bias)
     inputs = [bf16(rng, (m, k)) for _ in range(3)]
-    monkeypatch.setattr(plans, "_AGAIN", type(plans._AGAIN)())
+    monkeypatch.setattr(calls, "SEEN", type(calls.SEEN)())
     first = gemm.matmul(cuda.to_device(inputs[0][0]), b_d, bias=bias_d, dtype="bf16")
-    assert len(plans._AGAIN) == 1
+    assert len(calls.SEEN) == 1
     planning = plans.plan
     planned = []
     monkeypatch.setattr(plans, "plan", lambda *args, **kw: planned.append(args) or planning(*args, **kw))

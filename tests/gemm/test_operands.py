@@ -306,21 +306,21 @@ def test_a_torch_operand_gives_its_maps_the_tensors_own_view(views, fake_torch):
 
 
 def test_a_torch_call_is_keyed_by_its_shapes_strides_types_alignment_and_stream(fake_torch):
-    """plans._call_key on torch tensors (the key of a call seen before): the addresses apart,
+    """calls.call_key on torch tensors (the key of a call seen before): the addresses apart,
     what decides the kernel and its maps, the addresses' alignment and torch's current stream."""
-    from numba_tma.gemm import plans
+    from numba_tma.gemm import calls
 
     a, b = FakeTensor((64, 32), (32, 1)), FakeTensor((32, 48), (1, 32), ptr=0x7F0000009000)
     keywords = dict(bias=None, activation="relu", epilogue=None, epilogue_args=(), alpha=1.0, beta=0.0, c=None,
                     residual=None, out_dtype=None, a_scale=None, b_scale=None, config=None, dtype=None)
-    a_address, b_address, out_address, key = plans._call_key(a, b, None, keywords)
+    a_address, b_address, out_address, key = calls.call_key(a, b, None, keywords)
     assert (a_address, b_address, out_address) == (0x7F0000001000, 0x7F0000009000, None)
     moved = FakeTensor((64, 32), (32, 1), ptr=0x7F0000005000)          # another a, aligned: the same key
-    assert plans._call_key(moved, b, None, keywords)[3] == key
-    assert plans._call_key(FakeTensor((64, 32), (32, 1), ptr=0x7F0000005002), b, None, keywords)[3] != key
-    assert plans._call_key(FakeTensor((64, 32), (40, 1)), b, None, keywords)[3] != key
-    assert plans._call_key(a, b, None, dict(keywords, activation="gelu"))[3] != key
+    assert calls.call_key(moved, b, None, keywords)[3] == key
+    assert calls.call_key(FakeTensor((64, 32), (32, 1), ptr=0x7F0000005002), b, None, keywords)[3] != key
+    assert calls.call_key(FakeTensor((64, 32), (40, 1)), b, None, keywords)[3] != key
+    assert calls.call_key(a, b, None, dict(keywords, activation="gelu"))[3] != key
     fake_torch.cuda.current_stream = lambda device: types.SimpleNamespace(cuda_stream=0xDEF)
-    assert plans._call_key(a, b, None, keywords)[3] != key
-    assert plans._call_key(a, b, None, dict(keywords, residual=a)) is None     # M x N epilogue arrays: planned
+    assert calls.call_key(a, b, None, keywords)[3] != key
+    assert calls.call_key(a, b, None, dict(keywords, residual=a)) is None     # M x N epilogue arrays: planned
 

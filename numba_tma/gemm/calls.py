@@ -1,0 +1,100 @@
+"""A GEMM call seen before, launched again without planning: ``matmul`` keys a call by what decides
+its kernel and maps (shapes, strides, types, the addresses' alignment, the epilogue's vectors, the
+stream, the other arguments) and, for a key seen before, re-points that call's TMA maps at the new
+addresses (``TensorMap.at_address``), allocates the output and launches the same kernel."""
+
+import collections
+import dataclasses
+import sys
+import types
+
+from .. import launch
+from ..descriptors.device_layer import READERS
+from .kernels import THREADS, ZERO_PLAN, zero_c
+from .operands import empty
+
+
+class Again:
+    """A call seen before, to launch again on arrays of the same shapes, strides and types at other
+    addresses: its maps re-pointed (``TensorMap.at_address``), a new output, the same kernel."""
+
+    def __init__(self, maps, rest, kernel, grid, nbytes, cluster, stream, zero, shape, out_dtype, like):
+        self.maps = tuple(m.at_address(m.address) for m in maps)      # (keeping none of the call's arrays)
+        self.rest, self.kernel, self.grid, self.nbytes, self.cluster = rest, kernel, grid, nbytes, cluster
+        self.stream, self.zero, self.shape, self.out_dtype = stream, zero, shape, out_dtype
+        owner = types.SimpleNamespace(device=like.owner.device) if like.kind == "torch" else None
+        self.like = dataclasses.replace(like, made=None, owner=owner)   # what empty() reads of it
+
+    def run(self, a_address, b_address, out, out_address):
+        if out is None:
+            out, made = empty(self.shape, self.out_dtype, like=self.like)
+            out_address = made.ptr
+        ta, tb, tc = self.maps
+        desc_c = tc.at_address(out_address, out)
+        if self.zero is not None:
+            grid, boxes_m, boxes_n = self.zero
+            launch(zero_c, grid, 128, desc_c, boxes_m, boxes_n, shared_mem=ZERO_PLAN.nbytes, stream=self.stream)
+        launch(self.kernel, self.grid, THREADS, ta.at_address(a_address), tb.at_address(b_address), desc_c,
+               *self.rest, shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream)
+        return out
+
+
+SEEN = collections.OrderedDict()     # call key -> Again (the most recent CALLS_KEPT)
+CALLS_KEPT = 64
+
+
+def remember(key, again):
+    """Keep ``again`` for calls of ``key`` (the least recent of more than CALLS_KEPT forgotten)."""
+    SEEN[key] = again
+    if len(SEEN) > CALLS_KEPT:
+        SEEN.popitem(last=False)
+
+
+def address_key(x):
+    """(address, the rest of the key) of a torch tensor, a numba device array or (under the
+    simulator) a host array; None otherwise."""
+    if type(x).__module__.startswith("torch") and hasattr(x, "data_ptr"):
+        return x.data_ptr(), (tuple(x.shape), x.stride(), x.dtype, x.device)
+    view = READERS.device_array_view(x)
+    if view is not None:
+        return view[3], (view[0], view[1], view[2], getattr(x, "stream", 0))
+    host = READERS.host_array(x)
+    if host is None:
+        return None
+    return host.__array_interface__["data"][0], (host.dtype.str, host.shape, host.strides, type(x))
+
+
+def call_key(a, b, out, keywords):
+    """(the addresses of a, b and out, the rest of the call as a hashable key), or None for a call
+    planned anew every time (arrays of other kinds, epilogue arrays of M x N, autotuning)."""
+    if keywords["c"] is not None or keywords["residual"] is not None or keywords["config"] == "autotune":
+        return None
+    found = [address_key(x) for x in (a, b)]
+    if None in found:
+        return None
+    o = (None, None) if out is None else address_key(out)
+    if o is None:
+        return None
+    # the addresses' alignment decides what TMA reads and what is staged: part of the key
+    rest = [found[0][1], found[1][1], o[1], found[0][0] % 16, found[1][0] % 16, (o[0] or 0) % 16]
+    for name in ("bias", "a_scale", "b_scale"):
+        x = keywords[name]
+        if x is None or isinstance(x, (int, float)):
+            rest.append(x)
+        else:
+            k = address_key(x)
+            if k is None:
+                return None
+            rest.append(k)
+    if any(not isinstance(v, (int, float)) for v in keywords["epilogue_args"]):
+        return None
+    if type(a).__module__.startswith("torch"):       # the stream the call runs on
+        rest.append(sys.modules["torch"].cuda.current_stream(a.device).cuda_stream)
+    rest += [keywords[k] for k in ("activation", "epilogue", "epilogue_args", "alpha", "beta", "out_dtype",
+                                   "config", "dtype")]
+    try:
+        key = tuple(rest)
+        hash(key)
+    except TypeError:
+        return None
+    return found[0][0], found[1][0], o[0], key
