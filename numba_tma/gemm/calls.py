@@ -10,32 +10,40 @@ import types
 
 from .. import launch
 from ..descriptors.device_layer import READERS
-from .kernels import THREADS, ZERO_PLAN, zero_c
-from .operands import empty
+from .kernels import THREADS
+from .operands import empty, operand
+from .split_sum import THREADS as SUM_THREADS
 
 
 class Again:
     """A call seen before, to launch again on arrays of the same shapes, strides and types at other
-    addresses: its maps re-pointed (``TensorMap.at_address``), a new output, the same kernel."""
+    addresses: its maps re-pointed (``TensorMap.at_address``), a new output (and split-K
+    workspace), the same kernels."""
 
-    def __init__(self, maps, rest, kernel, grid, nbytes, cluster, stream, zero, shape, out_dtype, like):
+    def __init__(self, maps, rest, kernel, grid, nbytes, cluster, stream, split, shape, out_dtype, like):
         self.maps = tuple(m.at_address(m.address) for m in maps)      # (keeping none of the call's arrays)
         self.rest, self.kernel, self.grid, self.nbytes, self.cluster = rest, kernel, grid, nbytes, cluster
-        self.stream, self.zero, self.shape, self.out_dtype = stream, zero, shape, out_dtype
+        self.stream, self.split, self.shape, self.out_dtype = stream, split, shape, out_dtype
         owner = types.SimpleNamespace(device=like.owner.device) if like.kind == "torch" else None
         self.like = dataclasses.replace(like, made=None, owner=owner)   # what empty() reads of it
 
     def run(self, a_address, b_address, out, out_address):
+        made = None
         if out is None:
             out, made = empty(self.shape, self.out_dtype, like=self.like)
             out_address = made.ptr
         ta, tb, tc = self.maps
-        desc_c = tc.at_address(out_address, out)
-        if self.zero is not None:
-            grid, boxes_m, boxes_n = self.zero
-            launch(zero_c, grid, 128, desc_c, boxes_m, boxes_n, shared_mem=ZERO_PLAN.nbytes, stream=self.stream)
-        launch(self.kernel, self.grid, THREADS, ta.at_address(a_address), tb.at_address(b_address), desc_c,
-               *self.rest, shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream)
+        a_map, b_map = ta.at_address(a_address), tb.at_address(b_address)
+        if self.split is None:
+            launch(self.kernel, self.grid, THREADS, a_map, b_map, tc.at_address(out_address, out), *self.rest,
+                   shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream)
+            return out
+        splits, summer, sum_grid, epilogue_args = self.split
+        _, work = empty((splits, *self.shape), "f32", like=self.like, name="workspace")
+        view = (made or operand(out, "out", dtype=self.out_dtype, stream=self.stream)).device_array
+        launch(self.kernel, self.grid, THREADS, a_map, b_map, a_map, work.device_array, *self.rest[1:],
+               shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream)
+        launch(summer, sum_grid, SUM_THREADS, work.device_array, view, epilogue_args, stream=self.stream)
         return out
 
 

@@ -8,9 +8,9 @@ The rule, from the measurements in BENCHMARKS.md (H100 and H200):
   SMs, 128 narrow ones);
 * clusters of 2 blocks sharing their B tile by TMA multicast when there are at least two tile
   rows and a full wave of tiles (B crosses from L2 once per pair: +10 % at 8192^3);
-* split-K when even the narrow tiles leave half the SMs idle, the output is bf16 with no fused
-  epilogue (the splits add into C with TMA reduce-add in bf16), up to MAX_SPLIT_K splits of at
-  least MIN_SPLIT_STEPS K steps;
+* split-K when even the narrow tiles leave half the SMs idle, up to MAX_SPLIT_K splits of at
+  least MIN_SPLIT_STEPS K steps: each split's float32 partial goes into a workspace that a
+  second kernel sums in a fixed order, then applies the epilogue (:mod:`.split_sum`);
 * the ring as deep as shared memory allows beside the output's staging boxes; bf16 tiles of 256
   with at most SHORT_K K steps take 3 stages (the whole output tile staged at once), longer K 4.
 """
@@ -31,7 +31,8 @@ class Config:
 
     ``tile_n``: output tile columns (16-bit inputs 256 or 128, fp8 192 or 128; rows are 128);
     ``stages``: the TMA ring's depth; ``cluster``: 1, or 2 for clusters of 2 blocks sharing B by
-    multicast; ``split_k``: K split that many ways (bf16 output, no epilogue); ``blocks``: the
+    multicast; ``split_k``: K split that many ways (float32 partials summed in a fixed order by a
+    second kernel); ``blocks``: the
     persistent blocks (default: one per SM)."""
     tile_n: int = None
     stages: int = None
@@ -104,8 +105,8 @@ def check(dtype, config):
     if config.cluster not in (None, 1, 2):
         raise ValueError(f"matmul: config.cluster={config.cluster}: 1 or 2 (clusters of 2 sharing B)")
     if config.split_k is not None and not 1 <= config.split_k <= MAX_SPLIT_K:
-        raise ValueError(f"matmul: config.split_k={config.split_k}: from 1 to {MAX_SPLIT_K} (each split's partial "
-                         "is added into C in bf16)")
+        raise ValueError(f"matmul: config.split_k={config.split_k}: from 1 to {MAX_SPLIT_K} (each split's float32 "
+                         "partial takes M x N x 4 bytes of workspace)")
     if config.blocks is not None and config.blocks < 1:
         raise ValueError(f"matmul: config.blocks={config.blocks}: at least 1")
     if config.stages is not None:

@@ -11,10 +11,12 @@ descriptors from the maps' 128B-swizzled layout), keep one wgmma group in flight
 the stage before, apply the fused epilogue to the fragment (``wgmma.map``) and write it out:
 
 * ``"tma"``: as 16-bit values into swizzled shared boxes of 64 x 64 that TMA stores (left in
-  flight while the next tile's MMAs run), or with split-K, TMA reduce-adds into C zeroed first;
+  flight while the next tile's MMAs run);
 * ``"direct"``: from registers into the output array (``wgmma.store`` / ``store_bf16`` /
   ``store_f16``), elements outside it skipped: float32 output, an output TMA cannot address, and
-  in grouped GEMMs the 64-row halves of tiles where a group ends (the rest go by TMA).
+  in grouped GEMMs the 64-row halves of tiles where a group ends (the rest go by TMA);
+* ``"workspace"`` (split-K): each (tile, split) unit's float32 partial into its split's plane of a
+  (splits, M, N) float32 workspace, which :mod:`.split_sum` sums in a fixed order.
 
 fp8 (e4m3, e5m2) is promoted: Hopper adds fp8 products into the accumulator with about 14
 mantissa bits, so each ring stage (128 of K) goes into a fresh fragment that is then added into a
@@ -58,8 +60,8 @@ class Kernel:
     column-major K x N ``b``) or ``"n"`` (B held K x N row-major; 16-bit types); ``tile_n``: the
     output tile's columns; ``stages``: the ring's depth; ``pair``: clusters of 2 blocks computing
     vertically adjacent tiles, each loading half of their shared B tile by multicast; ``split``:
-    split-K work units adding into C; ``grouped``: a grouped GEMM (tiles over the groups of rows
-    given by device offsets); ``out``: ``"tma"`` or ``"direct"`` (grouped with ``"tma"``: TMA
+    split-K work units (``out="workspace"``); ``grouped``: a grouped GEMM (tiles over the groups of rows
+    given by device offsets); ``out``: ``"tma"``, ``"direct"`` or ``"workspace"`` (grouped with ``"tma"``: TMA
     stores where a warpgroup's 64 rows lie inside their group, stores from registers at a
     group's end); ``out_dtype``: ``"bf16"``,
     ``"f16"`` or ``"f32"``; ``epilogue``: a device function ``(value, row, col, args) -> value``
@@ -145,13 +147,13 @@ def helpers(host="numba-cuda"):
 
     @jit(device=True, inline=True)
     def work_unit(u, n_tiles, k_tiles, splits):
-        """Split-K work unit ``u`` as (output tile, first K step, K steps): units ``[s * n_tiles,
+        """Split-K work unit ``u`` as (output tile, first K step, K steps, split): units ``[s * n_tiles,
         (s + 1) * n_tiles)`` take split ``s`` of every tile, K steps ``[s * k_tiles // splits,
         (s + 1) * k_tiles // splits)`` (the splits differ by at most one step)."""
         s = types.int64(types.uint32(u) // types.uint32(n_tiles))
         lo = types.int64(types.uint32(s * k_tiles) // types.uint32(splits))
         hi = types.int64(types.uint32((s + 1) * k_tiles) // types.uint32(splits))
-        return u - s * n_tiles, lo, hi - lo
+        return u - s * n_tiles, lo, hi - lo, s
 
     @jit(device=True, inline=True)
     def group_units(offsets, n_groups, tiles_n):
@@ -207,6 +209,9 @@ def build(k: Kernel, host="numba-cuda"):
     accumulator before the epilogue; ``splits`` K's splits (split-K); ``offsets`` / ``n_groups``
     the groups' end rows (grouped); ``b_rows`` B's rows per group in its map (grouped: N held
     N x K, K held K x N); ``epilogue_args`` the tuple the epilogue takes."""
+    if k.split != (k.out == "workspace") or (k.split and (k.grouped or k.pair)):
+        raise ValueError(f"gemm kernels: split-K writes a workspace (out='workspace'), without clusters or groups; "
+                         f"got {k}")
     host_cuda, types, jit = compiler(host)
     tile_of, work_unit, group_units, group_tile = helpers(host)
     if host != "numba-cuda" and k.epilogue is not None:
@@ -219,7 +224,7 @@ def build(k: Kernel, host="numba-cuda"):
     # the epilogue's rounds: all boxes at once, or 2 boxes then the rest (the second round's call
     # is compiled either way: with one round it names the fragment's boxes, and never runs)
     rounds, first_boxes, last_first, last_boxes = (1, n_boxes, 0, n_boxes) if k.whole_c else (2, 2, 2, n_boxes - 2)
-    tma_out, out_dtype, epilogue = k.out == "tma", k.out_dtype, k.epilogue
+    tma_out, workspace, out_dtype, epilogue = k.out == "tma", k.out == "workspace", k.out_dtype, k.epilogue
     has_epilogue = epilogue is not None
     f16_out = out_dtype == "f16"
     carve = plan.carver()
@@ -228,16 +233,17 @@ def build(k: Kernel, host="numba-cuda"):
     @jit(device=True, inline=True)
     def unit(u, offsets, n_groups, tiles_n, n_tiles, rows_of_tiles, k_tiles, splits, rank, b_rows):
         """Work unit ``u`` as (its first row of A and of the output, its tile column, first K step,
-        K steps, the end row of its group (grouped), its B rows' start in B's map (grouped))."""
+        K steps, the end row of its group (grouped), its B rows' start in B's map (grouped), its
+        split (split-K))."""
         if grouped:
             g, row0, end, mt, n = group_tile(u, offsets, n_groups, tiles_n)
-            return row0 + mt * BM, n, types.int64(0), k_tiles, end, g * b_rows
+            return row0 + mt * BM, n, types.int64(0), k_tiles, end, g * b_rows, types.int64(0)
         if split:
-            t, k_first, k_steps = work_unit(u, n_tiles, k_tiles, splits)
+            t, k_first, k_steps, s = work_unit(u, n_tiles, k_tiles, splits)
         else:
-            t, k_first, k_steps = u, types.int64(0), k_tiles
+            t, k_first, k_steps, s = u, types.int64(0), k_tiles, types.int64(0)
         mp, n = tile_of(t, rows_of_tiles, tiles_n)
-        return (mp * per_tile_row + rank) * BM, n, k_first, k_steps, types.int64(0), types.int64(0)
+        return (mp * per_tile_row + rank) * BM, n, k_first, k_steps, types.int64(0), types.int64(0), s
 
     def gemm(desc_a, desc_b, desc_c, out, tiles_m, tiles_n, k_tiles, scale, splits, offsets, n_groups, b_rows,
              epilogue_args):
@@ -259,8 +265,8 @@ def build(k: Kernel, host="numba-cuda"):
                 p = ring.producer_state()
                 u = first
                 while u < n_units:              # (a while: range's trip count divides in 64 bits)
-                    a_row, n, k_first, k_steps, _, b_base = unit(u, offsets, n_groups, tiles_n, n_tiles,
-                                                                 rows_of_tiles, k_tiles, splits, rank, b_rows)
+                    a_row, n, k_first, k_steps, _, b_base, _ = unit(u, offsets, n_groups, tiles_n, n_tiles,
+                                                                    rows_of_tiles, k_tiles, splits, rank, b_rows)
                     for j in range(k_steps):
                         kk = k_first + j
                         ring.acquire(p, stage_bytes)
@@ -293,8 +299,8 @@ def build(k: Kernel, host="numba-cuda"):
             c_state = ring.consumer_state()
             u = first
             while u < n_units:
-                out_row, n, k_first, k_steps, end, _ = unit(u, offsets, n_groups, tiles_n, n_tiles, rows_of_tiles,
-                                                            k_tiles, splits, rank, b_rows)
+                out_row, n, k_first, k_steps, end, _, s = unit(u, offsets, n_groups, tiles_n, n_tiles, rows_of_tiles,
+                                                               k_tiles, splits, rank, b_rows)
                 acc = wgmma.zeros(regs)
                 partial = wgmma.zeros(regs)     # fp8: the K steps since the last promotion
                 previous = c_state
@@ -337,7 +343,9 @@ def build(k: Kernel, host="numba-cuda"):
                     acc = wgmma.map(acc, epilogue, row, n * BN, epilogue_args)
                 # (grouped with TMA stores: a warpgroup's 64 rows past its group's end, which TMA
                 # would write into the next group, go from registers, bounded by the end)
-                if not tma_out or (grouped and row + 64 > end):
+                if workspace:                   # split-K: this split's float32 partial, summed later
+                    wgmma.store(acc, out[s], row, n * BN)
+                elif not tma_out or (grouped and row + 64 > end):
                     target = out[:end] if grouped else out
                     if out_dtype == "f32":
                         wgmma.store(acc, target, row, n * BN)
@@ -347,8 +355,7 @@ def build(k: Kernel, host="numba-cuda"):
                         wgmma.store_bf16(acc, target, row, n * BN)
                 else:
                     # the fragment as 16-bit values into this warpgroup's staging boxes (once the
-                    # TMA stores before have read them), then TMA stores (split-K: reduce-adds)
-                    # left in flight; all boxes at once when they fit beside the ring, else in two
+                    # TMA stores before have read them), then TMA stores left in flight; all boxes at once when they fit beside the ring, else in two
                     # rounds (128 columns, then the rest) through two boxes
                     for rnd in range(rounds):
                         if leader:
@@ -367,11 +374,7 @@ def build(k: Kernel, host="numba-cuda"):
                         sync.named_barrier_sync(1 + half, 128)
                         if leader:
                             for box in range(first_boxes if rnd == 0 else last_boxes):
-                                corner = (n * BN + 128 * rnd + 64 * box, row)
-                                if split:
-                                    tma.reduce(desc_c, at(smem.c, staged * half + box), corner, "add")
-                                else:
-                                    tma.store(desc_c, at(smem.c, staged * half + box), corner)
+                                tma.store(desc_c, at(smem.c, staged * half + box), (n * BN + 128 * rnd + 64 * box, row))
                             tma.commit_group()
                 u += step
             if leader and tma_out:
@@ -382,23 +385,3 @@ def build(k: Kernel, host="numba-cuda"):
                                     gemm.__name__, gemm.__defaults__, gemm.__closure__)
     options = {"launch_bounds": (THREADS, 1)}           # one block per SM: up to 168 registers a thread
     return jit(**(options if host != "numba-cuda" else BACKEND.compile_options(options)))(gemm), plan
-
-
-ZERO_PLAN = SharedMemoryPlan().array("box", (64, 64), numba.uint16, swizzle="128B")
-_zero_carve = ZERO_PLAN.carver()
-
-
-@cuda.jit
-def zero_c(desc_c, boxes_m, boxes_n):
-    """C (the map's M x N 16-bit array, boxes of 64 x 64) zeroed by TMA stores of a zeroed shared
-    box, before a split-K GEMM adds into it."""
-    box = _zero_carve().box
-    for i in range(cuda.threadIdx.x, 64 * 64, cuda.blockDim.x):
-        box[i // 64, i % 64] = 0
-    fence.proxy_async()
-    cuda.syncthreads()
-    if cuda.threadIdx.x == 0:
-        for b in range(cuda.blockIdx.x, boxes_m * boxes_n, cuda.gridDim.x):
-            tma.store(desc_c, box, (64 * (b % boxes_n), 64 * (b // boxes_n)))
-        tma.commit_group()
-        tma.wait_group(0)

@@ -12,9 +12,9 @@ import numpy as np
 from .. import TensorMap, launch
 from ..ops import BACKEND
 from . import config as configs
-from . import autotune, calls, epilogues, staging
+from . import autotune, calls, epilogues, split_sum, staging
 from .epilogue_arguments import epilogue_of
-from .kernels import BM, THREADS, TYPES, Kernel, ZERO_PLAN, build, zero_c
+from .kernels import BM, THREADS, TYPES, Kernel, build
 from .operands import empty, operand
 
 OUT_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16", "f16": "f16", "float16": "f16",
@@ -173,7 +173,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     tma_out = out_dtype in ("bf16", "f16") and O.row_major and O.tma_ok('store') and n % 8 == 0
     no_epilogue = e.empty()
     sms = sm_count()
-    can_split = tma_out and out_dtype == "bf16" and no_epilogue
+    can_split = True            # (split-K sums float32 partials in a fixed order, then the epilogue: split_sum)
     facts = {"dtype": dtype, "m": m, "n": n, "k": k, "can_split": can_split,
              "key": {"device": _device_name(), "dtype": dtype, "m": m, "n": n, "k": k, "b_how": b_how,
                      "out_dtype": out_dtype, "tma_out": tma_out, "no_epilogue": no_epilogue}}
@@ -186,21 +186,25 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
                                                        if v is not None) + ")")
     given = configs.Config() if config is None else config
     configs.check(dtype, given)
-    if given.split_k not in (None, 1) and not can_split:
-        raise ValueError(f"matmul: config.split_k={given.split_k}: split-K adds bf16 partials into C, so it needs a "
-                         "bf16 output TMA can store to and no fused epilogue")
     chosen, why = configs.choose(dtype, m, n, k, sms, can_split=can_split, can_pair=True, given=given)
     if chosen.cluster == 2 and chosen.split_k > 1:
         raise ValueError("matmul: config.cluster=2 with config.split_k > 1: split-K runs without clusters")
     bk = 128 // TYPES[dtype][0]
-    kern = Kernel(dtype, b_how, chosen.tile_n, chosen.stages, pair=chosen.cluster == 2, split=chosen.split_k > 1,
-                  out="tma" if tma_out else "direct", out_dtype=out_dtype,
-                  epilogue=None if no_epilogue else epilogues.compose(e))
+    split = chosen.split_k > 1
+    kern = Kernel(dtype, b_how, chosen.tile_n, chosen.stages, pair=chosen.cluster == 2, split=split,
+                  out="workspace" if split else "tma" if tma_out else "direct", out_dtype="f32" if split else out_dtype,
+                  epilogue=None if no_epilogue or split else epilogues.compose(e))
     gemm, smem_plan = build(kern)
     dt = {} if TYPES[dtype][3] is None else {"data_type": TYPES[dtype][3]}
     desc_a = TensorMap.tiled(a_arr, (BM, bk), swizzle="128B", **dt)
     desc_b = TensorMap.tiled(b_arr, kern.b_box(), swizzle="128B", **dt)
-    if tma_out:
+    summing = None
+    if split:                   # the GEMM writes float32 partials; split_sum sums them, then the epilogue
+        work, W = empty((chosen.split_k, m, n), "f32", like=A, name="workspace")
+        desc_c, out_arr = desc_a, W.device_array
+        summing = (split_sum.summing(None if no_epilogue else epilogues.compose(e), out_dtype),
+                   split_sum.grid(m, n, sms), e_args)
+    elif tma_out:
         desc_c = TensorMap.tiled(O.map_array(), (64, 64), swizzle="128B",
                                  data_type="bfloat16" if out_dtype == "bf16" else "float16")
         out_arr = _dummy(np.float32)
@@ -213,14 +217,14 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     else:
         grid = min(blocks, tiles_m * tiles_n * chosen.split_k)
     args = (desc_a, desc_b, desc_c, out_arr, tiles_m, tiles_n, k_tiles, np.float32(scale), chosen.split_k,
-            _dummy(np.int32, 1), 0, 0, e_args)
-    if kern.split:
-        boxes_m, boxes_n = -(-m // 64), -(-n // 64)
-        launches.append(lambda: launch(zero_c, min(blocks, boxes_m * boxes_n), 128, desc_c, boxes_m, boxes_n,
-                                       shared_mem=ZERO_PLAN.nbytes, stream=stream))
+            _dummy(np.int32, 1), 0, 0, (0,) if split else e_args)
     cluster = (2, 1, 1) if kern.pair else (1, 1, 1)
     launches.append(lambda: launch(gemm, grid, THREADS, *args, shared_mem=smem_plan.nbytes, cluster=cluster,
                                    stream=stream))
+    if split:
+        summer, sum_grid, _ = summing
+        out_view = O.device_array
+        launches.append(lambda: launch(summer, sum_grid, split_sum.THREADS, out_arr, out_view, e_args, stream=stream))
     mma_k = 16 if TYPES[dtype][0] == 2 else 32
     lines.append(f"kernel: persistent warp-specialised wgmma, tile 128x{chosen.tile_n}x{bk} (m64n{chosen.tile_n}"
                  f"k{mma_k}, two consumer warpgroups), {chosen.stages}-stage TMA ring, "
@@ -230,17 +234,18 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
         lines.append(f"epilogue (fused, on the accumulator): {e.steps()}")
     if scale != 1:
         lines.append(f"scale: the accumulator times {scale:g} (alpha and per-tensor scales)")
-    lines.append("output: TMA stores of 64 x 64 swizzled boxes" if tma_out else
+    lines.append(f"output: each split's float32 partial into a ({chosen.split_k}, M, N) workspace, summed in a "
+                 "fixed order (split 0 first) by a second kernel, which applies the epilogue and casts" if split else
+                 "output: TMA stores of 64 x 64 swizzled boxes" if tma_out else
                  "output: stored from registers (" + ("float32 output" if out_dtype == "f32" else
                                                      "TMA cannot store to it: " + (O.why_not_tma('store') or
                                                                                    f"N={n} is not a multiple of 8"))
                  + ")")
     lines.append("chosen: " + ("; ".join(why) if why else "as config= says"))
     made = Plan(title, lines, launches, out, facts)
-    if tma_out and not any(line.startswith(("A: staged", "B: staged")) for line in lines):
+    if (tma_out or split) and not any(line.startswith(("A: staged", "B: staged")) for line in lines):
         made.again = calls.Again((desc_a, desc_b, desc_c), args[3:], gemm, grid, smem_plan.nbytes, cluster, stream,
-                           (min(blocks, boxes_m * boxes_n), boxes_m, boxes_n) if kern.split else None,
-                           (m, n), out_dtype, A)
+                                 (chosen.split_k, *summing) if split else None, (m, n), out_dtype, A)
     return made
 
 

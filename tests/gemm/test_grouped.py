@@ -119,7 +119,7 @@ def test_a_fused_epilogue_compiles_without_a_call_and_keeps_the_mmas_back_to_bac
     (Kernel("bf16", "n", 128, 6, pair=True), r"HGMMA\.64x128x16\.F32\.BF16"),
     (Kernel("f16", "k", 256, 3, out="tma", out_dtype="f16"), r"HGMMA\.64x256x16\.F32\b"),
     (Kernel("e4m3", "k", 128, 6), r"QGMMA\.64x128x32\.F32\.E4M3\.E4M3"),
-    (Kernel("e5m2", "k", 192, 4, split=True), r"QGMMA\.64x192x32\.F32\.E5M2\.E5M2"),
+    (Kernel("e5m2", "k", 192, 4, split=True, out="workspace", out_dtype="f32"), r"QGMMA\.64x192x32\.F32\.E5M2\.E5M2"),
     (Kernel("bf16", "n", 256, 4, grouped=True), r"HGMMA\.64x256x16\.F32\.BF16"),
 ], ids=["bf16-128", "bf16-kn-128-pair", "f16-f16-out", "e4m3-128", "e5m2-192-split", "grouped-tma-and-direct"])
 def test_every_tile_and_type_compiles_without_a_call(kernel, mma):
@@ -130,7 +130,8 @@ def test_every_tile_and_type_compiles_without_a_call(kernel, mma):
     dt = "float16" if kernel.dtype == "f16" else "bfloat16" if kernel.dtype == "bf16" else "uint8"
     maps = [TensorMap.numba_type(dt, box, swizzle="128B") for box in ((128, kernel.bk), kernel.b_box())]
     maps.append(TensorMap.numba_type("float16" if kernel.out_dtype == "f16" else "bfloat16", (64, 64), swizzle="128B"))
-    out = types.uint16[:, :] if kernel.grouped else types.float32[:, :]   # (read by the direct stores only)
+    # the output the direct stores write (the workspace's planes for split-K); else unread
+    out = types.uint16[:, :] if kernel.grouped else types.float32[:, :, :] if kernel.split else types.float32[:, :]
     sig = (*maps, out, types.int64, types.int64, types.int64, types.float32, types.int64,
            types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 1))
     sass = inspect.compile(gemm_kernel, sig, "sm_90a").sass

@@ -138,8 +138,8 @@ def test_refusals_name_the_argument_and_the_rule():
         (dict(a=a, b=b, out=cuda.to_device(np.zeros((64, 47), np.float32))), ValueError,
          r"argument 'out' must have shape \(64, 48\)"),
         (dict(a=a, b=b, alpha="2"), TypeError, "argument 'alpha' must be a number"),
-        (dict(a=a, b=b, config=gemm.Config(split_k=2), activation="relu"), ValueError,
-         "config.split_k=2: split-K adds bf16 partials"),
+        (dict(a=a, b=b, config=gemm.Config(split_k=2, cluster=2)), ValueError,
+         "config.cluster=2 with config.split_k > 1: split-K runs without clusters"),
         (dict(a=cuda.to_device(np.zeros((64, 0), np.uint16)), b=cuda.to_device(np.zeros((0, 48), np.uint16))),
          ValueError, "argument 'a' must have at least one column"),
     ]
