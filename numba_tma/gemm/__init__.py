@@ -11,7 +11,7 @@ Example::
 
 :func:`matmul` (:mod:`.plans`) checks the arguments, chooses a configuration (:mod:`.config`; a
 :class:`Config` overrides it, ``config="autotune"`` times the candidates once per shape class,
-:func:`tune`, :mod:`.autotune`), stages what TMA cannot read (:mod:`.staging`), composes the epilogue
+:func:`autotune`, :mod:`.tuning`), stages what TMA cannot read (:mod:`.staging`), composes the epilogue
 (:mod:`.epilogues`) and launches the kernel (:mod:`.kernels`).  With PyTorch installed the calls are
 also ``torch.ops.numba_tma.matmul`` / ``grouped_matmul`` (:mod:`.torch_ops`).
 """
@@ -20,9 +20,9 @@ import importlib.util
 
 from .config import Config
 from .grouped import grouped_matmul, grouped_plan
-from .plans import Plan, explain, matmul, plan, tune
+from .plans import Plan, autotune, explain, matmul, plan
 
-__all__ = ["Config", "Plan", "explain", "grouped_matmul", "grouped_plan", "matmul", "plan", "tune"]
+__all__ = ["Config", "Plan", "autotune", "explain", "grouped_matmul", "grouped_plan", "matmul", "plan"]
 
 if importlib.util.find_spec("torch") is not None:
     from .torch_ops import register as _register_torch_ops

@@ -12,7 +12,7 @@ import numpy as np
 from .. import TensorMap, launch
 from ..ops import BACKEND
 from . import config as configs
-from . import autotune, calls, epilogues, split_sum, staging
+from . import calls, epilogues, split_sum, staging, tuning
 from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TYPES, Kernel, build
 from .operands import empty, operand
@@ -181,7 +181,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
         keywords = dict(out=out, bias=bias, activation=activation, epilogue=epilogue, epilogue_args=epilogue_args,
                         alpha=alpha, beta=beta, c=c, residual=residual, out_dtype=out_dtype, a_scale=a_scale,
                         b_scale=b_scale, dtype=dtype)
-        config = autotune.tuned(autotune.key(**facts["key"]), lambda: tune(a, b, **keywords))
+        config = tuning.tuned(tuning.key(**facts["key"]), lambda: autotune(a, b, **keywords))
         lines.append("config: autotuned (" + ", ".join(f"{k}={v}" for k, v in config.fields().items()
                                                        if v is not None) + ")")
     given = configs.Config() if config is None else config
@@ -286,16 +286,16 @@ def matmul(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogu
     return made.run()
 
 
-def tune(a, b, *, seconds=None, **keywords):
+def autotune(a, b, *, seconds=None, **keywords):
     """Time ``matmul(a, b, **keywords)`` under each candidate configuration (``seconds(fn)`` times
     a launch; default :func:`numba_tma.testing.gpu_seconds`), remember the fastest for the call's
-    device, types and shape class (:mod:`.autotune`: ``config="autotune"`` reuses it) and return
+    device, types and shape class (:mod:`.tuning`: ``config="autotune"`` reuses it) and return
     it, a :class:`Config`."""
     from ..testing import gpu_seconds
 
     keywords.pop("config", None)
     facts = plan(a, b, **keywords).facts
-    return autotune.fastest(facts, lambda candidate: plan(a, b, config=candidate, **keywords),
+    return tuning.fastest(facts, lambda candidate: plan(a, b, config=candidate, **keywords),
                             seconds or gpu_seconds)
 
 

@@ -8,6 +8,7 @@ from numba import cuda
 
 from gemm_models import ACTIVATIONS, finite_fp8_codes, fp8_values, relative_error
 from numba_tma import gemm
+from numba_tma.gemm import tuning
 from test_matmul import BF16_TOL, bf16, col_major, host, shape
 
 
@@ -78,7 +79,7 @@ def test_configurations_given_with_a_fused_epilogue(config, monkeypatch):
 @pytest.mark.both_ways
 def test_autotune_times_the_candidates_once_and_remembers(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_TMA_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(gemm.autotune, "_MEMORY", {})
+    monkeypatch.setattr(tuning, "_MEMORY", {})
     m, n, k = shape((136, 136, 64), (512, 512, 512))
     rng = np.random.default_rng(7)
     (a, av), (b, bv) = bf16(rng, (m, k)), bf16(rng, (k, n))
@@ -88,10 +89,10 @@ def test_autotune_times_the_candidates_once_and_remembers(tmp_path, monkeypatch)
         timed.append(fn)
         return 1.0 if len(timed) != 2 else 0.5
 
-    best = gemm.tune(cuda.to_device(a), col_major(b), seconds=seconds, dtype="bf16")
-    assert len(timed) == len(gemm.autotune.candidates("bf16", m, n, k, True))
-    assert best == gemm.autotune.candidates("bf16", m, n, k, True)[1]
+    best = gemm.autotune(cuda.to_device(a), col_major(b), seconds=seconds, dtype="bf16")
+    assert len(timed) == len(tuning.candidates("bf16", m, n, k, True))
+    assert best == tuning.candidates("bf16", m, n, k, True)[1]
     assert (tmp_path / "gemm_autotune.json").exists()
     out = gemm.matmul(cuda.to_device(a), col_major(b), config="autotune", dtype="bf16")    # remembered: not timed
-    assert len(timed) == len(gemm.autotune.candidates("bf16", m, n, k, True))
+    assert len(timed) == len(tuning.candidates("bf16", m, n, k, True))
     assert relative_error(host(out, "bf16"), av @ bv) <= BF16_TOL
