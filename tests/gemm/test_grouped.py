@@ -149,3 +149,16 @@ def test_each_activation_compiles_without_a_call(activation):
     sig = (*maps, types.float32[:, :], types.int64, types.int64, types.int64, types.float32, types.int64,
            types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 2))
     assert "CALL" not in inspect.compile(gemm_kernel, sig, "sm_90a").sass
+
+
+@pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
+@pytest.mark.parametrize("out_dtype, out", [("bf16", types.uint16[:, :]), ("f16", types.float16[:, :]),
+                                            ("f32", types.float32[:, :])])
+def test_the_split_sum_compiles_for_each_output_type(out_dtype, out):
+    """Split-K's second kernel (split_sum) with an epilogue, for each cast (bf16 bits by rounding,
+    float16, float32): the simulator runs the Python twin of the bf16 rounding, this the compiled one."""
+    from numba_tma.gemm import split_sum
+
+    kernel = split_sum.summing(epilogues.compose(epilogues.Epilogue(activation="silu")), out_dtype)
+    compiled = inspect.compile(kernel, (types.float32[:, :, :], out, types.UniTuple(types.int64, 2)), "sm_90a")
+    assert "FADD" in compiled.opcodes() and any(o.startswith("STG") or o.startswith("ST.") for o in compiled.opcodes())
