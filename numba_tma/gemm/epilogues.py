@@ -134,16 +134,20 @@ def compose(e: Epilogue):
         lines.append(f"        v = f32(user(v, r, c{extra}))")
     lines.append("    return v")
     scope = {"f32": types.float32, "bf16_value": bf16_value, "relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh,
-             "silu": silu, "user": inline_twin(e.user) if e.user is not None else None}
+             "silu": silu, "user": inlined(e.user) if e.user is not None else None}
     exec(compile("\n".join(lines), f"<numba_tma.gemm epilogue {e}>", "exec"), scope)   # noqa: S102 - our own source
     return BACKEND.device_function(scope["epilogue"])
 
 
-@functools.lru_cache(maxsize=None)
-def inline_twin(fn):
-    """The user's device function compiled to be inlined (``forceinline``): a subroutine call in
-    the kernel would make ptxas serialise its wgmmas."""
-    return BACKEND.device_function(fn.py_func)
+def _compiled_inlined():
+    from ..intrinsics.wgmma import inlined
+    return inlined
+
+
+inlined = BACKEND.twin(lambda fn: fn, _compiled_inlined)
+"""The user's device function as the composed epilogue calls it: where kernels are compiled,
+``wgmma.map``'s forceinline twin of it (its own options kept; a subroutine call in the kernel would
+make ptxas serialise its wgmmas), itself where it runs as Python."""
 
 
 def arguments(e: Epilogue, rows, cols, *, beta=0.0, a_scale=None, b_scale=None, c=None, bias=None, residual=None,
