@@ -14,13 +14,13 @@ registers, bounded by the end), and its B rows past N are output columns that ar
 import numpy as np
 from numba import cuda
 
-from .. import TensorMap, launch
+from .. import launch
 from . import config as configs
 from . import epilogues, staging
 from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TILE_N, TYPES, Kernel, build
 from .operands import empty, operand
-from .plans import Plan, number, out_dtype_name, output, sm_count
+from .plans import Plan, number, out_dtype_name, output, sm_count, tma_output
 
 CALLER = "grouped_matmul"
 
@@ -154,9 +154,7 @@ def _plan(A, B, O_, stream, *, out, bias, activation, epilogue, epilogue_args, a
     lines, launches = [], []
     if not (A.row_major and A.tma_ok()):
         lines.append(f"a: staged into a padded row-major copy ({A.why_not_tma() or 'it is not row-major'})")
-        a_src = A.device_array
-        a_arr = staging.buffer(a_src, stream)
-        launches.append(lambda: staging.copy(a_src, a_arr, stream))
+        a_arr = staging.stage(A.device_array, stream, launches)
     else:
         a_arr = A.map_array()
     b_how, b_arr, b_rows = _b_layout(B, k, n, bk)
@@ -177,15 +175,11 @@ def _plan(A, B, O_, stream, *, out, bias, activation, epilogue, epilogue_args, a
     sms = sm_count()
     tile_n = given.tile_n or TILE_N[TYPES[dtype][0]][0]
     stages = given.stages or configs.stages_for(dtype, tile_n, -(-k // bk))
-    tma_out = out_dtype in ("bf16", "f16") and O.row_major and O.tma_ok("store") and n % 8 == 0
+    tma_out = tma_output(O, out_dtype)
     kern = Kernel(dtype, b_how, tile_n, stages, grouped=True, out="tma" if tma_out else "direct",
                   out_dtype=out_dtype, epilogue=None if e.empty() else epilogues.compose(e))
     gemm, smem_plan = build(kern)
-    dt = {} if TYPES[dtype][3] is None else {"data_type": TYPES[dtype][3]}
-    desc_a = TensorMap.tiled(a_arr, (BM, bk), swizzle="128B", **dt)
-    desc_b = TensorMap.tiled(b_arr, kern.b_box(), swizzle="128B", **dt)
-    desc_c = TensorMap.tiled(O.map_array(), (64, 64), swizzle="128B",
-                             data_type="bfloat16" if out_dtype == "bf16" else "float16") if tma_out else desc_a
+    desc_a, desc_b, desc_c = kern.maps(a_arr, b_arr, O.map_array() if tma_out else None)
     tiles_n = -(-n // tile_n)
     most_tiles = (-(-rows // BM) + groups) * tiles_n
     grid = min(given.blocks or sms, most_tiles)

@@ -35,7 +35,7 @@ import numba
 from numba import cuda
 from numba.cuda import types
 
-from .. import SharedMemoryPlan, at, cluster, fence, pipeline, sync, tma, wgmma
+from .. import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline, sync, tma, wgmma
 from ..ops import BACKEND
 
 BM = 128                              # output tile rows: two consumer warpgroups of 64
@@ -91,21 +91,41 @@ class Kernel:
         """64-column boxes of the output a consumer stores per tile."""
         return self.tile_n // 64
 
+    def shared_bytes(self, staged):
+        """Shared memory of the ring and of ``staged`` output boxes (64 x 64 16-bit) per consumer,
+        with room for the ring's barriers and alignment."""
+        return self.stages * self.stage_bytes + 2 * staged * 8192 + 2048
+
     @property
     def whole_c(self):
         """Whether the whole output tile is staged at once beside the ring (else two rounds)."""
-        return self.stages * self.stage_bytes + 2 * self.c_boxes * 8192 + 2048 <= SHARED_BYTES
+        return self.shared_bytes(self.c_boxes) <= SHARED_BYTES
+
+    @property
+    def staged_boxes(self):
+        """The output boxes a consumer stages: the whole tile's, or 2 (two rounds)."""
+        return self.c_boxes if self.whole_c else 2
 
     def b_box(self):
         """B's TMA box: (K step rows, 64) held K x N, (tile_n / 2, K step) held N x K."""
         return (self.bk, 64) if self.b_major == "n" else (self.tile_n // 2, self.bk)
 
+    def maps(self, a, b, c=None):
+        """The TMA maps this kernel reads: of ``a`` (M x K) and ``b`` (as :meth:`b_box` says), in
+        128B-swizzled boxes of one K step, and of the output ``c`` (64 x 64 16-bit boxes; None:
+        the kernel stores none by TMA, and ``a``'s map stands in for it)."""
+        data_type = {} if TYPES[self.dtype][3] is None else {"data_type": TYPES[self.dtype][3]}
+        desc_a = TensorMap.tiled(a, (BM, self.bk), swizzle="128B", **data_type)
+        desc_b = TensorMap.tiled(b, self.b_box(), swizzle="128B", **data_type)
+        desc_c = desc_a if c is None else TensorMap.tiled(
+            c, (64, 64), swizzle="128B", data_type="bfloat16" if self.out_dtype == "bf16" else "float16")
+        return desc_a, desc_b, desc_c
+
 
 def fits(dtype, tile_n, stages):
     """Whether a ring of ``stages`` and the output staging fit in a block's shared memory."""
     k = Kernel(dtype, "k", tile_n, stages)
-    staged = k.c_boxes if k.whole_c else 2
-    return stages * k.stage_bytes + 2 * staged * 8192 + 2048 <= SHARED_BYTES
+    return k.shared_bytes(k.staged_boxes) <= SHARED_BYTES
 
 
 @functools.lru_cache(maxsize=None)
@@ -189,7 +209,7 @@ def plan_of(k: Kernel):
     """The shared-memory plan of kernel ``k``: A and B ring tiles, output staging boxes, the ring."""
     element = TYPES[k.dtype][1]
     b_boxes = k.c_boxes if k.b_major == "n" else 2
-    staged = (k.c_boxes if k.whole_c else 2) if k.out == "tma" else 0
+    staged = k.staged_boxes if k.out == "tma" else 0
     ring = pipeline.TmaPipeline(k.stages, consumers=pipeline.warpgroups(2), cluster=k.pair, reads="wgmma")
     plan = (SharedMemoryPlan()
             .array("a", (k.stages, BM, k.bk), element, swizzle="128B")

@@ -9,7 +9,7 @@ import numbers
 import numba
 import numpy as np
 
-from .. import TensorMap, launch
+from .. import launch
 from ..ops import BACKEND
 from . import config as configs
 from . import calls, epilogues, split_sum, staging, tuning
@@ -105,6 +105,11 @@ def _layouts(A, B, k_major_only):
     return a, b
 
 
+def tma_output(O, out_dtype):
+    """Whether TMA stores the output ``O`` (16-bit, rows of whole 16-byte chunks, aligned)."""
+    return out_dtype in ("bf16", "f16") and O.row_major and O.tma_ok("store")
+
+
 def output(out, wanted, stream, caller="matmul"):
     """The ``out`` argument's operand: its own type, or ``wanted`` where it holds raw bits."""
     try:
@@ -155,22 +160,16 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     (a_how, a_arr), (b_how, b_arr) = _layouts(A, B, TYPES[dtype][0] == 1)
     if a_how == "stage":
         lines.append(f"A: staged into a padded row-major copy ({a_arr}): one extra read and write of A")
-        a_src = A.device_array
-        a_arr = staging.buffer(a_src, stream)
-        launches.append(lambda: staging.copy(a_src, a_arr, stream))
-        a_how = "k"
+        a_arr, a_how = staging.stage(A.device_array, stream, launches), "k"
     else:
         lines.append("A: row-major, read by TMA as K-major tiles")
     if b_how == "stage":
         lines.append(f"B: staged into a padded K-major copy of b.T ({b_arr}): one extra read and write of B")
-        b_src = B.transposed().device_array
-        b_arr = staging.buffer(b_src, stream)
-        launches.append(lambda: staging.copy(b_src, b_arr, stream))
-        b_how = "k"
+        b_arr, b_how = staging.stage(B.transposed().device_array, stream, launches), "k"
     else:
         lines.append("B: column-major, read by TMA as K-major tiles" if b_how == "k" else
                      "B: row-major, read by TMA as MN-major tiles (wgmma trans_b)")
-    tma_out = out_dtype in ("bf16", "f16") and O.row_major and O.tma_ok('store') and n % 8 == 0
+    tma_out = tma_output(O, out_dtype)
     no_epilogue = e.empty()
     sms = sm_count()
     can_split = True            # (split-K sums float32 partials in a fixed order, then the epilogue: split_sum)
@@ -195,21 +194,15 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
                   out="workspace" if split else "tma" if tma_out else "direct", out_dtype="f32" if split else out_dtype,
                   epilogue=None if no_epilogue or split else epilogues.compose(e))
     gemm, smem_plan = build(kern)
-    dt = {} if TYPES[dtype][3] is None else {"data_type": TYPES[dtype][3]}
-    desc_a = TensorMap.tiled(a_arr, (BM, bk), swizzle="128B", **dt)
-    desc_b = TensorMap.tiled(b_arr, kern.b_box(), swizzle="128B", **dt)
+    desc_a, desc_b, desc_c = kern.maps(a_arr, b_arr, O.map_array() if tma_out and not split else None)
     summing = None
     if split:                   # the GEMM writes float32 partials; split_sum sums them, then the epilogue
         work, W = empty((chosen.split_k, m, n), "f32", like=A, name="workspace")
-        desc_c, out_arr = desc_a, W.device_array
+        out_arr = W.device_array
         summing = (split_sum.summing(None if no_epilogue else epilogues.compose(e), out_dtype),
                    split_sum.grid(m, n, sms), e_args)
-    elif tma_out:
-        desc_c = TensorMap.tiled(O.map_array(), (64, 64), swizzle="128B",
-                                 data_type="bfloat16" if out_dtype == "bf16" else "float16")
-        out_arr = _dummy(np.float32)
     else:
-        desc_c, out_arr = desc_a, O.device_array
+        out_arr = _dummy(np.float32) if tma_out else O.device_array
     tiles_m, tiles_n, k_tiles = -(-m // BM), -(-n // chosen.tile_n), -(-k // bk)
     blocks = chosen.blocks
     if kern.pair:
@@ -238,8 +231,8 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
                  "fixed order (split 0 first) by a second kernel, which applies the epilogue and casts" if split else
                  "output: TMA stores of 64 x 64 swizzled boxes" if tma_out else
                  "output: stored from registers (" + ("float32 output" if out_dtype == "f32" else
-                                                     "TMA cannot store to it: " + (O.why_not_tma('store') or
-                                                                                   f"N={n} is not a multiple of 8"))
+                                                     "TMA cannot store to it: " + (O.why_not_tma("store") or
+                                                                                   "it is not row-major"))
                  + ")")
     lines.append("chosen: " + ("; ".join(why) if why else "as config= says"))
     made = Plan(title, lines, launches, out, facts)

@@ -42,6 +42,13 @@ def buffer_of(shape, dtype, stream=0):
     return cuda.device_array(shape, dtype, stream=stream)
 
 
+def stage(src, stream, launches):
+    """A :func:`buffer` for ``src``, its :func:`copy` appended to ``launches`` (a call's work)."""
+    dst = buffer(src, stream)
+    launches.append(lambda: copy(src, dst, stream))
+    return dst
+
+
 def copy(src, dst, stream=0):
     """Launch the copy of ``src`` into its :func:`buffer` ``dst`` (zeros in the padding)."""
     threads = 256
