@@ -5,13 +5,12 @@ addresses (``TensorMap.at_address``), allocates the output and launches the same
 
 import collections
 import dataclasses
-import sys
 import types
 
 from .. import launch
 from ..descriptors.device_layer import READERS
 from .kernels import THREADS
-from .operands import empty, operand
+from .operands import empty, is_torch, operand, torch_stream
 from .split_sum import THREADS as SUM_THREADS
 
 
@@ -61,7 +60,7 @@ def remember(key, again):
 def address_key(x):
     """(address, the rest of the key) of a torch tensor, a numba device array or (under the
     simulator) a host array; None otherwise."""
-    if type(x).__module__.startswith("torch") and hasattr(x, "data_ptr"):
+    if is_torch(x):
         return x.data_ptr(), (tuple(x.shape), x.stride(), x.dtype, x.device)
     view = READERS.device_array_view(x)
     if view is not None:
@@ -96,8 +95,8 @@ def call_key(a, b, out, keywords):
             rest.append(k)
     if any(not isinstance(v, (int, float)) for v in keywords["epilogue_args"]):
         return None
-    if type(a).__module__.startswith("torch"):       # the stream the call runs on
-        rest.append(sys.modules["torch"].cuda.current_stream(a.device).cuda_stream)
+    if is_torch(a):                                  # the stream the call runs on
+        rest.append(torch_stream(a))
     rest += [keywords[k] for k in ("activation", "epilogue", "epilogue_args", "alpha", "beta", "out_dtype",
                                    "config", "dtype")]
     try:

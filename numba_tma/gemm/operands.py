@@ -183,7 +183,7 @@ def operand(x, name, *, dtype=None, stream=None, caller="matmul") -> Operand:
     otherwise it must name the array's own dtype.  ``stream`` (a numba stream) wins over the
     array's: PyTorch's current stream on the tensor's device, CuPy's current stream, a numba
     device array's own (0 for the default stream)."""
-    if type(x).__module__.startswith("torch") and hasattr(x, "data_ptr"):
+    if is_torch(x):
         return _from_torch(x, name, dtype, stream, caller)
     host = READERS.host_array(x)
     if host is not None:
@@ -239,6 +239,16 @@ def _device_view(x, ptr, shape, strides, dtype):
     return cuda.from_cuda_array_interface(interface, owner=x, sync=False)
 
 
+def is_torch(x) -> bool:
+    """Whether ``x`` is a PyTorch tensor (known by its class's module: torch is not imported)."""
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+def torch_stream(x) -> int:
+    """The CUDA stream PyTorch runs work on for tensor ``x``: its device's current stream."""
+    return sys.modules["torch"].cuda.current_stream(x.device).cuda_stream
+
+
 @functools.lru_cache(maxsize=None)
 def _external_stream(ptr):
     """A numba stream for the CUDA stream ``ptr`` (0, the default stream, stays 0)."""
@@ -257,9 +267,7 @@ def _from_torch(x, name, dtype, stream, caller):
     logical = _logical((own, bits), dtype, where)
     shape, strides = tuple(x.shape), tuple(x.stride())
     if stream is None:
-        import torch
-
-        stream = _external_stream(torch.cuda.current_stream(x.device).cuda_stream)
+        stream = _external_stream(torch_stream(x))
     return Operand(name, caller, "torch", logical, shape, strides, x.data_ptr(), x.element_size(),
                    _Later(_device_view, x, x.data_ptr(), shape, strides, logical), x, stream)
 
