@@ -38,3 +38,8 @@ MULTICAST_NEEDS_CLUSTER = ("must be 'cluster' with multicast: the PTX ISA define
 # wgmma.store / store_bf16 with an int32 fragment (compiled and simulated alike)
 FRAGMENT_FLOAT_ONLY = ("must be a float32 fragment: store an int32 one register by register, in the fragment "
                        "layout (wgmma.store's documentation)")
+# wgmma.map's rules, in the words every host and the simulator refuse with
+MAP_ACC_FLOAT = ("must be a float32 fragment (an s8 / u8 MMA's int32 one: map it register by register in the "
+                 "layout of wgmma.store)")
+MAP_FN = ("must be a numba.cuda.jit(device=True) function, called as fn(v, r, c, *args) for each float32 "
+          "register v at (r, c) (a Python function, a kernel or a builtin is not one)")

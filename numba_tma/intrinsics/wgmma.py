@@ -31,7 +31,7 @@ from numba.cuda import types
 from numba.cuda.extending import intrinsic
 
 from ..declarations import literal, reject
-from ..errors import FRAGMENT_FLOAT_ONLY
+from ..errors import FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN
 from ..descriptors import matrix
 from ..numba_cuda.internals import _intrinsic
 from . import debug, matrix_descriptor
@@ -565,8 +565,6 @@ Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
 # -- a device function over the fragment: a GEMM's fused epilogue (unrolled, inlined) ------------
 
 _INLINED = weakref.WeakKeyDictionary()   # a device function -> its twin compiled with forceinline=True
-_MAP_FN = ("must be a numba.cuda.jit(device=True) function, called as fn(v, r, c, *args) for each float32 "
-           "register v at (r, c) (a Python function, a kernel or a builtin is not one)")
 
 
 def inlined(dispatcher):
@@ -588,11 +586,10 @@ def map_check(acc, fn, row, col):
     types): every host's."""
     _ACC.check("wgmma.map", acc)
     if acc.dtype != types.float32:
-        raise reject("wgmma.map", "acc", "must be a float32 fragment (an s8 / u8 MMA's int32 one: map it register "
-                     "by register in the layout of wgmma.store)", acc)
+        raise reject("wgmma.map", "acc", MAP_ACC_FLOAT, acc)
     dispatcher = getattr(fn, "dispatcher", None) if isinstance(fn, types.Dispatcher) else None
     if dispatcher is None or not getattr(dispatcher, "targetoptions", {}).get("device"):
-        raise reject("wgmma.map", "fn", _MAP_FN, fn)
+        raise reject("wgmma.map", "fn", MAP_FN, fn)
     _place_check("wgmma.map", row, col)
     return dispatcher
 

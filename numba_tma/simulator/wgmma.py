@@ -13,7 +13,7 @@ import numpy as np
 
 from ..descriptors import matrix
 from ..descriptors.enums import swizzled_offsets
-from ..errors import FRAGMENT_FLOAT_ONLY, OpArgumentError
+from ..errors import FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN, OpArgumentError
 from . import memory, scheduler
 from .gates import arrive, warp_exchange
 from .state import RUNNING, SimulatorError, async_reads, enter
@@ -266,13 +266,9 @@ def map(acc, fn, row, col, *args):        # noqa: A001 - wgmma.map
     simulator's device function (``cuda.jit(device=True)``), called per element as the GPU's inlined copy."""
     thread, _ = enter()
     if getattr(acc, "dtype", "float32") != "float32":
-        raise OpArgumentError(f"numba_tma: wgmma.map: argument 'acc' must be a float32 fragment (an s8 / u8 MMA's "
-                              f"int32 one: map it register by register in the layout of wgmma.store); got an "
-                              f"{acc.dtype} fragment")
+        raise OpArgumentError(f"numba_tma: wgmma.map: argument 'acc' {MAP_ACC_FLOAT}; got an {acc.dtype} fragment")
     if not getattr(fn, "_device", False):
-        raise OpArgumentError(f"numba_tma: wgmma.map: argument 'fn' must be a numba.cuda.jit(device=True) function, "
-                              f"called as fn(v, r, c, *args) for each float32 register v at (r, c) (a Python "
-                              f"function, a kernel or a builtin is not one); got {fn!r}")
+        raise OpArgumentError(f"numba_tma: wgmma.map: argument 'fn' {MAP_FN}; got {fn!r}")
     values = list(acc)
     op = RUNNING.op
     for i, r, c in _elements(thread, len(acc)):
