@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from . import amd, intrinsics  # noqa: F401  (declare every op of both vendors; amd.ops: its families)
 from .declarations import OPS
+from .intrinsics.wgmma import ANCHOR_NAMES as FRAGMENT_HELPERS
 from .pipeline import ANCHOR_NAMES
 
 
@@ -41,7 +42,8 @@ class LibraryObject:
         return [self.name, *self.anchors]
 
 
-LIBRARY = tuple(LibraryObject(name, anchors, summary) for name, (anchors, summary) in ANCHOR_NAMES.items())
+LIBRARY = tuple(LibraryObject(name, anchors, summary)
+                for name, (anchors, summary) in (ANCHOR_NAMES | FRAGMENT_HELPERS).items())
 
 
 def find(text: str) -> list:
@@ -88,7 +90,8 @@ def markdown() -> str:
                 f"`{op.name}`", "\n".join(f"`{i}`" for i in op.llvm), ", ".join(f"`{i}`" for i in op.isa),
                 str(op.need), ", ".join(f"`{t}`" for t in op.tlx))) + " |")
         lines.append("")
-    lines += ["## Library objects", "", "`numba_tma.pipeline` (see docs/pipelines.md).", "",
+    lines += ["## Library objects", "", "`numba_tma.pipeline` (see docs/pipelines.md) and the wgmma fragment "
+              "helpers (docs/ops/wgmma.md).", "",
               "| object | what it is | also known as |", "|---|---|---|"]
     for entry in LIBRARY:
         lines.append(f"| `{entry.name}` | {_cell(entry.summary)} | {', '.join(f'`{a}`' for a in entry.anchors)} |")

@@ -174,3 +174,14 @@ def test_the_first_kernel_of_getting_started_is_short():
     block = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "getting-started.md").read_text(), re.S)[0]
     kernel = block.split("@cuda.jit", 1)[1]
     assert len(kernel.strip().splitlines()) + 1 <= 15, "the first kernel must stay under 15 lines"
+
+
+def test_every_wgmma_fragment_helper_is_in_the_catalogue():
+    """The fragment helpers (public, not PTX declarations) are found by name and instruction too:
+    ``wgmma.ANCHOR_NAMES`` names every one of ``wgmma.HELPERS``."""
+    from numba_tma import catalog
+    from numba_tma.intrinsics import wgmma as declared
+
+    assert sorted(name.removeprefix("wgmma.") for name in declared.ANCHOR_NAMES) == sorted(declared.HELPERS)
+    assert [entry.name for entry in catalog.find("cvt.rn.f16x2")] == ["wgmma.store_f16", "wgmma.store_shared_f16"]
+    assert [entry.name for entry in catalog.find("wgmma.map")] == ["wgmma.map"]

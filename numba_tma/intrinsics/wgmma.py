@@ -1111,4 +1111,25 @@ def lower_scale_rows(host, tys, values):
 
 HELPERS = ("zeros", "scale", "add", "map", "store", "store_bf16", "store_f16", "store_shared_bf16", "store_shared_f16",
            "load", "row_max", "row_sum", "exp2_rows", "scale_rows")   # public, not PTX declarations
+#: What the instructions and the anchors call the fragment helpers (``numba_tma.catalog.find`` reads
+#: it): ``{our name: (instructions and the anchors' names, what it is)}``.
+ANCHOR_NAMES = {
+    "wgmma.zeros": (("cute partition_fragment_C", "tl.zeros"), "a zeroed accumulator fragment"),
+    "wgmma.scale": (("mul.f32",), "the fragment times a number"),
+    "wgmma.add": (("add.rn.f32",), "two fragments added (an fp8 GEMM's promotion)"),
+    "wgmma.map": (("CUTLASS epilogue visitor tree", "cute.nvgpu epilogue", "gluon elementwise"),
+                  "a device function applied to every element with its (row, col): a fused epilogue"),
+    "wgmma.store": (("st.global.f32", "cute copy (partition_C)"), "the fragment into a float32 array"),
+    "wgmma.store_bf16": (("cvt.rn.bf16x2.f32", "st.global.b32"), "the fragment into an array as bfloat16"),
+    "wgmma.store_f16": (("cvt.rn.f16x2.f32", "st.global.b32"), "the fragment into an array as float16"),
+    "wgmma.store_shared_bf16": (("cvt.rn.bf16x2.f32", "st.shared.b32", "tma store epilogue"),
+                                "the fragment as bfloat16 into a TMA map's swizzled shared boxes"),
+    "wgmma.store_shared_f16": (("cvt.rn.f16x2.f32", "st.shared.b32", "tma store epilogue"),
+                               "the fragment as float16 into a TMA map's swizzled shared boxes"),
+    "wgmma.load": (("ld.global.f32",), "a fragment read from a float32 array"),
+    "wgmma.row_max": (("max.f32", "shfl.sync.bfly", "tl.max"), "each row's maximum (an online softmax)"),
+    "wgmma.row_sum": (("add.rn.f32", "shfl.sync.bfly", "tl.sum"), "each row's sum (an online softmax)"),
+    "wgmma.exp2_rows": (("ex2.approx.f32", "tl.exp2"), "2 ** (scale v - row max) per element (an online softmax)"),
+    "wgmma.scale_rows": (("mul.rn.f32",), "each row times its own number (an online softmax's rescale)"),
+}
 __all__ = exported("wgmma") + list(HELPERS)
