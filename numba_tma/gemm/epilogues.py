@@ -14,8 +14,9 @@ The order, element (row, col) of the M x N output (pseudo-code)::
     value += residual[row, col]
     value = epilogue(value, row, col, *epilogue_args)
 
-Elements of the tile past the output's edge are left alone: the user's function only ever sees
-rows and columns of the output, so it may index its own arrays with them.
+The user's function only ever sees rows and columns of the output, so it may index its own arrays
+with them; the library's steps run on the whole tile, reading at the nearest row and column inside
+(the values past the edge are never stored).
 """
 
 import dataclasses
@@ -57,17 +58,37 @@ def gelu(v):
     return types.float32(0.5) * v * (types.float32(1) + math.erf(v * types.float32(0.7071067811865476)))
 
 
+def _sigmoid(z):
+    """1 / (1 + exp(-z)) in float32 (run as Python: the simulator)."""
+    with np.errstate(over="ignore"):
+        return np.float32(1) / (np.float32(1) + np.exp(-np.float32(z)))
+
+
+def _compiled_sigmoid():
+    @BACKEND.device_function
+    def sigmoid(z):
+        # ex2.approx and div.approx (rcp.approx): branch-free, no subroutine call (an IEEE
+        # division is one, which would make ptxas serialise the kernel's wgmmas); relative error a
+        # few units in the last place, plus |z| x 2**-24 from exp's argument (exp(-z) overflows to
+        # inf for z < -88: the sigmoid is then 0, as it should be)
+        return libdevice.fast_fdividef(types.float32(1), types.float32(1) + libdevice.fast_expf(-z))
+    return sigmoid
+
+
+sigmoid = BACKEND.twin(_sigmoid, _compiled_sigmoid)
+"""1 / (1 + exp(-z)) in float32, in a kernel: branch-free, without a division's subroutine call."""
+
+
 @BACKEND.device_function
 def gelu_tanh(v):
-    inner = types.float32(0.7978845608028654) * (v + types.float32(0.044715) * v * v * v)
-    return types.float32(0.5) * v * (types.float32(1) + math.tanh(inner))
+    # 0.5 v (1 + tanh(y)) = v sigmoid(2 y): no cancellation where tanh(y) nears -1, no branch
+    y2 = v * (types.float32(1.5957691216057308) + types.float32(0.0713548162726) * v * v)
+    return v * sigmoid(y2)
 
 
 @BACKEND.device_function
 def silu(v):
-    # v * sigmoid(v), the sigmoid as 0.5 + 0.5 tanh(v / 2): no division (an IEEE division is a
-    # subroutine call, which would make ptxas serialise the kernel's wgmmas)
-    return v * (types.float32(0.5) + types.float32(0.5) * math.tanh(types.float32(0.5) * v))
+    return v * sigmoid(v)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,7 +131,7 @@ class Epilogue:
 
 def _load(step, i):
     kind, index = step
-    expr = f"args[{i}][{index}]"
+    expr = f"args[{i}][{index.replace('r', 'rr').replace('c', 'cc')}]"
     return {"bf16": f"bf16_value({expr})", "f16": f"f32({expr})", "f32": expr}[kind]
 
 
@@ -118,23 +139,30 @@ def _load(step, i):
 def compose(e: Epilogue):
     """The device function ``(value, row, col, args) -> value`` of ``e``, where ``args`` is the
     tuple :func:`arguments` orders: ``(rows, cols, beta, a_scale, b_scale, c, bias, residual,
-    *user_args)``, the absent ones left out."""
+    *user_args)``, the absent ones left out.
+
+    The library's steps run on every element, branch-free: an element past the output's edge
+    reads its arrays at the nearest row and column inside (never past their ends; its value is
+    not stored), so that the loads of one column's bias are shared and nothing branches.  The
+    user's function runs only inside the output."""
     names = ["rows", "cols"] + [n for n, on in (("beta", e.c), ("a_scale", e.a_scale), ("b_scale", e.b_scale),
                                                  ("c", e.c), ("bias", e.bias), ("residual", e.residual)) if on]
     where = {n: i for i, n in enumerate(names)}
-    lines = ["def epilogue(v, r, c, args):", "    if r < args[0] and c < args[1]:"]
+    lines = ["def epilogue(v, r, c, args):",
+             "    rr = min(u32(r), u32(args[0] - 1))",     # (unsigned indices: no negative-index wraparound)
+             "    cc = min(u32(c), u32(args[1] - 1))"]
     steps = (("a_scale", "v * {}"), ("b_scale", "v * {}"), ("c", "v + args[{beta}] * {}"), ("bias", "v + {}"),
              ("activation", "{activation}(v)"), ("residual", "v + {}"))
     for name, template in steps:
         if getattr(e, name):
             value = "" if name == "activation" else _load(getattr(e, name), where[name])
-            lines.append("        v = " + template.format(value, beta=where.get("beta"), activation=e.activation))
+            lines.append("    v = " + template.format(value, beta=where.get("beta"), activation=e.activation))
     if e.user is not None:
         extra = "".join(f", args[{len(names) + i}]" for i in range(e.user_args))
-        lines.append(f"        v = f32(user(v, r, c{extra}))")
+        lines += ["    if r < args[0] and c < args[1]:", f"        v = f32(user(v, r, c{extra}))"]
     lines.append("    return v")
-    scope = {"f32": types.float32, "bf16_value": bf16_value, "relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh,
-             "silu": silu, "user": inlined(e.user) if e.user is not None else None}
+    scope = {"f32": types.float32, "u32": types.uint32, "bf16_value": bf16_value, "relu": relu, "gelu": gelu,
+             "gelu_tanh": gelu_tanh, "silu": silu, "user": inlined(e.user) if e.user is not None else None}
     exec(compile("\n".join(lines), f"<numba_tma.gemm epilogue {e}>", "exec"), scope)   # noqa: S102 - our own source
     return BACKEND.device_function(scope["epilogue"])
 
