@@ -13,7 +13,7 @@ import sys
 from . import descriptors
 from .descriptors import TensorMapError
 from .descriptors.tensor_map import TensorMap
-from .launch import ClusterKernel, LaunchError, cluster_kernel, launch
+from .launch import ClusterKernel, LaunchError, cluster_kernel, launch, prepare_launch
 from .graphs import LaunchGraph, LaunchNode
 from .shared_memory import SharedMemoryPlan, SharedMemoryPlanError
 from .errors import ArchError, OpArgumentError, OpError
@@ -26,6 +26,6 @@ for _family in FAMILIES:   # the public module path of each family
 
 __all__ = ["ArchError", "ClusterKernel", "LaunchError", "LaunchGraph", "LaunchNode", "OpArgumentError", "OpError",
            "SharedMemoryPlan", "SharedMemoryPlanError", "TensorMap", "TensorMapError", "at", "cluster_kernel", "debug",
-           "descriptors", "launch",
+           "descriptors", "launch", "prepare_launch",
            *FAMILIES]
 __version__ = "0.1.0"

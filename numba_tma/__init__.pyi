@@ -18,6 +18,7 @@ from numba_tma.launch import cluster_kernel as cluster_kernel
 from numba_tma.debugging import debug as debug
 from numba_tma import descriptors as descriptors
 from numba_tma.launch import launch as launch
+from numba_tma.launch import prepare_launch as prepare_launch
 from numba_tma import bulk as bulk
 from numba_tma import cache as cache
 from numba_tma import cluster as cluster

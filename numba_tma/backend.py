@@ -35,6 +35,13 @@ class Backend(abc.ABC):
 
     @staticmethod
     @abc.abstractmethod
+    def prepare(kernel, shapes, shared_mem, stream, args, varying):
+        """:meth:`launch`'s work done once: an object whose ``launch(*values)`` launches ``kernel``
+        on ``args`` with the arguments at positions ``varying`` replaced by ``values``
+        (:func:`numba_tma.prepare_launch`)."""
+
+    @staticmethod
+    @abc.abstractmethod
     def argument_types(kernel, args) -> tuple:
         """The Numba types ``kernel``'s launch gives ``args`` (``ValueError`` for one it cannot type)."""
 

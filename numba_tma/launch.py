@@ -21,7 +21,7 @@ import sys
 from .errors import LaunchError
 from .ops import BACKEND
 
-__all__ = ["ClusterKernel", "LaunchError", "cluster_kernel", "launch"]
+__all__ = ["ClusterKernel", "LaunchError", "cluster_kernel", "launch", "prepare_launch"]
 
 
 def _dims(name, value):
@@ -95,6 +95,31 @@ def launch(kernel, grid, block, *args, cluster=(1, 1, 1), shared_mem=0, stream=0
         mlir_launch(kernel, shapes, shared_mem, stream, args)
         return
     BACKEND.launch(kernel, shapes, shared_mem, stream, args)
+
+
+def prepare_launch(kernel, grid, block, *args, varying=(), cluster=(1, 1, 1), shared_mem=0, stream=0):
+    """:func:`launch`'s work done once, for a library that launches one kernel many times with a few
+    arguments changed: returns an object whose ``launch(*values)`` launches ``kernel`` as
+    ``launch(kernel, grid, block, *args, ...)`` would with the arguments at positions ``varying``
+    replaced by ``values`` — each a ``TensorMap`` of the same Numba type as the one it replaces, or
+    an array of the same shape, strides and type (on the GPU only its address is read).  The
+    rest, typing, argument preparation and the checks run once.  numba-cuda kernels only.
+
+    Example::
+
+        # fragment: the caller's kernel, maps of one type and outputs of one shape
+        prepared = numba_tma.prepare_launch(k, grid, 128, desc, out, 7, varying=(0, 1))
+        for desc, out in zip(descs, outs):
+            prepared.launch(desc, out)
+    """
+    shapes = geometry(grid, block, cluster, shared_mem)
+    if type(kernel) not in _NUMBA_KERNELS and _mlir_kernel(kernel):
+        raise LaunchError("numba_tma.prepare_launch: numba-cuda kernels only (launch a numba-cuda-mlir kernel with "
+                          "numba_tma.launch)")
+    for position in varying:
+        if not (isinstance(position, int) and 0 <= position < len(args)):
+            raise LaunchError(f"numba_tma.prepare_launch: varying={varying!r}: positions of the {len(args)} arguments")
+    return BACKEND.prepare(kernel, shapes, shared_mem, stream, args, tuple(varying))
 
 
 _NUMBA_KERNELS: set = set()   # dispatcher classes seen to be numba-cuda's (one set lookup per launch)

@@ -13,7 +13,7 @@ from numba import cuda
 
 import fake_gpu
 import gpu_support
-from numba_tma import LaunchError, LaunchGraph, TensorMap, launch
+from numba_tma import LaunchError, LaunchGraph, TensorMap, launch, prepare_launch
 from numba_tma.descriptors import by_value
 from numba_tma.intrinsics.tensor_map_type import TensorMapType
 from numba_tma.numba_cuda.kernel_arguments import BY_VALUE as _BY_VALUE
@@ -38,6 +38,11 @@ def gpu(monkeypatch):
             "a2": TensorMap.tiled(fake_gpu.device_array((64, 64), np.float32, 0x7F0000800000), (32, 32))}
     yield gpu, driver, maps, fake_gpu.FakeDevice()
     two_maps.overloads.clear()
+
+
+@cuda.jit
+def map_and_array(desc, out, n):   # never compiled, as two_maps
+    pass
 
 
 def types_of(*args):
@@ -140,6 +145,31 @@ def test_numba_tma_launch_prepares_checks_opts_in_and_launches(gpu):
     with pytest.raises(LaunchError, match=r"shared_mem=232000: .* of which the kernel's static shared arrays take "
                                           r"1024"):
         launch(two_maps, 4, 128, a, 7, b, shared_mem=232_000)
+
+
+def test_a_prepared_launch_passes_what_a_launch_of_its_arguments_would(gpu):
+    """``numba_tma.prepare_launch`` types, checks and prepares once; each ``launch(*values)`` then
+    passes exactly the parameters ``numba_tma.launch`` would with the ``varying`` arguments
+    replaced (a map's bytes in its position's twin, an array's new address where numba-cuda's launch
+    puts an array's data: ``numba_cuda.launching.ARRAY_DATA``, checked when prepared), the rest as
+    prepared; preparing launches nothing."""
+    gpu, driver, maps, device = gpu
+    out = fake_gpu.device_array((8, 16), np.float32, 0x7F0000A00000)
+    other = fake_gpu.device_array((8, 16), np.float32, 0x7F0000C00000)
+    fake_gpu.compiled(map_and_array, [map_and_array.typeof_pyval(x) for x in (maps["a"], out, 7)], device)
+    prepared = prepare_launch(map_and_array, (4, 2), 128, maps["a"], out, 7, varying=(0, 1), cluster=(2, 1, 1),
+                              shared_mem=100_000)
+    assert gpu.launches == []
+    for desc, array in ((maps["a2"], other), (maps["a"], out), (maps["a2"], out)):
+        prepared.launch(desc, array)
+        launch(map_and_array, (4, 2), 128, desc, array, 7, cluster=(2, 1, 1), shared_mem=100_000)
+        (*_, got), (*_, want) = gpu.launches[-2:]
+        assert got == want and got[0] == desc.bytes and array.device_ctypes_pointer.value in got
+        assert gpu.launches[-2][:3] == gpu.launches[-1][:3]
+    with pytest.raises(LaunchError, match=r"varying argument 2 must be a TensorMap or an array; got int64"):
+        prepare_launch(map_and_array, 4, 128, maps["a"], out, 7, varying=(2,))
+    with pytest.raises(LaunchError, match=r"varying=\(3,\): positions of the 3 arguments"):
+        prepare_launch(map_and_array, 4, 128, maps["a"], out, 7, varying=(3,))
 
 
 def test_a_launch_graph_captures_replays_and_repoints_its_nodes(gpu):

@@ -1,13 +1,15 @@
 """A GEMM call seen before, launched again without planning: ``matmul`` keys a call by what decides
 its kernel and maps (shapes, strides, types, the addresses' alignment, the epilogue's vectors, the
 stream, the other arguments) and, for a key seen before, re-points that call's TMA maps at the new
-addresses (``TensorMap.at_address``), allocates the output and launches the same kernel."""
+addresses (``TensorMap.at_address``), allocates the output and launches the same kernel through a
+launch prepared at its first run (``numba_tma.prepare_launch``: no typing or argument preparation
+but the maps' and the arrays' addresses)."""
 
 import collections
 import dataclasses
 import types
 
-from .. import launch
+from .. import prepare_launch
 from ..descriptors.device_layer import READERS
 from .kernels import THREADS
 from .operands import empty, is_torch, operand, torch_stream
@@ -25,6 +27,7 @@ class Again:
         self.stream, self.split, self.shape, self.out_dtype = stream, split, shape, out_dtype
         owner = types.SimpleNamespace(device=like.owner.device) if like.kind == "torch" else None
         self.like = dataclasses.replace(like, made=None, owner=owner)   # what empty() reads of it
+        self.prepared = None    # the launch(es), prepared at the first run (numba_tma.prepare_launch)
 
     def run(self, a_address, b_address, out, out_address):
         made = None
@@ -34,15 +37,26 @@ class Again:
         ta, tb, tc = self.maps
         a_map, b_map = ta.at_address(a_address), tb.at_address(b_address)
         if self.split is None:
-            launch(self.kernel, self.grid, THREADS, a_map, b_map, tc.at_address(out_address, out), *self.rest,
-                   shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream)
+            c_map = tc.at_address(out_address, out)
+            if self.prepared is None:       # (the first run: typed and checked once)
+                self.prepared = prepare_launch(self.kernel, self.grid, THREADS, a_map, b_map, c_map, *self.rest,
+                                               varying=(0, 1, 2), shared_mem=self.nbytes, cluster=self.cluster,
+                                               stream=self.stream)
+            self.prepared.launch(a_map, b_map, c_map)
             return out
         splits, summer, sum_grid, epilogue_args = self.split
-        _, work = empty((splits, *self.shape), "f32", like=self.like, name="workspace")
-        view = (made or operand(out, "out", dtype=self.out_dtype, stream=self.stream)).device_array
-        launch(self.kernel, self.grid, THREADS, a_map, b_map, a_map, work.device_array, *self.rest[1:],
-               shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream)
-        launch(summer, sum_grid, SUM_THREADS, work.device_array, view, epilogue_args, stream=self.stream)
+        work, _ = empty((splits, *self.shape), "f32", like=self.like, name="workspace")
+        if self.prepared is None:
+            view = (made or operand(out, "out", dtype=self.out_dtype, stream=self.stream)).device_array
+            work_view = operand(work, "workspace", stream=self.stream).device_array
+            self.prepared = (
+                prepare_launch(self.kernel, self.grid, THREADS, a_map, b_map, a_map, work_view, *self.rest[1:],
+                               varying=(0, 1, 2, 3), shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream),
+                prepare_launch(summer, sum_grid, SUM_THREADS, work_view, view, epilogue_args, varying=(0, 1),
+                               stream=self.stream))
+        gemm, summing = self.prepared
+        gemm.launch(a_map, b_map, a_map, work)
+        summing.launch(work, out)
         return out
 
 

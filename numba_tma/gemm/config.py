@@ -3,14 +3,15 @@
 
 The rule, from the measurements in BENCHMARKS.md (H100 and H200):
 
-* output tiles of 128 x 256 (16-bit inputs) or 128 x 192 (fp8) where they fill the SMs; 128 x 128
-  where the wide tiles leave SMs idle (decode-like shapes: 256 x 8192 has 64 wide tiles for 132
-  SMs, 128 narrow ones);
-* clusters of 2 blocks sharing their B tile by TMA multicast when there are at least two tile
-  rows and a full wave of tiles (B crosses from L2 once per pair: +10 % at 8192^3);
-* split-K when even the narrow tiles leave half the SMs idle, up to MAX_SPLIT_K splits of at
+* output tiles of 128 x 256 (16-bit inputs) or 128 x 192 (fp8): the 128 x 128 tiles ran at a
+  third of their rate an SM on a decode shape (256 x 8192 x 8192: 128 narrow tiles on 128 SMs,
+  306 TFLOP/s; 64 wide ones on 64 SMs, 435), so they are chosen only when given;
+* split-K where the units of work leave half the blocks idle, up to MAX_SPLIT_K splits of at
   least MIN_SPLIT_STEPS K steps: each split's float32 partial goes into a workspace that a
   second kernel sums in a fixed order, then applies the epilogue (:mod:`.split_sum`);
+* clusters of 2 blocks sharing their B tile by TMA multicast (B crosses from L2 once per pair:
+  +10 % at 8192^3, PAIR_SPEED) when there are two or more tile rows and pairs take no more waves
+  than lone tiles (4097 x 4096: 528 tiles fill 4 waves of 132, 272 pairs 5 of 66);
 * the ring as deep as shared memory allows beside the output's staging boxes; bf16 tiles of 256
   with at most SHORT_K K steps take 3 stages (the whole output tile staged at once), longer K 4.
 """
@@ -19,10 +20,11 @@ import dataclasses
 
 from .kernels import BM, TILE_N, TYPES, fits
 
-MAX_SPLIT_K = 4
+MAX_SPLIT_K = 8
 MIN_SPLIT_STEPS = 2
 SHORT_K = 64
 MAX_STAGES = 8
+PAIR_SPEED = 0.93           # a pair's time per tile beside a lone block's (B from L2 once per pair)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,37 +56,43 @@ def stages_for(dtype, tile_n, k_steps):
     return max(s for s in range(2, MAX_STAGES + 1) if fits(dtype, tile_n, s))
 
 
+def _option(rows, cols, k_steps, blocks, cluster, can_split, split_k):
+    """(split-K, waves, a relative time) of tiles in clusters of ``cluster`` (1 or 2 tile rows a
+    unit) on ``blocks`` blocks; ``split_k`` None: chosen (a split where the units leave half the
+    blocks idle)."""
+    units = -(-rows // cluster) * cols
+    if split_k is None:
+        split_k = 1
+        if can_split and 2 * units * cluster <= blocks:
+            split_k = max(1, min(blocks // (units * cluster), MAX_SPLIT_K, k_steps // MIN_SPLIT_STEPS))
+    waves = -(-units * split_k // max(1, blocks // cluster))
+    return split_k, waves, waves * -(-k_steps // split_k) * (PAIR_SPEED if cluster == 2 else 1.0)
+
+
 def choose(dtype, m, n, k, sms, *, can_split, can_pair, given=Config()):
     """(the :class:`Config` with every field set, the reasons in words) for an M x N x K product of
     ``dtype`` inputs on ``sms`` SMs; ``given`` fields win (checked by the caller)."""
-    wide, narrow = TILE_N[TYPES[dtype][0]]
+    wide, _ = TILE_N[TYPES[dtype][0]]
     bk = 128 // TYPES[dtype][0]
     k_steps = -(-k // bk)
     why = []
     blocks = given.blocks or sms
-    tile_n = given.tile_n
-    if tile_n is None:
-        if tiles(m, n, wide) >= blocks or tiles(m, n, narrow) <= tiles(m, n, wide):
-            tile_n = wide
-            why.append(f"tile 128x{wide}: {tiles(m, n, wide)} tiles for {blocks} blocks")
-        else:
-            tile_n = narrow
-            why.append(f"tile 128x{narrow}: {tiles(m, n, wide)} tiles of 128x{wide} would leave SMs idle, "
-                       f"{tiles(m, n, narrow)} of 128x{narrow} fill more")
-    n_tiles = tiles(m, n, tile_n)
-    split_k = given.split_k
-    if split_k is None:
-        split_k = 1
-        if can_split and n_tiles * 2 <= blocks:
-            split_k = max(1, min(blocks // n_tiles, MAX_SPLIT_K, k_steps // MIN_SPLIT_STEPS))
-            if split_k > 1:
-                why.append(f"split-K {split_k}: {n_tiles} tiles for {blocks} blocks")
-    cluster = given.cluster
-    if cluster is None:
-        cluster = 2 if can_pair and split_k == 1 and -(-m // BM) >= 2 and n_tiles >= blocks else 1
-        if cluster == 2:
-            why.append("clusters of 2 sharing B by multicast: two or more tile rows, a full wave")
-    stages = given.stages or stages_for(dtype, tile_n, k_steps)
+    tile_n = given.tile_n or wide
+    rows, cols = -(-m // BM), -(-n // tile_n)
+    if given.tile_n is None:
+        why.append(f"tile 128x{wide}: {rows * cols} tiles for {blocks} blocks")
+    clusters = [given.cluster] if given.cluster else [1, 2] if can_pair and rows >= 2 else [1]
+    options = {c: _option(rows, cols, k_steps, blocks, c, can_split, given.split_k) for c in clusters}
+    cluster = min(clusters, key=lambda c: (options[c][2], -c))
+    split_k, waves, _ = options[cluster]
+    if given.cluster is None and cluster == 2:
+        why.append(f"clusters of 2 sharing B by multicast: two or more tile rows, {waves} wave(s) as without")
+    elif given.cluster is None and 2 in options:
+        why.append(f"no clusters: {options[1][1]} wave(s), {options[2][1]} in pairs")
+    if given.split_k is None and split_k > 1:
+        why.append(f"split-K {split_k}: {-(-rows // cluster) * cols} {'pairs of tiles' if cluster == 2 else 'tiles'}"
+                   f" for {blocks} blocks")
+    stages = given.stages or stages_for(dtype, tile_n, -(-k_steps // split_k))   # (a unit's K steps)
     if given.stages is None:
         why.append(f"{stages} stages")
     return Config(tile_n, stages, cluster, split_k, blocks), why

@@ -229,8 +229,8 @@ def build(k: Kernel, host="numba-cuda"):
     accumulator before the epilogue; ``splits`` K's splits (split-K); ``offsets`` / ``n_groups``
     the groups' end rows (grouped); ``b_rows`` B's rows per group in its map (grouped: N held
     N x K, K held K x N); ``epilogue_args`` the tuple the epilogue takes."""
-    if k.split != (k.out == "workspace") or (k.split and (k.grouped or k.pair)):
-        raise ValueError(f"gemm kernels: split-K writes a workspace (out='workspace'), without clusters or groups; "
+    if k.split != (k.out == "workspace") or (k.split and k.grouped):
+        raise ValueError(f"gemm kernels: split-K writes a workspace (out='workspace'), without groups; "
                          f"got {k}")
     host_cuda, types, jit = compiler(host)
     tile_of, work_unit, group_units, group_tile = helpers(host)
@@ -355,7 +355,8 @@ def build(k: Kernel, host="numba-cuda"):
                     c_state = c_state.advance()
                 if not promote:
                     acc = wgmma.wait_group(0, acc)
-                    ring.release(previous)
+                    if k_steps > 0:             # (a split of no K steps: zeros, nothing waited)
+                        ring.release(previous)
                 if scale != 1:
                     acc = wgmma.scale(acc, scale)
                 row = out_row + 64 * half

@@ -186,8 +186,6 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     given = configs.Config() if config is None else config
     configs.check(dtype, given)
     chosen, why = configs.choose(dtype, m, n, k, sms, can_split=can_split, can_pair=True, given=given)
-    if chosen.cluster == 2 and chosen.split_k > 1:
-        raise ValueError("matmul: config.cluster=2 with config.split_k > 1: split-K runs without clusters")
     bk = 128 // TYPES[dtype][0]
     split = chosen.split_k > 1
     kern = Kernel(dtype, b_how, chosen.tile_n, chosen.stages, pair=chosen.cluster == 2, split=split,
@@ -206,7 +204,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     tiles_m, tiles_n, k_tiles = -(-m // BM), -(-n // chosen.tile_n), -(-k // bk)
     blocks = chosen.blocks
     if kern.pair:
-        grid = 2 * max(1, min(blocks // 2, -(-tiles_m // 2) * tiles_n))
+        grid = 2 * max(1, min(blocks // 2, -(-tiles_m // 2) * tiles_n * chosen.split_k))
     else:
         grid = min(blocks, tiles_m * tiles_n * chosen.split_k)
     args = (desc_a, desc_b, desc_c, out_arr, tiles_m, tiles_n, k_tiles, np.float32(scale), chosen.split_k,

@@ -52,6 +52,10 @@ class GpuBackend(Backend):
         launching.launch(kernel, shapes, shared_mem, stream, args)
 
     @staticmethod
+    def prepare(kernel, shapes, shared_mem, stream, args, varying):
+        return launching.Prepared(kernel, shapes, shared_mem, stream, args, varying)
+
+    @staticmethod
     def argument_types(kernel, args) -> tuple:
         return argument_types(kernel, args)
 

@@ -118,3 +118,54 @@ def gpu():
 
         GPU = core_launch, prepared_launch, loaded_device, core_stream
     return GPU
+
+
+class Prepared:
+    """One launch of a numba-cuda kernel prepared once — typed, compiled if new, checked and opted
+    in, its arguments made kernel parameters — then launched again and again with the arguments
+    at ``varying`` replaced (:func:`numba_tma.prepare_launch`): a ``TensorMap`` by another of its
+    Numba type, an array by another of the same shape, strides and type (only its address is read).
+    A launch then costs cuda.core's launch and no typing or preparation of the rest."""
+
+    def __init__(self, kernel, shapes, shared_mem, stream, args, varying):
+        from ..numba_cuda.kernel_arguments import BY_VALUE
+        from ..numba_cuda.launching import array_data_parameter, is_array, prepared_pieces
+
+        self._core_launch, prepared_launch, loaded_device, core_stream = GPU or gpu()
+        overload, cufunc, _, _ = prepared_launch(kernel, args, stream)
+        kernelargs, retr, starts = prepared_pieces(overload, args, stream)
+        if retr:
+            raise LaunchError("numba_tma.prepare_launch: an argument would be copied to the device and back by "
+                              "numba's launch (a host array or record): pass device arrays")
+        device = loaded_device(cufunc)
+        found = plan(shapes, shared_mem, device)
+        if cufunc not in found.ready:
+            ready(found, overload, cufunc, device)
+        self._params, self._config, self._kernel = kernelargs, found.config, cufunc.kernel
+        self._stream = core_stream(stream)
+        self._slots = []        # per varying argument: (parameter index, by-value maker or None for an address)
+        for position in varying:
+            maker = BY_VALUE.get(type(overload.argument_types[position]))
+            if maker is not None:
+                self._slots.append((starts[position], maker))
+            elif not is_array(overload.argument_types[position]):
+                raise LaunchError(f"numba_tma.prepare_launch: varying argument {position} must be a TensorMap or an "
+                                  f"array; got {overload.argument_types[position]}")
+            else:
+                address = address_of(args[position])
+                self._slots.append((array_data_parameter(overload, position, starts[position], kernelargs, address),
+                                    None))
+
+    def launch(self, *values) -> None:
+        params = list(self._params)
+        for (index, maker), value in zip(self._slots, values):
+            params[index] = address_of(value) if maker is None else maker(value, index)
+        self._core_launch(self._stream, self._config, self._kernel, *params)
+
+
+def address_of(array) -> int:
+    """The data address of a device array (PyTorch, CuPy, numba or any ``__cuda_array_interface__``)."""
+    data_ptr = getattr(array, "data_ptr", None)
+    if data_ptr is not None and callable(data_ptr):
+        return data_ptr()
+    return array.__cuda_array_interface__["data"][0] or 0

@@ -48,7 +48,11 @@ it replaces:
    which types arguments from a cache of type fingerprints; ``_Kernel._prepare_args``, write-backs),
    and hands back the ``CUkernel``; :func:`.launching.argument_types` and
    :func:`.launching.prepared_args` are its two halves, for a CUDA graph's node re-pointed at new
-   arguments of the types it was captured with (:mod:`numba_tma.gpu.graphs`).
+   arguments of the types it was captured with (:mod:`numba_tma.gpu.graphs`);
+   :func:`.launching.prepared_pieces` says where each argument's parameters start, and
+   :data:`.launching.ARRAY_DATA` where an array's data address lies among its own (checked against
+   the array when a launch is prepared), for :func:`numba_tma.prepare_launch`, which replaces only
+   the maps' and arrays' addresses of a prepared launch (``tests/test_launch_on_a_stand_in_gpu.py``).
 6. **The op declarations under numba-cuda's CUDA simulator** (``NUMBA_ENABLE_CUDASIM=1``), which
    puts its own ``dispatcher``, ``compiler`` and ``cudadrv`` in place of numba-cuda's: nothing
    compiles there, so hooks 1-5 and 7-10 are not installed (the simulator's backend never imports

@@ -46,10 +46,43 @@ def argument_types(dispatcher, args) -> tuple:
 def prepared_args(overload, args, stream) -> tuple:
     """``(kernel arguments, write-backs)``: ``args`` prepared for an already compiled ``overload``
     (``prepared_launch``'s first answer), as numba-cuda's ``_Kernel.launch`` prepares them."""
-    retr, kernelargs = [], []
-    for ty, value in zip(overload.argument_types, args):
-        overload._prepare_args(ty, value, stream, retr, kernelargs)
+    kernelargs, retr, _ = prepared_pieces(overload, args, stream)
     return kernelargs, retr
+
+
+def prepared_pieces(overload, args, stream) -> tuple:
+    """``(kernel arguments, write-backs, starts)``: :func:`prepared_args`' answer and where each
+    argument's kernel parameters start among them."""
+    retr, kernelargs, starts = [], [], []
+    for ty, value in zip(overload.argument_types, args):
+        starts.append(len(kernelargs))
+        overload._prepare_args(ty, value, stream, retr, kernelargs)
+    return kernelargs, retr, starts
+
+
+#: where an array argument's data address lies among the kernel parameters numba-cuda's
+#: ``_prepare_args`` makes of it: (meminfo, parent, nitems, itemsize, data, shape..., strides...)
+ARRAY_DATA = 4
+
+
+def is_array(numba_type) -> bool:
+    """Whether numba-cuda's launch passes an argument of ``numba_type`` as an array."""
+    from numba.core import types
+
+    return isinstance(numba_type, types.Array)
+
+
+def array_data_parameter(overload, position, start, kernelargs, address) -> int:
+    """The index among ``kernelargs`` of the data address of array argument ``position`` (its
+    parameters from ``start``), checked to hold ``address`` (a ``LaunchError`` if numba-cuda
+    flattens arrays otherwise)."""
+    index = start + ARRAY_DATA
+    if index >= len(kernelargs) or kernelargs[index] != address:
+        from ..errors import LaunchError
+
+        raise LaunchError(f"argument {position}: an array's data address is not where numba-cuda's launch puts it "
+                          f"(parameter {ARRAY_DATA} of the array's): {overload.argument_types[position]}")
+    return index
 
 
 def loaded_device(cufunc):

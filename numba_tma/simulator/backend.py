@@ -77,6 +77,12 @@ class SimulatorBackend(Backend):
             kernel[tuple(c * s for c, s in zip(clusters, cluster)), block, stream, shared_mem](*args)
 
     @staticmethod
+    def prepare(kernel, shapes, shared_mem, stream, args, varying):
+        """The simulator's launch with the ``varying`` arguments replaced each time (nothing to
+        prepare: its launch runs the kernel as Python)."""
+        return Prepared(kernel, shapes, shared_mem, stream, args, varying)
+
+    @staticmethod
     def argument_types(kernel, args) -> tuple:
         return tuple(numba.typeof(a) for a in args)
 
@@ -165,3 +171,18 @@ def _device_map(data, layout):
     attributes = {"box_bytes": layout.box_bytes, "smem_bytes": layout.smem_bytes,
                   "swizzle": SWIZZLE_BYTES.get(layout.swizzle)}
     return numba_sim.typed_device_array(data, global_map_type(layout), attributes)
+
+
+class Prepared:
+    """:meth:`SimulatorBackend.prepare`'s launch: the arguments kept, those at ``varying`` replaced
+    by each ``launch``'s values (arrays themselves here: the simulator has no addresses)."""
+
+    def __init__(self, kernel, shapes, shared_mem, stream, args, varying):
+        self.kernel, self.shapes, self.shared_mem, self.stream = kernel, shapes, shared_mem, stream
+        self.args, self.varying = [None if i in varying else a for i, a in enumerate(args)], tuple(varying)
+
+    def launch(self, *values) -> None:
+        args = list(self.args)
+        for position, value in zip(self.varying, values):
+            args[position] = value
+        SimulatorBackend.launch(self.kernel, self.shapes, self.shared_mem, self.stream, args)

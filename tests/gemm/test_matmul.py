@@ -87,11 +87,13 @@ def test_f16_row_bias_silu_and_a_user_epilogue():
 @pytest.mark.parametrize("dtype, m, n, k, can_split, want", [
     ("bf16", 8192, 8192, 8192, True, (256, 4, 2, 1)),       # 2048 wide tiles: pairs, K long: 4 stages
     ("bf16", 8192, 8192, 1024, True, (256, 3, 2, 1)),       # 16 K steps: 3 stages (the whole C tile staged)
-    ("bf16", 256, 8192, 8192, True, (128, 6, 1, 1)),        # 64 wide tiles, 128 narrow: narrow, no pair
-    ("bf16", 128, 8192, 8192, True, (128, 6, 1, 2)),        # 64 narrow tiles: split-K 2
-    ("bf16", 128, 8192, 8192, False, (128, 6, 1, 1)),       # (an epilogue: no split)
+    ("bf16", 256, 8192, 8192, True, (256, 3, 2, 2)),        # 32 pairs of wide tiles: split-K 2, 64 K steps each
+    ("bf16", 128, 8192, 8192, True, (256, 3, 1, 4)),        # one tile row, 32 tiles: split-K 4
+    ("bf16", 128, 8192, 8192, False, (256, 4, 1, 1)),       # (no split where it cannot)
+    ("bf16", 4097, 4096, 4096, True, (256, 3, 1, 1)),       # 528 tiles: 4 waves; 272 pairs: 5 waves of 66
+    ("bf16", 7, 4096, 4096, True, (256, 3, 1, 8)),          # 16 tiles: split-K 8
     ("e4m3", 8192, 8192, 8192, True, (192, 4, 2, 1)),
-    ("bf16", 100, 100, 100, True, (256, 3, 1, 1)),          # one tile either way: wide
+    ("bf16", 100, 100, 100, True, (256, 3, 1, 1)),          # one tile, 2 K steps: no split
 ])
 def test_the_configuration_rule(dtype, m, n, k, can_split, want):
     chosen, why = configs.choose(dtype, m, n, k, 132, can_split=can_split, can_pair=True)
@@ -106,7 +108,7 @@ def test_given_fields_win_and_are_checked():
     for config, words in [(gemm.Config(tile_n=192), "config.tile_n=192: bf16 kernels have tiles of 256 or 128"),
                           (gemm.Config(stages=9), "config.stages=9: from 2 to 4"),
                           (gemm.Config(cluster=4), "config.cluster=4: 1 or 2"),
-                          (gemm.Config(split_k=5), "config.split_k=5: from 1 to 4"),
+                          (gemm.Config(split_k=9), "config.split_k=9: from 1 to 8"),
                           (gemm.Config(blocks=True), "config.blocks must be an int")]:
         with pytest.raises((ValueError, TypeError), match=words.replace("(", r"\(").replace(")", r"\)")):
             configs.check("bf16", config)
@@ -138,8 +140,6 @@ def test_refusals_name_the_argument_and_the_rule():
         (dict(a=a, b=b, out=cuda.to_device(np.zeros((64, 47), np.float32))), ValueError,
          r"argument 'out' must have shape \(64, 48\)"),
         (dict(a=a, b=b, alpha="2"), TypeError, "argument 'alpha' must be a number"),
-        (dict(a=a, b=b, config=gemm.Config(split_k=2, cluster=2)), ValueError,
-         "config.cluster=2 with config.split_k > 1: split-K runs without clusters"),
         (dict(a=cuda.to_device(np.zeros((64, 0), np.uint16)), b=cuda.to_device(np.zeros((0, 48), np.uint16))),
          ValueError, "argument 'a' must have at least one column"),
     ]
@@ -179,6 +179,29 @@ def test_a_call_seen_before_runs_again_on_other_arrays_without_planning(monkeypa
     assert len(planned) == 2
     for got, (_, av) in zip((first, second, third), inputs):
         assert relative_error(host(got, "bf16"), av @ bv + biasv) <= BF16_TOL
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("cluster, m_k", [(1, (40, 256)), (2, (200, 192))], ids=["tiles", "pairs of tiles"])
+def test_a_split_k_call_seen_before_runs_both_its_kernels_again(cluster, m_k, monkeypatch):
+    """Split-K's two launches (the partials into a new workspace, then their sum with the
+    epilogue into the output), prepared at the first run again: each call its own right answer;
+    in clusters of 2 too (a pair of tile rows per unit, B shared), with a split of no K steps
+    (K 192: 3 steps in 4 splits) adding zeros."""
+    from numba_tma.gemm import calls
+
+    m, n, k = shape((m_k[0], 72, m_k[1]), (m_k[0] + 88, 256, 4096))
+    rng = np.random.default_rng(13)
+    (b, bv), (bias, biasv) = bf16(rng, (k, n)), bf16(rng, (n,))
+    b_d, bias_d = cuda.to_device(b), cuda.to_device(bias)
+    monkeypatch.setattr(calls, "SEEN", type(calls.SEEN)())
+    for seed in range(3):
+        a, av = bf16(np.random.default_rng(20 + seed), (m, k))
+        got = gemm.matmul(cuda.to_device(a), b_d, bias=bias_d, activation="relu", dtype="bf16",
+                          config=gemm.Config(split_k=4 if cluster == 2 else 2, tile_n=128, cluster=cluster))
+        assert relative_error(host(got, "bf16"), np.maximum(av @ bv + biasv, 0)) <= BF16_TOL
+    (again,) = calls.SEEN.values()
+    assert again.split is not None and len(again.prepared) == 2
 
 
 @pytest.mark.both_ways
