@@ -324,10 +324,18 @@ def build(k: Kernel, host="numba-cuda"):
                 acc = wgmma.zeros(regs)
                 partial = wgmma.zeros(regs)     # fp8: the K steps since the last promotion
                 previous = c_state
+                row = out_row + 64 * half
+                # grouped: a warpgroup whose 64 rows all lie past its group's end (the last tile of
+                # a group of 64 rows or fewer past a multiple of 128) multiplies nothing, so the
+                # other warpgroup's MMAs have the tensor cores to themselves; it still waits for
+                # and releases each stage, and stores nothing
+                idle = grouped and row >= end
                 for kk in range(k_steps):       # the unit's own K steps (scale_d 0 first)
                     ring.wait(c_state)
                     a_tile, b_tile = at(smem.a, c_state.index), at(smem.b, b_boxes * c_state.index)
-                    if promote:                 # a fresh partial (scale_d 0 on its first MMA)
+                    if idle:
+                        ring.release(c_state)
+                    elif promote:               # a fresh partial (scale_d 0 on its first MMA)
                         partial = wgmma.fence(partial)
                         for q in range(4):
                             partial = wgmma.mma_async(partial, wgmma.descriptor(a_tile, desc_a, q, 64 * half),
@@ -355,11 +363,13 @@ def build(k: Kernel, host="numba-cuda"):
                     c_state = c_state.advance()
                 if not promote:
                     acc = wgmma.wait_group(0, acc)
-                    if k_steps > 0:             # (a split of no K steps: zeros, nothing waited)
+                    if k_steps > 0 and not idle:    # (a split of no K steps: zeros, nothing waited)
                         ring.release(previous)
+                if idle:
+                    u += step
+                    continue
                 if scale != 1:
                     acc = wgmma.scale(acc, scale)
-                row = out_row + 64 * half
                 if has_epilogue:
                     acc = wgmma.map(acc, epilogue, row, n * BN, epilogue_args)
                 # (grouped with TMA stores: a warpgroup's 64 rows past its group's end, which TMA
