@@ -5,7 +5,10 @@
 #           is sticky: one bad file must not fail the next), then every example;
 #   part 2: numba-cuda-mlir's GPU tests and the examples under NUMBA_TMA_HOST=mlir (numba-cuda-mlir
 #           carried as the two parts of benchmarks/pack_mlir_host.sh), the sanitizer set
-#           (benchmarks/sanitize_examples.sh, memcheck), then the benchmarks.
+#           (benchmarks/sanitize_examples.sh, memcheck), then the benchmarks;
+#   part gemm: issue 37's call in one: the GEMM test files (the library's 4 workers beside the rest),
+#           the host time of a seen call (profile_call.py), bench_gemm.py, then sweep_gemm.py (the
+#           rule's data).
 #
 # Each part stops starting new work when its time (GPU_RUN_S, default 560 s) is spent and says what it
 # skipped.  Each writes its lines (also printed) into $OUT/summary.txt, headed with the part, the time,
@@ -14,9 +17,10 @@
 #   bash benchmarks/pack_mlir_host.sh                       # once: .mlirhost/part-a, .mlirhost2/part-b
 #   run  carry [".whl", ".mlirhost"]:   source .whl/prelude.sh; bash benchmarks/gpu_run.sh 1
 #   run  carry [".whl", ".mlirhost2"]:  source .whl/prelude.sh; bash benchmarks/gpu_run.sh 2   (right after)
+#   run  carry [".whl"]:                source .whl/prelude.sh; bash benchmarks/gpu_run.sh gemm
 # GPU_RUN_CPU=1 adds the rest of the suite (-m 'not gpu') to part 1.
 set -u
-part=${1:?usage: gpu_run.sh 1|2}
+part=${1:?usage: gpu_run.sh 1|2|gemm}
 cd "$(dirname "$0")/.."
 out=${OUT:-.gpu_run}
 logs="$out/logs"
@@ -86,8 +90,24 @@ elif [ "$part" = 2 ]; then
     PYTHONPATH="$PYTHONPATH:tests" timeout "$limit" python3 "$b" "${args[@]}" > "$logs/$(basename "$b" .py).log" 2>&1
     note "$b: rc=$? (log: logs/$(basename "$b" .py).log)"
   done
+elif [ "$part" = gemm ]; then
+  note "# gpu_run part gemm, $(date -u +%FT%TZ), $device, $(git log --oneline -1 2>/dev/null | cut -c1-60)"
+  (timeout 200 python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_gpu_gemm_library.py > "$logs/library.log" 2>&1
+   echo "tests/test_gpu_gemm_library.py: rc=$? $(tail -1 "$logs/library.log")") > "$logs/library.rc" &
+  timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gemm tests/test_gpu_gemm_torch_ops.py tests/test_gpu_launch.py \
+    tests/test_launch_on_a_stand_in_gpu.py > "$logs/gemm.log" 2>&1
+  note "tests/gemm and the launch files: rc=$? $(tail -1 "$logs/gemm.log")"
+  wait
+  note "$(cat "$logs/library.rc")"
+  for b in "profile_call.py:40:" "bench_gemm.py:175:--budget 150" "sweep_gemm.py:130:--budget 115"; do
+    IFS=: read -r name limit args <<< "$b"
+    enough "$limit" "benchmarks/$name" || continue
+    timeout "$limit" python3 "benchmarks/$name" $args > "$logs/${name%.py}.log" 2>&1
+    note "benchmarks/$name: rc=$? (log: logs/${name%.py}.log)"
+    cat "$logs/${name%.py}.log"
+  done
 else
-  echo "gpu_run.sh: part must be 1 or 2, got $part" >&2; exit 2
+  echo "gpu_run.sh: part must be 1, 2 or gemm, got $part" >&2; exit 2
 fi
 note "# part $part done in $((SECONDS - start)) s"
 exit 0
