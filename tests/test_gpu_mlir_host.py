@@ -479,7 +479,8 @@ def test_the_gemm_kernel_under_numba_cuda_mlir_matches_numpy():
                 ((device(a_bits), (128, kernel.bk)), (device(b_bits), kernel.b_box()), (c, (64, 64)))]
         tiles_m, tiles_n = -(-m // 128), -(-n // 256)
         grid = 2 * min(blocks // 2, -(-tiles_m // 2) * tiles_n) if pair else min(blocks, tiles_m * tiles_n)
-        launch(gemm_kernel, grid, THREADS, *maps, device(np.zeros((1, 1), np.uint16)), tiles_m, tiles_n, -(-k // 64),
+        launch(gemm_kernel, grid, THREADS, *maps, device(np.zeros((1, 1), np.uint16)),
+               device(np.zeros((1, 1, 1), np.float32)), device(np.zeros(1, np.int32)), tiles_m, tiles_n, -(-k // 64),
                np.float32(1), 1, device(np.zeros(1, np.int32)), 0, 0, (0,), shared_mem=plan.nbytes,
                cluster=(2, 1, 1) if pair else (1, 1, 1))
         want = a.astype(np.float64) @ b.astype(np.float64).T

@@ -29,11 +29,13 @@ BOXES = ((128, KERNEL.bk), KERNEL.b_box(), (64, 64))
 
 
 def _signature(host_types, map_type):
-    """The kernel's arguments (kernels.build): the three maps, the direct output (unused), the
-    tile counts, the scale, the splits, the groups' offsets and counts, and the epilogue's tuple."""
+    """The kernel's arguments (kernels.build): the three maps, the direct output, split-K's workspace
+    and counters (all three unused), the tile counts, the scale, the splits, the groups' offsets and
+    counts, and the epilogue's tuple."""
     t = host_types
-    return (*(map_type("bfloat16", box, swizzle="128B") for box in BOXES), t.uint16[:, :], t.int64, t.int64,
-            t.int64, t.float32, t.int64, t.int32[:], t.int64, t.int64, t.UniTuple(t.int64, 1))
+    return (*(map_type("bfloat16", box, swizzle="128B") for box in BOXES), t.uint16[:, :], t.float32[:, :, :],
+            t.int32[:], t.int64, t.int64, t.int64, t.float32, t.int64, t.int32[:], t.int64, t.int64,
+            t.UniTuple(t.int64, 1))
 
 
 def _sass_facts(compiled):

@@ -13,21 +13,25 @@ from .. import prepare_launch
 from ..descriptors.device_layer import READERS
 from .kernels import THREADS
 from .operands import empty, is_torch, operand, torch_stream
-from .split_sum import THREADS as SUM_THREADS
 
 
 class Again:
     """A call seen before, to launch again on arrays of the same shapes, strides and types at other
     addresses: its maps re-pointed (``TensorMap.at_address``), a new output (and split-K
-    workspace), the same kernels."""
+    workspace) unless given, the same kernel through a launch prepared at the first run."""
 
-    def __init__(self, maps, rest, kernel, grid, nbytes, cluster, stream, split, shape, out_dtype, like):
-        self.maps = tuple(m.at_address(m.address) for m in maps)      # (keeping none of the call's arrays)
-        self.rest, self.kernel, self.grid, self.nbytes, self.cluster = rest, kernel, grid, nbytes, cluster
-        self.stream, self.split, self.shape, self.out_dtype = stream, split, shape, out_dtype
+    def __init__(self, args, kernel, grid, nbytes, cluster, stream, tma_out, splits, shape, out_dtype, like):
+        # the kernel's arguments: (desc_a, desc_b, desc_c, out, work, the rest); the maps kept
+        # without the call's arrays, out and work as placeholders where the kernel reads none
+        self.maps = tuple(m.at_address(m.address) for m in args[:3])
+        self.placeholders, self.rest = args[3:5], args[5:]
+        self.kernel, self.grid, self.nbytes, self.cluster, self.stream = kernel, grid, nbytes, cluster, stream
+        self.tma_out, self.splits, self.shape, self.out_dtype = tma_out, splits, shape, out_dtype
         owner = types.SimpleNamespace(device=like.owner.device) if like.kind == "torch" else None
         self.like = dataclasses.replace(like, made=None, owner=owner)   # what empty() reads of it
-        self.prepared = None    # the launch(es), prepared at the first run (numba_tma.prepare_launch)
+        # what changes between calls: the maps; the output where it is stored from registers; the workspace
+        self.varying = (0, 1, 2) + (() if tma_out else (3,)) + ((4,) if splits > 1 else ())
+        self.prepared = None    # the launch, prepared at the first run (numba_tma.prepare_launch)
 
     def run(self, a_address, b_address, out, out_address):
         made = None
@@ -36,27 +40,19 @@ class Again:
             out_address = made.ptr
         ta, tb, tc = self.maps
         a_map, b_map = ta.at_address(a_address), tb.at_address(b_address)
-        if self.split is None:
-            c_map = tc.at_address(out_address, out)
-            if self.prepared is None:       # (the first run: typed and checked once)
-                self.prepared = prepare_launch(self.kernel, self.grid, THREADS, a_map, b_map, c_map, *self.rest,
-                                               varying=(0, 1, 2), shared_mem=self.nbytes, cluster=self.cluster,
-                                               stream=self.stream)
-            self.prepared.launch(a_map, b_map, c_map)
-            return out
-        splits, summer, sum_grid, epilogue_args = self.split
-        work, _ = empty((splits, *self.shape), "f32", like=self.like, name="workspace")
-        if self.prepared is None:
-            view = (made or operand(out, "out", dtype=self.out_dtype, stream=self.stream)).device_array
-            work_view = operand(work, "workspace", stream=self.stream).device_array
-            self.prepared = (
-                prepare_launch(self.kernel, self.grid, THREADS, a_map, b_map, a_map, work_view, *self.rest[1:],
-                               varying=(0, 1, 2, 3), shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream),
-                prepare_launch(summer, sum_grid, SUM_THREADS, work_view, view, epilogue_args, varying=(0, 1),
-                               stream=self.stream))
-        gemm, summing = self.prepared
-        gemm.launch(a_map, b_map, a_map, work)
-        summing.launch(work, out)
+        values = [a_map, b_map, tc.at_address(out_address, out) if self.tma_out else a_map, out, None]
+        work = None             # (its Operand)
+        if self.splits > 1:
+            values[4], work = empty((self.splits, *self.shape), "f32", like=self.like, name="workspace")
+        if self.prepared is None:           # (the first run: typed and checked once, on numba views)
+            args = list(values[:3]) + list(self.placeholders) + list(self.rest)
+            if not self.tma_out:
+                args[3] = (made or operand(out, "out", dtype=self.out_dtype, stream=self.stream)).device_array
+            if work is not None:
+                args[4] = work.device_array
+            self.prepared = prepare_launch(self.kernel, self.grid, THREADS, *args, varying=self.varying,
+                                           shared_mem=self.nbytes, cluster=self.cluster, stream=self.stream)
+        self.prepared.launch(*(values[i] for i in self.varying))
         return out
 
 

@@ -7,8 +7,8 @@ The rule, from the measurements in BENCHMARKS.md (H100 and H200):
   third of their rate an SM on a decode shape (256 x 8192 x 8192: 128 narrow tiles on 128 SMs,
   306 TFLOP/s; 64 wide ones on 64 SMs, 435), so they are chosen only when given;
 * split-K where the units of work leave half the blocks idle, up to MAX_SPLIT_K splits of at
-  least MIN_SPLIT_STEPS K steps: each split's float32 partial goes into a workspace that a
-  second kernel sums in a fixed order, then applies the epilogue (:mod:`.split_sum`);
+  least MIN_SPLIT_STEPS K steps: each split's float32 partial goes into a workspace that each
+  tile's last split sums in a fixed order before the epilogue, in the same launch (:mod:`.split_k`);
 * clusters of 2 blocks sharing their B tile by TMA multicast (B crosses from L2 once per pair:
   +10 % at 8192^3, PAIR_SPEED) when there are two or more tile rows and pairs take no more waves
   than lone tiles (4097 x 4096: 528 tiles fill 4 waves of 132, 272 pairs 5 of 66);
@@ -33,9 +33,8 @@ class Config:
 
     ``tile_n``: output tile columns (16-bit inputs 256 or 128, fp8 192 or 128; rows are 128);
     ``stages``: the TMA ring's depth; ``cluster``: 1, or 2 for clusters of 2 blocks sharing B by
-    multicast; ``split_k``: K split that many ways (float32 partials summed in a fixed order by a
-    second kernel); ``blocks``: the
-    persistent blocks (default: one per SM)."""
+    multicast; ``split_k``: K split that many ways (float32 partials, summed in a fixed order by
+    each tile's last split); ``blocks``: the persistent blocks (default: one per SM)."""
     tile_n: int = None
     stages: int = None
     cluster: int = None

@@ -20,7 +20,7 @@ from . import epilogues, staging
 from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TILE_N, TYPES, Kernel, build
 from .operands import empty, operand
-from .plans import Plan, number, out_dtype_name, output, sm_count, tma_output
+from .plans import Plan, number, out_dtype_name, output, placeholder, sm_count, tma_output
 
 CALLER = "grouped_matmul"
 
@@ -184,8 +184,8 @@ def _plan(A, B, O_, stream, *, out, bias, activation, epilogue, epilogue_args, a
     most_tiles = (-(-rows // BM) + groups) * tiles_n
     grid = min(given.blocks or sms, most_tiles)
     out_arr = O.device_array
-    args = (desc_a, desc_b, desc_c, out_arr, 0, tiles_n, -(-k // bk), np.float32(scale), 1, O_.device_array,
-            groups, b_rows, e_args)
+    args = (desc_a, desc_b, desc_c, out_arr, placeholder(np.float32, 3), placeholder(np.int32, 1), 0, tiles_n,
+            -(-k // bk), np.float32(scale), 1, O_.device_array, groups, b_rows, e_args)
     launches.append(lambda: launch(gemm, grid, THREADS, *args, shared_mem=smem_plan.nbytes, stream=stream))
     lines.append(f"kernel: persistent warp-specialised wgmma over the groups' tiles (offsets read on the device), "
                  f"tile 128x{tile_n}x{bk}, {stages}-stage TMA ring, {grid} blocks of {THREADS} threads; "

@@ -14,9 +14,10 @@ the stage before, apply the fused epilogue to the fragment (``wgmma.map``) and w
   flight while the next tile's MMAs run);
 * ``"direct"``: from registers into the output array (``wgmma.store`` / ``store_bf16`` /
   ``store_f16``), elements outside it skipped: float32 output, an output TMA cannot address, and
-  in grouped GEMMs the 64-row halves of tiles where a group ends (the rest go by TMA);
-* ``"workspace"`` (split-K): each (tile, split) unit's float32 partial into its split's plane of a
-  (splits, M, N) float32 workspace, which :mod:`.split_sum` sums in a fixed order.
+  in grouped GEMMs the 64-row halves of tiles where a group ends (the rest go by TMA).
+
+Split-K: each (tile, split) unit writes its float32 partial into a workspace and the tile's last
+unit sums them in a fixed order before its epilogue and store (:mod:`.split_k`).
 
 fp8 (e4m3, e5m2) is promoted: Hopper adds fp8 products into the accumulator with about 14
 mantissa bits, so each ring stage (128 of K) goes into a fresh fragment that is then added into a
@@ -37,6 +38,7 @@ from numba.cuda import types
 
 from .. import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline, sync, tma, wgmma
 from ..ops import BACKEND
+from .split_k import summed
 
 BM = 128                              # output tile rows: two consumer warpgroups of 64
 THREADS = 384                         # 3 warpgroups: the producer's, two consumers'
@@ -60,8 +62,8 @@ class Kernel:
     column-major K x N ``b``) or ``"n"`` (B held K x N row-major; 16-bit types); ``tile_n``: the
     output tile's columns; ``stages``: the ring's depth; ``pair``: clusters of 2 blocks computing
     vertically adjacent tiles, each loading half of their shared B tile by multicast; ``split``:
-    split-K work units (``out="workspace"``); ``grouped``: a grouped GEMM (tiles over the groups of rows
-    given by device offsets); ``out``: ``"tma"``, ``"direct"`` or ``"workspace"`` (grouped with ``"tma"``: TMA
+    split-K work units (:mod:`.split_k`); ``grouped``: a grouped GEMM (tiles over the groups of rows
+    given by device offsets); ``out``: ``"tma"`` or ``"direct"`` (grouped with ``"tma"``: TMA
     stores where a warpgroup's 64 rows lie inside their group, stores from registers at a
     group's end); ``out_dtype``: ``"bf16"``,
     ``"f16"`` or ``"f32"``; ``epilogue``: a device function ``(value, row, col, args) -> value``
@@ -216,6 +218,8 @@ def plan_of(k: Kernel):
             .array("b", (b_boxes * k.stages,) + k.b_box(), element, swizzle="128B"))
     if staged:
         plan = plan.array("c", (2 * staged, 64, 64), numba.uint16, swizzle="128B")
+    if k.split:                         # per consumer: whether its unit counted last (split_k)
+        plan = plan.array("last", (2,), numba.int32)
     return plan.pipeline("ring", ring), ring, b_boxes, staged
 
 
@@ -223,19 +227,19 @@ def plan_of(k: Kernel):
 def build(k: Kernel, host="numba-cuda"):
     """(the kernel, its shared-memory plan) of ``k``, compiled lazily by numba-cuda on first launch.
 
-    Its arguments: ``(desc_a, desc_b, desc_c, out, tiles_m, tiles_n, k_tiles, scale, splits,
-    offsets, n_groups, b_rows, epilogue_args)`` — the maps of A (M x K), B and C; ``out`` the
-    output array of the direct path; the tile counts; ``scale`` a float32 applied to the
-    accumulator before the epilogue; ``splits`` K's splits (split-K); ``offsets`` / ``n_groups``
+    Its arguments: ``(desc_a, desc_b, desc_c, out, work, counters, tiles_m, tiles_n, k_tiles,
+    scale, splits, offsets, n_groups, b_rows, epilogue_args)`` — the maps of A (M x K), B and C;
+    ``out`` the output array of the direct path; ``work`` the (splits, M, N) float32 workspace and
+    ``counters`` the zeroed int32 counters (2 a tile) of split-K; the tile counts; ``scale`` a
+    float32 applied to the accumulator before the epilogue; ``splits`` K's splits (split-K); ``offsets`` / ``n_groups``
     the groups' end rows (grouped); ``b_rows`` B's rows per group in its map (grouped: N held
     N x K, K held K x N); ``epilogue_args`` the tuple the epilogue takes."""
-    if k.split != (k.out == "workspace") or (k.split and k.grouped):
-        raise ValueError(f"gemm kernels: split-K writes a workspace (out='workspace'), without groups; "
-                         f"got {k}")
+    if k.out not in ("tma", "direct") or (k.split and k.grouped):
+        raise ValueError(f"gemm kernels: out is 'tma' or 'direct', and split-K takes no groups; got {k}")
     host_cuda, types, jit = compiler(host)
     tile_of, work_unit, group_units, group_tile = helpers(host)
-    if host != "numba-cuda" and k.epilogue is not None:
-        raise ValueError("gemm kernels: a fused epilogue (wgmma.map) is compiled by numba-cuda only")
+    if host != "numba-cuda" and (k.epilogue is not None or k.split):
+        raise ValueError("gemm kernels: a fused epilogue and split-K (wgmma.map) are compiled by numba-cuda only")
     _, _, mma_dtype, _, promote = TYPES[k.dtype]
     plan, ring_config, b_boxes, staged = plan_of(k)
     bk, BN, pair, split, grouped, b_kn = k.bk, k.tile_n, k.pair, k.split, k.grouped, k.b_major == "n"
@@ -244,7 +248,7 @@ def build(k: Kernel, host="numba-cuda"):
     # the epilogue's rounds: all boxes at once, or 2 boxes then the rest (the second round's call
     # is compiled either way: with one round it names the fragment's boxes, and never runs)
     rounds, first_boxes, last_first, last_boxes = (1, n_boxes, 0, n_boxes) if k.whole_c else (2, 2, 2, n_boxes - 2)
-    tma_out, workspace, out_dtype, epilogue = k.out == "tma", k.out == "workspace", k.out_dtype, k.epilogue
+    tma_out, out_dtype, epilogue = k.out == "tma", k.out_dtype, k.epilogue
     has_epilogue = epilogue is not None
     f16_out = out_dtype == "f16"
     carve = plan.carver()
@@ -265,8 +269,8 @@ def build(k: Kernel, host="numba-cuda"):
         mp, n = tile_of(t, rows_of_tiles, tiles_n)
         return (mp * per_tile_row + rank) * BM, n, k_first, k_steps, types.int64(0), types.int64(0), s
 
-    def gemm(desc_a, desc_b, desc_c, out, tiles_m, tiles_n, k_tiles, scale, splits, offsets, n_groups, b_rows,
-             epilogue_args):
+    def gemm(desc_a, desc_b, desc_c, out, work, counters, tiles_m, tiles_n, k_tiles, scale, splits, offsets,
+             n_groups, b_rows, epilogue_args):
         smem = carve()
         ring = ring_config.create(smem.ring)
         warpgroup = cuda.threadIdx.x // 128
@@ -368,15 +372,31 @@ def build(k: Kernel, host="numba-cuda"):
                 if idle:
                     u += step
                     continue
+                if split:
+                    # this split's partial into its plane, then counted in the tile half's counter
+                    # (fenced: the unit counting last reads every plane); the last sums them all
+                    wgmma.store(acc, work[s], row, n * BN)
+                    cuda.threadfence()
+                    sync.named_barrier_sync(1 + half, 128)
+                    counter = 2 * (types.int64(types.uint32(row) // types.uint32(BM)) * tiles_n + n) + half
+                    if leader:
+                        last = cuda.atomic.add(counters, counter, 1) == splits - 1
+                        if last:
+                            counters[counter] = 0       # zero again for the next launch
+                        smem.last[half] = 1 if last else 0
+                    sync.named_barrier_sync(1 + half, 128)
+                    if smem.last[half] == 0:
+                        u += step
+                        continue
+                    cuda.threadfence()
+                    acc = wgmma.map(acc, summed, row, n * BN, (work, s))
                 if scale != 1:
                     acc = wgmma.scale(acc, scale)
                 if has_epilogue:
                     acc = wgmma.map(acc, epilogue, row, n * BN, epilogue_args)
                 # (grouped with TMA stores: a warpgroup's 64 rows past its group's end, which TMA
                 # would write into the next group, go from registers, bounded by the end)
-                if workspace:                   # split-K: this split's float32 partial, summed later
-                    wgmma.store(acc, out[s], row, n * BN)
-                elif not tma_out or (grouped and row + 64 > end):
+                if not tma_out or (grouped and row + 64 > end):
                     target = out[:end] if grouped else out
                     if out_dtype == "f32":
                         wgmma.store(acc, target, row, n * BN)

@@ -12,7 +12,7 @@ import numpy as np
 from .. import launch
 from ..ops import BACKEND
 from . import config as configs
-from . import calls, epilogues, split_sum, staging, tuning
+from . import calls, epilogues, split_k, staging, tuning
 from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TYPES, Kernel, build
 from .operands import empty, operand
@@ -20,7 +20,7 @@ from .operands import empty, operand
 OUT_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16", "f16": "f16", "float16": "f16",
              "half": "f16", "torch.float16": "f16", "f32": "f32", "float32": "f32", "float": "f32",
              "torch.float32": "f32"}
-_DUMMIES = {}
+_PLACEHOLDERS = {}
 
 
 class Plan:
@@ -78,13 +78,13 @@ def number(name, value):
     return float(value)
 
 
-def _dummy(dtype, ndim=2):
-    """A tiny device array standing for an argument a kernel does not read."""
+def placeholder(dtype, ndim=2):
+    """A tiny device array standing for an argument a kernel does not read (kept: one of each type)."""
     key = (np.dtype(dtype).str, ndim)
-    if key not in _DUMMIES:
+    if key not in _PLACEHOLDERS:
         from numba import cuda
-        _DUMMIES[key] = cuda.device_array((1,) * ndim, dtype)
-    return _DUMMIES[key]
+        _PLACEHOLDERS[key] = cuda.device_array((1,) * ndim, dtype)
+    return _PLACEHOLDERS[key]
 
 
 def _layouts(A, B, k_major_only):
@@ -172,7 +172,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     tma_out = tma_output(O, out_dtype)
     no_epilogue = e.empty()
     sms = sm_count()
-    can_split = True            # (split-K sums float32 partials in a fixed order, then the epilogue: split_sum)
+    can_split = True            # (split-K sums float32 partials in a fixed order, then the epilogue: split_k)
     facts = {"dtype": dtype, "m": m, "n": n, "k": k, "can_split": can_split,
              "key": {"device": _device_name(), "dtype": dtype, "m": m, "n": n, "k": k, "b_how": b_how,
                      "out_dtype": out_dtype, "tma_out": tma_out, "no_epilogue": no_epilogue}}
@@ -189,33 +189,27 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     bk = 128 // TYPES[dtype][0]
     split = chosen.split_k > 1
     kern = Kernel(dtype, b_how, chosen.tile_n, chosen.stages, pair=chosen.cluster == 2, split=split,
-                  out="workspace" if split else "tma" if tma_out else "direct", out_dtype="f32" if split else out_dtype,
-                  epilogue=None if no_epilogue or split else epilogues.compose(e))
+                  out="tma" if tma_out else "direct", out_dtype=out_dtype,
+                  epilogue=None if no_epilogue else epilogues.compose(e))
     gemm, smem_plan = build(kern)
-    desc_a, desc_b, desc_c = kern.maps(a_arr, b_arr, O.map_array() if tma_out and not split else None)
-    summing = None
-    if split:                   # the GEMM writes float32 partials; split_sum sums them, then the epilogue
-        work, W = empty((chosen.split_k, m, n), "f32", like=A, name="workspace")
-        out_arr = W.device_array
-        summing = (split_sum.summing(None if no_epilogue else epilogues.compose(e), out_dtype),
-                   split_sum.grid(m, n, sms), e_args)
-    else:
-        out_arr = _dummy(np.float32) if tma_out else O.device_array
+    desc_a, desc_b, desc_c = kern.maps(a_arr, b_arr, O.map_array() if tma_out else None)
+    out_arr = placeholder(np.float32) if tma_out else O.device_array
     tiles_m, tiles_n, k_tiles = -(-m // BM), -(-n // chosen.tile_n), -(-k // bk)
+    if split:                   # the splits' float32 partials, summed in the kernel by each tile's last (split_k)
+        work_arr = empty((chosen.split_k, m, n), "f32", like=A, name="workspace")[1].device_array
+        counters = split_k.counters(2 * (tiles_m + 1) * tiles_n, stream)
+    else:
+        work_arr, counters = placeholder(np.float32, 3), placeholder(np.int32, 1)
     blocks = chosen.blocks
     if kern.pair:
         grid = 2 * max(1, min(blocks // 2, -(-tiles_m // 2) * tiles_n * chosen.split_k))
     else:
         grid = min(blocks, tiles_m * tiles_n * chosen.split_k)
-    args = (desc_a, desc_b, desc_c, out_arr, tiles_m, tiles_n, k_tiles, np.float32(scale), chosen.split_k,
-            _dummy(np.int32, 1), 0, 0, (0,) if split else e_args)
+    args = (desc_a, desc_b, desc_c, out_arr, work_arr, counters, tiles_m, tiles_n, k_tiles, np.float32(scale),
+            chosen.split_k, placeholder(np.int32, 1), 0, 0, e_args)
     cluster = (2, 1, 1) if kern.pair else (1, 1, 1)
     launches.append(lambda: launch(gemm, grid, THREADS, *args, shared_mem=smem_plan.nbytes, cluster=cluster,
                                    stream=stream))
-    if split:
-        summer, sum_grid, _ = summing
-        out_view = O.device_array
-        launches.append(lambda: launch(summer, sum_grid, split_sum.THREADS, out_arr, out_view, e_args, stream=stream))
     mma_k = 16 if TYPES[dtype][0] == 2 else 32
     lines.append(f"kernel: persistent warp-specialised wgmma, tile 128x{chosen.tile_n}x{bk} (m64n{chosen.tile_n}"
                  f"k{mma_k}, two consumer warpgroups), {chosen.stages}-stage TMA ring, "
@@ -225,18 +219,20 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
         lines.append(f"epilogue (fused, on the accumulator): {e.steps()}")
     if scale != 1:
         lines.append(f"scale: the accumulator times {scale:g} (alpha and per-tensor scales)")
-    lines.append(f"output: each split's float32 partial into a ({chosen.split_k}, M, N) workspace, summed in a "
-                 "fixed order (split 0 first) by a second kernel, which applies the epilogue and casts" if split else
-                 "output: TMA stores of 64 x 64 swizzled boxes" if tma_out else
+    if split:
+        lines.append(f"split-K: each split's float32 partial into a ({chosen.split_k}, M, N) workspace; each "
+                     "tile's last split sums them in a fixed order (split 0 first), then the epilogue, in the "
+                     "same launch")
+    lines.append("output: TMA stores of 64 x 64 swizzled boxes" if tma_out else
                  "output: stored from registers (" + ("float32 output" if out_dtype == "f32" else
                                                      "TMA cannot store to it: " + (O.why_not_tma("store") or
                                                                                    "it is not row-major"))
                  + ")")
     lines.append("chosen: " + ("; ".join(why) if why else "as config= says"))
     made = Plan(title, lines, launches, out, facts)
-    if (tma_out or split) and not any(line.startswith(("A: staged", "B: staged")) for line in lines):
-        made.again = calls.Again((desc_a, desc_b, desc_c), args[3:], gemm, grid, smem_plan.nbytes, cluster, stream,
-                                 (chosen.split_k, *summing) if split else None, (m, n), out_dtype, A)
+    if not any(line.startswith(("A: staged", "B: staged")) for line in lines):
+        made.again = calls.Again(args, gemm, grid, smem_plan.nbytes, cluster, stream, tma_out, chosen.split_k,
+                                 (m, n), out_dtype, A)
     return made
 
 

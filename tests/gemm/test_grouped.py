@@ -93,8 +93,9 @@ def _sass(kernel: Kernel):
     maps = [TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in ((128, bk), kernel.b_box(), (64, 64))]
     out = types.float32[:, :] if kernel.out_dtype == "f32" else types.uint16[:, :]
     e_args = types.Tuple((types.int64, types.int64, types.uint16[:, :], types.float32))
-    sig = (*maps, out, types.int64, types.int64, types.int64, types.float32, types.int64, types.int32[:],
-           types.int64, types.int64, e_args if kernel.epilogue is not None else types.UniTuple(types.int64, 1))
+    sig = (*maps, out, types.float32[:, :, :], types.int32[:], types.int64, types.int64, types.int64, types.float32,
+           types.int64, types.int32[:], types.int64, types.int64,
+           e_args if kernel.epilogue is not None else types.UniTuple(types.int64, 1))
     return inspect.compile(gemm_kernel, sig, "sm_90a").sass
 
 
@@ -119,7 +120,7 @@ def test_a_fused_epilogue_compiles_without_a_call_and_keeps_the_mmas_back_to_bac
     (Kernel("bf16", "n", 128, 6, pair=True), r"HGMMA\.64x128x16\.F32\.BF16"),
     (Kernel("f16", "k", 256, 3, out="tma", out_dtype="f16"), r"HGMMA\.64x256x16\.F32\b"),
     (Kernel("e4m3", "k", 128, 6), r"QGMMA\.64x128x32\.F32\.E4M3\.E4M3"),
-    (Kernel("e5m2", "k", 192, 4, split=True, out="workspace", out_dtype="f32"), r"QGMMA\.64x192x32\.F32\.E5M2\.E5M2"),
+    (Kernel("e5m2", "k", 192, 4, split=True, out="direct", out_dtype="f32"), r"QGMMA\.64x192x32\.F32\.E5M2\.E5M2"),
     (Kernel("bf16", "n", 256, 4, grouped=True), r"HGMMA\.64x256x16\.F32\.BF16"),
 ], ids=["bf16-128", "bf16-kn-128-pair", "f16-f16-out", "e4m3-128", "e5m2-192-split", "grouped-tma-and-direct"])
 def test_every_tile_and_type_compiles_without_a_call(kernel, mma):
@@ -130,12 +131,13 @@ def test_every_tile_and_type_compiles_without_a_call(kernel, mma):
     dt = "float16" if kernel.dtype == "f16" else "bfloat16" if kernel.dtype == "bf16" else "uint8"
     maps = [TensorMap.numba_type(dt, box, swizzle="128B") for box in ((128, kernel.bk), kernel.b_box())]
     maps.append(TensorMap.numba_type("float16" if kernel.out_dtype == "f16" else "bfloat16", (64, 64), swizzle="128B"))
-    # the output the direct stores write (the workspace's planes for split-K); else unread
-    out = types.uint16[:, :] if kernel.grouped else types.float32[:, :, :] if kernel.split else types.float32[:, :]
-    sig = (*maps, out, types.int64, types.int64, types.int64, types.float32, types.int64,
-           types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 1))
+    # the output the direct stores write; else unread
+    out = types.uint16[:, :] if kernel.grouped else types.float32[:, :]
+    sig = (*maps, out, types.float32[:, :, :], types.int32[:], types.int64, types.int64, types.int64, types.float32,
+           types.int64, types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 1))
     sass = inspect.compile(gemm_kernel, sig, "sm_90a").sass
     assert "CALL" not in sass and len(re.findall(mma, sass)) == 4, sorted(set(re.findall(r"[HQ]GMMA\S*", sass)))
+    assert ("ATOM.E.ADD" in sass) == kernel.split          # split-K's tile counters
 
 
 @pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
@@ -146,8 +148,8 @@ def test_each_activation_compiles_without_a_call(activation):
     kernel = Kernel("bf16", "k", 256, 4, epilogue=epilogues.compose(epilogues.Epilogue(activation=activation)))
     gemm_kernel, _ = build(kernel)
     maps = [TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in ((128, 64), kernel.b_box(), (64, 64))]
-    sig = (*maps, types.float32[:, :], types.int64, types.int64, types.int64, types.float32, types.int64,
-           types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 2))
+    sig = (*maps, types.float32[:, :], types.float32[:, :, :], types.int32[:], types.int64, types.int64, types.int64,
+           types.float32, types.int64, types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 2))
     assert "CALL" not in inspect.compile(gemm_kernel, sig, "sm_90a").sass
 
 
@@ -174,13 +176,12 @@ def test_bias_and_gelu_tanh_cost_few_instructions_an_element():
 
 
 @pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
-@pytest.mark.parametrize("out_dtype, out", [("bf16", types.uint16[:, :]), ("f16", types.float16[:, :]),
-                                            ("f32", types.float32[:, :])])
-def test_the_split_sum_compiles_for_each_output_type(out_dtype, out):
-    """Split-K's second kernel (split_sum) with an epilogue, for each cast (bf16 bits by rounding,
-    float16, float32): the simulator runs the Python twin of the bf16 rounding, this the compiled one."""
-    from numba_tma.gemm import split_sum
-
-    kernel = split_sum.summing(epilogues.compose(epilogues.Epilogue(activation="silu")), out_dtype)
-    compiled = inspect.compile(kernel, (types.float32[:, :, :], out, types.UniTuple(types.int64, 2)), "sm_90a")
-    assert "FADD" in compiled.opcodes() and any(o.startswith("STG") or o.startswith("ST.") for o in compiled.opcodes())
+def test_split_k_sums_its_splits_in_the_kernel_without_a_call():
+    """Split-K with a fused epilogue and TMA stores: each unit's partial stored, the tile's counter
+    taken by an atomic add behind a fence, the last unit's sum (split_k.summed) and epilogue
+    inlined — still no subroutine call, the MMAs of a K step back to back.  (Split-K with stores
+    from registers: test_every_tile_and_type_compiles_without_a_call.)"""
+    e = epilogues.Epilogue(bias=("bf16", "0, c"), activation="gelu", user=_scaled, user_args=1)
+    sass = _sass(Kernel("bf16", "k", 256, 3, split=True, out="tma", out_dtype="bf16", epilogue=epilogues.compose(e)))
+    assert _facts(sass) == {"CALL": False, "HGMMA": 4, "gsb0, 0x1": 1}
+    assert "ATOM.E.ADD" in sass and "MEMBAR.SC.GPU" in sass, sorted(set(re.findall(r"\b(ATOM\S*|RED\S*|MEMBAR\S*)", sass)))

@@ -9,6 +9,7 @@ from numba import cuda
 
 from gemm_models import ACTIVATIONS, bf16_bits, bf16_values, relative_error
 from numba_tma import gemm, testing
+from numba_tma.gemm import split_k
 from numba_tma.gemm import config as configs
 from numba_tma.gemm.operands import operand
 
@@ -183,25 +184,73 @@ def test_a_call_seen_before_runs_again_on_other_arrays_without_planning(monkeypa
 
 @pytest.mark.both_ways
 @pytest.mark.parametrize("cluster, m_k", [(1, (40, 256)), (2, (200, 192))], ids=["tiles", "pairs of tiles"])
-def test_a_split_k_call_seen_before_runs_both_its_kernels_again(cluster, m_k, monkeypatch):
-    """Split-K's two launches (the partials into a new workspace, then their sum with the
-    epilogue into the output), prepared at the first run again: each call its own right answer;
-    in clusters of 2 too (a pair of tile rows per unit, B shared), with a split of no K steps
-    (K 192: 3 steps in 4 splits) adding zeros."""
-    from numba_tma.gemm import calls
+def test_a_split_k_call_seen_before_runs_its_kernel_again(cluster, m_k, monkeypatch):
+    """Split-K in one launch (each split's partial into a new workspace, each tile's last split
+    summing them, then the epilogue, into the output), prepared at the first run and run again:
+    each call its own right answer, the tiles' counters zero after each; in clusters of 2 too (a
+    pair of tile rows per unit, B shared), with a split of no K steps (K 192: 3 steps in 4
+    splits) adding zeros."""
+    from numba_tma.gemm import calls, split_k
 
     m, n, k = shape((m_k[0], 72, m_k[1]), (m_k[0] + 88, 256, 4096))
     rng = np.random.default_rng(13)
     (b, bv), (bias, biasv) = bf16(rng, (k, n)), bf16(rng, (n,))
     b_d, bias_d = cuda.to_device(b), cuda.to_device(bias)
     monkeypatch.setattr(calls, "SEEN", type(calls.SEEN)())
+    splits = 4 if cluster == 2 else 2
     for seed in range(3):
         a, av = bf16(np.random.default_rng(20 + seed), (m, k))
         got = gemm.matmul(cuda.to_device(a), b_d, bias=bias_d, activation="relu", dtype="bf16",
-                          config=gemm.Config(split_k=4 if cluster == 2 else 2, tile_n=128, cluster=cluster))
+                          config=gemm.Config(split_k=splits, tile_n=128, cluster=cluster))
         assert relative_error(host(got, "bf16"), np.maximum(av @ bv + biasv, 0)) <= BF16_TOL
+        assert not split_k.counters(1, 0).copy_to_host().any()     # (numba arrays: stream 0)
     (again,) = calls.SEEN.values()
-    assert again.split is not None and len(again.prepared) == 2
+    assert again.splits == splits and again.varying == (0, 1, 2, 4) and again.prepared is not None
+
+
+@pytest.mark.both_ways
+def test_a_call_seen_before_that_stores_from_registers_runs_again(monkeypatch):
+    """A float32 output (stored from registers, not by TMA): the second call of the shape launches
+    the first's kernel with the new output's address (calls.Again's varying array), into a new
+    output and into a given one."""
+    from numba_tma.gemm import calls, plans
+
+    m, n, k = shape((72, 136, 72), (300, 520, 264))
+    rng = np.random.default_rng(14)
+    (b, bv), inputs = bf16(rng, (k, n)), [bf16(rng, (m, k)) for _ in range(3)]
+    b_d = cuda.to_device(b)
+    monkeypatch.setattr(calls, "SEEN", type(calls.SEEN)())
+    planning, planned = plans.plan, []
+    monkeypatch.setattr(plans, "plan", lambda *args, **kw: planned.append(args) or planning(*args, **kw))
+    got = [gemm.matmul(cuda.to_device(x), b_d, out_dtype="f32", dtype="bf16") for x, _ in inputs[:2]]
+    given = cuda.to_device(np.full((m, n), np.nan, np.float32))
+    for _ in range(2):
+        gemm.matmul(cuda.to_device(inputs[2][0]), b_d, out=given, out_dtype="f32", dtype="bf16")
+    assert len(planned) == 2            # the first call, and the first with an output given
+    (again, _) = calls.SEEN.values()
+    assert again.varying == (0, 1, 2, 3)
+    for out, (_, av) in zip(got + [given], inputs):
+        assert relative_error(out.copy_to_host(), av @ bv) <= 1e-5
+
+
+@cuda.jit
+def _sum_as_each_split(work, out):
+    r, me = cuda.threadIdx.x, cuda.threadIdx.y
+    out[me, r] = split_k.summed(work[me, min(r, 1), 0], r, 0, (work, me))
+
+
+@pytest.mark.both_ways
+def test_the_last_split_sums_in_the_same_order_whichever_it_is():
+    """split_k.summed, as the tile's last split calls it: split 0 first, whichever split is last
+    (its own partial from registers in its place).  Partials (1e8, 1, -1e8) sum to 0 in that order
+    in float32 and to 1 if the last split's own were added last; an element past the edge (row 2 of
+    rows 0 and 1) reads the nearest row inside."""
+    work = np.zeros((3, 2, 1), np.float32)
+    work[:, 0, 0] = (1e8, 1.0, -1e8)
+    work[:, 1, 0] = (2.0, 3.0, 4.0)
+    out = cuda.to_device(np.full((3, 3), np.nan, np.float32))
+    _sum_as_each_split[1, (3, 3)](cuda.to_device(work), out)
+    assert out.copy_to_host().tolist() == [[0.0, 9.0, 9.0]] * 3
 
 
 @pytest.mark.both_ways

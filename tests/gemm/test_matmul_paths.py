@@ -2,12 +2,14 @@
 simulator, larger and ragged on the GPU, against numpy in float64): fp8 with row and column
 scales, operands staged for TMA, configurations given, autotuning with a stand-in clock."""
 
+import os
+
 import numpy as np
 import pytest
 from numba import cuda
 
 from gemm_models import ACTIVATIONS, finite_fp8_codes, fp8_values, relative_error
-from numba_tma import gemm
+from numba_tma import gemm, ops
 from numba_tma.gemm import tuning
 from test_matmul import BF16_TOL, bf16, col_major, host, shape
 
@@ -49,8 +51,8 @@ def test_operands_tma_cannot_read_are_staged_and_a_ragged_output_is_stored_from_
 @pytest.mark.parametrize("config", [gemm.Config(split_k=2, tile_n=128), gemm.Config(cluster=2, tile_n=256, stages=3)],
                          ids=["split-K", "clusters of 2"])
 def test_configurations_given_with_a_fused_epilogue(config, monkeypatch):
-    """Split-K sums its float32 partials in a fixed order (split_sum), then applies the epilogue:
-    the same answer as unsplit, into a given output."""
+    """Split-K sums its float32 partials in a fixed order (each tile's last split, split_k), then
+    applies the epilogue: the same answer as unsplit, into a given output."""
     m, n, k = shape((200 if config.cluster else 72, 136, 128), (1000, 1000, 1000))   # a pair: 2 tile rows
     rng = np.random.default_rng(6)
     (a, av), (b, bv), (bias, biasv) = bf16(rng, (m, k)), bf16(rng, (k, n)), bf16(rng, (n,))
@@ -61,7 +63,7 @@ def test_configurations_given_with_a_fused_epilogue(config, monkeypatch):
     text = gemm.explain(cuda.to_device(a), col_major(b), config=config, dtype="bf16")
     assert (f"split-K {config.split_k}" if config.split_k else "clusters of 2") in text, text
     assert relative_error(host(out, "bf16"), ACTIVATIONS["relu"](av @ bv + biasv)) <= BF16_TOL
-    if config.split_k:          # a call seen before: the workspace and the summing kernel again (calls.Again)
+    if config.split_k:          # a call seen before: a new workspace, the same kernel (calls.Again)
         from numba_tma.gemm import plans
 
         b_d, bias_d = col_major(b), cuda.to_device(bias)
@@ -96,3 +98,17 @@ def test_autotune_times_the_candidates_once_and_remembers(tmp_path, monkeypatch)
     out = gemm.matmul(cuda.to_device(a), col_major(b), config="autotune", dtype="bf16")    # remembered: not timed
     assert len(timed) == len(tuning.candidates("bf16", m, n, k, True))
     assert relative_error(host(out, "bf16"), av @ bv) <= BF16_TOL
+
+
+@pytest.mark.both_ways
+def test_the_docs_explain_block_is_what_explain_prints():
+    """docs/gemm.md shows ``gemm.explain`` of examples/gemm.py's simulated call; it is that text."""
+    if not ops.SIMULATOR:
+        pytest.skip("the docs' block is the simulator's (its SM count)")
+    text = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "gemm.md")).read()
+    block = text.split("`gemm.explain(a, b, ...)` (same arguments) prints it:\n\n```\n", 1)[1].split("```", 1)[0]
+    rng = np.random.default_rng(0)
+    (x, _), (w, _), (bias, _) = bf16(rng, (72, 72)), bf16(rng, (72, 136)), bf16(rng, (136,))
+    got = gemm.explain(cuda.to_device(x), cuda.to_device(w), bias=cuda.to_device(bias), activation="gelu_tanh",
+                       dtype="bf16")
+    assert block.strip() == got.strip()
