@@ -148,6 +148,37 @@ def mma_async(acc: tuple, a: int, b: int, scale_d: int, dtype: Literal['f16', 'b
     """
 
 
+def mma_async_rs(acc: tuple, a: tuple[int, ...], b: int, scale_d: int, dtype: Literal['f16', 'bf16', 'tf32', 'e4m3', 'e5m2', 'e4m3.e5m2', 'e5m2.e4m3', 's8', 'u8', 's8.u8', 'u8.s8'] = 'bf16', trans_b: Literal[False, True] = False, negate_a: Literal[False, True] = False, negate_b: Literal[False, True] = False) -> tuple:
+    """``acc + A @ B`` for one warpgroup with A from registers (the RS form): as
+    :func:`mma_async`, but ``a`` is this thread's four 32-bit registers of the 64 x K A tile —
+    :func:`a_fragment` makes them from an accumulator, so that a product (attention's P) feeds
+    the next MMA without a trip through shared memory.  Warp ``w`` holds rows ``16 w`` to
+    ``16 w + 15``; lane ``l`` register ``i`` holds row ``16 w + l // 4 + 8 (i % 2)``, K elements
+    from ``(K / 8) (l % 4) + (K / 2) (i // 2)``, ``4 / size`` of them, the lowest K in the low
+    bits (mma.sync's A layout).  ``b`` is a descriptor (:func:`descriptor`, or
+    :func:`descriptor_mn` with ``trans_b``: 16-bit types only); ``dtype``, ``negate_a``,
+    ``negate_b``, ``scale_d`` as for :func:`mma_async`.  ``fence(acc)`` orders the registers' writes
+    before the MMA reads them; the result is valid after ``commit_group()`` and ``wait_group``.
+
+    Example::
+
+        p = wgmma.a_fragment(acc, 1)                    # columns 16-31 of a float32 fragment, as bf16
+        acc = wgmma.mma_async_rs(acc, p, b, 1)          # acc + P @ B, P from registers
+
+    PTX::
+
+        {
+        .reg .pred p;
+        setp.ne.b32 p, scale_d, 0;
+        wgmma.mma_async.sync.aligned.m64nNkK.f32.bf16.bf16 {d0, d1, ...}, {a0, a1}, b, p, 1, 1, 0;
+        }
+
+    Requires sm_90a up to (excluding) sm_100, PTX ISA 8.0.
+
+    Also known as: ``SM90_64x128x16_F32BF16BF16_RS``, ``cute.nvgpu.warpgroup OperandSource.RMEM``, ``gluon warpgroup_mma (register a)``, ``tlx.async_dot (register a)``.
+    """
+
+
 def setmaxnreg(n: int, action: Literal['dec', 'inc']) -> None:
     """Set the warpgroup's registers per thread to ``n`` (a constant multiple of 8 in [24, 256]):
     ``action="dec"`` gives registers back to the block's pool (a producer warpgroup that only
@@ -506,4 +537,24 @@ def scale_rows(acc, f0, f1):
         mul.rn.f32 d(i), d(i), f_h;          // per register, unrolled
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma fragment it scales).
+    """
+
+
+def a_fragment(acc, kk, dtype=None):
+    """Columns ``16 kk`` to ``16 kk + 15`` of a float32 accumulator (a 64 x N tile) as the A
+    fragment of :func:`mma_async_rs`: four registers of two ``dtype`` values each (``"bf16"``, the
+    default, or ``"f16"``; rounded to nearest even), no data leaving the thread — the accumulator's
+    layout, pairs of columns, is the register A layout for 16-bit types: register ``i`` is
+    fragment elements ``8 kk + 2 i`` (low half) and ``8 kk + 2 i + 1``.  ``kk`` is a constant.
+    Attention's P (``exp2_rows`` of S) feeds the P @ V MMA this way, K step by K step.
+
+    Example::
+
+        p = wgmma.a_fragment(acc, 0)                    # columns 0-15 as bf16: the A of K step 0
+
+    PTX::
+
+        cvt.rn.bf16x2.f32 a(i), d(8 kk + 2 i + 1), d(8 kk + 2 i);   // i = 0..3
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
     """

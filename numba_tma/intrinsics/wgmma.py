@@ -30,13 +30,13 @@ from numba.core import cgutils
 from numba.cuda import types
 from numba.cuda.extending import intrinsic
 
-from ..declarations import literal, reject
+from ..declarations import literal, omitted, reject
 from ..errors import FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN
 from ..descriptors import matrix
 from ..numba_cuda.internals import _intrinsic
 from . import debug, matrix_descriptor
-from ._core import (I32, REQUIRED, Const, Fragment, Int, OpArgumentError, PtxOp, Qualifier, Refusal, Requirement,
-                    Sample, SharedArray, exported, shared_address)
+from ._core import (I32, REQUIRED, Const, Fragment, Int, IntTuple, OpArgumentError, PtxOp, Qualifier, Refusal,
+                    Requirement, Sample, SharedArray, exported, shared_address)
 from .hosts.llvm_emitter import LlvmEmitter
 from .hosts.llvm_host import helper_codegen
 from .tensor_map_type import as_map
@@ -104,19 +104,19 @@ _ACC = Fragment("acc", tuple(n // 2 for n in _N_FLOAT))
 
 
 def _mma_check(acc=None, a=None, b=None, scale_d=None, dtype=None, trans_a=False, trans_b=False, negate_a=False,
-               negate_b=False):
+               negate_b=False, op="wgmma.mma_async"):
     ptx, k, acc_dtype = DTYPES[dtype]
     if str(acc.dtype) != acc_dtype:
-        raise reject("wgmma.mma_async", "acc", f"must hold {acc_dtype} accumulators for dtype={dtype!r} "
+        raise reject(op, "acc", f"must hold {acc_dtype} accumulators for dtype={dtype!r} "
                      f"(wgmma.zeros(n{', numba.int32' if acc_dtype == 'int32' else ''}))", acc)
     if acc_dtype == "int32" and 2 * acc.count not in _N_INT:
-        raise reject("wgmma.mma_async", "acc", "must have N / 2 registers for an N of the integer shapes (8, 16, 24, "
+        raise reject(op, "acc", "must have N / 2 registers for an N of the integer shapes (8, 16, 24, "
                      "32, 48, ... 256 in steps of 16)", acc)
     if (trans_a or trans_b) and dtype not in ("f16", "bf16"):
-        raise reject("wgmma.mma_async", "trans_a" if trans_a else "trans_b", "must be False unless dtype is 'f16' or "
+        raise reject(op, "trans_a" if trans_a else "trans_b", "must be False unless dtype is 'f16' or "
                      "'bf16' (the PTX has imm-trans only for 16-bit types; other types read K-major tiles)", True)
     if (negate_a or negate_b) and acc_dtype == "int32":
-        raise reject("wgmma.mma_async", "negate_a" if negate_a else "negate_b", "must be False for integer types (the "
+        raise reject(op, "negate_a" if negate_a else "negate_b", "must be False for integer types (the "
                      "PTX has no imm-scale for them)", True)
 
 
@@ -229,6 +229,72 @@ mma_async = PtxOp(
                       "wgmma.mma_async: argument 'acc' must be an accumulator fragment (wgmma.zeros(n))"),
               Refusal("acc = wgmma.zeros(64)\nacc = wgmma.mma_async(acc, 0, 0, 1, dtype='s8')",
                       "wgmma.mma_async: argument 'acc' must hold int32 accumulators for dtype='s8'")),
+).intrinsic()
+
+def _rs_check(acc=None, a=None, b=None, scale_d=None, dtype=None, trans_b=False, negate_a=False, negate_b=False):
+    _mma_check(acc, a, b, scale_d, dtype, False, trans_b, negate_a, negate_b, op="wgmma.mma_async_rs")
+
+
+def _rs_spell(dtype, trans_b, negate_a, negate_b):
+    ptx, _, acc_dtype = DTYPES[dtype]
+    scales = "" if acc_dtype == "int32" else f", {-1 if negate_a else 1}, {-1 if negate_b else 1}"
+    return {"types": ptx, "imm": scales + (f", {int(trans_b)}" if dtype in ("f16", "bf16") else "")}
+
+
+mma_async_rs = PtxOp(
+    "wgmma.mma_async_rs",
+    """{{
+    .reg .pred p;
+    setp.ne.b32 p, {scale_d}, 0;
+    wgmma.mma_async.sync.aligned.m64n{n}k{k}.{d}{types} {{{acc}}}, {{{a}}}, {b}, p{imm};
+    }}""",
+    (_ACC, IntTuple("a", (4,), range=(0, (1 << 32) - 1)), Int("b", bits=64), Int("scale_d", bits=32)),
+    qualifiers=(Qualifier("dtype", {d: "" for d in DTYPES}, "bf16"), Qualifier("trans_b", {False: "", True: ""}, False),
+                Qualifier("negate_a", {False: "", True: ""}, False), Qualifier("negate_b", {False: "", True: ""}, False)),
+    need=SM90A, tied="acc", check=_rs_check, fields=_mma_fields, spell=_rs_spell,
+    doc_fields={"n": "N", "k": "K", "d": "f32"},
+    tlx=("SM90_64x128x16_F32BF16BF16_RS", "cute.nvgpu.warpgroup OperandSource.RMEM",
+         "gluon warpgroup_mma (register a)", "tlx.async_dot (register a)"),
+    doc="""``acc + A @ B`` for one warpgroup with A from registers (the RS form): as
+    :func:`mma_async`, but ``a`` is this thread's four 32-bit registers of the 64 x K A tile —
+    :func:`a_fragment` makes them from an accumulator, so that a product (attention's P) feeds
+    the next MMA without a trip through shared memory.  Warp ``w`` holds rows ``16 w`` to
+    ``16 w + 15``; lane ``l`` register ``i`` holds row ``16 w + l // 4 + 8 (i % 2)``, K elements
+    from ``(K / 8) (l % 4) + (K / 2) (i // 2)``, ``4 / size`` of them, the lowest K in the low
+    bits (mma.sync's A layout).  ``b`` is a descriptor (:func:`descriptor`, or
+    :func:`descriptor_mn` with ``trans_b``: 16-bit types only); ``dtype``, ``negate_a``,
+    ``negate_b``, ``scale_d`` as for :func:`mma_async`.  ``fence(acc)`` orders the registers' writes
+    before the MMA reads them; the result is valid after ``commit_group()`` and ``wait_group``.
+
+    Example::
+
+        p = wgmma.a_fragment(acc, 1)                    # columns 16-31 of a float32 fragment, as bf16
+        acc = wgmma.mma_async_rs(acc, p, b, 1)          # acc + P @ B, P from registers
+    """,
+    samples=(Sample("acc = wgmma.mma_async_rs(wgmma.zeros(64), (out[0], out[1], out[2], out[3]), "
+                    "wgmma.descriptor(smem, desc, 0, 0), 0)\nout[4] = numba.uint64(acc[0] + acc[63])",
+                    "HGMMA.64x128x16.F32", desc=("uint16", (64, 64), "128B"),
+                    fields={"n": 128, "k": 16, "d": "f32"},
+                    only={"dtype": ("bf16", "f16"), "trans_b": False, "negate_a": False, "negate_b": False},
+                    ptx=("setp.ne.b32 p, %r, 0;",      # p: the asm block's own predicate
+                         "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" + ", ".join(["%f"] * 64)
+                         + "}, {%r, %r, %r, %r}, %rd, p, 1, 1, 0;"),
+                    isa=_ISA + "; 9.7.15.5.2 wgmma.mma_async (register A)"),
+             Sample("acc = wgmma.mma_async_rs(wgmma.zeros(96), (out[0], out[1], out[2], out[3]), "
+                    "wgmma.descriptor(smem, desc, 1, 0), 1)\nout[4] = numba.uint64(acc[5])",
+                    "QGMMA.64x192x32.F32.E4M3.E4M3", desc=("uint8", (64, 128), "128B"),
+                    fields={"n": 192, "k": 32, "d": "f32"},
+                    only={"dtype": "e4m3", "trans_b": False, "negate_a": False, "negate_b": False},
+                    ptx=("wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 {" + ", ".join(["%f"] * 96)
+                         + "}, {%r, %r, %r, %r}, %rd, p, 1, 1;",),
+                    isa=_ISA + "; 9.7.15.5.2 wgmma.mma_async (register A)")),
+    refusals=(Refusal("acc = wgmma.zeros(64)\nacc = wgmma.mma_async_rs(acc, (out[0], out[1]), 0, 1)",
+                      "wgmma.mma_async_rs: argument 'a' must have 4 entries"),
+              Refusal("acc = wgmma.zeros(64)\nacc = wgmma.mma_async_rs(acc, (out[0], out[1], out[2], out[3]), 0, 1, "
+                      "dtype='e4m3', trans_b=True)",
+                      "wgmma.mma_async_rs: argument 'trans_b' must be False unless dtype is 'f16' or 'bf16'"),
+              Refusal("acc = wgmma.zeros(64)\nacc = wgmma.mma_async_rs(acc, (out[0], out[1], out[2], out[3]), 0, 1, "
+                      "dtype='s8')", "wgmma.mma_async_rs: argument 'acc' must hold int32 accumulators for dtype='s8'")),
 ).intrinsic()
 
 fence = PtxOp(
@@ -744,6 +810,66 @@ def lower_add(host, tys, values):
     return host.pack(acc, [host.float_asm("add.rn.f32 $0, $1, $2;", a, b) for (a, _), (b, _) in pairs])
 
 
+A_FRAGMENT = types.UniTuple(types.uint32, 4)   # what a_fragment returns: mma_async_rs's ``a``
+
+
+def a_fragment_check(acc, kk, dtype):
+    """``(kk, dtype)`` of ``wgmma.a_fragment(acc, kk, dtype)`` (Numba types), its arguments
+    checked: every host's typing."""
+    op = "wgmma.a_fragment"
+    _ACC.check(op, acc)
+    if str(acc.dtype) != "float32":
+        raise OpArgumentError(f"numba_tma: {op}: argument 'acc' must be a float32 fragment; got {acc}")
+    steps = acc.count // 8                       # K steps of 16 columns in the 64 x N tile (N = 2 count)
+    step = literal(kk)
+    if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < steps:
+        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' must be a constant in [0, {steps}): a K step of 16 "
+                              f"columns of the 64 x {2 * acc.count} tile; got {kk}")
+    kind = "bf16" if dtype is None or omitted(dtype) else literal(dtype)
+    if kind not in PAIR_FORMATS:
+        raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' must be 'bf16' or 'f16' (an fp8 A fragment "
+                              f"needs its bytes exchanged between a quad's threads, which this op does not do); "
+                              f"got {dtype}")
+    return step, kind
+
+
+@_intrinsic(target="cuda", prefer_literal=True)
+def a_fragment(typingctx, acc, kk, dtype=None):
+    """Columns ``16 kk`` to ``16 kk + 15`` of a float32 accumulator (a 64 x N tile) as the A
+    fragment of :func:`mma_async_rs`: four registers of two ``dtype`` values each (``"bf16"``, the
+    default, or ``"f16"``; rounded to nearest even), no data leaving the thread — the accumulator's
+    layout, pairs of columns, is the register A layout for 16-bit types: register ``i`` is
+    fragment elements ``8 kk + 2 i`` (low half) and ``8 kk + 2 i + 1``.  ``kk`` is a constant.
+    Attention's P (``exp2_rows`` of S) feeds the P @ V MMA this way, K step by K step.
+
+    Example::
+
+        p = wgmma.a_fragment(acc, 0)                    # columns 0-15 as bf16: the A of K step 0
+
+    PTX::
+
+        cvt.rn.bf16x2.f32 a(i), d(8 kk + 2 i + 1), d(8 kk + 2 i);   // i = 0..3
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
+    """
+    step, kind = a_fragment_check(acc, kk, dtype)
+
+    def codegen(context, builder, sig, args):
+        from .hosts.llvm_host import LlvmHost
+        return lower_a_fragment(LlvmHost(context, builder), (sig.args[0], step, kind), args)
+
+    return A_FRAGMENT(acc, kk, types.none if dtype is None else dtype), codegen
+
+
+def lower_a_fragment(host, facts, values):
+    """``wgmma.a_fragment``'s body on every host: ``facts`` = (the accumulator's type, kk, dtype)."""
+    acc, step, kind = facts
+    registers = [v for v, _ in host.items(values[0], acc)][8 * step:8 * step + 8]
+    cvt = pair_cvt(PAIR_FORMATS[kind])
+    return host.pack(A_FRAGMENT, [host.instruction(cvt, [(registers[2 * i], "f"), (registers[2 * i + 1], "f")], "=r",
+                                                   False) for i in range(4)])
+
+
 C_TILE_ROW_BYTES = 128   # the one C tile store_shared_bf16 / store_shared_f16 write: 16-bit, box (64, 64), "128B"
 
 
@@ -1110,7 +1236,7 @@ def lower_scale_rows(host, tys, values):
 
 
 HELPERS = ("zeros", "scale", "add", "map", "store", "store_bf16", "store_f16", "store_shared_bf16", "store_shared_f16",
-           "load", "row_max", "row_sum", "exp2_rows", "scale_rows")   # public, not PTX declarations
+           "load", "row_max", "row_sum", "exp2_rows", "scale_rows", "a_fragment")   # public, not PTX declarations
 #: What the instructions and the anchors call the fragment helpers (``numba_tma.catalog.find`` reads
 #: it): ``{our name: (instructions and the anchors' names, what it is)}``.
 ANCHOR_NAMES = {
@@ -1131,5 +1257,7 @@ ANCHOR_NAMES = {
     "wgmma.row_sum": (("add.rn.f32", "shfl.sync.bfly", "tl.sum"), "each row's sum (an online softmax)"),
     "wgmma.exp2_rows": (("ex2.approx.f32", "tl.exp2"), "2 ** (scale v - row max) per element (an online softmax)"),
     "wgmma.scale_rows": (("mul.rn.f32",), "each row times its own number (an online softmax's rescale)"),
+    "wgmma.a_fragment": (("cvt.rn.bf16x2.f32", "cute make_fragment_A (RS)", "FA3 P in registers"),
+                         "K step kk of an accumulator as the register A of mma_async_rs"),
 }
 __all__ = exported("wgmma") + list(HELPERS)

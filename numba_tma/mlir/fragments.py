@@ -1,6 +1,6 @@
 """The register-fragment helpers of the wgmma and mma families for numba-cuda-mlir kernels (they are
 not PTX declarations): ``wgmma.zeros`` and ``mma.zeros`` (constants), and the arithmetic on a wgmma
-fragment, ``scale``, ``add``, ``row_max``, ``row_sum``, ``exp2_rows``, ``scale_rows``, whose bodies
+fragment, ``scale``, ``add``, ``row_max``, ``row_sum``, ``exp2_rows``, ``scale_rows``, ``a_fragment``, whose bodies
 are written once in :mod:`numba_tma.intrinsics.wgmma` against :class:`~numba_tma.intrinsics.hosts.host.Host`
 (``lower_scale``...: the same inline PTX, the same shuffles on both hosts).  Each is typed by the same function as
 under numba-cuda (:func:`numba_tma.intrinsics.wgmma.zeros_type`, ``scale_check``, ``add_check``,
@@ -88,9 +88,19 @@ def _scale_rows(typingctx, acc, f0, f1):
     return acc(acc, f0, f1), helper_codegen(wgmma.lower_scale_rows, tys)
 
 
+def _a_fragment(typingctx, acc, kk, dtype=None):
+    """As ``numba_tma.wgmma.a_fragment`` (its body: ``wgmma.lower_a_fragment``)."""
+    left_out = dtype is None or isinstance(dtype, mlir_types.Omitted)
+    step, kind = wgmma.a_fragment_check(plain(acc), to_numba(kk), None if left_out else to_numba(dtype))
+    result = to_mlir(wgmma.A_FRAGMENT)
+    return (result(acc, kk) if left_out else result(acc, kk, dtype)), \
+        helper_codegen(wgmma.lower_a_fragment, (plain(acc), step, kind))
+
+
 HELPERS = {
     "wgmma": {"zeros": intrinsic(_wgmma_zeros, "zeros"), "scale": intrinsic(_scale, "scale"),
               "add": intrinsic(_add, "add"), "row_max": _row_reduction("row_max"), "row_sum": _row_reduction("row_sum"),
-              "exp2_rows": intrinsic(_exp2_rows, "exp2_rows"), "scale_rows": intrinsic(_scale_rows, "scale_rows")},
+              "exp2_rows": intrinsic(_exp2_rows, "exp2_rows"), "scale_rows": intrinsic(_scale_rows, "scale_rows"),
+              "a_fragment": intrinsic(_a_fragment, "a_fragment")},
     "mma": {"zeros": intrinsic(_mma_zeros, "zeros")},
 }

@@ -9,7 +9,7 @@ import numpy as np
 from . import memory
 from .gates import warp_exchange
 from .state import RUNNING, SimulatorError
-from .wgmma import DECODE, Fragment
+from .wgmma import DECODE, Fragment, _register_a
 
 
 def _matrices(values, dtype):
@@ -18,17 +18,13 @@ def _matrices(values, dtype):
     size, decode = DECODE[dtype]
     k, per = 32 // size, 4 // size              # K; elements per register
     words = {1: np.uint8, 2: np.uint16, 4: np.uint32}[size]
-    a, b = np.zeros((16, k)), np.zeros((k, 8))
-    for lane, (ra, rb) in values.items():
+    b = np.zeros((k, 8))
+    for lane, (_, rb) in values.items():
         g, t = lane // 4, lane % 4
-        ea = [decode(np.asarray([r], np.uint32).view(words)) for r in ra]
         eb = [decode(np.asarray([r], np.uint32).view(words)) for r in rb]
-        half = k // 2
-        for i, (row, col) in enumerate([(g, per * t), (g + 8, per * t), (g, per * t + half), (g + 8, per * t + half)]):
-            a[row, col:col + per] = ea[i]
-        for i, row in enumerate([per * t, per * t + half]):
+        for i, row in enumerate([per * t, per * t + k // 2]):
             b[row:row + per, g] = eb[i]
-    return a, b
+    return _register_a({lane: ra for lane, (ra, _) in values.items()}, dtype), b
 
 
 def sync(acc, a, b, dtype):

@@ -163,6 +163,70 @@ def mma_async(acc, a, b, scale_d, dtype, trans_a, trans_b, negate_a, negate_b):
     return Fragment((old + flat).astype(np.float32).tolist(), "float32")
 
 
+def _register_a(lanes, dtype):
+    """The 16 x K A matrix of one warp from its lanes' four A registers (``{lane: (r0, r1, r2,
+    r3)}``), mma.sync's layout (which wgmma's register A repeats warp by warp): lane ``l``
+    register ``i`` holds row ``l // 4 + 8 (i % 2)``, ``4 / size`` elements of K from ``(K / 8) (l %
+    4) + (K / 2) (i // 2)``, the lowest K in the low bits; K is what 32 bytes of the type hold."""
+    size, decode = DECODE[dtype]
+    k, per = 32 // size, 4 // size
+    registers = np.zeros((32, 4), np.uint32)
+    for lane, values in lanes.items():
+        registers[lane] = values
+    elements = decode(registers.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size])).reshape(32, 4, per)
+    lane, i, e = np.ix_(np.arange(32), np.arange(4), np.arange(per))
+    a = np.zeros((16, k))
+    a[lane // 4 + 8 * (i % 2), per * (lane % 4) + (k // 2) * (i // 2) + e] = elements
+    return a
+
+
+def mma_async_rs(acc, a, b, scale_d, dtype, trans_b, negate_a, negate_b):
+    op = RUNNING.op
+    thread, _ = enter()
+    b = _operand("b", b)
+    if trans_b != (b.major == "MN"):
+        raise SimulatorError(f"numba_tma simulator: {op}: argument 'b' is a descriptor of a {b.major}-major tile but "
+                             f"trans_b={trans_b}: an MN-major tile (wgmma.descriptor_mn) is read with trans_b=True, a "
+                             "K-major one (wgmma.descriptor) with trans_b=False")
+    types = dtype.split(".") if "." in dtype else [dtype, dtype]
+    eb, db = DECODE[types[1]]
+    lane, lanes = warp_exchange("wgmma register a", tuple(int(r) & 0xFFFFFFFF for r in a))
+    if len(lanes) != 32:
+        raise SimulatorError(f"numba_tma simulator: {op}: {len(lanes)} lanes of the warp took part; the warpgroup's "
+                             "128 threads issue it together (it is .aligned)")
+    rows_a = _register_a(lanes, types[0])                        # this warp's 16 rows x K
+    n = 2 * len(acc)
+    b.check_loaded("b", n, 32, n)
+    rows_b, read_b = b.read(n, 32, eb, db)                      # N x K
+    async_reads(thread).open.append(read_b)
+    g = lane // 4
+    cols = np.arange(n // 8)[:, None] * 8 + 2 * (lane % 4) + np.arange(2)[None, :]          # (N/8, 2)
+    product = np.stack([rows_a[[g, g + 8]] @ rows_b[cols[:, e]].T for e in range(2)], axis=-1)  # (2, N/8, 2)
+    product *= (-1.0 if negate_a else 1.0) * (-1.0 if negate_b else 1.0)
+    flat = product.transpose(1, 0, 2).reshape(-1)              # index 4j + 2h + e
+    old = np.asarray(acc, np.float64) if scale_d else 0.0
+    if acc.dtype == "int32":
+        return Fragment((np.int64(old) + flat.astype(np.int64)).astype(np.int32).tolist(), "int32")
+    return Fragment((old + flat).astype(np.float32).tolist(), "float32")
+
+
+def a_fragment(acc, kk, dtype="bf16"):
+    op = "wgmma.a_fragment"
+    if getattr(acc, "dtype", "float32") != "float32":
+        raise OpArgumentError(f"numba_tma: {op}: argument 'acc' must be a float32 fragment; got {acc.dtype}")
+    steps = len(acc) // 8
+    if not isinstance(kk, (int, np.integer)) or not 0 <= kk < steps:
+        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' must be a constant in [0, {steps}): a K step of 16 "
+                              f"columns of the 64 x {2 * len(acc)} tile; got {kk}")
+    dtype = dtype or "bf16"
+    if dtype not in ("bf16", "f16"):
+        raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' must be 'bf16' or 'f16' (an fp8 A fragment needs "
+                              f"its bytes exchanged between a quad's threads, which this op does not do); got {dtype}")
+    half = _bf16_bits if dtype == "bf16" else lambda v: int(np.float16(v).view(np.uint16))
+    values = acc[8 * kk:8 * kk + 8]
+    return tuple(half(values[2 * i]) | half(values[2 * i + 1]) << 16 for i in range(4))
+
+
 def fence(acc):
     return acc
 
