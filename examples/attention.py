@@ -14,9 +14,10 @@ and the K and V tiles of each 128-key block into a 2-stage ``numba_tma.pipeline.
 2. the online softmax on the fragment: ``wgmma.row_max``, the running max ``m``, P =
    ``wgmma.exp2_rows(S, log2(e) / sqrt(D), m)``, ``wgmma.row_sum`` into the running sum ``l``,
    the output accumulator rescaled by ``exp2(m_old - m)`` (``wgmma.scale_rows``);
-3. P as bf16 into shared memory (``wgmma.store_shared_bf16``: 64 x 64 boxes, 128B-swizzled, the
-   layout of the O map), then O += P V with V's tile read MN-major (``wgmma.descriptor_mn``,
-   ``trans_b=True``: V is given keys x D), and the stage released.
+3. O += P V with P from registers (FlashAttention-3's way): ``wgmma.a_fragment`` turns each 16
+   keys of S's fragment into bf16 A registers of ``wgmma.mma_async_rs``, with V's tile read
+   MN-major (``wgmma.descriptor_mn``, ``trans_b=True``: V is given keys x D), and the stage
+   released.
 
 At the end O / l is stored as bf16 (``wgmma.store_bf16``).  Not built: causal masking, ragged
 sequence lengths, the FA3 ping-pong of softmax and MMA between warpgroups.
@@ -32,7 +33,7 @@ import numpy as np
 from numba import cuda
 
 import numba_tma
-from numba_tma import SharedMemoryPlan, TensorMap, at, fence, pipeline, sync, tma, wgmma
+from numba_tma import SharedMemoryPlan, TensorMap, at, pipeline, tma, wgmma
 from numba_tma.testing import gpu_seconds
 
 BM, BN = 128, 128                     # query rows per block (two warpgroups of 64), keys per block
@@ -44,21 +45,20 @@ def make_attention(d):
     """The kernel and its shared-memory plan for head dimension ``d`` (64 or 128)."""
     boxes = d // 64                   # 128B swizzle: a box row is 64 bf16, D takes `boxes` of them
     stage_bytes = 2 * boxes * BN * 128
-    o_regs, s_regs, p_boxes = d // 2, BN // 2, BN // 64      # constants of the kernel (wgmma.zeros needs them)
+    o_regs, s_regs = d // 2, BN // 2                          # constants of the kernel (wgmma.zeros needs them)
     ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
     q_config = pipeline.TmaPipeline(1, consumers=pipeline.warpgroups(2), reads="wgmma")
     plan = (SharedMemoryPlan()
             .array("q", (boxes, BM, 64), numba.uint16, swizzle="128B")
             .array("k", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
             .array("v", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
-            .array("p", (2 * (BN // 64), 64, 64), numba.uint16, swizzle="128B")   # per warpgroup: BN / 64 boxes
             .pipeline("ring", ring_config).pipeline("q_ring", q_config))
     carve = plan.carver()
 
     # fastmath: the reciprocal of the row sums an approximate one (an IEEE division is a subroutine
     # call, and ptxas serialises every wgmma of a kernel that calls one: C7509)
     @cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1), "fastmath": True}))
-    def attention(desc_q, desc_k, desc_v, desc_o, out, seq, scale_log2):
+    def attention(desc_q, desc_k, desc_v, out, seq, scale_log2):
         smem = carve()
         ring = ring_config.create(smem.ring)
         q_ring = q_config.create(smem.q_ring)
@@ -90,7 +90,6 @@ def make_attention(d):
             o = wgmma.zeros(o_regs)
             m0 = m1 = numba.float32(-math.inf)               # the running max (log2 domain) and sum
             l0 = l1 = numba.float32(0)
-            p_tile = p_boxes * half
             for i in range(n_kv):
                 ring.wait(c)
                 s = wgmma.zeros(s_regs)
@@ -110,16 +109,24 @@ def make_attention(d):
                 l0, l1 = l0 * r0 + t0, l1 * r1 + t1
                 m0, m1 = n0, n1
                 o = wgmma.scale_rows(o, r0, r1)
-                sync.named_barrier_sync(1 + half, 128)         # the last P V read this warpgroup's P tile
-                wgmma.store_shared_bf16(s, at(smem.p, p_tile), desc_o, 0, p_boxes)
-                fence.proxy_async()                            # generic writes, read by wgmma (async proxy)
-                sync.named_barrier_sync(1 + half, 128)
+                # O += P V: P's 16 keys a K step from registers (a_fragment: its K step a constant,
+                # so the 8 steps of 128 keys written out), all converted before the fence (ptxas
+                # serialises wgmmas whose input registers are written between them), V given
+                # keys x D: MN-major
+                p0, p1, p2, p3 = (wgmma.a_fragment(s, 0), wgmma.a_fragment(s, 1), wgmma.a_fragment(s, 2),
+                                  wgmma.a_fragment(s, 3))
+                p4, p5, p6, p7 = (wgmma.a_fragment(s, 4), wgmma.a_fragment(s, 5), wgmma.a_fragment(s, 6),
+                                  wgmma.a_fragment(s, 7))
+                v = at(smem.v, boxes * c.index)
                 o = wgmma.fence(o)
-                for box in range(p_boxes):                     # O += P V (V given keys x D: MN-major)
-                    for kk in range(4):
-                        o = wgmma.mma_async(o, wgmma.descriptor(at(smem.p, p_tile + box), desc_o, kk, 0),
-                                            wgmma.descriptor_mn(at(smem.v, boxes * c.index), desc_v, 4 * box + kk, 0),
-                                            1, trans_b=True)
+                o = wgmma.mma_async_rs(o, p0, wgmma.descriptor_mn(v, desc_v, 0, 0), 1, trans_b=True)
+                o = wgmma.mma_async_rs(o, p1, wgmma.descriptor_mn(v, desc_v, 1, 0), 1, trans_b=True)
+                o = wgmma.mma_async_rs(o, p2, wgmma.descriptor_mn(v, desc_v, 2, 0), 1, trans_b=True)
+                o = wgmma.mma_async_rs(o, p3, wgmma.descriptor_mn(v, desc_v, 3, 0), 1, trans_b=True)
+                o = wgmma.mma_async_rs(o, p4, wgmma.descriptor_mn(v, desc_v, 4, 0), 1, trans_b=True)
+                o = wgmma.mma_async_rs(o, p5, wgmma.descriptor_mn(v, desc_v, 5, 0), 1, trans_b=True)
+                o = wgmma.mma_async_rs(o, p6, wgmma.descriptor_mn(v, desc_v, 6, 0), 1, trans_b=True)
+                o = wgmma.mma_async_rs(o, p7, wgmma.descriptor_mn(v, desc_v, 7, 0), 1, trans_b=True)
                 wgmma.commit_group()
                 o = wgmma.wait_group(0, o)
                 ring.release(c)
@@ -133,12 +140,11 @@ def make_attention(d):
 KERNELS = {d: make_attention(d) for d in (64, 128)}
 
 
-def maps(q, k, v, o):
-    """TMA maps of Q (boxes of 128 rows x 64), K and V (128 keys x 64), O (64 x 64: the layout P is
-    staged in), all bf16 bits, 128B-swizzled."""
+def maps(q, k, v):
+    """TMA maps of Q (boxes of 128 rows x 64), K and V (128 keys x 64), bf16 bits, 128B-swizzled."""
     options = {"swizzle": "128B", "data_type": "bfloat16"}
     return (TensorMap.tiled(q, (BM, 64), **options), TensorMap.tiled(k, (BN, 64), **options),
-            TensorMap.tiled(v, (BN, 64), **options), TensorMap.tiled(o, (64, 64), **options))
+            TensorMap.tiled(v, (BN, 64), **options))
 
 
 def forward(descs, out, heads, seq, d):
@@ -176,7 +182,7 @@ def main(batch=None, heads=None, seq=None, d=128):
     q, k, v = (bf16_bits(rng.standard_normal((rows, d))) for _ in range(3))
     d_q, d_k, d_v = (cuda.to_device(x) for x in (q, k, v))
     out = cuda.device_array((rows, d), np.uint16)
-    descs = maps(d_q, d_k, d_v, out)
+    descs = maps(d_q, d_k, d_v)
     forward(descs, out, batch * heads, seq, d)
     got = bf16_values(out.copy_to_host())
     try:

@@ -840,7 +840,9 @@ def a_fragment(typingctx, acc, kk, dtype=None):
     default, or ``"f16"``; rounded to nearest even), no data leaving the thread — the accumulator's
     layout, pairs of columns, is the register A layout for 16-bit types: register ``i`` is
     fragment elements ``8 kk + 2 i`` (low half) and ``8 kk + 2 i + 1``.  ``kk`` is a constant.
-    Attention's P (``exp2_rows`` of S) feeds the P @ V MMA this way, K step by K step.
+    Attention's P (``exp2_rows`` of S) feeds the P @ V MMA this way, K step by K step.  Convert
+    every K step before the ``fence`` of the MMAs that read them: registers written between the
+    fence and an MMA make ptxas serialise every wgmma of the kernel.
 
     Example::
 
