@@ -560,3 +560,25 @@ def a_fragment(acc, kk, dtype=None):
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
     """
+
+
+def mask(acc, row, col, cols, diagonal, value):
+    """The fragment ``acc`` of the 64 x N tile whose element (0, 0) is (``row``, ``col``) of a
+    whole matrix, with every element (R, C) where ``C >= cols`` or ``C - R > diagonal`` replaced
+    by ``value``: attention's masks on the scores before the softmax — the keys past the sequence's
+    end (``cols``: its length) and, causal, the keys after the query (``diagonal`` 0; ``seqlen_k -
+    seqlen_q`` for the bottom-right alignment of unequal lengths; ``cols`` or more: no causal mask).
+    Branch-free, unrolled: two integer adds, two compares and a select an element.
+
+    Example::
+
+        scores = wgmma.mask(scores, 16, 0, 100, 0, -math.inf)     # causal, keys 100 and on masked
+
+    PTX::
+
+        add.s32 t, c0, DC(i);  setp.ge.s32 p, t, cols;          // per register, unrolled
+        add.s32 t, c0 - r0, DC(i) - DR(i);  setp.gt.or.s32 p, t, diagonal, p;
+        selp.f32 d(i), value, d(i), p;
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """

@@ -3,12 +3,14 @@
 and under the simulator (both ways) from a known 64 x N tile; their refusals; and their SASS
 (row_max over 128 registers: FMNMX and 4 SHFL.BFLY, no local memory)."""
 
+import math
+
 import numba
 import numpy as np
 import pytest
 from numba import cuda
 
-from numba_tma import wgmma
+from numba_tma import ops, wgmma
 from numba_tma.errors import FRAGMENT_FLOAT_ONLY, OpArgumentError
 
 
@@ -194,3 +196,57 @@ def test_an_int32_fragment_is_refused_by_store():
     with pytest.raises(OpArgumentError, match="wgmma.store: argument 'acc' must be a float32 fragment: store an "
                                               "int32 one register by register"):
         store_int[1, 128](cuda.to_device(np.zeros((64, 16), np.float32)))
+
+
+@cuda.jit
+def _masked(tile, out, row, col, cols, diagonal):
+    acc = wgmma.load(tile, 0, 0, 64)                          # 64 x 128
+    wgmma.store(wgmma.mask(acc, row, col, cols, diagonal, -math.inf), out, 0, 0)
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("row, col, cols, diagonal", [
+    (0, 0, 100, 1 << 20),           # the keys' end only: columns 100 and on
+    (64, 0, 1 << 20, 0),            # causal, the tile's rows 64-127: column C masked past row R
+    (16, 128, 200, 3),              # both, the diagonal 3 above (bottom-right alignment of 3 more keys)
+    (0, 256, 1 << 20, 0),           # a tile wholly above the diagonal: every element
+], ids=["keys' end", "causal", "both", "all"])
+def test_mask_sets_the_keys_past_the_end_and_past_the_diagonal(row, col, cols, diagonal):
+    """Element (R, C) = (row + r, col + c) becomes -inf where C >= cols or C - R > diagonal, the
+    rest kept bit for bit."""
+    tile = np.random.default_rng(9).standard_normal((64, 128)).astype(np.float32)
+    out = cuda.to_device(np.full((64, 128), np.nan, np.float32))
+    _masked[1, 128](cuda.to_device(tile), out, row, col, cols, diagonal)
+    big_r, big_c = row + np.arange(64)[:, None], col + np.arange(128)[None, :]
+    want = np.where((big_c >= cols) | (big_c - big_r > diagonal), -np.inf, tile).astype(np.float32)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+@pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
+def test_mask_is_a_select_an_element_without_branches():
+    """64 registers masked: 64 FSEL (or SEL) against a control kernel, no branch region, no local
+    memory."""
+    from numba_tma import inspect
+
+    body = "acc = wgmma.load(tile, 0, 0, 64)\n{}wgmma.store(acc, out, 0, 0)"
+    masked = inspect.compile(_kernel(body.format("acc = wgmma.mask(acc, 3, 5, 7, 0, -1.0)\n")), SIG)
+    control = inspect.compile(_kernel(body.format("")), SIG)
+    inspect.assemble_together([masked, control])
+    got, base = masked.opcode_counts(), control.opcode_counts()
+    selects = sum(n for op, n in got.items() if op.startswith(("FSEL", "SEL"))) - \
+        sum(n for op, n in base.items() if op.startswith(("FSEL", "SEL")))
+    assert selects == 64 and got["BSSY"] == base["BSSY"], (selects, got["BSSY"], base["BSSY"])
+    assert not [op for op in got if op.startswith(("LDL", "STL"))]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("wgmma.store(wgmma.mask(wgmma.zeros(8, numba.int32), 0, 0, 1, 0, -1.0), out, 0, 0)",
+     "wgmma.mask: argument 'acc' must be a float32 fragment (a mask is for scores"),
+    ("wgmma.store(wgmma.mask(wgmma.zeros(8), 0, 0.5, 1, 0, -1.0), out, 0, 0)",
+     "wgmma.mask: argument 'col' must be an integer"),
+])
+def test_mask_refuses_with_the_rule(body, message):
+    from numba_tma import inspect
+
+    with pytest.raises(OpArgumentError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        inspect.ptx(_kernel(body), SIG)

@@ -1237,8 +1237,72 @@ def lower_scale_rows(host, tys, values):
     return host.pack(acc, registers)
 
 
+def mask_check(acc, row, col, cols, diagonal, value):
+    """Check the arguments of ``wgmma.mask`` (Numba types): every host's typing."""
+    _ACC.check("wgmma.mask", acc)
+    if str(acc.dtype) != "float32":
+        raise reject("wgmma.mask", "acc", "must be a float32 fragment (a mask is for scores: float accumulators)", acc)
+    for name, ty in (("row", row), ("col", col), ("cols", cols), ("diagonal", diagonal)):
+        if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
+            raise reject("wgmma.mask", name, "must be an integer (a row or column of the whole matrix)", ty)
+    if not isinstance(value, (types.Float, types.Integer, types.IntegerLiteral)):
+        raise reject("wgmma.mask", "value", "must be a number (what a masked element becomes: -inf for scores)", value)
+
+
+#: this thread's first column of the fragment, c0 = col + 2 (l % 4); then c0 minus its first row,
+#: row + 16 w + l // 4 (reading c0: the two in this order on every host)
+_MASK_COL = "{ .reg .u32 t; mov.u32 t, %tid.x; and.b32 t, t, 3; shl.b32 t, t, 1; add.s32 $0, $1, t; }"
+_MASK_DIFF = ("{ .reg .u32 t, w; mov.u32 t, %tid.x; and.b32 t, t, 127; shr.u32 w, t, 5; shl.b32 w, w, 4; "
+              "and.b32 t, t, 31; shr.u32 t, t, 2; add.s32 t, t, w; add.s32 t, t, $2; sub.s32 $0, $1, t; }")
+#: one element: its column ($2 + DC) at or past ``cols`` ($3), or past the diagonal (column minus
+#: row, $4 + DC - DR, greater than ``diagonal``, $5), takes ``value`` ($6)
+_MASK_ELEMENT = ("{{ .reg .pred p; .reg .s32 t; add.s32 t, $2, {dc}; setp.ge.s32 p, t, $3; add.s32 t, $4, {diff}; "
+                 "setp.gt.or.s32 p, t, $5, p; selp.f32 $0, $6, $1, p; }}")
+
+
+@intrinsic
+def mask(typingctx, acc, row, col, cols, diagonal, value):
+    """The fragment ``acc`` of the 64 x N tile whose element (0, 0) is (``row``, ``col``) of a
+    whole matrix, with every element (R, C) where ``C >= cols`` or ``C - R > diagonal`` replaced
+    by ``value``: attention's masks on the scores before the softmax — the keys past the sequence's
+    end (``cols``: its length) and, causal, the keys after the query (``diagonal`` 0; ``seqlen_k -
+    seqlen_q`` for the bottom-right alignment of unequal lengths; ``cols`` or more: no causal mask).
+    Branch-free, unrolled: two integer adds, two compares and a select an element.
+
+    Example::
+
+        scores = wgmma.mask(scores, 16, 0, 100, 0, -math.inf)     # causal, keys 100 and on masked
+
+    PTX::
+
+        add.s32 t, c0, DC(i);  setp.ge.s32 p, t, cols;          // per register, unrolled
+        add.s32 t, c0 - r0, DC(i) - DR(i);  setp.gt.or.s32 p, t, diagonal, p;
+        selp.f32 d(i), value, d(i), p;
+
+    Requires sm_90a, PTX ISA 8.0 (the wgmma fragment layout).
+    """
+    mask_check(acc, row, col, cols, diagonal, value)
+    return acc(acc, row, col, cols, diagonal, value), helper_codegen(lower_mask)
+
+
+def lower_mask(host, tys, values):
+    """``wgmma.mask``'s body on every host (:class:`.host.Host`)."""
+    acc = tys[0]
+    row, col, cols, diagonal = (host.convert(v, t, types.int32) for v, t in zip(values[1:5], tys[1:5]))
+    fill = host.convert(values[5], tys[5], types.float32)
+    c0 = host.instruction(_MASK_COL, [(col, "r")], "=r", False)
+    diff = host.instruction(_MASK_DIFF, [(c0, "r"), (row, "r")], "=r", False)
+    registers = []
+    for i, (v, _) in enumerate(host.items(values[0], acc)):
+        dr, dc = 8 * ((i // 2) % 2), 8 * (i // 4) + i % 2
+        text = _MASK_ELEMENT.format(dc=dc, diff=dc - dr)
+        registers.append(host.instruction(text, [(v, "f"), (c0, "r"), (cols, "r"), (diff, "r"), (diagonal, "r"),
+                                                 (fill, "f")], "=f", False))
+    return host.pack(acc, registers)
+
+
 HELPERS = ("zeros", "scale", "add", "map", "store", "store_bf16", "store_f16", "store_shared_bf16", "store_shared_f16",
-           "load", "row_max", "row_sum", "exp2_rows", "scale_rows", "a_fragment")   # public, not PTX declarations
+           "load", "row_max", "row_sum", "exp2_rows", "scale_rows", "a_fragment", "mask")   # public, not PTX declarations
 #: What the instructions and the anchors call the fragment helpers (``numba_tma.catalog.find`` reads
 #: it): ``{our name: (instructions and the anchors' names, what it is)}``.
 ANCHOR_NAMES = {
@@ -1261,5 +1325,7 @@ ANCHOR_NAMES = {
     "wgmma.scale_rows": (("mul.rn.f32",), "each row times its own number (an online softmax's rescale)"),
     "wgmma.a_fragment": (("cvt.rn.bf16x2.f32", "cute make_fragment_A (RS)", "FA3 P in registers"),
                          "K step kk of an accumulator as the register A of mma_async_rs"),
+    "wgmma.mask": (("selp.f32", "FA3 Mask (causal, seqlen_k)", "tl.where (causal mask)"),
+                   "scores past the keys' end or the causal diagonal set to a value (-inf)"),
 }
 __all__ = exported("wgmma") + list(HELPERS)

@@ -1,6 +1,6 @@
 """The register-fragment helpers of the wgmma and mma families for numba-cuda-mlir kernels (they are
 not PTX declarations): ``wgmma.zeros`` and ``mma.zeros`` (constants), and the arithmetic on a wgmma
-fragment, ``scale``, ``add``, ``row_max``, ``row_sum``, ``exp2_rows``, ``scale_rows``, ``a_fragment``, whose bodies
+fragment, ``scale``, ``add``, ``row_max``, ``row_sum``, ``exp2_rows``, ``scale_rows``, ``a_fragment``, ``mask``, whose bodies
 are written once in :mod:`numba_tma.intrinsics.wgmma` against :class:`~numba_tma.intrinsics.hosts.host.Host`
 (``lower_scale``...: the same inline PTX, the same shuffles on both hosts).  Each is typed by the same function as
 under numba-cuda (:func:`numba_tma.intrinsics.wgmma.zeros_type`, ``scale_check``, ``add_check``,
@@ -97,10 +97,17 @@ def _a_fragment(typingctx, acc, kk, dtype=None):
         helper_codegen(wgmma.lower_a_fragment, (plain(acc), step, kind))
 
 
+def _mask(typingctx, acc, row, col, cols, diagonal, value):
+    """As ``numba_tma.wgmma.mask`` (its body: ``wgmma.lower_mask``)."""
+    tys = tuple(plain(t) for t in (acc, row, col, cols, diagonal, value))
+    wgmma.mask_check(*tys)
+    return acc(acc, row, col, cols, diagonal, value), helper_codegen(wgmma.lower_mask, tys)
+
+
 HELPERS = {
     "wgmma": {"zeros": intrinsic(_wgmma_zeros, "zeros"), "scale": intrinsic(_scale, "scale"),
               "add": intrinsic(_add, "add"), "row_max": _row_reduction("row_max"), "row_sum": _row_reduction("row_sum"),
               "exp2_rows": intrinsic(_exp2_rows, "exp2_rows"), "scale_rows": intrinsic(_scale_rows, "scale_rows"),
-              "a_fragment": intrinsic(_a_fragment, "a_fragment")},
+              "a_fragment": intrinsic(_a_fragment, "a_fragment"), "mask": intrinsic(_mask, "mask")},
     "mma": {"zeros": intrinsic(_mma_zeros, "zeros")},
 }

@@ -227,6 +227,18 @@ def a_fragment(acc, kk, dtype="bf16"):
     return tuple(half(values[2 * i]) | half(values[2 * i + 1]) << 16 for i in range(4))
 
 
+def mask(acc, row, col, cols, diagonal, value):
+    thread, _ = enter()
+    if getattr(acc, "dtype", "float32") != "float32":
+        raise OpArgumentError(f"numba_tma: wgmma.mask: argument 'acc' must be a float32 fragment (a mask is for "
+                              f"scores: float accumulators); got an {acc.dtype} fragment")
+    out = list(acc)
+    for i, r, c in _elements(thread, len(acc)):
+        if col + c >= cols or (col + c) - (row + r) > diagonal:
+            out[i] = float(np.float32(value))
+    return Fragment(out, "float32")
+
+
 def fence(acc):
     return acc
 

@@ -34,7 +34,7 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
     """Emit one inline-asm call.
 
     ``operands`` are ``(value, constraint)`` pairs in ``$n`` order after the result (if any);
-    ``result`` is the output constraint (``"=r"``...).  With ``memory`` (every async, barrier and
+    ``result`` is the output constraint (``"=r"``, ``"=f"``...).  With ``memory`` (every async, barrier and
     fence op) the asm declares side effects and the ``~{memory}`` clobber, so NVVM never drops,
     hoists or reorders it; pure computations (special registers, ``pending_count``,
     ``swizzled_index``) leave both off so they can be combined.
@@ -42,7 +42,7 @@ def emit_asm(builder, template: str, operands: Sequence[tuple[ir.Value, str]],
     constraints = ([result] if result else []) + [c for _, c in operands]
     if memory:
         constraints.append("~{memory}")
-    ret_ty = {None: ir.VoidType(), "=r": I32, "=l": I64, "=h": I16}[result]
+    ret_ty = {None: ir.VoidType(), "=r": I32, "=l": I64, "=h": I16, "=f": ir.FloatType()}[result]
     fnty = ir.FunctionType(ret_ty, [v.type for v, _ in operands])
     asm = ir.InlineAsm(fnty, template, ",".join(constraints), side_effect=memory)
     # a pure computation reads no memory: LLVM may then combine two identical ones
