@@ -38,7 +38,6 @@ from numba.cuda import types
 
 from .. import SharedMemoryPlan, TensorMap, at, cluster, fence, pipeline, sync, tma, wgmma
 from ..ops import BACKEND
-from .split_k import summed
 
 BM = 128                              # output tile rows: two consumer warpgroups of 64
 THREADS = 384                         # 3 warpgroups: the producer's, two consumers'
@@ -239,7 +238,7 @@ def build(k: Kernel, host="numba-cuda"):
     host_cuda, types, jit = compiler(host)
     tile_of, work_unit, group_units, group_tile = helpers(host)
     if host != "numba-cuda" and (k.epilogue is not None or k.split):
-        raise ValueError("gemm kernels: a fused epilogue and split-K (wgmma.map) are compiled by numba-cuda only")
+        raise ValueError("gemm kernels: a fused epilogue (wgmma.map) and split-K are compiled by numba-cuda only")
     _, _, mma_dtype, _, promote = TYPES[k.dtype]
     plan, ring_config, b_boxes, staged = plan_of(k)
     bk, BN, pair, split, grouped, b_kn = k.bk, k.tile_n, k.pair, k.split, k.grouped, k.b_major == "n"
@@ -389,7 +388,11 @@ def build(k: Kernel, host="numba-cuda"):
                         u += step
                         continue
                     cuda.threadfence()
-                    acc = wgmma.map(acc, summed, row, n * BN, (work, s))
+                    total = wgmma.zeros(regs)   # the splits in a fixed order, this one's from registers
+                    for t in range(splits):
+                        part = acc if t == s else wgmma.load(work[t], row, n * BN, regs)
+                        total = wgmma.add(total, part)
+                    acc = total
                 if scale != 1:
                     acc = wgmma.scale(acc, scale)
                 if has_epilogue:

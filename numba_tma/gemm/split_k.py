@@ -1,35 +1,17 @@
 """Split-K's reduction, inside the GEMM kernel: each (tile, split) unit writes its float32 partial
 into its split's plane of a (splits, M, N) workspace, then counts itself in the tile's counter (one
 per 64-row half of a tile); the unit that counts last sums the planes in a fixed order — split 0
-first, its own partial from registers — and goes on as an unsplit tile does (scale, fused
-epilogue, cast, store).  Every call gives the same bits whichever split finishes last, and a
-call is one launch.
+first, its own partial from registers, ``wgmma.load`` and ``wgmma.add`` plane by plane — and goes
+on as an unsplit tile does (scale, fused epilogue, cast, store).  Every call gives the same bits
+whichever split finishes last, and a call is one launch.
 
 The counters are a zeroed int32 array kept per stream (:func:`counters`); the last unit of a
 tile sets its counter back to zero, so the array is zero again when the kernel ends.
 """
 
 import numpy as np
-from numba.cuda import types
-
-from ..ops import BACKEND
 
 _COUNTERS = {}       # stream -> the zeroed int32 counters its split-K launches use
-
-
-@BACKEND.device_function
-def summed(v, r, c, args):
-    """Element (r, c) of a tile summed over the splits in a fixed order (split 0 first) from the
-    workspace ``args[0]`` (splits, M, N), this unit's own split ``args[1]`` taken as ``v`` (its
-    partial, in registers).  An element past the output's edge reads the nearest one inside (its
-    value is not stored)."""
-    work, me = args
-    rr = min(types.uint32(r), types.uint32(work.shape[1] - 1))
-    cc = min(types.uint32(c), types.uint32(work.shape[2] - 1))
-    total = types.float32(0)
-    for s in range(work.shape[0]):
-        total += v if s == me else work[s, rr, cc]
-    return total
 
 
 def counters(n, stream):

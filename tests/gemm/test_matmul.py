@@ -9,7 +9,6 @@ from numba import cuda
 
 from gemm_models import ACTIVATIONS, bf16_bits, bf16_values, relative_error
 from numba_tma import gemm, testing
-from numba_tma.gemm import split_k
 from numba_tma.gemm import config as configs
 from numba_tma.gemm.operands import operand
 
@@ -152,21 +151,18 @@ def test_refusals_name_the_argument_and_the_rule():
         gemm.matmul(a, b)
 
 
-@cuda.jit
-def _sum_as_each_split(work, out):
-    r, me = cuda.threadIdx.x, cuda.threadIdx.y
-    out[me, r] = split_k.summed(work[me, min(r, 1), 0], r, 0, (work, me))
-
-
 @pytest.mark.both_ways
-def test_the_last_split_sums_in_the_same_order_whichever_it_is():
-    """split_k.summed, as the tile's last split calls it: split 0 first, whichever split is last
-    (its own partial from registers in its place).  Partials (1e8, 1, -1e8) sum to 0 in that order
-    in float32 and to 1 if the last split's own were added last; an element past the edge (row 2 of
-    rows 0 and 1) reads the nearest row inside."""
-    work = np.zeros((3, 2, 1), np.float32)
-    work[:, 0, 0] = (1e8, 1.0, -1e8)
-    work[:, 1, 0] = (2.0, 3.0, 4.0)
-    out = cuda.to_device(np.full((3, 3), np.nan, np.float32))
-    _sum_as_each_split[1, (3, 3)](cuda.to_device(work), out)
-    assert out.copy_to_host().tolist() == [[0.0, 9.0, 9.0]] * 3
+def test_split_k_sums_the_splits_in_their_order():
+    """Split-K, 3 splits of one K step each, whose partials of element (0, 0) are 2^26, 1 and
+    -2^26: the documented order (split 0 first) gives (2^26 + 1) - 2^26 = 0 in float32 (2^26 + 1
+    rounds to 2^26), any other order 1 — whichever split counts last, the same bits."""
+    m, n, k = 72, 136, 192
+    a, b = np.zeros((m, k), np.float32), np.zeros((k, n), np.float32)
+    a[0, [0, 64, 128]], b[[0, 64, 128], 0] = (2.0 ** 13, 1.0, -(2.0 ** 13)), (2.0 ** 13, 1.0, 2.0 ** 13)
+    a[1:, :] = 1.0                                        # every other element: a plain sum (exact)
+    b[:, 1:] = 0.5
+    got = gemm.matmul(cuda.to_device(bf16_bits(a)), cuda.to_device(bf16_bits(b)), out_dtype="f32", dtype="bf16",
+                      config=gemm.Config(split_k=3, tile_n=128))
+    want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+    want[0, 0] = 0.0                                      # the fixed order's float32 sum, not float64's 1
+    np.testing.assert_array_equal(host(got, "f32"), want)

@@ -37,8 +37,11 @@ def test_a_call_seen_before_runs_again_on_other_arrays_without_planning(monkeypa
     gemm.matmul(cuda.to_device(inputs[2][0]), b_d, bias=bias_d, out=given, dtype="bf16")   # out given: its own key
     third = gemm.matmul(cuda.to_device(inputs[2][0]), b_d, bias=bias_d, out=given, dtype="bf16")
     assert third is given and len(planned) == 1
-    gemm.matmul(cuda.to_device(inputs[2][0]), b_d, bias=cuda.to_device(bias), dtype="bf16")   # another bias
-    assert len(planned) == 2
+    keywords = dict(bias=bias_d, activation=None, epilogue=None, epilogue_args=(), alpha=1.0, beta=0.0, c=None,
+                    residual=None, out_dtype=None, a_scale=None, b_scale=None, config=None, dtype="bf16")
+    a_d = cuda.to_device(inputs[2][0])
+    same, other = (calls.call_key(a_d, b_d, None, keywords | {"bias": x}) for x in (bias_d, cuda.to_device(bias)))
+    assert same[3] in calls.SEEN and other[3] != same[3]              # another bias: another call, planned anew
     for got, (_, av) in zip((first, second, third), inputs):
         assert relative_error(host(got, "bf16"), av @ bv + biasv) <= BF16_TOL
 
@@ -59,7 +62,7 @@ def test_a_split_k_call_seen_before_runs_its_kernel_again(cluster, m_k, monkeypa
     b_d, bias_d = cuda.to_device(b), cuda.to_device(bias)
     monkeypatch.setattr(calls, "SEEN", type(calls.SEEN)())
     splits = 4 if cluster == 2 else 2
-    for seed in range(3 if cluster == 1 else 2):      # (pairs: planned, then prepared; tiles run it once more)
+    for seed in range(2):                   # planned, then launched through the launch prepared
         a, av = bf16(np.random.default_rng(20 + seed), (m, k))
         got = gemm.matmul(cuda.to_device(a), b_d, bias=bias_d, activation="relu", dtype="bf16",
                           config=gemm.Config(split_k=splits, tile_n=128, cluster=cluster))
