@@ -153,9 +153,18 @@ def mma_async(acc, a, b, scale_d, dtype, trans_a, trans_b, negate_a, negate_b):
     t = thread.index[0] % 128
     w, lane = t // 32, t % 32
     r = 16 * w + lane // 4
+    return _accumulate(acc, rows_a[[r, r + 8]], rows_b, lane, scale_d, negate_a != negate_b)
+
+
+def _accumulate(acc, rows, rows_b, lane, scale_d, negate):
+    """``acc`` (``scale_d`` 0: ignored) plus this thread's share of the product: ``rows`` its two
+    rows of A (``16 w + l // 4`` and 8 below) against B held N x K, in the fragment's order; minus
+    it where ``negate``."""
+    n = 2 * len(acc)
     cols = np.arange(n // 8)[:, None] * 8 + 2 * (lane % 4) + np.arange(2)[None, :]          # (N/8, 2)
-    product = np.stack([rows_a[[r, r + 8]] @ rows_b[cols[:, e]].T for e in range(2)], axis=-1)  # (2, N/8, 2)
-    product *= (-1.0 if negate_a else 1.0) * (-1.0 if negate_b else 1.0)
+    product = np.stack([rows @ rows_b[cols[:, e]].T for e in range(2)], axis=-1)             # (2, N/8, 2)
+    if negate:
+        product = -product
     flat = product.transpose(1, 0, 2).reshape(-1)              # index 4j + 2h + e
     old = np.asarray(acc, np.float64) if scale_d else 0.0
     if acc.dtype == "int32":
@@ -199,15 +208,7 @@ def mma_async_rs(acc, a, b, scale_d, dtype, trans_b, negate_a, negate_b):
     b.check_loaded("b", n, 32, n)
     rows_b, read_b = b.read(n, 32, eb, db)                      # N x K
     async_reads(thread).open.append(read_b)
-    g = lane // 4
-    cols = np.arange(n // 8)[:, None] * 8 + 2 * (lane % 4) + np.arange(2)[None, :]          # (N/8, 2)
-    product = np.stack([rows_a[[g, g + 8]] @ rows_b[cols[:, e]].T for e in range(2)], axis=-1)  # (2, N/8, 2)
-    product *= (-1.0 if negate_a else 1.0) * (-1.0 if negate_b else 1.0)
-    flat = product.transpose(1, 0, 2).reshape(-1)              # index 4j + 2h + e
-    old = np.asarray(acc, np.float64) if scale_d else 0.0
-    if acc.dtype == "int32":
-        return Fragment((np.int64(old) + flat.astype(np.int64)).astype(np.int32).tolist(), "int32")
-    return Fragment((old + flat).astype(np.float32).tolist(), "float32")
+    return _accumulate(acc, rows_a[[lane // 4, lane // 4 + 8]], rows_b, lane, scale_d, negate_a != negate_b)
 
 
 def a_fragment(acc, kk, dtype="bf16"):
