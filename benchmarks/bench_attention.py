@@ -1,6 +1,7 @@
 """The attention forward of examples/attention.py beside torch.nn.functional.scaled_dot_product_attention
 (bf16 in and out), in one run on the GPU: each result checked first against SDPA in float32 on the
-same inputs (max error at most 2e-2 of max |O|), then the two interleaved, the median of 5 rounds.
+same inputs (max error at most 2e-2 of max |O|), then the two interleaved, the median of 5 rounds;
+each shape causal and not (causal TFLOP/s count half the products).
 
     python benchmarks/bench_attention.py
 """
@@ -20,15 +21,15 @@ ROUNDS = 5
 SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128)]     # batch, heads, seq, d
 
 
-def case(torch, batch, heads, seq, d):
+def case(torch, batch, heads, seq, d, causal):
     q, k, v = (torch.randn((batch, heads, seq, d), device="cuda").to(torch.bfloat16) for _ in range(3))
-    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
     out = torch.empty_like(q)
     rows = batch * heads * seq
     flat = [cuda.as_cuda_array(x.reshape(rows, d).view(torch.int16)) for x in (q, k, v, out)]
     descs = attention.maps(*flat[:3])
-    fns = {"numba-tma": lambda: attention.forward(descs, flat[3], batch * heads, seq, d),
-           "SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)}
+    fns = {"numba-tma": lambda: attention.forward(descs, flat[3], batch * heads, seq, d, causal),
+           "SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)}
     errors = {}
     for name, fn in fns.items():
         got = fn()
@@ -39,7 +40,7 @@ def case(torch, batch, heads, seq, d):
     for _ in range(ROUNDS):
         for name, fn in fns.items():
             times[name].append(gpu_seconds(fn, 10))
-    flops = 4.0 * batch * heads * seq * seq * d
+    flops = 4.0 * batch * heads * seq * seq * d / (2 if causal else 1)      # causal: half the products
     return {name: flops / statistics.median(t) / 1e12 for name, t in times.items()}, errors
 
 
@@ -48,10 +49,10 @@ def main():
 
     print(f"bench_attention: median of {ROUNDS} interleaved rounds, {cuda.get_current_device().name}; TFLOP/s "
           "(max error / max |O| against SDPA in float32)")
-    for batch, heads, seq, d in SHAPES:
-        tflops, errors = case(torch, batch, heads, seq, d)
+    for (batch, heads, seq, d), causal in ((shape, causal) for shape in SHAPES for causal in (False, True)):
+        tflops, errors = case(torch, batch, heads, seq, d, causal)
         assert errors["numba-tma"] <= 2e-2, errors
-        print(f"batch {batch:2d} heads {heads:2d} seq {seq:5d} d {d:3d}  "
+        print(f"batch {batch:2d} heads {heads:2d} seq {seq:5d} d {d:3d} {'causal' if causal else 'full  '}  "
               + "  ".join(f"{n} {tflops[n]:6.0f} ({errors[n]:.1e})" for n in tflops)
               + f"  | ours/SDPA {tflops['numba-tma'] / tflops['SDPA']:.3f}")
     return 0

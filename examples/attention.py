@@ -3,15 +3,17 @@ structure): O = softmax(Q K^T / sqrt(D)) V for every (batch, head), bf16 in, fp3
 bf16 out; checked against torch (or numpy) and timed beside
 ``torch.nn.functional.scaled_dot_product_attention`` when PyTorch and a GPU are there.
 
-    python examples/attention.py [BATCH HEADS SEQ]   # without a GPU: simulated, small
+    python examples/attention.py [BATCH HEADS SEQ [CAUSAL]]   # without a GPU: simulated, small
 
-Q, K, V and O are (batch * heads * seq, D) row-major bf16 (D = 64 or 128; seq a multiple of 128).
+Q, K, V and O are (batch * heads * seq, D) row-major bf16 (D = 64 or 128; any seq).
 One block of 384 threads per 128 query rows: warpgroup 0's elected thread loads the Q tile once
 and the K and V tiles of each 128-key block into a 2-stage ``numba_tma.pipeline.TmaPipeline``
 (K and V of one block a stage); warpgroups 1 and 2 each own 64 query rows and, per key block:
 
 1. S = Q K^T with ``wgmma.mma_async`` (K-major Q and K tiles: ``wgmma.descriptor``);
-2. the online softmax on the fragment: ``wgmma.row_max``, the running max ``m``, P =
+2. the keys past the sequence's end (its last block) and, causal, past each query's own row (the
+   diagonal block; the blocks above it are not loaded at all) masked to -inf (``wgmma.mask``);
+   the online softmax on the fragment: ``wgmma.row_max``, the running max ``m``, P =
    ``wgmma.exp2_rows(S, log2(e) / sqrt(D), m)``, ``wgmma.row_sum`` into the running sum ``l``,
    the output accumulator rescaled by ``exp2(m_old - m)`` (``wgmma.scale_rows``);
 3. O += P V with P from registers (FlashAttention-3's way): ``wgmma.a_fragment`` turns each 16
@@ -19,8 +21,9 @@ and the K and V tiles of each 128-key block into a 2-stage ``numba_tma.pipeline.
    MN-major (``wgmma.descriptor_mn``, ``trans_b=True``: V is given keys x D), and the stage
    released.
 
-At the end O / l is stored as bf16 (``wgmma.store_bf16``).  Not built: causal masking, ragged
-sequence lengths, the FA3 ping-pong of softmax and MMA between warpgroups.
+At the end O / l is stored as bf16 (``wgmma.store_bf16``, into the head's own rows: a last block's
+rows past the sequence are not stored).  Not built: the FA3 ping-pong of softmax and MMA between
+warpgroups, the next S overlapped with this P V, sequences of unequal lengths in one launch.
 """
 
 import math
@@ -41,8 +44,8 @@ STAGES = 2                            # K and V of one key block per stage
 THREADS = 384
 
 
-def make_attention(d):
-    """The kernel and its shared-memory plan for head dimension ``d`` (64 or 128)."""
+def make_attention(d, causal):
+    """The kernel and its shared-memory plan for head dimension ``d`` (64 or 128), causal or not."""
     boxes = d // 64                   # 128B swizzle: a box row is 64 bf16, D takes `boxes` of them
     stage_bytes = 2 * boxes * BN * 128
     o_regs, s_regs = d // 2, BN // 2                          # constants of the kernel (wgmma.zeros needs them)
@@ -65,12 +68,15 @@ def make_attention(d):
         warpgroup = cuda.threadIdx.x // 128
         # 32-bit: a 64-bit division is a subroutine call, and ptxas serialises every wgmma of a
         # kernel that calls one ("C7509 ... due to the presence of Extern calls")
-        blocks_per_head = numba.uint32(seq // BM)
+        blocks_per_head = numba.uint32((seq + BM - 1) // BM)
         head = numba.uint32(cuda.blockIdx.x) // blocks_per_head
         q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
         q_row, kv_row = head * seq + q_block * BM, head * seq
-        n_kv = seq // BN
+        n_kv = (seq + BN - 1) // BN                            # key blocks: causal, up to the diagonal's
+        if causal:
+            n_kv = min(n_kv, q_block + 1)
         if warpgroup == 0:                                     # the producer
+            wgmma.setmaxnreg(40, "dec")                        # its registers to the consumers (40 + 2 x 232)
             if cuda.threadIdx.x == 0:
                 q = q_ring.producer_state()
                 q_ring.prime(q, boxes * BM * 128)
@@ -84,6 +90,7 @@ def make_attention(d):
                         tma.load(desc_v, at(smem.v, boxes * p.index + j), (64 * j, kv_row + i * BN), ring.full(p))
                     p = p.advance()
         else:                                                  # the consumers: 64 query rows each
+            wgmma.setmaxnreg(232, "inc")                       # S, O and P's registers without spilling
             half = warpgroup - 1
             q_ring.wait(q_ring.consumer_state())
             c = ring.consumer_state()
@@ -101,6 +108,8 @@ def make_attention(d):
                             wgmma.descriptor(at(smem.k, boxes * c.index + box), desc_k, kk, 0), box + kk)
                 wgmma.commit_group()
                 s = wgmma.wait_group(0, s)
+                if (i + 1) * BN > seq or (causal and i == q_block):   # the keys' end, the diagonal block
+                    s = wgmma.mask(s, q_block * BM + 64 * half, i * BN, seq, 0 if causal else seq, -math.inf)
                 x0, x1 = wgmma.row_max(s)                      # the online softmax, in the log2 domain
                 n0, n1 = max(m0, x0 * scale_log2), max(m1, x1 * scale_log2)
                 s = wgmma.exp2_rows(s, scale_log2, n0, n1)
@@ -132,12 +141,12 @@ def make_attention(d):
                 ring.release(c)
                 c = c.advance()
             o = wgmma.scale_rows(o, numba.float32(1) / l0, numba.float32(1) / l1)
-            wgmma.store_bf16(o, out, q_row + 64 * half, 0)
+            wgmma.store_bf16(o, out[head * seq:head * seq + seq], q_block * BM + 64 * half, 0)   # this head's rows
 
     return attention, plan
 
 
-KERNELS = {d: make_attention(d) for d in (64, 128)}
+KERNELS = {(d, causal): make_attention(d, causal) for d in (64, 128) for causal in (False, True)}
 
 
 def maps(q, k, v):
@@ -147,12 +156,13 @@ def maps(q, k, v):
             TensorMap.tiled(v, (BN, 64), **options))
 
 
-def forward(descs, out, heads, seq, d):
-    """O for ``heads`` (batch x heads) sequences of ``seq`` (a multiple of 128) rows of ``d``."""
-    if seq % BN or d not in KERNELS:
-        raise ValueError(f"attention: seq={seq} must be a multiple of {BN} and d={d} one of {sorted(KERNELS)}")
-    kernel, plan = KERNELS[d]
-    numba_tma.launch(kernel, heads * (seq // BM), THREADS, *descs, out, seq,
+def forward(descs, out, heads, seq, d, causal=False):
+    """O for ``heads`` (batch x heads) sequences of ``seq`` rows of ``d``; ``causal``: each query
+    attends to the keys up to its own position."""
+    if (d, bool(causal)) not in KERNELS or seq < 1:
+        raise ValueError(f"attention: d={d} must be 64 or 128, and seq={seq} at least 1")
+    kernel, plan = KERNELS[d, bool(causal)]
+    numba_tma.launch(kernel, heads * -(-seq // BM), THREADS, *descs, out, seq,
                      numba.float32(math.log2(math.e) / math.sqrt(d)), shared_mem=plan.nbytes)
 
 
@@ -165,15 +175,17 @@ def bf16_values(bits):
     return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
 
-def reference(q, k, v, heads, seq, d):
-    """softmax(Q K^T / sqrt(d)) V per sequence, in float64."""
+def reference(q, k, v, heads, seq, d, causal=False):
+    """softmax(Q K^T / sqrt(d)) V per sequence (causal: keys up to the query's row), in float64."""
     q, k, v = (x.reshape(heads, seq, d).astype(np.float64) for x in (q, k, v))
     s = q @ k.transpose(0, 2, 1) / math.sqrt(d)
+    if causal:
+        s = np.where(np.arange(seq)[None, :] > np.arange(seq)[:, None], -np.inf, s)
     p = np.exp(s - s.max(-1, keepdims=True))
     return ((p / p.sum(-1, keepdims=True)) @ v).reshape(heads * seq, d)
 
 
-def main(batch=None, heads=None, seq=None, d=128):
+def main(batch=None, heads=None, seq=None, causal=0, d=128):
     batch, heads, seq = batch or (1 if SIMULATED else 4), heads or (1 if SIMULATED else 16), seq or (128 if SIMULATED else 4096)
     if SIMULATED:
         d = 64
@@ -183,33 +195,35 @@ def main(batch=None, heads=None, seq=None, d=128):
     d_q, d_k, d_v = (cuda.to_device(x) for x in (q, k, v))
     out = cuda.device_array((rows, d), np.uint16)
     descs = maps(d_q, d_k, d_v)
-    forward(descs, out, batch * heads, seq, d)
+    forward(descs, out, batch * heads, seq, d, causal)
     got = bf16_values(out.copy_to_host())
     try:
         import torch
     except ImportError:
         torch = None
     if torch is None or SIMULATED:
-        want = reference(bf16_values(q), bf16_values(k), bf16_values(v), batch * heads, seq, d)
+        want = reference(bf16_values(q), bf16_values(k), bf16_values(v), batch * heads, seq, d, causal)
     else:
         tq, tk, tv = (torch.from_numpy(x.view(np.int16)).cuda().view(torch.bfloat16).reshape(batch, heads, seq, d)
                       for x in (q, k, v))
-        want = torch.nn.functional.scaled_dot_product_attention(tq.float(), tk.float(), tv.float())
+        want = torch.nn.functional.scaled_dot_product_attention(tq.float(), tk.float(), tv.float(),
+                                                                is_causal=bool(causal))
         want = want.reshape(rows, d).cpu().numpy()
     error = float(np.abs(got - want).max() / np.abs(want).max())
     ok = error <= 2e-2
-    print(f"attention: batch {batch} x heads {heads} x seq {seq} x d {d}, bf16: max error {error:.2e} of max |O|: "
-          f"{'PASS' if ok else 'FAIL'}")
+    print(f"attention: batch {batch} x heads {heads} x seq {seq} x d {d}{', causal' if causal else ''}, bf16: max error "
+          f"{error:.2e} of max |O|: {'PASS' if ok else 'FAIL'}")
     if not SIMULATED:
-        flops = 4.0 * batch * heads * seq * seq * d
-        ours = flops / gpu_seconds(lambda: forward(descs, out, batch * heads, seq, d)) / 1e12
+        flops = 4.0 * batch * heads * seq * seq * d / (2 if causal else 1)      # causal: half the products
+        ours = flops / gpu_seconds(lambda: forward(descs, out, batch * heads, seq, d, causal)) / 1e12
         line = f"  numba-tma: {ours:.0f} TFLOP/s"
         if torch is not None:
-            theirs = flops / gpu_seconds(lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)) / 1e12
+            theirs = flops / gpu_seconds(lambda: torch.nn.functional.scaled_dot_product_attention(
+                tq, tk, tv, is_causal=bool(causal))) / 1e12
             line += f"; torch scaled_dot_product_attention: {theirs:.0f} TFLOP/s; ratio {ours / theirs:.3f}"
         print(line)
     return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(*map(int, sys.argv[1:4])))
+    sys.exit(main(*map(int, sys.argv[1:5])))

@@ -1,6 +1,8 @@
 """examples/attention.py's kernel checked against a float64 numpy softmax(Q K^T / sqrt(d)) V, on
 the GPU and under the simulator (both ways): several heads and query blocks, several key blocks
-(the ring's states, the online softmax's rescaling across blocks), d = 64 and 128."""
+(the ring's states, the online softmax's rescaling across blocks), a sequence ending inside a
+block (its keys masked, its rows not stored past the head's end), causal and not, d = 64 and 128;
+and the kernel's SASS."""
 
 import re
 
@@ -16,37 +18,41 @@ attention = import_example("attention")
 
 
 @pytest.mark.both_ways
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d", [64, 128])
-def test_attention_matches_numpy(d):
+def test_attention_matches_numpy(d, causal):
     if testing.WAY == "simulator":
-        if d == 128:
-            pytest.skip("under the simulator d = 64 covers the kernel (seconds each)")
-        heads, seq = 1, 256
+        if d == 128 or not causal:
+            pytest.skip("under the simulator d = 64, causal, covers the kernel (seconds each; the full "
+                        "kernel's last block masks the keys' end the same way)")
+        heads, seq = 1, 200                       # 2 query blocks; key blocks 1 and 2, the last one ragged
     else:
-        heads, seq = 3, 1024
+        heads, seq = 3, 1000
     rng = np.random.default_rng(d)
     q, k, v = (attention.bf16_bits(2 * rng.standard_normal((heads * seq, d))) for _ in range(3))
-    out = cuda.to_device(np.full((heads * seq, d), 0xFFFF, np.uint16))
+    out = cuda.to_device(np.full((heads * seq + 7, d), 0xFFFF, np.uint16))     # 7 rows past the last head
     descs = attention.maps(cuda.to_device(q), cuda.to_device(k), cuda.to_device(v))
-    attention.forward(descs, out, heads, seq, d)
-    want = attention.reference(*(attention.bf16_values(x) for x in (q, k, v)), heads, seq, d)
+    attention.forward(descs, out, heads, seq, d, causal)
+    want = attention.reference(*(attention.bf16_values(x) for x in (q, k, v)), heads, seq, d, causal)
     got = attention.bf16_values(out.copy_to_host())
-    assert np.abs(got - want).max() <= 2e-2 * np.abs(want).max()
+    assert np.abs(got[:heads * seq] - want).max() <= 2e-2 * np.abs(want).max()
+    assert (out.copy_to_host()[heads * seq:] == 0xFFFF).all()                  # nothing stored past the end
 
 
-def test_a_sequence_not_a_multiple_of_the_key_block_is_refused():
-    with pytest.raises(ValueError, match="seq=200 must be a multiple of 128"):
-        attention.forward(None, None, 1, 200, 64)
+def test_a_head_dimension_without_a_kernel_is_refused():
+    with pytest.raises(ValueError, match="d=96 must be 64 or 128, and seq=200 at least 1"):
+        attention.forward(None, None, 1, 200, 96)
 
 
 @pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
-@pytest.mark.parametrize("d", [64, 128])
-def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d):
+@pytest.mark.parametrize("d, causal", [(64, False), (128, True)])
+def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal):
     """The kernel as ptxas sees it: S = Q K^T (d / 16 HGMMAs of 64 x 128) and P V from registers
     (8 of 64 x d, P's A operand a_fragment's packs: 32 F2FP a key block), no subroutine call
     (ptxas would serialise every wgmma), no shared-memory staging of P, no local memory, and the
-    MMAs of each product issued back to back."""
-    kernel, _ = attention.KERNELS[d]
+    MMAs of each product issued back to back (d = 128 causal: the most registers live, S, O, P
+    and the mask's, within the consumers' 232 of setmaxnreg)."""
+    kernel, _ = attention.KERNELS[d, causal]
     maps = [TensorMap.numba_type("bfloat16", (128, 64), swizzle="128B")] * 3
     sig = (*maps, numba.uint16[:, :], numba.int64, numba.float32)
     sass = inspect.compile(kernel, sig, "sm_90a").sass
