@@ -45,6 +45,11 @@ class Config:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
+def counted(n, noun):
+    """``n`` and ``noun``, plural unless one (explain's words)."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def tiles(m, n, tile_n):
     return -(-m // BM) * -(-n // tile_n)
 
@@ -79,7 +84,7 @@ def choose(dtype, m, n, k, sms, *, can_split, can_pair, given=Config()):
     tile_n = given.tile_n or wide
     rows, cols = -(-m // BM), -(-n // tile_n)
     if given.tile_n is None:
-        why.append(f"tile 128x{wide}: {rows * cols} tiles for {blocks} blocks")
+        why.append(f"tile 128x{wide}: {counted(rows * cols, 'tile')} for {counted(blocks, 'block')}")
     clusters = [given.cluster] if given.cluster else [1, 2] if can_pair and rows >= 2 else [1]
     options = {c: _option(rows, cols, k_steps, blocks, c, can_split, given.split_k) for c in clusters}
     cluster = min(clusters, key=lambda c: (options[c][2], -c))

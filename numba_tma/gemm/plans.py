@@ -214,7 +214,8 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     lines.append(f"kernel: persistent warp-specialised wgmma, tile 128x{chosen.tile_n}x{bk} (m64n{chosen.tile_n}"
                  f"k{mma_k}, two consumer warpgroups), {chosen.stages}-stage TMA ring, "
                  f"{'clusters of 2 sharing B by TMA multicast' if kern.pair else 'no clusters'}, "
-                 f"split-K {chosen.split_k}, {grid} blocks of {THREADS} threads for {tiles_m * tiles_n} tiles")
+                 f"split-K {chosen.split_k}, {configs.counted(grid, 'block')} of {THREADS} threads for "
+                 f"{configs.counted(tiles_m * tiles_n, 'tile')}")
     if not no_epilogue:
         lines.append(f"epilogue (fused, on the accumulator): {e.steps()}")
     if scale != 1:

@@ -1,0 +1,23 @@
+"""benchmarks/bench_attention.py without a GPU: it imports (the example's kernels with it), its rows
+are the issue's shapes each causal and not, and its reference call is SDPA with the same mask."""
+
+import importlib.util
+import inspect
+import os
+
+PATH = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "bench_attention.py")
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_attention_under_test", PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_rows_and_the_causal_flag_reach_both_implementations():
+    bench = _bench()
+    assert bench.SHAPES == [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128)]
+    source = inspect.getsource(bench.case)
+    assert "is_causal=causal" in source and "seq, d, causal)" in source       # SDPA and ours, the same mask
+    assert "for causal in (False, True)" in inspect.getsource(bench.main)
