@@ -5,7 +5,10 @@ bf16 out; checked against torch (or numpy) and timed beside
 
     python examples/attention.py [BATCH HEADS SEQ [CAUSAL]]   # without a GPU: simulated, small
 
-Q, K, V and O are (batch * heads * seq, D) row-major bf16 (D = 64 or 128; any seq).
+Q and O are (batch * heads * seq, D) row-major bf16, K and V (batch * kv_heads * seq, D) (D = 64 or
+128; any seq; kv_heads dividing heads: grouped-query attention, each K/V head serving heads /
+kv_heads query heads).  Optionally each row's log-sum-exp (natural log, of the scaled scores) into
+a float32 array of batch * heads * seq, what a backward pass needs.
 One block of 384 threads per 128 query rows: warpgroup 0's elected thread loads the Q tile once
 and the K and V tiles of each 128-key block into a 2-stage ``numba_tma.pipeline.TmaPipeline``
 (K and V of one block a stage); warpgroups 1 and 2 each own 64 query rows and, per key block:
@@ -40,6 +43,7 @@ from numba_tma import SharedMemoryPlan, TensorMap, at, pipeline, tma, wgmma
 from numba_tma.testing import gpu_seconds
 
 BM, BN = 128, 128                     # query rows per block (two warpgroups of 64), keys per block
+LN2 = math.log(2.0)
 STAGES = 2                            # K and V of one key block per stage
 THREADS = 384
 
@@ -61,7 +65,7 @@ def make_attention(d, causal):
     # fastmath: the reciprocal of the row sums an approximate one (an IEEE division is a subroutine
     # call, and ptxas serialises every wgmma of a kernel that calls one: C7509)
     @cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1), "fastmath": True}))
-    def attention(desc_q, desc_k, desc_v, out, seq, scale_log2):
+    def attention(desc_q, desc_k, desc_v, out, lse, seq, group, scale_log2):
         smem = carve()
         ring = ring_config.create(smem.ring)
         q_ring = q_config.create(smem.q_ring)
@@ -71,7 +75,7 @@ def make_attention(d, causal):
         blocks_per_head = numba.uint32((seq + BM - 1) // BM)
         head = numba.uint32(cuda.blockIdx.x) // blocks_per_head
         q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
-        q_row, kv_row = head * seq + q_block * BM, head * seq
+        q_row, kv_row = head * seq + q_block * BM, head // numba.uint32(group) * seq   # (GQA: a K/V head a group)
         n_kv = (seq + BN - 1) // BN                            # key blocks: causal, up to the diagonal's
         if causal:
             n_kv = min(n_kv, q_block + 1)
@@ -142,6 +146,13 @@ def make_attention(d, causal):
                 c = c.advance()
             o = wgmma.scale_rows(o, numba.float32(1) / l0, numba.float32(1) / l1)
             wgmma.store_bf16(o, out[head * seq:head * seq + seq], q_block * BM + 64 * half, 0)   # this head's rows
+            rows = lse[head * seq:head * seq + seq]            # (none asked for: an empty array)
+            lane = cuda.threadIdx.x % 32
+            r = q_block * BM + 64 * half + 16 * ((cuda.threadIdx.x % 128) // 32) + lane // 4
+            if lane % 4 == 0 and r < rows.shape[0]:           # one lane of the quad sharing the row
+                rows[r] = (m0 + math.log2(l0)) * LN2           # natural log of the row's sum of exp(scale s)
+            if lane % 4 == 0 and r + 8 < rows.shape[0]:
+                rows[r + 8] = (m1 + math.log2(l1)) * LN2
 
     return attention, plan
 
@@ -156,13 +167,24 @@ def maps(q, k, v):
             TensorMap.tiled(v, (BN, 64), **options))
 
 
-def forward(descs, out, heads, seq, d, causal=False):
+_NO_LSE = {}
+
+
+def forward(descs, out, heads, seq, d, causal=False, group=1, lse=None):
     """O for ``heads`` (batch x heads) sequences of ``seq`` rows of ``d``; ``causal``: each query
-    attends to the keys up to its own position."""
+    attends to the keys up to its own position; ``group``: query heads per K/V head (K and V hold
+    ``heads / group`` sequences); ``lse``: a float32 device array of ``heads * seq`` for each row's
+    log-sum-exp, or None."""
     if (d, bool(causal)) not in KERNELS or seq < 1:
         raise ValueError(f"attention: d={d} must be 64 or 128, and seq={seq} at least 1")
+    if group < 1 or heads % group:
+        raise ValueError(f"attention: group={group} must divide heads={heads} (query heads per K/V head)")
+    if lse is None:
+        lse = _NO_LSE.setdefault("lse", cuda.device_array(0, np.float32))
+    elif lse.shape != (heads * seq,) or lse.dtype != np.float32:
+        raise ValueError(f"attention: lse must be float32 of shape ({heads * seq},); got {lse.dtype} {lse.shape}")
     kernel, plan = KERNELS[d, bool(causal)]
-    numba_tma.launch(kernel, heads * -(-seq // BM), THREADS, *descs, out, seq,
+    numba_tma.launch(kernel, heads * -(-seq // BM), THREADS, *descs, out, lse, seq, group,
                      numba.float32(math.log2(math.e) / math.sqrt(d)), shared_mem=plan.nbytes)
 
 
@@ -175,14 +197,18 @@ def bf16_values(bits):
     return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
 
-def reference(q, k, v, heads, seq, d, causal=False):
-    """softmax(Q K^T / sqrt(d)) V per sequence (causal: keys up to the query's row), in float64."""
-    q, k, v = (x.reshape(heads, seq, d).astype(np.float64) for x in (q, k, v))
+def reference(q, k, v, heads, seq, d, causal=False, group=1):
+    """(softmax(Q K^T / sqrt(d)) V, each row's log-sum-exp) per sequence (causal: keys up to the
+    query's row; ``group`` query heads a K/V head), in float64."""
+    q = q.reshape(heads, seq, d).astype(np.float64)
+    k, v = (np.repeat(x.reshape(heads // group, seq, d).astype(np.float64), group, axis=0) for x in (k, v))
     s = q @ k.transpose(0, 2, 1) / math.sqrt(d)
     if causal:
         s = np.where(np.arange(seq)[None, :] > np.arange(seq)[:, None], -np.inf, s)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    return ((p / p.sum(-1, keepdims=True)) @ v).reshape(heads * seq, d)
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - m)
+    total = p.sum(-1, keepdims=True)
+    return ((p / total) @ v).reshape(heads * seq, d), (m + np.log(total)).reshape(heads * seq)
 
 
 def main(batch=None, heads=None, seq=None, causal=0, d=128):
@@ -202,7 +228,7 @@ def main(batch=None, heads=None, seq=None, causal=0, d=128):
     except ImportError:
         torch = None
     if torch is None or SIMULATED:
-        want = reference(bf16_values(q), bf16_values(k), bf16_values(v), batch * heads, seq, d, causal)
+        want = reference(bf16_values(q), bf16_values(k), bf16_values(v), batch * heads, seq, d, causal)[0]
     else:
         tq, tk, tv = (torch.from_numpy(x.view(np.int16)).cuda().view(torch.bfloat16).reshape(batch, heads, seq, d)
                       for x in (q, k, v))

@@ -21,27 +21,34 @@ attention = import_example("attention")
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d", [64, 128])
 def test_attention_matches_numpy(d, causal):
+    """O and each row's log-sum-exp against float64 numpy, grouped-query (2 query heads a K/V
+    head), a sequence ending inside a block."""
     if testing.WAY == "simulator":
         if d == 128 or not causal:
             pytest.skip("under the simulator d = 64, causal, covers the kernel (seconds each; the full "
                         "kernel's last block masks the keys' end the same way)")
-        heads, seq = 1, 200                       # 2 query blocks; key blocks 1 and 2, the last one ragged
+        heads, group, seq = 2, 2, 200             # 2 query blocks; key blocks 1 and 2, the last one ragged
     else:
-        heads, seq = 3, 1000
+        heads, group, seq = 6, 3, 1000
     rng = np.random.default_rng(d)
-    q, k, v = (attention.bf16_bits(2 * rng.standard_normal((heads * seq, d))) for _ in range(3))
+    q = attention.bf16_bits(2 * rng.standard_normal((heads * seq, d)))
+    k, v = (attention.bf16_bits(2 * rng.standard_normal((heads // group * seq, d))) for _ in range(2))
     out = cuda.to_device(np.full((heads * seq + 7, d), 0xFFFF, np.uint16))     # 7 rows past the last head
+    lse = cuda.to_device(np.full(heads * seq, np.nan, np.float32))
     descs = attention.maps(cuda.to_device(q), cuda.to_device(k), cuda.to_device(v))
-    attention.forward(descs, out, heads, seq, d, causal)
-    want = attention.reference(*(attention.bf16_values(x) for x in (q, k, v)), heads, seq, d, causal)
+    attention.forward(descs, out, heads, seq, d, causal, group, lse)
+    want, want_lse = attention.reference(*(attention.bf16_values(x) for x in (q, k, v)), heads, seq, d, causal, group)
     got = attention.bf16_values(out.copy_to_host())
     assert np.abs(got[:heads * seq] - want).max() <= 2e-2 * np.abs(want).max()
     assert (out.copy_to_host()[heads * seq:] == 0xFFFF).all()                  # nothing stored past the end
+    np.testing.assert_allclose(lse.copy_to_host(), want_lse, rtol=1e-5, atol=1e-4)
 
 
-def test_a_head_dimension_without_a_kernel_is_refused():
+def test_refusals_name_the_argument():
     with pytest.raises(ValueError, match="d=96 must be 64 or 128, and seq=200 at least 1"):
         attention.forward(None, None, 1, 200, 96)
+    with pytest.raises(ValueError, match=r"group=3 must divide heads=4 \(query heads per K/V head\)"):
+        attention.forward(None, None, 4, 200, 64, group=3)
 
 
 @pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
@@ -54,7 +61,7 @@ def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal):
     and the mask's, within the consumers' 232 of setmaxnreg)."""
     kernel, _ = attention.KERNELS[d, causal]
     maps = [TensorMap.numba_type("bfloat16", (128, 64), swizzle="128B")] * 3
-    sig = (*maps, numba.uint16[:, :], numba.int64, numba.float32)
+    sig = (*maps, numba.uint16[:, :], numba.float32[:], numba.int64, numba.int64, numba.float32)
     sass = inspect.compile(kernel, sig, "sm_90a").sass
     s_mma, pv_mma = r"HGMMA\.64x128x16\.F32\.BF16", rf"HGMMA\.64x{d}x16\.F32\.BF16"
     count = len(re.findall(s_mma, sass)) + (len(re.findall(pv_mma, sass)) if d != 128 else 0)
