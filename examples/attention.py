@@ -65,7 +65,7 @@ def make_attention(d, causal):
     # fastmath: the reciprocal of the row sums an approximate one (an IEEE division is a subroutine
     # call, and ptxas serialises every wgmma of a kernel that calls one: C7509)
     @cuda.jit(**({} if SIMULATED else {"launch_bounds": (THREADS, 1), "fastmath": True}))
-    def attention(desc_q, desc_k, desc_v, out, lse, seq, group, scale_log2):
+    def attention(desc_q, desc_k, desc_v, out, lse, seq, heads, group, bshd, scale_log2):
         smem = carve()
         ring = ring_config.create(smem.ring)
         q_ring = q_config.create(smem.q_ring)
@@ -73,9 +73,16 @@ def make_attention(d, causal):
         # 32-bit: a 64-bit division is a subroutine call, and ptxas serialises every wgmma of a
         # kernel that calls one ("C7509 ... due to the presence of Extern calls")
         blocks_per_head = numba.uint32((seq + BM - 1) // BM)
-        head = numba.uint32(cuda.blockIdx.x) // blocks_per_head
+        head = numba.uint32(cuda.blockIdx.x) // blocks_per_head          # batch x heads + head
         q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
-        q_row, kv_row = head * seq + q_block * BM, head // numba.uint32(group) * seq   # (GQA: a K/V head a group)
+        kv_head = head // numba.uint32(group)                            # (GQA: a K/V head a group)
+        if bshd:    # (batch, seq, heads, d): a sequence's rows b * seq on, a head's columns h * d on
+            batch = head // numba.uint32(heads)
+            row0, col0 = batch * seq, (head - batch * heads) * d
+            kv_row0, kv_col0 = row0, (kv_head - batch * (numba.uint32(heads) // numba.uint32(group))) * d
+        else:       # (batch, heads, seq, d): a head's rows one after another
+            row0, col0, kv_row0, kv_col0 = head * seq, numba.int64(0), kv_head * seq, numba.int64(0)
+        q_row = row0 + q_block * BM
         n_kv = (seq + BN - 1) // BN                            # key blocks: causal, up to the diagonal's
         if causal:
             n_kv = min(n_kv, q_block + 1)
@@ -85,13 +92,14 @@ def make_attention(d, causal):
                 q = q_ring.producer_state()
                 q_ring.prime(q, boxes * BM * 128)
                 for j in range(boxes):
-                    tma.load(desc_q, at(smem.q, j), (64 * j, q_row), q_ring.full(q))
+                    tma.load(desc_q, at(smem.q, j), (col0 + 64 * j, q_row), q_ring.full(q))
                 p = ring.producer_state()
                 for i in range(n_kv):
                     ring.acquire(p, stage_bytes)
                     for j in range(boxes):
-                        tma.load(desc_k, at(smem.k, boxes * p.index + j), (64 * j, kv_row + i * BN), ring.full(p))
-                        tma.load(desc_v, at(smem.v, boxes * p.index + j), (64 * j, kv_row + i * BN), ring.full(p))
+                        kv = (kv_col0 + 64 * j, kv_row0 + i * BN)
+                        tma.load(desc_k, at(smem.k, boxes * p.index + j), kv, ring.full(p))
+                        tma.load(desc_v, at(smem.v, boxes * p.index + j), kv, ring.full(p))
                     p = p.advance()
         else:                                                  # the consumers: 64 query rows each
             wgmma.setmaxnreg(232, "inc")                       # S, O and P's registers without spilling
@@ -145,7 +153,7 @@ def make_attention(d, causal):
                 ring.release(c)
                 c = c.advance()
             o = wgmma.scale_rows(o, numba.float32(1) / l0, numba.float32(1) / l1)
-            wgmma.store_bf16(o, out[head * seq:head * seq + seq], q_block * BM + 64 * half, 0)   # this head's rows
+            wgmma.store_bf16(o, out[row0:row0 + seq, col0:col0 + d], q_block * BM + 64 * half, 0)   # this head's
             rows = lse[head * seq:head * seq + seq]            # (none asked for: an empty array)
             lane = cuda.threadIdx.x % 32
             r = q_block * BM + 64 * half + 16 * ((cuda.threadIdx.x % 128) // 32) + lane // 4
@@ -170,21 +178,24 @@ def maps(q, k, v):
 _NO_LSE = {}
 
 
-def forward(descs, out, heads, seq, d, causal=False, group=1, lse=None):
-    """O for ``heads`` (batch x heads) sequences of ``seq`` rows of ``d``; ``causal``: each query
+def forward(descs, out, heads, seq, d, causal=False, group=1, lse=None, batch=1, bshd=False):
+    """O for ``batch`` x ``heads`` sequences of ``seq`` rows of ``d``; ``causal``: each query
     attends to the keys up to its own position; ``group``: query heads per K/V head (K and V hold
-    ``heads / group`` sequences); ``lse``: a float32 device array of ``heads * seq`` for each row's
-    log-sum-exp, or None."""
+    ``heads / group`` heads); ``lse``: a float32 device array of ``batch * heads * seq`` (batch,
+    head, row) for each row's log-sum-exp, or None.  The arrays (and the maps' of Q, K, V): 2-D,
+    (batch * heads * seq, d), or with ``bshd`` (batch * seq, heads * d): flash-attn's (batch, seq,
+    heads, d) order."""
     if (d, bool(causal)) not in KERNELS or seq < 1:
         raise ValueError(f"attention: d={d} must be 64 or 128, and seq={seq} at least 1")
     if group < 1 or heads % group:
         raise ValueError(f"attention: group={group} must divide heads={heads} (query heads per K/V head)")
+    rows = batch * heads * seq
     if lse is None:
         lse = _NO_LSE.setdefault("lse", cuda.device_array(0, np.float32))
-    elif lse.shape != (heads * seq,) or lse.dtype != np.float32:
-        raise ValueError(f"attention: lse must be float32 of shape ({heads * seq},); got {lse.dtype} {lse.shape}")
+    elif lse.shape != (rows,) or lse.dtype != np.float32:
+        raise ValueError(f"attention: lse must be float32 of shape ({rows},); got {lse.dtype} {lse.shape}")
     kernel, plan = KERNELS[d, bool(causal)]
-    numba_tma.launch(kernel, heads * -(-seq // BM), THREADS, *descs, out, lse, seq, group,
+    numba_tma.launch(kernel, batch * heads * -(-seq // BM), THREADS, *descs, out, lse, seq, heads, group, int(bshd),
                      numba.float32(math.log2(math.e) / math.sqrt(d)), shared_mem=plan.nbytes)
 
 
