@@ -1,4 +1,4 @@
-"""The attention forward of examples/attention.py beside torch.nn.functional.scaled_dot_product_attention
+"""numba_tma.attention.forward beside torch.nn.functional.scaled_dot_product_attention
 (bf16 in and out), in one run on the GPU: each result checked first against SDPA in float32 on the
 same inputs (max error at most 2e-2 of max |O|), then the two interleaved, the median of 5 rounds;
 each shape causal and not (causal TFLOP/s count half the products).
@@ -6,16 +6,13 @@ each shape causal and not (causal TFLOP/s count half the products).
     python benchmarks/bench_attention.py
 """
 
-import os
 import statistics
 import sys
 
-sys.path[:0] = [os.path.join(os.path.dirname(__file__), "..", "examples")]
+from numba import cuda
 
-from numba import cuda  # noqa: E402
-
-import attention  # noqa: E402
-from numba_tma.testing import gpu_seconds  # noqa: E402
+from numba_tma import attention
+from numba_tma.testing import gpu_seconds
 
 ROUNDS = 5
 SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128)]     # batch, heads, seq, d
@@ -25,10 +22,7 @@ def case(torch, batch, heads, seq, d, causal):
     q, k, v = (torch.randn((batch, heads, seq, d), device="cuda").to(torch.bfloat16) for _ in range(3))
     want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
     out = torch.empty_like(q)
-    rows = batch * heads * seq
-    flat = [cuda.as_cuda_array(x.reshape(rows, d).view(torch.int16)) for x in (q, k, v, out)]
-    descs = attention.maps(*flat[:3])
-    fns = {"numba-tma": lambda: attention.forward(descs, flat[3], batch * heads, seq, d, causal),
+    fns = {"numba-tma": lambda: attention.forward(q, k, v, causal=causal, out=out, layout="bhsd"),
            "SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)}
     errors = {}
     for name, fn in fns.items():

@@ -62,7 +62,7 @@ run_examples() {   # the examples named (default: every one but the AMD ones), e
 device=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 if [ "$part" = 1 ]; then
   note "# gpu_run part 1, $(date -u +%FT%TZ), $device"
-  ls tests/test_gpu_*.py tests/gemm/test_*.py | grep -v test_gpu_mlir_host | xargs -P 4 -I{} bash -c 'run_test_file {}' | sort | tee -a "$summary"
+  ls tests/test_gpu_*.py tests/gemm/test_*.py tests/attention/test_*.py | grep -v test_gpu_mlir_host | xargs -P 4 -I{} bash -c 'run_test_file {}' | sort | tee -a "$summary"
   grep -h "rc=" "$summary" | grep -q "rc=[1-9]" && note "GPU files: some FAILED" || note "GPU files: all passed"
   if [ "${GPU_RUN_CPU:-0}" = 1 ] && enough 300 "the rest of the suite"; then
     timeout 300 python3 -m pytest -q -p no:cacheprovider -m "not gpu" -x > "$logs/cpu_part.log" 2>&1

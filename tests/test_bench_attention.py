@@ -1,4 +1,4 @@
-"""benchmarks/bench_attention.py without a GPU: it imports (the example's kernels with it), its rows
+"""benchmarks/bench_attention.py without a GPU: it imports (numba_tma.attention with it), its rows
 are the issue's shapes each causal and not, and its reference call is SDPA with the same mask."""
 
 import importlib.util
@@ -19,5 +19,5 @@ def test_the_rows_and_the_causal_flag_reach_both_implementations():
     bench = _bench()
     assert bench.SHAPES == [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128)]
     source = inspect.getsource(bench.case)
-    assert "is_causal=causal" in source and "seq, d, causal)" in source       # SDPA and ours, the same mask
+    assert "is_causal=causal" in source and "causal=causal, out=out" in source    # SDPA and ours, the same mask
     assert "for causal in (False, True)" in inspect.getsource(bench.main)

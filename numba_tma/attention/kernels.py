@@ -1,0 +1,165 @@
+"""The attention forward kernel of :mod:`numba_tma.attention` (FlashAttention's structure on Hopper
+tensor cores), built per (head dimension, causal, input type) and cached.
+
+One block of 384 threads per 128 query rows of one (batch, head): warpgroup 0's elected thread
+loads the Q tile once and the K and V tiles of each 128-key block into a 2-stage
+:class:`numba_tma.pipeline.TmaPipeline` (K and V of one block a stage), then gives its registers
+to the consumers (``setmaxnreg``); warpgroups 1 and 2 each own 64 query rows and, per key block:
+
+1. S = Q K^T with ``wgmma.mma_async`` (K-major Q and K tiles: ``wgmma.descriptor``);
+2. the keys past the sequence's end (its last block) and, causal, past each query's own row (the
+   diagonal block; the blocks above it are not loaded at all) masked to -inf (``wgmma.mask``);
+   the online softmax on the fragment in the log2 domain: ``wgmma.row_max``, the running max,
+   ``wgmma.exp2_rows``, ``wgmma.row_sum`` into the running sum, the output rescaled
+   (``wgmma.scale_rows``);
+3. O += P V with P from registers (FlashAttention-3's way): ``wgmma.a_fragment`` turns each 16
+   keys of S into A registers of ``wgmma.mma_async_rs`` — all eight K steps before the fence
+   (registers written between the fence and the MMAs make ptxas serialise every wgmma) — with V's
+   tile read MN-major (``wgmma.descriptor_mn``, ``trans_b=True``: V is given keys x D); the stage
+   released.
+
+At the end O / l goes to the head's own rows and columns (a last block's rows past the sequence are
+not stored), and each row's log-sum-exp, ``(m + log2 l) ln 2``, where asked for.  The arrays are
+2-D: (batch * heads * seq, D), or with ``bshd`` (batch * seq, heads * D), flash-attn's (batch,
+seq, heads, D) order, a head's columns ``h D`` on.  The index arithmetic that divides is 32-bit
+(a 64-bit division is a subroutine call, and ptxas serialises every wgmma of a kernel that calls
+one), and the kernel is ``fastmath`` (the reciprocal of the row sums an approximate one).
+"""
+
+import functools
+import math
+
+import numba
+from numba import cuda
+
+from .. import SharedMemoryPlan, at, pipeline, tma, wgmma
+from ..ops import BACKEND
+
+BM, BN = 128, 128                     # query rows per block (two warpgroups of 64), keys per block
+STAGES = 2                            # K and V of one key block per stage
+THREADS = 384
+HEAD_DIMS = (64, 128)
+TYPES = ("bf16", "f16")
+LN2 = math.log(2.0)
+
+
+@functools.lru_cache(maxsize=None)
+def build(d, causal, dtype):
+    """(the kernel, its shared-memory plan) for head dimension ``d`` (64 or 128), ``causal`` or
+    not, ``dtype`` "bf16" or "f16" inputs and output.  Its arguments: ``(desc_q, desc_k, desc_v,
+    out, lse, seq, heads, group, bshd, scale_log2)`` — the maps of the 2-D Q, K, V (boxes of 128
+    rows x 64, 128B-swizzled), the 2-D output, the float32 log-sum-exp array (batch x heads x seq;
+    empty: none), the sequence length, the query heads, the query heads a K/V head serves, the
+    layout flag and the softmax scale times log2(e)."""
+    boxes = d // 64                   # 128B swizzle: a box row is 64 16-bit elements, D takes `boxes`
+    stage_bytes = 2 * boxes * BN * 128
+    o_regs, s_regs = d // 2, BN // 2                          # constants of the kernel (wgmma.zeros needs them)
+    f16 = dtype == "f16"
+    ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
+    q_config = pipeline.TmaPipeline(1, consumers=pipeline.warpgroups(2), reads="wgmma")
+    plan = (SharedMemoryPlan()
+            .array("q", (boxes, BM, 64), numba.uint16, swizzle="128B")
+            .array("k", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
+            .array("v", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
+            .pipeline("ring", ring_config).pipeline("q_ring", q_config))
+    carve = plan.carver()
+
+    def attention(desc_q, desc_k, desc_v, out, lse, seq, heads, group, bshd, scale_log2):
+        smem = carve()
+        ring = ring_config.create(smem.ring)
+        q_ring = q_config.create(smem.q_ring)
+        warpgroup = cuda.threadIdx.x // 128
+        blocks_per_head = numba.uint32((seq + BM - 1) // BM)
+        head = numba.uint32(cuda.blockIdx.x) // blocks_per_head          # batch x heads + head
+        q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
+        kv_head = head // numba.uint32(group)                            # (a K/V head a group of query heads)
+        if bshd:    # (batch, seq, heads, d): a sequence's rows b * seq on, a head's columns h * d on
+            batch = head // numba.uint32(heads)
+            row0, col0 = batch * seq, (head - batch * heads) * d
+            kv_row0, kv_col0 = row0, (kv_head - batch * (numba.uint32(heads) // numba.uint32(group))) * d
+        else:       # (batch, heads, seq, d): a head's rows one after another
+            row0, col0, kv_row0, kv_col0 = head * seq, numba.int64(0), kv_head * seq, numba.int64(0)
+        q_row = row0 + q_block * BM
+        n_kv = (seq + BN - 1) // BN                            # key blocks: causal, up to the diagonal's
+        if causal:
+            n_kv = min(n_kv, q_block + 1)
+        if warpgroup == 0:                                     # the producer
+            wgmma.setmaxnreg(40, "dec")                        # its registers to the consumers (40 + 2 x 232)
+            if cuda.threadIdx.x == 0:
+                q = q_ring.producer_state()
+                q_ring.prime(q, boxes * BM * 128)
+                for j in range(boxes):
+                    tma.load(desc_q, at(smem.q, j), (col0 + 64 * j, q_row), q_ring.full(q))
+                p = ring.producer_state()
+                for i in range(n_kv):
+                    ring.acquire(p, stage_bytes)
+                    for j in range(boxes):
+                        kv = (kv_col0 + 64 * j, kv_row0 + i * BN)
+                        tma.load(desc_k, at(smem.k, boxes * p.index + j), kv, ring.full(p))
+                        tma.load(desc_v, at(smem.v, boxes * p.index + j), kv, ring.full(p))
+                    p = p.advance()
+        else:                                                  # the consumers: 64 query rows each
+            wgmma.setmaxnreg(232, "inc")                       # S, O and P's registers without spilling
+            half = warpgroup - 1
+            q_ring.wait(q_ring.consumer_state())
+            c = ring.consumer_state()
+            o = wgmma.zeros(o_regs)
+            m0 = m1 = numba.float32(-math.inf)               # the running max (log2 domain) and sum
+            l0 = l1 = numba.float32(0)
+            for i in range(n_kv):
+                ring.wait(c)
+                s = wgmma.zeros(s_regs)
+                s = wgmma.fence(s)
+                for box in range(boxes):                       # S = Q K^T, 4 K steps a box of D
+                    for kk in range(4):                        # (loops of 4: unrolled, so ptxas keeps
+                        s = wgmma.mma_async(                   # the MMAs in flight together)
+                            s, wgmma.descriptor(at(smem.q, box), desc_q, kk, 64 * half),
+                            wgmma.descriptor(at(smem.k, boxes * c.index + box), desc_k, kk, 0), box + kk,
+                            dtype=dtype)
+                wgmma.commit_group()
+                s = wgmma.wait_group(0, s)
+                if (i + 1) * BN > seq or (causal and i == q_block):   # the keys' end, the diagonal block
+                    s = wgmma.mask(s, q_block * BM + 64 * half, i * BN, seq, 0 if causal else seq, -math.inf)
+                x0, x1 = wgmma.row_max(s)                      # the online softmax, in the log2 domain
+                n0, n1 = max(m0, x0 * scale_log2), max(m1, x1 * scale_log2)
+                s = wgmma.exp2_rows(s, scale_log2, n0, n1)
+                r0, r1 = math.exp2(m0 - n0), math.exp2(m1 - n1)
+                t0, t1 = wgmma.row_sum(s)
+                l0, l1 = l0 * r0 + t0, l1 * r1 + t1
+                m0, m1 = n0, n1
+                o = wgmma.scale_rows(o, r0, r1)
+                # O += P V: P's 16 keys a K step from registers (a_fragment's K step a constant: the
+                # 8 steps of 128 keys written out), all converted before the fence
+                p0, p1, p2, p3 = (wgmma.a_fragment(s, 0, dtype), wgmma.a_fragment(s, 1, dtype),
+                                  wgmma.a_fragment(s, 2, dtype), wgmma.a_fragment(s, 3, dtype))
+                p4, p5, p6, p7 = (wgmma.a_fragment(s, 4, dtype), wgmma.a_fragment(s, 5, dtype),
+                                  wgmma.a_fragment(s, 6, dtype), wgmma.a_fragment(s, 7, dtype))
+                v = at(smem.v, boxes * c.index)
+                o = wgmma.fence(o)
+                o = wgmma.mma_async_rs(o, p0, wgmma.descriptor_mn(v, desc_v, 0, 0), 1, dtype=dtype, trans_b=True)
+                o = wgmma.mma_async_rs(o, p1, wgmma.descriptor_mn(v, desc_v, 1, 0), 1, dtype=dtype, trans_b=True)
+                o = wgmma.mma_async_rs(o, p2, wgmma.descriptor_mn(v, desc_v, 2, 0), 1, dtype=dtype, trans_b=True)
+                o = wgmma.mma_async_rs(o, p3, wgmma.descriptor_mn(v, desc_v, 3, 0), 1, dtype=dtype, trans_b=True)
+                o = wgmma.mma_async_rs(o, p4, wgmma.descriptor_mn(v, desc_v, 4, 0), 1, dtype=dtype, trans_b=True)
+                o = wgmma.mma_async_rs(o, p5, wgmma.descriptor_mn(v, desc_v, 5, 0), 1, dtype=dtype, trans_b=True)
+                o = wgmma.mma_async_rs(o, p6, wgmma.descriptor_mn(v, desc_v, 6, 0), 1, dtype=dtype, trans_b=True)
+                o = wgmma.mma_async_rs(o, p7, wgmma.descriptor_mn(v, desc_v, 7, 0), 1, dtype=dtype, trans_b=True)
+                wgmma.commit_group()
+                o = wgmma.wait_group(0, o)
+                ring.release(c)
+                c = c.advance()
+            o = wgmma.scale_rows(o, numba.float32(1) / l0, numba.float32(1) / l1)
+            mine = out[row0:row0 + seq, col0:col0 + d]         # this head's rows and columns
+            if f16:
+                wgmma.store_f16(o, mine, q_block * BM + 64 * half, 0)
+            else:
+                wgmma.store_bf16(o, mine, q_block * BM + 64 * half, 0)
+            rows = lse[head * seq:head * seq + seq]            # (none asked for: an empty array)
+            lane = cuda.threadIdx.x % 32
+            r = q_block * BM + 64 * half + 16 * ((cuda.threadIdx.x % 128) // 32) + lane // 4
+            if lane % 4 == 0 and r < rows.shape[0]:           # one lane of the quad sharing the row
+                rows[r] = (m0 + math.log2(l0)) * LN2           # natural log of the row's sum of exp(scale s)
+            if lane % 4 == 0 and r + 8 < rows.shape[0]:
+                rows[r + 8] = (m1 + math.log2(l1)) * LN2
+
+    return cuda.jit(**BACKEND.compile_options({"launch_bounds": (THREADS, 1), "fastmath": True}))(attention), plan
