@@ -8,9 +8,19 @@ Example::
     o = attention.forward(q, k, v, causal=True)
     o, lse = attention.forward(q, k, v, return_lse=True)
 
-:func:`forward` (:mod:`.forward`) checks the arguments and launches the kernel (:mod:`.kernels`).
+:func:`forward` (:mod:`.call`) checks the arguments and launches the kernel (:mod:`.kernels`).
+With PyTorch installed it is also ``torch.ops.numba_tma.attention_forward`` (:mod:`.torch_ops`).
 """
 
-from .forward import forward
+import importlib.util
+
+from .call import forward
 
 __all__ = ["forward"]
+
+if importlib.util.find_spec("torch") is not None:
+    from .torch_ops import register as _register_torch_ops
+    try:
+        _register_torch_ops()
+    except ImportError:          # a torch that cannot import here (no CUDA libraries): no ops
+        pass

@@ -2,45 +2,17 @@
 ``torch.library.custom_op`` (PyTorch itself is not needed): the ops' names, schemas and
 mutations, idempotence, and the shapes and dtypes their fake implementations give."""
 
-import sys
-import types
-
 import pytest
 
+import stand_in_torch
 from numba_tma.gemm import torch_ops
-
-
-class _Tensor:
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = shape, dtype
-
-    def new_empty(self, shape, dtype):
-        return _Tensor(shape, dtype)
 
 
 @pytest.fixture
 def torch(monkeypatch):
-    """A ``torch`` module whose ``library.custom_op`` records each registration."""
-    fake = types.ModuleType("torch")
-    fake.bfloat16, fake.float16, fake.float32 = "bf16", "f16", "f32"
-    fake.float8_e4m3fn, fake.float8_e5m2 = "e4m3", "e5m2"
-    fake.registered = {}
-
-    class Op:
-        def __init__(self, name, impl, mutates_args, schema):
-            self.name, self.impl, self.mutates_args, self.schema, self.fake = name, impl, mutates_args, schema, None
-
-        def register_fake(self, fn):
-            self.fake = fn
-
-    def custom_op(name, fn, /, *, mutates_args, schema=None):
-        fake.registered[name] = Op(name, fn, mutates_args, schema)
-        return fake.registered[name]
-
-    fake.library = types.SimpleNamespace(custom_op=custom_op)
-    monkeypatch.setitem(sys.modules, "torch", fake)
+    """The stand-in torch (tests/stand_in_torch.py), the ops not yet registered."""
     monkeypatch.setattr(torch_ops, "OPS", {})
-    return fake
+    return stand_in_torch.install(monkeypatch)
 
 
 def test_both_ops_are_registered_once_with_their_schemas(torch):
@@ -65,10 +37,10 @@ def test_both_ops_are_registered_once_with_their_schemas(torch):
                                                       ("f16", "f32", "f32")])
 def test_the_fakes_give_the_output_shape_and_dtype(torch, a_dtype, out_dtype, want):
     ops = torch_ops.register()
-    out = ops["matmul"].fake(_Tensor((96, 64), a_dtype), _Tensor((64, 40), a_dtype), out_dtype=out_dtype)
+    out = ops["matmul"].fake(stand_in_torch.Tensor((96, 64), a_dtype), stand_in_torch.Tensor((64, 40), a_dtype), out_dtype=out_dtype)
     assert (out.shape, out.dtype) == ((96, 40), want)
-    grouped = ops["grouped_matmul"].fake(_Tensor((300, 64), a_dtype), _Tensor((4, 64, 24), a_dtype),
-                                         _Tensor((4,), "i32"), None, None, out_dtype)
+    grouped = ops["grouped_matmul"].fake(stand_in_torch.Tensor((300, 64), a_dtype), stand_in_torch.Tensor((4, 64, 24), a_dtype),
+                                         stand_in_torch.Tensor((4,), "i32"), None, None, out_dtype)
     assert (grouped.shape, grouped.dtype) == ((300, 24), want)
 
 

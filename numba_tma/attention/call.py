@@ -1,6 +1,6 @@
-"""``numba_tma.attention.forward``: the attention forward on the caller's arrays (PyTorch tensors,
-CuPy arrays, numba device arrays; under the simulator numpy arrays too), through the kernel of
-:mod:`.kernels`."""
+"""The call of ``numba_tma.attention.forward``: the attention forward on the caller's arrays
+(PyTorch tensors, CuPy arrays, numba device arrays; under the simulator numpy arrays too), its
+arguments checked, through the kernel of :mod:`.kernels`."""
 
 import math
 
