@@ -1,7 +1,7 @@
 """numba_tma.attention.forward both ways (under the simulator small, on the GPU larger), against
 numpy in float64 on the same bf16 / f16 inputs: causal and not, grouped-query heads, a sequence
 ending inside a block, both layouts, each row's log-sum-exp, a given output; its refusals; the
-kernel's SASS; and on the GPU against torch's scaled_dot_product_attention."""
+kernel's SASS; and on the GPU against torch's scaled_dot_product_attention (and the custom op)."""
 
 import math
 import re
@@ -135,3 +135,4 @@ def test_torch_tensors_against_scaled_dot_product_attention(causal):
     assert got.dtype == torch.bfloat16 and got.shape == q.shape
     assert float((got.float() - want).abs().max() / want.abs().max()) <= 2e-2
     assert math.isfinite(float(got.float().sum()))
+    assert torch.equal(torch.ops.numba_tma.attention_forward(q, k, v, causal, None, "bhsd"), got)   # the custom op
