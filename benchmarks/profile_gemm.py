@@ -15,7 +15,7 @@ import sys
 import numpy as np
 from numba import cuda
 
-from numba_tma import gemm
+from numba_tma import arrays, gemm
 
 RUNS = [("bf16", 8192, 8192, 8192, gemm.Config(cluster=1)), ("bf16", 8192, 8192, 8192, gemm.Config(cluster=2)),
         ("bf16 epilogue", 8192, 8192, 8192, gemm.Config(cluster=2)),
@@ -33,7 +33,7 @@ def main():
         element = np.uint16 if kind == "bf16" else np.uint8
         a = cuda.to_device(rng.integers(0, 0x38, (m, k)).astype(element))    # small finite values either way
         b_t = cuda.to_device(rng.integers(0, 0x38, (n, k)).astype(element))    # B column-major: its transpose
-        b = gemm.operands.operand(b_t, "b", dtype=kind).transposed().device_array
+        b = arrays.operand(b_t, "b", dtype=kind).transposed().device_array
         epilogue = {}
         if name.endswith("epilogue"):          # bias + GELU (tanh), the fused epilogue of bench_gemm's row
             epilogue = {"bias": cuda.to_device(rng.integers(0, 0x38, n).astype(element)), "activation": "gelu_tanh"}

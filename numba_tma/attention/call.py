@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import TensorMap, launch
-from ..gemm.operands import empty, operand
+from ..arrays import empty, operand
 from .kernels import BM, HEAD_DIMS, THREADS, TYPES, build
 
 CALLER = "attention.forward"

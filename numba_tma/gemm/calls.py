@@ -12,7 +12,7 @@ import types
 from .. import prepare_launch
 from ..descriptors.device_layer import READERS
 from .kernels import THREADS
-from .operands import empty, is_torch, operand, torch_stream
+from ..arrays import empty, is_torch, operand, torch_stream
 
 
 class Again:

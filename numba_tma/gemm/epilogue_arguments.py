@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ops import BACKEND
 from . import epilogues
-from .operands import operand
+from ..arrays import operand
 
 
 def side(x, name, stream, bits_as, caller="matmul"):

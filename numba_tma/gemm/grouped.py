@@ -19,7 +19,7 @@ from . import config as configs
 from . import epilogues, staging
 from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TILE_N, TYPES, Kernel, build
-from .operands import empty, operand
+from ..arrays import empty, operand
 from .plans import Plan, number, out_dtype_name, output, placeholder, sm_count, tma_output
 
 CALLER = "grouped_matmul"

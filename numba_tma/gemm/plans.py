@@ -15,7 +15,7 @@ from . import config as configs
 from . import calls, epilogues, split_k, staging, tuning
 from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TYPES, Kernel, build
-from .operands import empty, operand
+from ..arrays import empty, operand
 
 OUT_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16", "f16": "f16", "float16": "f16",
              "half": "f16", "torch.float16": "f16", "f32": "f32", "float32": "f32", "float": "f32",

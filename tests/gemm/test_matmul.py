@@ -10,7 +10,7 @@ from numba import cuda
 from gemm_models import ACTIVATIONS, bf16_bits, bf16_values, relative_error
 from numba_tma import gemm, testing
 from numba_tma.gemm import config as configs
-from numba_tma.gemm.operands import operand
+from numba_tma.arrays import operand
 
 BF16_TOL = 2 ** -7          # bf16 output rounding, with margin
 

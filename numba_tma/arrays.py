@@ -1,7 +1,8 @@
-"""The user's arrays as the GEMM kernels take them: :func:`operand` reads any CUDA array — a PyTorch
-tensor on a CUDA device, a CuPy array, a numba device array, any object with
-``__cuda_array_interface__`` (and, under numba-cuda's CUDA simulator, whose device memory is host
-memory, a numpy array or a simulator device array) — into an :class:`Operand`: its logical dtype,
+"""The user's arrays as the library's kernels take them (numba_tma.gemm, numba_tma.attention):
+:func:`operand` reads any CUDA array — a PyTorch tensor on a CUDA device, a CuPy array, a numba
+device array, any object with ``__cuda_array_interface__`` (and, under numba-cuda's CUDA
+simulator, whose device memory is host memory, a numpy array or a simulator device array) — into
+an :class:`Operand`: its logical dtype,
 shape, strides in elements, address, the stream its work is ordered on, and a numba device array
 over the same memory typed by the storage type (bf16 as ``uint16`` bits, fp8 as ``uint8``), which
 kernels and :meth:`numba_tma.TensorMap.tiled` take.  :func:`check_matrix` holds an operand to an
@@ -21,7 +22,7 @@ import sys
 
 import numpy as np
 
-from ..descriptors.device_layer import READERS
+from .descriptors.device_layer import READERS
 
 __all__ = ["DTYPES", "Operand", "check_matrix", "empty", "operand"]
 

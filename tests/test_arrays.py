@@ -1,4 +1,4 @@
-"""numba_tma.gemm.operands: the user's arrays read as the GEMM kernels take them.  PyTorch and CuPy
+"""numba_tma.arrays: the user's arrays read as the GEMM and attention kernels take them.  PyTorch and CuPy
 are stood in for by objects of their modules' names (neither is needed here); the numba view they
 get is checked through the interface handed to ``numba.cuda.from_cuda_array_interface`` (captured).
 Simulator arrays and numpy are read for real in the simulator half of the ``both_ways`` tests."""
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from numba_tma import testing
-from numba_tma.gemm import operands
-from numba_tma.gemm.operands import check_matrix, empty, operand
+from numba_tma import arrays, testing
+from numba_tma.gemm import calls     # (imported before a test stands torch in: gemm's own import looks for it)
+from numba_tma.arrays import check_matrix, empty, operand
 
 
 class _Named:
@@ -81,9 +81,9 @@ def views(monkeypatch):
 
     monkeypatch.setattr(cuda, "from_cuda_array_interface", view)
     monkeypatch.setattr(cuda, "external_stream", lambda ptr: ("stream", ptr))
-    operands._external_stream.cache_clear()
+    arrays._external_stream.cache_clear()
     yield seen
-    operands._external_stream.cache_clear()
+    arrays._external_stream.cache_clear()
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_each_torch_dtype_has_its_logical_name_and_storage(views, fake_torch, dt
 def test_an_explicit_stream_wins_and_external_streams_are_kept_per_pointer(views, fake_torch):
     assert operand(FakeTensor((8, 8), (8, 1)), "a", stream="mine").stream == "mine"
     first, second = (operand(FakeTensor((8, 8), (8, 1)), "a").stream for _ in range(2))
-    assert first is second and operands._external_stream.cache_info().misses == 1
+    assert first is second and arrays._external_stream.cache_info().misses == 1
 
 
 def test_a_cpu_tensor_is_refused(views, fake_torch):
@@ -308,7 +308,6 @@ def test_a_torch_operand_gives_its_maps_the_tensors_own_view(views, fake_torch):
 def test_a_torch_call_is_keyed_by_its_shapes_strides_types_alignment_and_stream(fake_torch):
     """calls.call_key on torch tensors (the key of a call seen before): the addresses apart,
     what decides the kernel and its maps, the addresses' alignment and torch's current stream."""
-    from numba_tma.gemm import calls
 
     a, b = FakeTensor((64, 32), (32, 1)), FakeTensor((32, 48), (1, 32), ptr=0x7F0000009000)
     keywords = dict(bias=None, activation="relu", epilogue=None, epilogue_args=(), alpha=1.0, beta=0.0, c=None,
