@@ -31,7 +31,7 @@ from numba.cuda import types
 from numba.cuda.extending import intrinsic
 
 from ..declarations import literal, omitted, reject
-from ..errors import FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN
+from ..errors import A_FRAGMENT_DTYPE, A_FRAGMENT_KK, FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN, MASK_ACC_FLOAT
 from ..descriptors import matrix
 from ..numba_cuda.internals import _intrinsic
 from . import debug, matrix_descriptor
@@ -823,13 +823,11 @@ def a_fragment_check(acc, kk, dtype):
     steps = acc.count // 8                       # K steps of 16 columns in the 64 x N tile (N = 2 count)
     step = literal(kk)
     if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < steps:
-        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' must be a constant in [0, {steps}): a K step of 16 "
-                              f"columns of the 64 x {2 * acc.count} tile; got {kk}")
+        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' {A_FRAGMENT_KK.format(steps=steps, n=2 * acc.count)}; "
+                              f"got {kk}")
     kind = "bf16" if dtype is None or omitted(dtype) else literal(dtype)
     if kind not in PAIR_FORMATS:
-        raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' must be 'bf16' or 'f16' (an fp8 A fragment "
-                              f"needs its bytes exchanged between a quad's threads, which this op does not do); "
-                              f"got {dtype}")
+        raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
     return step, kind
 
 
@@ -1241,7 +1239,7 @@ def mask_check(acc, row, col, cols, diagonal, value):
     """Check the arguments of ``wgmma.mask`` (Numba types): every host's typing."""
     _ACC.check("wgmma.mask", acc)
     if str(acc.dtype) != "float32":
-        raise reject("wgmma.mask", "acc", "must be a float32 fragment (a mask is for scores: float accumulators)", acc)
+        raise reject("wgmma.mask", "acc", MASK_ACC_FLOAT, acc)
     for name, ty in (("row", row), ("col", col), ("cols", cols), ("diagonal", diagonal)):
         if not isinstance(ty, (types.Integer, types.IntegerLiteral)):
             raise reject("wgmma.mask", name, "must be an integer (a row or column of the whole matrix)", ty)

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..descriptors import matrix
 from ..descriptors.enums import swizzled_offsets
-from ..errors import FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN, OpArgumentError
+from ..errors import (A_FRAGMENT_DTYPE, A_FRAGMENT_KK, FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN, MASK_ACC_FLOAT,
+                      OpArgumentError)
 from . import memory, scheduler
 from .gates import arrive, warp_exchange
 from .state import RUNNING, SimulatorError, async_reads, enter
@@ -217,12 +218,11 @@ def a_fragment(acc, kk, dtype="bf16"):
         raise OpArgumentError(f"numba_tma: {op}: argument 'acc' must be a float32 fragment; got {acc.dtype}")
     steps = len(acc) // 8
     if not isinstance(kk, (int, np.integer)) or not 0 <= kk < steps:
-        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' must be a constant in [0, {steps}): a K step of 16 "
-                              f"columns of the 64 x {2 * len(acc)} tile; got {kk}")
+        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' {A_FRAGMENT_KK.format(steps=steps, n=2 * len(acc))}; "
+                              f"got {kk}")
     dtype = dtype or "bf16"
     if dtype not in ("bf16", "f16"):
-        raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' must be 'bf16' or 'f16' (an fp8 A fragment needs "
-                              f"its bytes exchanged between a quad's threads, which this op does not do); got {dtype}")
+        raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
     half = _bf16_bits if dtype == "bf16" else lambda v: int(np.float16(v).view(np.uint16))
     values = acc[8 * kk:8 * kk + 8]
     return tuple(half(values[2 * i]) | half(values[2 * i + 1]) << 16 for i in range(4))
@@ -231,8 +231,7 @@ def a_fragment(acc, kk, dtype="bf16"):
 def mask(acc, row, col, cols, diagonal, value):
     thread, _ = enter()
     if getattr(acc, "dtype", "float32") != "float32":
-        raise OpArgumentError(f"numba_tma: wgmma.mask: argument 'acc' must be a float32 fragment (a mask is for "
-                              f"scores: float accumulators); got an {acc.dtype} fragment")
+        raise OpArgumentError(f"numba_tma: wgmma.mask: argument 'acc' {MASK_ACC_FLOAT}; got an {acc.dtype} fragment")
     out = list(acc)
     for i, r, c in _elements(thread, len(acc)):
         if col + c >= cols or (col + c) - (row + r) > diagonal:
