@@ -337,6 +337,24 @@ def check_matrix(op: Operand, dtypes, ndim=2) -> Operand:
     return op
 
 
+_PLACEHOLDERS = {}
+
+
+def placeholder(dtype, ndim=2, size=1):
+    """A device array standing for an argument a kernel does not read (kept: one of each kind):
+    ``ndim`` dimensions of one element, or with ``size=0`` a 1-D array of none (a view of one
+    element: its address valid, nothing for the kernel to read or write)."""
+    key = (np.dtype(dtype).str, ndim, size)
+    if key not in _PLACEHOLDERS:
+        from numba import cuda
+
+        if size == 0:
+            _PLACEHOLDERS[key] = cuda.device_array(1, dtype)[:0]
+        else:
+            _PLACEHOLDERS[key] = cuda.device_array((1,) * ndim, dtype)
+    return _PLACEHOLDERS[key]
+
+
 def empty(shape, dtype, like: Operand, *, name="out", order="C"):
     """``(array, its Operand)``: a new array of ``shape`` and logical ``dtype`` of ``like``'s kind,
     on its device and stream — a torch tensor of that dtype for torch inputs, a CuPy array for CuPy

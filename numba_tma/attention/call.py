@@ -7,12 +7,11 @@ import math
 import numpy as np
 
 from .. import TensorMap, launch
-from ..arrays import empty, operand
+from ..arrays import empty, operand, placeholder
 from .kernels import BM, HEAD_DIMS, THREADS, TYPES, build
 
 CALLER = "attention.forward"
 LAYOUTS = {"bshd": "(batch, seq, heads, d)", "bhsd": "(batch, heads, seq, d)"}
-_NO_LSE = {}         # the kernel's lse when none is asked for
 
 
 def _inputs(q, k, v, dtype, layout):
@@ -75,12 +74,8 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, out=None, return_lse=F
     if return_lse:
         lse, L = empty((batch, heads, seq), "f32", like=Q, name="lse")
         lse_rows = L.viewed((batch * heads * seq,), (1,)).device_array
-    else:                   # none of one float32's memory (a valid address): the kernel writes none
-        lse_rows = _NO_LSE.get("lse")
-        if lse_rows is None:
-            from numba import cuda
-
-            lse_rows = _NO_LSE["lse"] = cuda.device_array(1, np.float32)[:0]
+    else:                   # an empty array (a valid address): the kernel writes none
+        lse_rows = placeholder(np.float32, 1, size=0)
     if batch * heads * seq == 0:
         return (out, lse) if return_lse else out
 

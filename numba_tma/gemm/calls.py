@@ -10,9 +10,9 @@ import dataclasses
 import types
 
 from .. import prepare_launch
+from ..arrays import empty, is_torch, operand, torch_stream
 from ..descriptors.device_layer import READERS
 from .kernels import THREADS
-from ..arrays import empty, is_torch, operand, torch_stream
 
 
 class Again:

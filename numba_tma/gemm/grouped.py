@@ -15,12 +15,12 @@ import numpy as np
 from numba import cuda
 
 from .. import launch
+from ..arrays import empty, operand, placeholder
 from . import config as configs
 from . import epilogues, staging
 from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TILE_N, TYPES, Kernel, build
-from ..arrays import empty, operand
-from .plans import Plan, number, out_dtype_name, output, placeholder, sm_count, tma_output
+from .plans import Plan, number, out_dtype_name, output, sm_count, tma_output
 
 CALLER = "grouped_matmul"
 

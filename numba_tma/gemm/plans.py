@@ -10,17 +10,16 @@ import numba
 import numpy as np
 
 from .. import launch
+from ..arrays import empty, operand, placeholder
 from ..ops import BACKEND
 from . import config as configs
 from . import calls, epilogues, split_k, staging, tuning
 from .epilogue_arguments import epilogue_of
 from .kernels import BM, THREADS, TYPES, Kernel, build
-from ..arrays import empty, operand
 
 OUT_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16", "f16": "f16", "float16": "f16",
              "half": "f16", "torch.float16": "f16", "f32": "f32", "float32": "f32", "float": "f32",
              "torch.float32": "f32"}
-_PLACEHOLDERS = {}
 
 
 class Plan:
@@ -76,15 +75,6 @@ def number(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"matmul: argument {name!r} must be a number; got {value!r}")
     return float(value)
-
-
-def placeholder(dtype, ndim=2):
-    """A tiny device array standing for an argument a kernel does not read (kept: one of each type)."""
-    key = (np.dtype(dtype).str, ndim)
-    if key not in _PLACEHOLDERS:
-        from numba import cuda
-        _PLACEHOLDERS[key] = cuda.device_array((1,) * ndim, dtype)
-    return _PLACEHOLDERS[key]
 
 
 def _layouts(A, B, k_major_only):
