@@ -9,24 +9,11 @@ import numpy as np
 import pytest
 from numba import cuda
 
+import half_floats
 from numba_tma import TensorMap, fence, inspect, mbarrier, ops, tma, wgmma
 from numba_tma.errors import OpArgumentError
 
 N = 128                # the P @ V product: 64 x N, V held N x 64 (K-major B)
-
-
-def _half_bits(x, dtype):
-    """float32 -> bf16 / f16 bits, rounded to nearest even."""
-    if dtype == "f16":
-        return np.asarray(x, np.float32).astype(np.float16).view(np.uint16)
-    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def _half_values(bits, dtype):
-    if dtype == "f16":
-        return bits.view(np.float16).astype(np.float64)
-    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
 def _pv_kernel(dtype):
@@ -61,12 +48,12 @@ def test_a_product_feeds_the_next_mma_from_registers(dtype):
     the register A of four m64n128k16 MMAs (mma_async_rs) with V from shared memory."""
     rng = np.random.default_rng(7)
     s = rng.standard_normal((64, 64)).astype(np.float32)
-    v = _half_bits(rng.standard_normal((N, 64)), dtype)                 # V as N x K (K-major B)
+    v = half_floats.bits(rng.standard_normal((N, 64)), dtype)                 # V as N x K (K-major B)
     desc_v = TensorMap.tiled(cuda.to_device(v), (N, 64), swizzle="128B",
                              data_type="float16" if dtype == "f16" else "bfloat16")
     out = cuda.to_device(np.full((64, N), np.nan, np.float32))
     _pv_kernel(dtype)[1, 128](cuda.to_device(s), desc_v, out)
-    want = _half_values(_half_bits(s, dtype), dtype) @ _half_values(v, dtype).T
+    want = half_floats.values(half_floats.bits(s, dtype), dtype) @ half_floats.values(v, dtype).T
     np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-5, atol=1e-5)
 
 
@@ -86,7 +73,7 @@ def test_a_fragment_holds_the_documented_elements():
     s = np.random.default_rng(8).standard_normal((64, 64)).astype(np.float32)
     regs = cuda.to_device(np.zeros((128, 4), np.uint32))
     _fragment_registers[1, 128](cuda.to_device(s), regs)
-    bits = _half_bits(s, "bf16").astype(np.uint32)
+    bits = half_floats.bits(s, "bf16").astype(np.uint32)
     want = np.zeros((128, 4), np.uint32)
     for t in range(128):
         w, lane = t // 32, t % 32

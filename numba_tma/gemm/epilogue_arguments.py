@@ -7,9 +7,9 @@ import numbers
 
 import numpy as np
 
+from ..arrays import operand
 from ..ops import BACKEND
 from . import epilogues
-from ..arrays import operand
 
 
 def side(x, name, stream, bits_as, caller="matmul"):

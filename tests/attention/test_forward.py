@@ -11,23 +11,9 @@ import numpy as np
 import pytest
 from numba import cuda
 
+import half_floats
 from numba_tma import TensorMap, attention, inspect, ops, testing
 from numba_tma.attention import kernels
-
-
-def _bits(x, dtype):
-    x = np.asarray(x, np.float32)
-    if dtype == "f16":
-        return x.astype(np.float16).view(np.uint16)
-    b = np.ascontiguousarray(x).view(np.uint32)
-    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def _values(bits, dtype):
-    bits = np.asarray(bits)
-    if dtype == "f16":
-        return bits.view(np.float16).astype(np.float64)
-    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
 def reference(q, k, v, causal, scale):
@@ -57,16 +43,16 @@ def test_forward_matches_numpy(d, dtype, causal, layout):
     else:
         batch, heads, kv_heads, seq = 2, 6, 2, 1000
     rng = np.random.default_rng(d + causal)
-    q = _bits(2 * rng.standard_normal((batch, heads, seq, d)), dtype)       # (batch, heads, seq, d)
-    k, v = (_bits(2 * rng.standard_normal((batch, kv_heads, seq, d)), dtype) for _ in range(2))
+    q = half_floats.bits(2 * rng.standard_normal((batch, heads, seq, d)), dtype)       # (batch, heads, seq, d)
+    k, v = (half_floats.bits(2 * rng.standard_normal((batch, kv_heads, seq, d)), dtype) for _ in range(2))
     order = (0, 2, 1, 3) if layout == "bshd" else (0, 1, 2, 3)
     arrays = [cuda.to_device(np.ascontiguousarray(x.transpose(order))) for x in (q, k, v)]
     out = cuda.to_device(np.full(arrays[0].shape, 0xFFFF, np.uint16))
     got, lse = attention.forward(*arrays, causal=causal, out=out, return_lse=True, layout=layout, dtype=dtype,
                                  softmax_scale=0.1)
-    want, want_lse = reference(*(_values(x, dtype) for x in (q, k, v)), causal, 0.1)
+    want, want_lse = reference(*(half_floats.values(x, dtype) for x in (q, k, v)), causal, 0.1)
     assert got is out
-    o = _values(out.copy_to_host(), dtype).transpose(order)
+    o = half_floats.values(out.copy_to_host(), dtype).transpose(order)
     assert np.abs(o - want).max() <= 2e-2 * np.abs(want).max()
     np.testing.assert_allclose(lse.copy_to_host(), want_lse, rtol=1e-5, atol=1e-4)
 
