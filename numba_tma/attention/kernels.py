@@ -7,8 +7,10 @@ loads the Q tile once and the K and V tiles of each 128-key block into a 2-stage
 to the consumers (``setmaxnreg``); warpgroups 1 and 2 each own 64 query rows and, per key block:
 
 1. S = Q K^T with ``wgmma.mma_async`` (K-major Q and K tiles: ``wgmma.descriptor``);
-2. the keys past the sequence's end (its last block) and, causal, past each query's own row (the
-   diagonal block; the blocks above it are not loaded at all) masked to -inf (``wgmma.mask``);
+2. the keys past the sequence's end (its last block) and, causal, past each query's own row
+   (bottom-right aligned where the lengths differ, as flash-attn's: query r sees keys up to
+   r + seqlen_k - seqlen_q; the blocks past the diagonal are not loaded at all) masked to -inf
+   (``wgmma.mask``);
    the online softmax on the fragment in the log2 domain: ``wgmma.row_max``, the running max,
    ``wgmma.exp2_rows``, ``wgmma.row_sum`` into the running sum, the output rescaled
    (``wgmma.scale_rows``);
@@ -21,7 +23,9 @@ to the consumers (``setmaxnreg``); warpgroups 1 and 2 each own 64 query rows and
 At the end O / l goes to the head's own rows and columns (a last block's rows past the sequence are
 not stored), and each row's log-sum-exp, ``(m + log2 l) ln 2``, where asked for.  The arrays are
 2-D: (batch * heads * seq, D), or with ``bshd`` (batch * seq, heads * D), flash-attn's (batch,
-seq, heads, D) order, a head's columns ``h D`` on.  The index arithmetic that divides is 32-bit
+seq, heads, D) order, a head's columns ``h D`` on; varlen, (total, heads * D) with sequence b's
+rows from ``cu_q[b]`` to ``cu_q[b + 1]`` (``cu_k`` K's and V's), the grid sized by the longest
+(a block past a shorter sequence's end returns at once).  The index arithmetic that divides is 32-bit
 (a 64-bit division is a subroutine call, and ptxas serialises every wgmma of a kernel that calls
 one), and the kernel is ``fastmath`` (the reciprocal of the row sums an approximate one).
 """
@@ -41,16 +45,22 @@ THREADS = 384
 HEAD_DIMS = (64, 128)
 TYPES = ("bf16", "f16")
 LN2 = math.log(2.0)
+#: the running max before any key: finite (the kernel is fastmath, which may fold a compare with an
+#: infinity away), below every score; a row whose keys are all masked keeps it, its exponents
+#: exp2(-inf + 3e38) = 0, its sum 0
+NO_MAX = -3.0e38
 
 
 @functools.lru_cache(maxsize=None)
 def build(d, causal, dtype):
     """(the kernel, its shared-memory plan) for head dimension ``d`` (64 or 128), ``causal`` or
     not, ``dtype`` "bf16" or "f16" inputs and output.  Its arguments: ``(desc_q, desc_k, desc_v,
-    out, lse, seq, heads, group, bshd, scale_log2)`` — the maps of the 2-D Q, K, V (boxes of 128
-    rows x 64, 128B-swizzled), the 2-D output, the float32 log-sum-exp array (batch x heads x seq;
-    empty: none), the sequence length, the query heads, the query heads a K/V head serves, the
-    layout flag and the softmax scale times log2(e)."""
+    out, lse, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, scale_log2)`` — the maps of the 2-D Q,
+    K, V (boxes of 128 rows x 64, 128B-swizzled), the 2-D output, the float32 log-sum-exp array
+    (batch x heads x seq_q, varlen heads x total; empty: none), the int32 cumulative sequence ends
+    of a varlen batch (batch + 1 each; empty: not varlen), the sequence lengths (varlen: the
+    longest query sequence; seq_k unread), the query heads, the query heads a K/V head serves,
+    the layout flag and the softmax scale times log2(e)."""
     boxes = d // 64                   # 128B swizzle: a box row is 64 16-bit elements, D takes `boxes`
     stage_bytes = 2 * boxes * BN * 128
     o_regs, s_regs = d // 2, BN // 2                          # constants of the kernel (wgmma.zeros needs them)
@@ -64,25 +74,39 @@ def build(d, causal, dtype):
             .pipeline("ring", ring_config).pipeline("q_ring", q_config))
     carve = plan.carver()
 
-    def attention(desc_q, desc_k, desc_v, out, lse, seq, heads, group, bshd, scale_log2):
+    def attention(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, scale_log2):
+        warpgroup = cuda.threadIdx.x // 128
+        blocks_per_head = numba.uint32((seq_q + BM - 1) // BM)
+        head = numba.uint32(cuda.blockIdx.x) // blocks_per_head          # batch x heads + head
+        q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
+        batch = head // numba.uint32(heads)
+        h = numba.uint32(head - batch * numba.uint32(heads))
+        kv_h = h // numba.uint32(group)                                  # (a K/V head a group of query heads)
+        if cu_q.shape[0] > 0:   # varlen: sequence `batch` the rows cu[batch] to cu[batch + 1] of (total, heads d)
+            row0, kv_row0 = numba.int64(cu_q[batch]), numba.int64(cu_k[batch])
+            len_q, len_k = numba.int64(cu_q[batch + 1]) - row0, numba.int64(cu_k[batch + 1]) - kv_row0
+            col0, kv_col0 = h * d, kv_h * d
+            lse0 = h * numba.int64(out.shape[0]) + row0                   # lse (heads, total)
+            if q_block * BM >= len_q:                                     # past a shorter sequence's end
+                return
+        elif bshd:  # (batch, seq, heads, d): a sequence's rows b * seq on, a head's columns h * d on
+            row0, kv_row0, len_q, len_k = batch * seq_q, batch * seq_k, seq_q, seq_k
+            col0, kv_col0 = h * d, kv_h * d
+            lse0 = head * seq_q                                           # lse (batch, heads, seq)
+        else:       # (batch, heads, seq, d): a head's rows one after another
+            row0, kv_row0, len_q, len_k = head * seq_q, (head // numba.uint32(group)) * seq_k, seq_q, seq_k
+            col0, kv_col0 = numba.int64(0), numba.int64(0)
+            lse0 = head * seq_q
         smem = carve()
         ring = ring_config.create(smem.ring)
         q_ring = q_config.create(smem.q_ring)
-        warpgroup = cuda.threadIdx.x // 128
-        blocks_per_head = numba.uint32((seq + BM - 1) // BM)
-        head = numba.uint32(cuda.blockIdx.x) // blocks_per_head          # batch x heads + head
-        q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
-        kv_head = head // numba.uint32(group)                            # (a K/V head a group of query heads)
-        if bshd:    # (batch, seq, heads, d): a sequence's rows b * seq on, a head's columns h * d on
-            batch = head // numba.uint32(heads)
-            row0, col0 = batch * seq, (head - batch * heads) * d
-            kv_row0, kv_col0 = row0, (kv_head - batch * (numba.uint32(heads) // numba.uint32(group))) * d
-        else:       # (batch, heads, seq, d): a head's rows one after another
-            row0, col0, kv_row0, kv_col0 = head * seq, numba.int64(0), kv_head * seq, numba.int64(0)
         q_row = row0 + q_block * BM
-        n_kv = (seq + BN - 1) // BN                            # key blocks: causal, up to the diagonal's
+        first = q_block * BM                                   # this block's first query row, its sequence's
+        n_kv = (len_k + BN - 1) // BN                          # key blocks: causal, up to the last one a row sees
+        diagonal = len_k - len_q                               # causal: query r sees keys up to r + diagonal
         if causal:
-            n_kv = min(n_kv, q_block + 1)
+            last = first + BM - 1 + diagonal                   # (bottom-right aligned, as flash-attn's)
+            n_kv = min(n_kv, last // BN + 1) if last >= 0 else 0
         if warpgroup == 0:                                     # the producer
             wgmma.setmaxnreg(40, "dec")                        # its registers to the consumers (40 + 2 x 232)
             if cuda.threadIdx.x == 0:
@@ -104,7 +128,7 @@ def build(d, causal, dtype):
             q_ring.wait(q_ring.consumer_state())
             c = ring.consumer_state()
             o = wgmma.zeros(o_regs)
-            m0 = m1 = numba.float32(-math.inf)               # the running max (log2 domain) and sum
+            m0 = m1 = numba.float32(NO_MAX)                  # the running max (log2 domain) and sum
             l0 = l1 = numba.float32(0)
             for i in range(n_kv):
                 ring.wait(c)
@@ -118,8 +142,8 @@ def build(d, causal, dtype):
                             dtype=dtype)
                 wgmma.commit_group()
                 s = wgmma.wait_group(0, s)
-                if (i + 1) * BN > seq or (causal and i == q_block):   # the keys' end, the diagonal block
-                    s = wgmma.mask(s, q_block * BM + 64 * half, i * BN, seq, 0 if causal else seq, -math.inf)
+                if (i + 1) * BN > len_k or (causal and (i + 1) * BN - 1 - first > diagonal):   # the keys' end, the diagonal
+                    s = wgmma.mask(s, first + 64 * half, i * BN, len_k, diagonal if causal else len_k, -math.inf)
                 x0, x1 = wgmma.row_max(s)                      # the online softmax, in the log2 domain
                 n0, n1 = max(m0, x0 * scale_log2), max(m1, x1 * scale_log2)
                 s = wgmma.exp2_rows(s, scale_log2, n0, n1)
@@ -148,18 +172,20 @@ def build(d, causal, dtype):
                 o = wgmma.wait_group(0, o)
                 ring.release(c)
                 c = c.advance()
-            o = wgmma.scale_rows(o, numba.float32(1) / l0, numba.float32(1) / l1)
-            mine = out[row0:row0 + seq, col0:col0 + d]         # this head's rows and columns
+            # a row that saw no key (causal, more queries than keys): l = 0, its output 0 and its lse -inf
+            o = wgmma.scale_rows(o, numba.float32(1) / l0 if l0 > 0 else numba.float32(0),
+                                 numba.float32(1) / l1 if l1 > 0 else numba.float32(0))
+            mine = out[row0:row0 + len_q, col0:col0 + d]       # this head's rows and columns
             if f16:
-                wgmma.store_f16(o, mine, q_block * BM + 64 * half, 0)
+                wgmma.store_f16(o, mine, first + 64 * half, 0)
             else:
-                wgmma.store_bf16(o, mine, q_block * BM + 64 * half, 0)
-            rows = lse[head * seq:head * seq + seq]            # (none asked for: an empty array)
+                wgmma.store_bf16(o, mine, first + 64 * half, 0)
+            rows = lse[lse0:lse0 + len_q]                      # (none asked for: an empty array)
             lane = cuda.threadIdx.x % 32
-            r = q_block * BM + 64 * half + 16 * ((cuda.threadIdx.x % 128) // 32) + lane // 4
+            r = first + 64 * half + 16 * ((cuda.threadIdx.x % 128) // 32) + lane // 4
             if lane % 4 == 0 and r < rows.shape[0]:           # one lane of the quad sharing the row
-                rows[r] = (m0 + math.log2(l0)) * LN2           # natural log of the row's sum of exp(scale s)
+                rows[r] = (m0 + math.log2(l0)) * LN2 if l0 > 0 else -math.inf   # ln of the row's sum of exp(scale s)
             if lane % 4 == 0 and r + 8 < rows.shape[0]:
-                rows[r + 8] = (m1 + math.log2(l1)) * LN2
+                rows[r + 8] = (m1 + math.log2(l1)) * LN2 if l1 > 0 else -math.inf
 
     return cuda.jit(**BACKEND.compile_options({"launch_bounds": (THREADS, 1), "fastmath": True}))(attention), plan

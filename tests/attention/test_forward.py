@@ -17,17 +17,31 @@ from numba_tma.attention import kernels
 
 
 def reference(q, k, v, causal, scale):
-    """(O, lse) in float64 of (batch, heads, seq, d) arrays; k and v with heads // group heads."""
+    """(O, lse) in float64 of (batch, heads, seq_q, d) arrays; k and v (batch, heads // group,
+    seq_k, d).  Causal: query i sees keys up to i + seq_k - seq_q (bottom-right); a row that sees
+    none: O 0, lse -inf."""
     group = q.shape[1] // k.shape[1]
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     s = scale * (q @ k.transpose(0, 1, 3, 2))
     if causal:
-        seq = q.shape[2]
-        s = np.where(np.arange(seq)[None, :] > np.arange(seq)[:, None], -np.inf, s)
+        seq_q, seq_k = q.shape[2], k.shape[2]
+        s = np.where(np.arange(seq_k)[None, :] > np.arange(seq_q)[:, None] + seq_k - seq_q, -np.inf, s)
     m = s.max(-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
     p = np.exp(s - m)
     total = p.sum(-1, keepdims=True)
-    return (p / total) @ v, (m + np.log(total))[..., 0]
+    with np.errstate(divide="ignore"):
+        return (p / np.where(total > 0, total, 1)) @ v, (m + np.log(total))[..., 0]
+
+
+def varlen_reference(q, k, v, cu_q, cu_k, causal, scale):
+    """(O (total_q, heads, d), lse (heads, total_q)) of a varlen batch, sequence by sequence."""
+    o, lse = np.zeros(q.shape), np.zeros((q.shape[1], q.shape[0]))
+    for b in range(len(cu_q) - 1):
+        rows, keys = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+        o_b, lse_b = reference(*(x[None].transpose(0, 2, 1, 3) for x in (q[rows], k[keys], v[keys])), causal, scale)
+        o[rows], lse[:, rows] = o_b[0].transpose(1, 0, 2), lse_b[0]
+    return o, lse
 
 
 @pytest.mark.both_ways
@@ -63,8 +77,9 @@ def test_forward_matches_numpy(d, dtype, causal, layout):
      r"argument 'layout' must be 'bshd' \(batch, seq, heads, d\) or 'bhsd'"),
     (lambda q, k: attention.forward(q[0], k, k, dtype="bf16"), ValueError,
      r"argument 'q' must be 4-D, \(batch, seq, heads, d\); got shape \(8, 4, 64\)"),
-    (lambda q, k: attention.forward(q, k[:, :4], k[:, :4], dtype="bf16"), ValueError,
-     r"argument 'k' must be \(1, 8, 2, 64\): q's batch, sequence length and d"),
+    (lambda q, k: attention.forward(q, *[cuda.to_device(np.zeros((2, 8, 2, 64), np.uint16))] * 2, dtype="bf16"),
+     ValueError,
+     r"argument 'k' must be \(1, 8, 2, 64\): q's batch and d"),
     (lambda q, k: attention.forward(q[..., :32], k[..., :32], k[..., :32], dtype="bf16"), ValueError,
      "argument 'q' must be contiguous"),
     (lambda q, k: attention.forward(q, q[:, :, :3], q[:, :, :3], dtype="bf16"), ValueError,
@@ -91,6 +106,59 @@ def test_heads_and_head_dimensions_without_a_kernel_are_refused():
         attention.forward(q96, q96, q96, dtype="bf16")
 
 
+@pytest.mark.both_ways
+@pytest.mark.parametrize("keywords, error, message", [
+    (dict(cu_seqlens_q=(0, 4, 8)), ValueError,
+     "arguments 'cu_seqlens_q' and 'cu_seqlens_k' go together .* got cu_seqlens_k=None"),
+    (dict(cu_seqlens_q=(0, 8), cu_seqlens_k=(0, 6), layout="bhsd"), ValueError,
+     r"argument 'layout' must be 'bshd' with cu_seqlens_q and cu_seqlens_k \(a varlen batch is \(total, heads, d\)\)"),
+    (dict(cu_seqlens_q=np.array([0, 8], np.float32), cu_seqlens_k=(0, 6)), ValueError,
+     r"argument 'cu_seqlens_q' must be a contiguous 1-D int32 array of batch \+ 1 >= 2 entries .*; got f32 \(2,\)"),
+    (dict(cu_seqlens_q=(0, 5, 4, 8), cu_seqlens_k=(0, 2, 4, 6)), ValueError,
+     r"argument 'cu_seqlens_q' must rise from 0 \(never falling\) to 8, the rows of 'q'; got \[0, 5, 4, 8\]"),
+    (dict(cu_seqlens_q=(0, 8), cu_seqlens_k=(0, 7)), ValueError,
+     r"argument 'cu_seqlens_k' must rise from 0 \(never falling\) to 6, the rows of 'k'"),
+    (dict(cu_seqlens_q=(0, 4, 8), cu_seqlens_k=(0, 6)), ValueError,
+     r"arguments 'cu_seqlens_q' and 'cu_seqlens_k' must have one length \(batch \+ 1\); got 3 and 2"),
+])
+def test_varlen_refusals_name_the_argument_and_the_rule(keywords, error, message):
+    q = cuda.to_device(np.zeros((8, 4, 64), np.uint16))              # (total, heads, d)
+    k = cuda.to_device(np.zeros((6, 2, 64), np.uint16))
+    ends = {name: cuda.to_device(np.asarray(x, np.int32 if isinstance(x, tuple) else None))
+            for name, x in keywords.items() if name != "layout"}
+    with pytest.raises(error, match=message):
+        attention.forward(q, k, k, dtype="bf16", **{**keywords, **ends})
+    with pytest.raises(ValueError, match=r"argument 'q' must be 3-D, \(total, heads, d\); got shape \(1, 8, 4, 64\)"):
+        attention.forward(q.reshape(1, 8, 4, 64), k, k, dtype="bf16", cu_seqlens_q=cuda.to_device(np.array([0, 8], np.int32)),
+                          cu_seqlens_k=cuda.to_device(np.array([0, 6], np.int32)))
+
+
+@pytest.mark.both_ways
+def test_varlen_batch_matches_numpy():
+    """A varlen batch, causal, q and k of unequal lengths in each sequence: sequence 0 has 130
+    queries and 20 keys (bottom-right: its first 110 rows see no key: 0 and lse -inf), sequence 1
+    3 queries and 140 keys (its second query block is past its end: that block returns); grouped
+    heads (2 query heads on 1 K/V head).  On the GPU also non-causal and d 128."""
+    cu_q, cu_k = np.array([0, 130, 133], np.int32), np.array([0, 20, 160], np.int32)
+    cases = [(64, "bf16", True)] if testing.WAY == "simulator" else [(64, "bf16", True), (128, "f16", False),
+                                                                     (128, "bf16", True)]
+    for d, dtype, causal in cases:
+        rng = np.random.default_rng(d)
+        q = half_floats.bits(rng.standard_normal((133, 2, d)), dtype)
+        k, v = (half_floats.bits(rng.standard_normal((160, 1, d)), dtype) for _ in range(2))
+        out = cuda.to_device(np.full(q.shape, 0xFFFF, np.uint16))
+        got, lse = attention.forward(*(cuda.to_device(x) for x in (q, k, v)), causal=causal, out=out,
+                                     cu_seqlens_q=cuda.to_device(cu_q), cu_seqlens_k=cuda.to_device(cu_k),
+                                     return_lse=True, dtype=dtype, softmax_scale=0.2)
+        want, want_lse = varlen_reference(*(half_floats.values(x, dtype) for x in (q, k, v)), cu_q, cu_k, causal, 0.2)
+        o = half_floats.values(out.copy_to_host(), dtype)
+        assert np.abs(o - want).max() <= 2e-2 * np.abs(want).max(), (d, dtype, causal)
+        assert lse.shape == (2, 133)
+        np.testing.assert_allclose(lse.copy_to_host(), want_lse, rtol=1e-5, atol=1e-4)
+        if causal:
+            assert np.all(o[:110] == 0) and np.all(np.isneginf(lse.copy_to_host()[:, :110]))
+
+
 @pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
 @pytest.mark.parametrize("d, causal, dtype", [(64, False, "bf16"), (128, True, "f16")])
 def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dtype):
@@ -101,7 +169,7 @@ def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dt
     kernel, _ = kernels.build(d, causal, dtype)
     element = "bfloat16" if dtype == "bf16" else "float16"
     maps = [TensorMap.numba_type(element, (128, 64), swizzle="128B")] * 3
-    sig = (*maps, numba.uint16[:, :], numba.float32[:], numba.int64, numba.int64, numba.int64, numba.int64,
+    sig = (*maps, numba.uint16[:, :], numba.float32[:], numba.int32[:], numba.int32[:], *[numba.int64] * 5,
            numba.float32)
     sass = inspect.compile(kernel, sig, "sm_90a").sass
     mma = r"HGMMA\.64x{}x16\.F32" + (r"\.BF16" if dtype == "bf16" else r"\b")
