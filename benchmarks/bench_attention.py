@@ -1,7 +1,9 @@
 """numba_tma.attention.forward beside torch.nn.functional.scaled_dot_product_attention
 (bf16 in and out), in one run on the GPU: each result checked first against SDPA in float32 on the
 same inputs (max error at most 2e-2 of max |O|), then the two interleaved, the median of 5 rounds;
-each shape causal and not (causal TFLOP/s count half the products).
+each shape causal and not (causal TFLOP/s count half the products); then a varlen batch (sequences
+of 8 lengths in one (total, heads, d) array, cu_seqlens) beside a loop of SDPA calls, one a sequence
+(and flash-attn's varlen call where it is importable).
 
     python benchmarks/bench_attention.py
 """
@@ -42,6 +44,51 @@ def case(torch, batch, heads, kv_heads, seq, d, causal):
     return {name: flops / statistics.median(t) / 1e12 for name, t in times.items()}, errors
 
 
+#: the varlen batch's sequence lengths (16 heads, d 128)
+VARLEN = [512, 1024, 2048, 4096, 300, 3000, 1500, 7000]
+
+
+def varlen_case(torch, causal, heads=16, d=128):
+    lengths = torch.tensor(VARLEN, device="cuda")
+    cu = torch.zeros(len(VARLEN) + 1, dtype=torch.int32, device="cuda")
+    cu[1:] = torch.cumsum(lengths, 0)
+    q, k, v = (torch.randn((int(cu[-1]), heads, d), device="cuda").to(torch.bfloat16) for _ in range(3))
+    ends = cu.tolist()
+    pieces = [slice(ends[b], ends[b + 1]) for b in range(len(VARLEN))]
+
+    def sdpa_loop():       # each sequence (1, heads, len, d) through SDPA, into one output
+        for rows in pieces:
+            o = torch.nn.functional.scaled_dot_product_attention(*(x[rows].transpose(0, 1)[None] for x in (q, k, v)),
+                                                                 is_causal=causal)
+            out_sdpa[rows] = o[0].transpose(0, 1)
+
+    out, out_sdpa = torch.empty_like(q), torch.empty_like(q)
+    fns = {"numba-tma": lambda: attention.forward(q, k, v, causal=causal, out=out, cu_seqlens_q=cu, cu_seqlens_k=cu),
+           "SDPA loop": sdpa_loop}
+    try:
+        from flash_attn import flash_attn_varlen_func
+        m = max(VARLEN)
+        fns["flash-attn"] = lambda: flash_attn_varlen_func(q, k, v, cu, cu, m, m, causal=causal)
+    except ImportError:
+        pass
+    want = torch.empty_like(q, dtype=torch.float32)
+    for rows in pieces:
+        want[rows] = torch.nn.functional.scaled_dot_product_attention(
+            *(x[rows].float().transpose(0, 1)[None] for x in (q, k, v)), is_causal=causal)[0].transpose(0, 1)
+    errors = {}
+    for name, fn in fns.items():
+        got = fn()
+        torch.cuda.synchronize()
+        result = {"numba-tma": out, "SDPA loop": out_sdpa}.get(name, got)
+        errors[name] = float((result.float() - want).abs().max() / want.abs().max())
+    times = {name: [] for name in fns}
+    for _ in range(ROUNDS):
+        for name, fn in fns.items():
+            times[name].append(gpu_seconds(fn, 10))
+    flops = sum(4.0 * heads * n * n * d for n in VARLEN) / (2 if causal else 1)
+    return {name: flops / statistics.median(t) / 1e12 for name, t in times.items()}, errors
+
+
 def main():
     import torch
 
@@ -54,6 +101,12 @@ def main():
         print(f"batch {batch:2d} heads {heads:2d}/{kv_heads:2d} seq {seq:5d} d {d:3d} {kind}  "
               + "  ".join(f"{n} {tflops[n]:6.0f} ({errors[n]:.1e})" for n in tflops)
               + f"  | ours/SDPA {tflops['numba-tma'] / tflops['SDPA']:.3f}")
+    for causal in (False, True):
+        tflops, errors = varlen_case(torch, causal)
+        assert errors["numba-tma"] <= 2e-2, errors
+        print(f"varlen {len(VARLEN)} sequences {min(VARLEN)}-{max(VARLEN)} heads 16 d 128 {'causal' if causal else 'full  '}  "
+              + "  ".join(f"{n} {tflops[n]:6.0f} ({errors[n]:.1e})" for n in tflops)
+              + f"  | ours/SDPA loop {tflops['numba-tma'] / tflops['SDPA loop']:.3f}")
     return 0
 
 

@@ -22,3 +22,12 @@ def test_the_rows_and_the_causal_flag_reach_both_implementations():
     source = inspect.getsource(bench.case)
     assert "is_causal=causal, **gqa" in source and "causal=causal, out=out" in source   # SDPA and ours alike
     assert "for causal in (False, True)" in inspect.getsource(bench.main)
+
+
+def test_the_varlen_row_passes_the_sequence_ends_to_ours_and_checks_against_sdpa_per_sequence():
+    bench = _bench()
+    assert len(bench.VARLEN) == 8 and len(set(bench.VARLEN)) == 8          # eight unequal lengths
+    source = inspect.getsource(bench.varlen_case)
+    assert "cu_seqlens_q=cu, cu_seqlens_k=cu" in source and "flash_attn_varlen_func" in source
+    assert source.count("is_causal=causal") == 2                          # the SDPA loop and the float32 check
+    assert "varlen_case(torch, causal)" in inspect.getsource(bench.main)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 __all__ = ["SCHEMA", "OPS", "register"]
 
-SCHEMA = "(Tensor q, Tensor k, Tensor v, bool causal=False, float? softmax_scale=None, str layout=\"bshd\") -> Tensor"
+SCHEMA = ("(Tensor q, Tensor k, Tensor v, bool causal=False, float? softmax_scale=None, str layout=\"bshd\", "
+          "Tensor? cu_seqlens_q=None, Tensor? cu_seqlens_k=None) -> Tensor")
 """``numba_tma::attention_forward``'s schema."""
 
 OPS: dict = {}
@@ -23,12 +24,15 @@ def register() -> dict:
         return OPS
     import torch
 
-    def attention_forward(q, k, v, causal=False, softmax_scale=None, layout="bshd"):
+    def attention_forward(q, k, v, causal=False, softmax_scale=None, layout="bshd", cu_seqlens_q=None,
+                          cu_seqlens_k=None):
         from .call import forward
 
-        return forward(q, k, v, causal=causal, softmax_scale=softmax_scale, layout=layout)
+        return forward(q, k, v, causal=causal, softmax_scale=softmax_scale, layout=layout,
+                       cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
 
-    def attention_forward_fake(q, k, v, causal=False, softmax_scale=None, layout="bshd"):
+    def attention_forward_fake(q, k, v, causal=False, softmax_scale=None, layout="bshd", cu_seqlens_q=None,
+                               cu_seqlens_k=None):
         return q.new_empty(q.shape, dtype=q.dtype)
 
     op = torch.library.custom_op("numba_tma::attention_forward", attention_forward, mutates_args=(), schema=SCHEMA)

@@ -19,7 +19,7 @@ def test_the_op_is_registered_once_with_its_schema(torch):
     op = torch.registered["numba_tma::attention_forward"]
     assert ops == {"attention_forward": op} and op.mutates_args == ()
     assert op.schema == ('(Tensor q, Tensor k, Tensor v, bool causal=False, float? softmax_scale=None, '
-                         'str layout="bshd") -> Tensor')
+                         'str layout="bshd", Tensor? cu_seqlens_q=None, Tensor? cu_seqlens_k=None) -> Tensor')
     fake = op.fake(stand_in_torch.Tensor((2, 300, 8, 128), "bf16"), None, None)
     assert (fake.shape, fake.dtype) == ((2, 300, 8, 128), "bf16")
     torch.registered.clear()
@@ -31,5 +31,6 @@ def test_the_implementation_calls_forward(torch, monkeypatch):
 
     calls = []
     monkeypatch.setattr(call, "forward", lambda *args, **kw: calls.append((args, kw)) or "O")
-    assert torch_ops.register()["attention_forward"].impl("Q", "K", "V", True, 0.5, "bhsd") == "O"
-    assert calls == [(("Q", "K", "V"), {"causal": True, "softmax_scale": 0.5, "layout": "bhsd"})]
+    assert torch_ops.register()["attention_forward"].impl("Q", "K", "V", True, 0.5, "bshd", "CQ", "CK") == "O"
+    assert calls == [(("Q", "K", "V"), {"causal": True, "softmax_scale": 0.5, "layout": "bshd",
+                                        "cu_seqlens_q": "CQ", "cu_seqlens_k": "CK"})]
