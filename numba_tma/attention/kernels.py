@@ -2,23 +2,27 @@
 tensor cores), built per (head dimension, causal, input type) and cached.
 
 One block of 384 threads per 128 query rows of one (batch, head): warpgroup 0's elected thread
-loads the Q tile once and the K and V tiles of each 128-key block into a 2-stage
-:class:`numba_tma.pipeline.TmaPipeline` (K and V of one block a stage), then gives its registers
-to the consumers (``setmaxnreg``); warpgroups 1 and 2 each own 64 query rows and, per key block:
+loads the Q tile once, then each 128-key block's K tile and V tile into two 2-stage
+:class:`numba_tma.pipeline.TmaPipeline` rings (K's and V's: a K tile is given back as soon as its
+S is computed, a V tile once its P V is), then gives its registers to the consumers
+(``setmaxnreg``); warpgroups 1 and 2 each own 64 query rows and, per key block:
 
 1. S = Q K^T with ``wgmma.mma_async`` (K-major Q and K tiles: ``wgmma.descriptor``);
 2. the keys past the sequence's end (its last block) and, causal, past each query's own row
    (bottom-right aligned where the lengths differ, as flash-attn's: query r sees keys up to
    r + seqlen_k - seqlen_q; the blocks past the diagonal are not loaded at all) masked to -inf
-   (``wgmma.mask``);
-   the online softmax on the fragment in the log2 domain: ``wgmma.row_max``, the running max,
-   ``wgmma.exp2_rows``, ``wgmma.row_sum`` into the running sum, the output rescaled
-   (``wgmma.scale_rows``);
+   (``wgmma.mask``); the online softmax on the fragment in the log2 domain: ``wgmma.row_max``,
+   the running max, ``wgmma.exp2_rows``, ``wgmma.row_sum`` into the running sum, the output
+   rescaled (``wgmma.scale_rows``);
 3. O += P V with P from registers (FlashAttention-3's way): ``wgmma.a_fragment`` turns each 16
    keys of S into A registers of ``wgmma.mma_async_rs`` — all eight K steps before the fence
    (registers written between the fence and the MMAs make ptxas serialise every wgmma) — with V's
-   tile read MN-major (``wgmma.descriptor_mn``, ``trans_b=True``: V is given keys x D); the stage
-   released.
+   tile read MN-major (``wgmma.descriptor_mn``, ``trans_b=True``: V is given keys x D).
+
+The three overlap as FlashAttention-3's intra-warpgroup pipeline has them: block i's S is issued,
+then block i - 1's P V, and the wait is for S alone (``wait_group(1)``), so block i's softmax runs
+while the tensor cores do the P V; then the wait for the P V, O rescaled, block i's P converted.
+Block 0's S comes before the loop and the last P V after it.
 
 At the end O / l goes to the head's own rows and columns (a last block's rows past the sequence are
 not stored), and each row's log-sum-exp, ``(m + log2 l) ln 2``, where asked for.  The arrays are
@@ -62,17 +66,69 @@ def build(d, causal, dtype):
     longest query sequence; seq_k unread), the query heads, the query heads a K/V head serves,
     the layout flag and the softmax scale times log2(e)."""
     boxes = d // 64                   # 128B swizzle: a box row is 64 16-bit elements, D takes `boxes`
-    stage_bytes = 2 * boxes * BN * 128
+    tile_bytes = boxes * BN * 128     # one K or V tile
     o_regs, s_regs = d // 2, BN // 2                          # constants of the kernel (wgmma.zeros needs them)
     f16 = dtype == "f16"
-    ring_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
+    kv_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
     q_config = pipeline.TmaPipeline(1, consumers=pipeline.warpgroups(2), reads="wgmma")
     plan = (SharedMemoryPlan()
             .array("q", (boxes, BM, 64), numba.uint16, swizzle="128B")
             .array("k", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
             .array("v", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
-            .pipeline("ring", ring_config).pipeline("q_ring", q_config))
+            .pipeline("k_ring", kv_config).pipeline("v_ring", kv_config).pipeline("q_ring", q_config))
     carve = plan.carver()
+
+    @BACKEND.device_function
+    def scores(q, k, tile, desc_q, desc_k, half):
+        """S = Q K^T of this warpgroup's 64 rows and the 128 keys of the K tile at ``k[tile]``, issued and
+        committed (one group): ``boxes`` x 4 K steps, unrolled loops of constants, so ptxas keeps
+        the MMAs in flight together."""
+        s = wgmma.zeros(s_regs)
+        s = wgmma.fence(s)
+        for box in range(boxes):
+            for kk in range(4):
+                s = wgmma.mma_async(s, wgmma.descriptor(at(q, box), desc_q, kk, 64 * half),
+                                    wgmma.descriptor(at(k, tile + box), desc_k, kk, 0), box + kk, dtype=dtype)
+        wgmma.commit_group()
+        return s
+
+    @BACKEND.device_function
+    def probabilities(s, i, m0, m1, first, half, len_k, diagonal, scale_log2):
+        """Key block ``i``'s S of this warpgroup's rows masked where it must be — the keys past
+        the sequence's end, causal past each row's diagonal — then the online softmax's step in
+        the log2 domain: ``(P, n0, n1, t0, t1)``, P = exp2(S scale - n) with n the running max
+        taken over this block too, t its row sums."""
+        if (i + 1) * BN > len_k or (causal and (i + 1) * BN - 1 - first > diagonal):
+            s = wgmma.mask(s, first + 64 * half, i * BN, len_k, diagonal if causal else len_k, -math.inf)
+        x0, x1 = wgmma.row_max(s)
+        n0, n1 = max(m0, x0 * scale_log2), max(m1, x1 * scale_log2)
+        s = wgmma.exp2_rows(s, scale_log2, n0, n1)
+        t0, t1 = wgmma.row_sum(s)
+        return s, n0, n1, t0, t1
+
+    @BACKEND.device_function
+    def fragments(p):
+        """P's 8 K steps of 16 keys as A registers (a_fragment's K step a constant, written out)."""
+        return (wgmma.a_fragment(p, 0, dtype), wgmma.a_fragment(p, 1, dtype), wgmma.a_fragment(p, 2, dtype),
+                wgmma.a_fragment(p, 3, dtype), wgmma.a_fragment(p, 4, dtype), wgmma.a_fragment(p, 5, dtype),
+                wgmma.a_fragment(p, 6, dtype), wgmma.a_fragment(p, 7, dtype))
+
+    @BACKEND.device_function
+    def accumulate(o, ps, v, desc_v):
+        """O += P V, P from registers (``ps``: its 8 K steps, converted before the fence: registers
+        written between the fence and the MMAs make ptxas serialise every wgmma), V's tile ``v``
+        read MN-major; issued and committed (one group)."""
+        o = wgmma.fence(o)
+        o = wgmma.mma_async_rs(o, ps[0], wgmma.descriptor_mn(v, desc_v, 0, 0), 1, dtype=dtype, trans_b=True)
+        o = wgmma.mma_async_rs(o, ps[1], wgmma.descriptor_mn(v, desc_v, 1, 0), 1, dtype=dtype, trans_b=True)
+        o = wgmma.mma_async_rs(o, ps[2], wgmma.descriptor_mn(v, desc_v, 2, 0), 1, dtype=dtype, trans_b=True)
+        o = wgmma.mma_async_rs(o, ps[3], wgmma.descriptor_mn(v, desc_v, 3, 0), 1, dtype=dtype, trans_b=True)
+        o = wgmma.mma_async_rs(o, ps[4], wgmma.descriptor_mn(v, desc_v, 4, 0), 1, dtype=dtype, trans_b=True)
+        o = wgmma.mma_async_rs(o, ps[5], wgmma.descriptor_mn(v, desc_v, 5, 0), 1, dtype=dtype, trans_b=True)
+        o = wgmma.mma_async_rs(o, ps[6], wgmma.descriptor_mn(v, desc_v, 6, 0), 1, dtype=dtype, trans_b=True)
+        o = wgmma.mma_async_rs(o, ps[7], wgmma.descriptor_mn(v, desc_v, 7, 0), 1, dtype=dtype, trans_b=True)
+        wgmma.commit_group()
+        return o
 
     def attention(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, scale_log2):
         warpgroup = cuda.threadIdx.x // 128
@@ -98,7 +154,7 @@ def build(d, causal, dtype):
             col0, kv_col0 = numba.int64(0), numba.int64(0)
             lse0 = head * seq_q
         smem = carve()
-        ring = ring_config.create(smem.ring)
+        k_ring, v_ring = kv_config.create(smem.k_ring), kv_config.create(smem.v_ring)
         q_ring = q_config.create(smem.q_ring)
         q_row = row0 + q_block * BM
         first = q_block * BM                                   # this block's first query row, its sequence's
@@ -114,64 +170,53 @@ def build(d, causal, dtype):
                 q_ring.prime(q, boxes * BM * 128)
                 for j in range(boxes):
                     tma.load(desc_q, at(smem.q, j), (col0 + 64 * j, q_row), q_ring.full(q))
-                p = ring.producer_state()
-                for i in range(n_kv):
-                    ring.acquire(p, stage_bytes)
+                pk, pv = k_ring.producer_state(), v_ring.producer_state()
+                for i in range(n_kv):                          # K and V of each block, in the consumers' order
+                    k_ring.acquire(pk, tile_bytes)
                     for j in range(boxes):
-                        kv = (kv_col0 + 64 * j, kv_row0 + i * BN)
-                        tma.load(desc_k, at(smem.k, boxes * p.index + j), kv, ring.full(p))
-                        tma.load(desc_v, at(smem.v, boxes * p.index + j), kv, ring.full(p))
-                    p = p.advance()
+                        tma.load(desc_k, at(smem.k, boxes * pk.index + j), (kv_col0 + 64 * j, kv_row0 + i * BN),
+                                 k_ring.full(pk))
+                    v_ring.acquire(pv, tile_bytes)
+                    for j in range(boxes):
+                        tma.load(desc_v, at(smem.v, boxes * pv.index + j), (kv_col0 + 64 * j, kv_row0 + i * BN),
+                                 v_ring.full(pv))
+                    pk, pv = pk.advance(), pv.advance()
         else:                                                  # the consumers: 64 query rows each
             wgmma.setmaxnreg(232, "inc")                       # S, O and P's registers without spilling
             half = warpgroup - 1
             q_ring.wait(q_ring.consumer_state())
-            c = ring.consumer_state()
+            ck, cv = k_ring.consumer_state(), v_ring.consumer_state()
             o = wgmma.zeros(o_regs)
             m0 = m1 = numba.float32(NO_MAX)                  # the running max (log2 domain) and sum
             l0 = l1 = numba.float32(0)
-            for i in range(n_kv):
-                ring.wait(c)
-                s = wgmma.zeros(s_regs)
-                s = wgmma.fence(s)
-                for box in range(boxes):                       # S = Q K^T, 4 K steps a box of D
-                    for kk in range(4):                        # (loops of 4: unrolled, so ptxas keeps
-                        s = wgmma.mma_async(                   # the MMAs in flight together)
-                            s, wgmma.descriptor(at(smem.q, box), desc_q, kk, 64 * half),
-                            wgmma.descriptor(at(smem.k, boxes * c.index + box), desc_k, kk, 0), box + kk,
-                            dtype=dtype)
-                wgmma.commit_group()
-                s = wgmma.wait_group(0, s)
-                if (i + 1) * BN > len_k or (causal and (i + 1) * BN - 1 - first > diagonal):   # the keys' end, the diagonal
-                    s = wgmma.mask(s, first + 64 * half, i * BN, len_k, diagonal if causal else len_k, -math.inf)
-                x0, x1 = wgmma.row_max(s)                      # the online softmax, in the log2 domain
-                n0, n1 = max(m0, x0 * scale_log2), max(m1, x1 * scale_log2)
-                s = wgmma.exp2_rows(s, scale_log2, n0, n1)
-                r0, r1 = math.exp2(m0 - n0), math.exp2(m1 - n1)
-                t0, t1 = wgmma.row_sum(s)
-                l0, l1 = l0 * r0 + t0, l1 * r1 + t1
-                m0, m1 = n0, n1
-                o = wgmma.scale_rows(o, r0, r1)
-                # O += P V: P's 16 keys a K step from registers (a_fragment's K step a constant: the
-                # 8 steps of 128 keys written out), all converted before the fence
-                p0, p1, p2, p3 = (wgmma.a_fragment(s, 0, dtype), wgmma.a_fragment(s, 1, dtype),
-                                  wgmma.a_fragment(s, 2, dtype), wgmma.a_fragment(s, 3, dtype))
-                p4, p5, p6, p7 = (wgmma.a_fragment(s, 4, dtype), wgmma.a_fragment(s, 5, dtype),
-                                  wgmma.a_fragment(s, 6, dtype), wgmma.a_fragment(s, 7, dtype))
-                v = at(smem.v, boxes * c.index)
-                o = wgmma.fence(o)
-                o = wgmma.mma_async_rs(o, p0, wgmma.descriptor_mn(v, desc_v, 0, 0), 1, dtype=dtype, trans_b=True)
-                o = wgmma.mma_async_rs(o, p1, wgmma.descriptor_mn(v, desc_v, 1, 0), 1, dtype=dtype, trans_b=True)
-                o = wgmma.mma_async_rs(o, p2, wgmma.descriptor_mn(v, desc_v, 2, 0), 1, dtype=dtype, trans_b=True)
-                o = wgmma.mma_async_rs(o, p3, wgmma.descriptor_mn(v, desc_v, 3, 0), 1, dtype=dtype, trans_b=True)
-                o = wgmma.mma_async_rs(o, p4, wgmma.descriptor_mn(v, desc_v, 4, 0), 1, dtype=dtype, trans_b=True)
-                o = wgmma.mma_async_rs(o, p5, wgmma.descriptor_mn(v, desc_v, 5, 0), 1, dtype=dtype, trans_b=True)
-                o = wgmma.mma_async_rs(o, p6, wgmma.descriptor_mn(v, desc_v, 6, 0), 1, dtype=dtype, trans_b=True)
-                o = wgmma.mma_async_rs(o, p7, wgmma.descriptor_mn(v, desc_v, 7, 0), 1, dtype=dtype, trans_b=True)
-                wgmma.commit_group()
-                o = wgmma.wait_group(0, o)
-                ring.release(c)
-                c = c.advance()
+            q = smem.q
+            if n_kv > 0:
+                k_ring.wait(ck)                                # block 0: S, its softmax, P
+                s = wgmma.wait_group(0, scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half))
+                k_ring.release(ck)
+                ck = ck.advance()
+                s, m0, m1, l0, l1 = probabilities(s, 0, m0, m1, first, half, len_k, diagonal, scale_log2)
+                ps = fragments(s)
+                for i in range(1, n_kv):                       # block i's S on the tensor cores with
+                    k_ring.wait(ck)                            # block i - 1's P V, then i's softmax
+                    s = scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half)   # under that P V
+                    v_ring.wait(cv)
+                    o = accumulate(o, ps, at(smem.v, boxes * cv.index), desc_v)
+                    s = wgmma.wait_group(1, s)                 # S done; P V may still run
+                    k_ring.release(ck)
+                    ck = ck.advance()
+                    s, n0, n1, t0, t1 = probabilities(s, i, m0, m1, first, half, len_k, diagonal, scale_log2)
+                    r0, r1 = math.exp2(m0 - n0), math.exp2(m1 - n1)
+                    l0, l1 = l0 * r0 + t0, l1 * r1 + t1
+                    m0, m1 = n0, n1
+                    o = wgmma.wait_group(0, o)                 # P V done: V's stage free, O rescaled
+                    v_ring.release(cv)
+                    cv = cv.advance()
+                    o = wgmma.scale_rows(o, r0, r1)
+                    ps = fragments(s)
+                v_ring.wait(cv)                                # the last block's P V
+                o = wgmma.wait_group(0, accumulate(o, ps, at(smem.v, boxes * cv.index), desc_v))
+                v_ring.release(cv)
             # a row that saw no key (causal, more queries than keys): l = 0, its output 0 and its lse -inf
             o = wgmma.scale_rows(o, numba.float32(1) / l0 if l0 > 0 else numba.float32(0),
                                  numba.float32(1) / l1 if l1 > 0 else numba.float32(0))

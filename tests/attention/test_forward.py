@@ -163,9 +163,12 @@ def test_varlen_batch_matches_numpy():
 @pytest.mark.parametrize("d, causal, dtype", [(64, False, "bf16"), (128, True, "f16")])
 def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dtype):
     """The kernel as ptxas sees it: S = Q K^T (d / 16 HGMMAs of 64 x 128) and P V from registers
-    (8 of 64 x d, P's A operand a_fragment's packs), no subroutine call (ptxas would serialise
-    every wgmma), no shared-memory staging of P, no local memory (d 128 causal: the most registers
-    live, within the consumers' 232 of setmaxnreg), one fence and one wait per product."""
+    (8 of 64 x d, P's A operand a_fragment's packs), each written twice (block 0's S before the
+    loop, the last P V after it), no subroutine call (ptxas would serialise every wgmma), no
+    shared-memory staging of P, no local memory (d 128 causal: the most registers live, within the
+    consumers' 232 of setmaxnreg), one fence per product, and in the loop S of the next block
+    issued before this P V and waited for alone (``DEPBAR.LE gsb0, 0x1``: the softmax runs under
+    the P V), the P V after it."""
     kernel, _ = kernels.build(d, causal, dtype)
     element = "bfloat16" if dtype == "bf16" else "float16"
     maps = [TensorMap.numba_type(element, (128, 64), swizzle="128B")] * 3
@@ -174,9 +177,21 @@ def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dt
     sass = inspect.compile(kernel, sig, "sm_90a").sass
     mma = r"HGMMA\.64x{}x16\.F32" + (r"\.BF16" if dtype == "bf16" else r"\b")
     count = len(re.findall(mma.format(128), sass)) + (len(re.findall(mma.format(d), sass)) if d != 128 else 0)
-    assert count == d // 16 + 8, sorted(set(re.findall(r"HGMMA\S*", sass)))
+    assert count == 2 * (d // 16 + 8), sorted(set(re.findall(r"HGMMA\S*", sass)))
     assert "CALL" not in sass and "STL" not in sass and "LDL" not in sass and "STS" not in sass
-    assert sass.count("WARPGROUP.ARRIVE") == sass.count("WARPGROUP.DEPBAR.LE") == 2
+    # the order of fences (A), S's MMAs (S: both operands from shared memory), P V's (P: A from
+    # registers) and waits (W1: all but the last group done, W0: all), runs of one written once
+    events = []
+    for line in sass.splitlines():
+        found = re.search(r"WARPGROUP\.ARRIVE|HGMMA\S* R\d+, (gdesc|R\d+)|DEPBAR\.LE gsb0, 0x([01])", line)
+        if found:
+            event = ("A" if "ARRIVE" in line else "W" + found.group(2) if "DEPBAR" in line
+                     else "S" if found.group(1) == "gdesc" else "P")
+            if not events or events[-1] != event:
+                events.append(event)
+    assert events == ["A", "S", "W0",                       # block 0's S, waited for
+                      "A", "S", "A", "P", "W1", "W0",       # the loop: S of block i, then P V of i - 1 ...
+                      "A", "P", "W0"], events               # ... S waited for alone; the last P V
 
 
 @pytest.mark.gpu
