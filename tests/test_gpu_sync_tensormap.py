@@ -125,6 +125,39 @@ def test_named_barrier_orders_a_producer_warp_before_a_consumer_warp():
 
 
 @cuda.jit
+def token_ring(log):
+    """Two warps take turns (FlashAttention-3's ping-pong of warpgroups): each waits at its own
+    named barrier (1 + w, 64 threads) and arrives at the other's; warp 0 arrives at its own first,
+    so one warp arrives twice at barrier 1 in its first phase (arrivals are counted).  Each turn
+    appends to a shared log at a shared cursor: out of turn, entries would be lost or misplaced."""
+    entries = cuda.shared.array(9, numba.int32)
+    lane, w = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
+    if cuda.threadIdx.x == 0:
+        entries[8] = 0
+    cuda.syncthreads()
+    if w == 0:
+        sync.named_barrier_arrive(1, 64)
+    for i in range(4):
+        sync.named_barrier_sync(1 + w, 64)
+        if lane == 0:
+            cursor = entries[8]
+            entries[cursor] = 10 * i + w + 1
+            entries[8] = cursor + 1
+        cuda.syncwarp()
+        sync.named_barrier_arrive(2 - w, 64)
+    cuda.syncthreads()
+    if cuda.threadIdx.x < 9:
+        log[cuda.threadIdx.x] = entries[cuda.threadIdx.x]
+
+
+@pytest.mark.both_ways
+def test_named_barriers_pass_a_turn_between_two_warps():
+    log = cuda.to_device(np.full(9, -1, np.int32))
+    token_ring[1, 64](log)
+    np.testing.assert_array_equal(log.copy_to_host(), [1, 2, 11, 12, 21, 22, 31, 32, 8])
+
+
+@cuda.jit
 def elect(out, active):
     lane = cuda.threadIdx.x
     if lane < active:

@@ -22,7 +22,10 @@ S is computed, a V tile once its P V is), then gives its registers to the consum
 The three overlap as FlashAttention-3's intra-warpgroup pipeline has them: block i's S is issued,
 then block i - 1's P V, and the wait is for S alone (``wait_group(1)``), so block i's softmax runs
 while the tensor cores do the P V; then the wait for the P V, O rescaled, block i's P converted.
-Block 0's S comes before the loop and the last P V after it.
+Block 0's S comes before the loop and the last P V after it.  And the two consumer warpgroups
+take turns issuing their MMAs (FlashAttention-3's ping-pong: each waits at its own named barrier,
+1 or 2, and arrives at the other's; the first consumer's barrier starts with its own arrival), so
+one's softmax runs while the other's MMAs have the tensor cores.
 
 At the end O / l goes to the head's own rows and columns (a last block's rows past the sequence are
 not stored), and each row's log-sum-exp, ``(m + log2 l) ln 2``, where asked for.  The arrays are
@@ -40,7 +43,7 @@ import math
 import numba
 from numba import cuda
 
-from .. import SharedMemoryPlan, at, pipeline, tma, wgmma
+from .. import SharedMemoryPlan, at, pipeline, sync, tma, wgmma
 from ..ops import BACKEND
 
 BM, BN = 128, 128                     # query rows per block (two warpgroups of 64), keys per block
@@ -190,18 +193,25 @@ def build(d, causal, dtype):
             m0 = m1 = numba.float32(NO_MAX)                  # the running max (log2 domain) and sum
             l0 = l1 = numba.float32(0)
             q = smem.q
+            if half == 0:                                      # the turns at the tensor cores: the first
+                sync.named_barrier_arrive(1, 256)              # consumer's first (ping-pong)
             if n_kv > 0:
                 k_ring.wait(ck)                                # block 0: S, its softmax, P
-                s = wgmma.wait_group(0, scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half))
+                sync.named_barrier_sync(1 + half, 256)         # this warpgroup's turn ...
+                s = scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half)
+                sync.named_barrier_arrive(2 - half, 256)       # ... then the other's
+                s = wgmma.wait_group(0, s)
                 k_ring.release(ck)
                 ck = ck.advance()
                 s, m0, m1, l0, l1 = probabilities(s, 0, m0, m1, first, half, len_k, diagonal, scale_log2)
                 ps = fragments(s)
                 for i in range(1, n_kv):                       # block i's S on the tensor cores with
                     k_ring.wait(ck)                            # block i - 1's P V, then i's softmax
-                    s = scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half)   # under that P V
-                    v_ring.wait(cv)
+                    v_ring.wait(cv)                            # under that P V
+                    sync.named_barrier_sync(1 + half, 256)
+                    s = scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half)
                     o = accumulate(o, ps, at(smem.v, boxes * cv.index), desc_v)
+                    sync.named_barrier_arrive(2 - half, 256)
                     s = wgmma.wait_group(1, s)                 # S done; P V may still run
                     k_ring.release(ck)
                     ck = ck.advance()

@@ -11,28 +11,34 @@ from .state import SimulatorError, enter, where
 
 
 class Gate:
-    """A barrier of threads: ``expected`` arrivals per generation."""
+    """A barrier of threads: ``expected`` arrivals per generation (``count`` so far, by the
+    threads ``arrived``)."""
 
     def __init__(self, expected):
-        self.expected, self.arrived, self.generation = expected, set(), 0
+        self.expected, self.arrived, self.count, self.generation = expected, set(), 0, 0
         self.clock = None            # the arrivals' clocks of this generation, merged (scheduler.release)
         self.released = None         # ... and of the last generation completed, which its waiters acquire
 
     def complete(self):
         """Every thread has arrived: the next generation begins."""
-        self.arrived, self.generation = set(), self.generation + 1
+        self.arrived, self.count, self.generation = set(), 0, self.generation + 1
         self.released, self.clock = self.clock, None
 
 
-def arrive(state, thread, key, expected, op):
+def arrive(state, thread, key, expected, op, counted=False):
+    """``thread`` arrives at the gate ``key`` of ``expected`` arrivals: once a generation (a
+    cluster barrier's rule), or ``counted``, each arrival counting (a named barrier's ``bar.arrive``
+    then ``bar.sync`` by one warp in one phase counts twice, as the hardware counts it)."""
     gate = state.gates.setdefault(key, Gate(expected))
     if gate.expected != expected:
         raise SimulatorError(f"numba_tma simulator: {where(thread)}: {op} with {expected} threads, but the barrier's "
                              f"other threads said {gate.expected}")
+    if counted or thread not in gate.arrived:
+        gate.count += 1
     gate.arrived.add(thread)
     gate.clock = scheduler.joined(gate.clock, scheduler.release(thread))
     generation = gate.generation
-    if len(gate.arrived) >= gate.expected:
+    if gate.count >= gate.expected:
         gate.complete()
         state.changed()
     return gate, generation

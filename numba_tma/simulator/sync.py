@@ -1,6 +1,7 @@
 """``numba_tma.sync`` under the simulator.
 
-**Named barriers** count threads: ``nthreads`` threads arrive, then the waiters go on; barrier 0
+**Named barriers** count arrivals: ``nthreads`` arrive (a thread's ``bar.arrive`` and its
+``bar.sync`` in one phase count as two, as the hardware counts them), then the waiters go on; barrier 0
 is ``cuda.syncthreads()``'s and is refused here (the simulator's syncthreads cannot share it).
 **elect_one** (:mod:`.elect`) elects the lowest lane among those executing it together.
 """
@@ -14,10 +15,10 @@ from .state import RUNNING, SimulatorError, enter
 
 def _meet(key, expected, op, wait=True):
     thread, state = enter()
-    gate, generation = arrive(state, thread, key, expected, op)
+    gate, generation = arrive(state, thread, key, expected, op, counted=True)
     if wait:
         scheduler.wait(thread, lambda: gate.generation != generation,
-                       lambda: f"{op}: {len(gate.arrived)} of {gate.expected} threads arrived")
+                       lambda: f"{op}: {gate.count} of {gate.expected} threads arrived")
         scheduler.acquire(thread, gate.released)
 
 

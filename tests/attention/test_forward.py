@@ -168,7 +168,7 @@ def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dt
     shared-memory staging of P, no local memory (d 128 causal: the most registers live, within the
     consumers' 232 of setmaxnreg), one fence per product, and in the loop S of the next block
     issued before this P V and waited for alone (``DEPBAR.LE gsb0, 0x1``: the softmax runs under
-    the P V), the P V after it."""
+    the P V), the P V after it; the MMAs issued in the warpgroup's turn (ping-pong)."""
     kernel, _ = kernels.build(d, causal, dtype)
     element = "bfloat16" if dtype == "bf16" else "float16"
     maps = [TensorMap.numba_type(element, (128, 64), swizzle="128B")] * 3
@@ -179,19 +179,23 @@ def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dt
     count = len(re.findall(mma.format(128), sass)) + (len(re.findall(mma.format(d), sass)) if d != 128 else 0)
     assert count == 2 * (d // 16 + 8), sorted(set(re.findall(r"HGMMA\S*", sass)))
     assert "CALL" not in sass and "STL" not in sass and "LDL" not in sass and "STS" not in sass
-    # the order of fences (A), S's MMAs (S: both operands from shared memory), P V's (P: A from
-    # registers) and waits (W1: all but the last group done, W0: all), runs of one written once
+    # the order of turns (T: waiting at its named barrier, G: arriving at the other's), fences (A),
+    # S's MMAs (S: both operands from shared memory), P V's (P: A from registers) and waits (W1:
+    # all but the last group done, W0: all), runs of one written once
     events = []
     for line in sass.splitlines():
-        found = re.search(r"WARPGROUP\.ARRIVE|HGMMA\S* R\d+, (gdesc|R\d+)|DEPBAR\.LE gsb0, 0x([01])", line)
+        found = re.search(r"BAR\.SYNC\.DEFER_BLOCKING R|BAR\.ARV|WARPGROUP\.ARRIVE|HGMMA\S* R\d+, (gdesc|R\d+)|"
+                          r"DEPBAR\.LE gsb0, 0x([01])", line)
         if found:
-            event = ("A" if "ARRIVE" in line else "W" + found.group(2) if "DEPBAR" in line
-                     else "S" if found.group(1) == "gdesc" else "P")
+            event = ("T" if "BAR.SYNC" in line else "G" if "BAR.ARV" in line else "A" if "ARRIVE" in line
+                     else "W" + found.group(2) if "DEPBAR" in line else "S" if found.group(1) == "gdesc" else "P")
             if not events or events[-1] != event:
                 events.append(event)
-    assert events == ["A", "S", "W0",                       # block 0's S, waited for
-                      "A", "S", "A", "P", "W1", "W0",       # the loop: S of block i, then P V of i - 1 ...
-                      "A", "P", "W0"], events               # ... S waited for alone; the last P V
+    assert events == ["G",                                  # the first consumer's first turn
+                      "T", "A", "S", "G", "W0",             # block 0's S, waited for
+                      "T", "A", "S", "A", "P", "G", "W1",   # the loop: S of block i, then P V of i - 1 in
+                      "W0",                                 # one turn, S waited for alone
+                      "A", "P", "W0"], events               # the last P V
 
 
 @pytest.mark.gpu
