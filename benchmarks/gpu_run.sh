@@ -8,7 +8,9 @@
 #           (benchmarks/sanitize_examples.sh, memcheck), then the benchmarks;
 #   part gemm: issue 37's call in one: the GEMM test files (the library's 4 workers beside the rest),
 #           the host time of a seen call (profile_call.py), bench_gemm.py, then sweep_gemm.py (the
-#           rule's data).
+#           rule's data);
+#   part attention: issue 38's: the attention and register-A wgmma test files, the named-barrier
+#           file, then bench_attention.py.
 #
 # Each part stops starting new work when its time (GPU_RUN_S, default 560 s) is spent and says what it
 # skipped.  Each writes its lines (also printed) into $OUT/summary.txt, headed with the part, the time,
@@ -17,10 +19,10 @@
 #   bash benchmarks/pack_mlir_host.sh                       # once: .mlirhost/part-a, .mlirhost2/part-b
 #   run  carry [".whl", ".mlirhost"]:   source .whl/prelude.sh; bash benchmarks/gpu_run.sh 1
 #   run  carry [".whl", ".mlirhost2"]:  source .whl/prelude.sh; bash benchmarks/gpu_run.sh 2   (right after)
-#   run  carry [".whl"]:                source .whl/prelude.sh; bash benchmarks/gpu_run.sh gemm
+#   run  carry [".whl"]:                source .whl/prelude.sh; bash benchmarks/gpu_run.sh gemm   (or attention)
 # GPU_RUN_CPU=1 adds the rest of the suite (-m 'not gpu') to part 1.
 set -u
-part=${1:?usage: gpu_run.sh 1|2|gemm}
+part=${1:?usage: gpu_run.sh 1|2|gemm|attention}
 cd "$(dirname "$0")/.."
 out=${OUT:-.gpu_run}
 logs="$out/logs"
@@ -106,8 +108,17 @@ elif [ "$part" = gemm ]; then
     note "benchmarks/$name: rc=$? (log: logs/${name%.py}.log)"
     cat "$logs/${name%.py}.log"
   done
+elif [ "$part" = attention ]; then
+  note "# gpu_run part attention, $(date -u +%FT%TZ), $device, $(git log --oneline -1 2>/dev/null | cut -c1-60)"
+  ls tests/attention/test_*.py tests/test_wgmma_rs.py tests/test_wgmma_rows.py tests/test_gpu_sync_tensormap.py |
+    xargs -P 4 -I{} bash -c 'run_test_file {}' | sort | tee -a "$summary"
+  if enough 150 benchmarks/bench_attention.py; then
+    timeout $(($(left) - 20)) python3 benchmarks/bench_attention.py > "$logs/bench_attention.log" 2>&1
+    note "benchmarks/bench_attention.py: rc=$? (log: logs/bench_attention.log)"
+    cat "$logs/bench_attention.log"
+  fi
 else
-  echo "gpu_run.sh: part must be 1, 2 or gemm, got $part" >&2; exit 2
+  echo "gpu_run.sh: part must be 1, 2, gemm or attention, got $part" >&2; exit 2
 fi
 note "# part $part done in $((SECONDS - start)) s"
 exit 0

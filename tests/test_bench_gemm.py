@@ -80,4 +80,4 @@ def test_the_gemm_part_of_gpu_run_runs_each_step_and_notes_it(tmp_path):
     assert [summary.index(s) for s in steps] == sorted(summary.index(s) for s in steps), summary
     assert "ran: benchmarks/sweep_gemm.py --budget 115" in done.stdout
     bad = subprocess.run(["bash", script, "3"], env=env, capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "part must be 1, 2 or gemm, got 3" in bad.stderr
+    assert bad.returncode == 2 and "part must be 1, 2, gemm or attention, got 3" in bad.stderr
