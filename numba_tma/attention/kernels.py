@@ -138,6 +138,8 @@ def build(d, causal, dtype):
         blocks_per_head = numba.uint32((seq_q + BM - 1) // BM)
         head = numba.uint32(cuda.blockIdx.x) // blocks_per_head          # batch x heads + head
         q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
+        if causal:                                     # the longest blocks (the most keys) start first
+            q_block = blocks_per_head - 1 - q_block
         batch = head // numba.uint32(heads)
         h = numba.uint32(head - batch * numba.uint32(heads))
         kv_h = h // numba.uint32(group)                                  # (a K/V head a group of query heads)
