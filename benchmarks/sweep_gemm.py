@@ -66,7 +66,7 @@ def main(argv):
         flops = 2 * m * n * k
         repeats = max(5, min(200, int(2e12 / flops)))
         cublas = flops / gpu_seconds(ref, repeats) / 1e12
-        default, _ = configs.choose(dtype, m, n, k, sms, can_split=True, can_pair=True)
+        default, _ = configs.choose(dtype, m, n, k, sms)
         print(f"{name}: cuBLAS {cublas:.0f}")
         for config in candidates(gemm, dtype, m, n, k):
             if time.monotonic() > deadline:

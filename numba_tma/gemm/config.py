@@ -60,20 +60,20 @@ def stages_for(dtype, tile_n, k_steps):
     return max(s for s in range(2, MAX_STAGES + 1) if fits(dtype, tile_n, s))
 
 
-def _option(rows, cols, k_steps, blocks, cluster, can_split, split_k):
+def _option(rows, cols, k_steps, blocks, cluster, split_k):
     """(split-K, waves, a relative time) of tiles in clusters of ``cluster`` (1 or 2 tile rows a
     unit) on ``blocks`` blocks; ``split_k`` None: chosen (a split where the units leave half the
     blocks idle)."""
     units = -(-rows // cluster) * cols
     if split_k is None:
         split_k = 1
-        if can_split and 2 * units * cluster <= blocks:
+        if 2 * units * cluster <= blocks:
             split_k = max(1, min(blocks // (units * cluster), MAX_SPLIT_K, k_steps // MIN_SPLIT_STEPS))
     waves = -(-units * split_k // max(1, blocks // cluster))
     return split_k, waves, waves * -(-k_steps // split_k) * (PAIR_SPEED if cluster == 2 else 1.0)
 
 
-def choose(dtype, m, n, k, sms, *, can_split, can_pair, given=Config()):
+def choose(dtype, m, n, k, sms, *, given=Config()):
     """(the :class:`Config` with every field set, the reasons in words) for an M x N x K product of
     ``dtype`` inputs on ``sms`` SMs; ``given`` fields win (checked by the caller)."""
     wide, _ = TILE_N[TYPES[dtype][0]]
@@ -85,8 +85,8 @@ def choose(dtype, m, n, k, sms, *, can_split, can_pair, given=Config()):
     rows, cols = -(-m // BM), -(-n // tile_n)
     if given.tile_n is None:
         why.append(f"tile 128x{wide}: {counted(rows * cols, 'tile')} for {counted(blocks, 'block')}")
-    clusters = [given.cluster] if given.cluster else [1, 2] if can_pair and rows >= 2 else [1]
-    options = {c: _option(rows, cols, k_steps, blocks, c, can_split, given.split_k) for c in clusters}
+    clusters = [given.cluster] if given.cluster else [1, 2] if rows >= 2 else [1]
+    options = {c: _option(rows, cols, k_steps, blocks, c, given.split_k) for c in clusters}
     cluster = min(clusters, key=lambda c: (options[c][2], -c))
     split_k, waves, _ = options[cluster]
     if given.cluster is None and cluster == 2:

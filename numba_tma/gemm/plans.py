@@ -162,8 +162,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
     tma_out = tma_output(O, out_dtype)
     no_epilogue = e.empty()
     sms = sm_count()
-    can_split = True            # (split-K sums float32 partials in a fixed order, then the epilogue: split_k)
-    facts = {"dtype": dtype, "m": m, "n": n, "k": k, "can_split": can_split,
+    facts = {"dtype": dtype, "m": m, "n": n, "k": k,
              "key": {"device": _device_name(), "dtype": dtype, "m": m, "n": n, "k": k, "b_how": b_how,
                      "out_dtype": out_dtype, "tma_out": tma_out, "no_epilogue": no_epilogue}}
     if isinstance(config, str) and config == "autotune":
@@ -175,7 +174,7 @@ def plan(a, b, *, out=None, bias=None, activation=None, epilogue=None, epilogue_
                                                        if v is not None) + ")")
     given = configs.Config() if config is None else config
     configs.check(dtype, given)
-    chosen, why = configs.choose(dtype, m, n, k, sms, can_split=can_split, can_pair=True, given=given)
+    chosen, why = configs.choose(dtype, m, n, k, sms, given=given)
     bk = 128 // TYPES[dtype][0]
     split = chosen.split_k > 1
     kern = Kernel(dtype, b_how, chosen.tile_n, chosen.stages, pair=chosen.cluster == 2, split=split,

@@ -30,7 +30,7 @@ def key(device, dtype, m, n, k, b_how, out_dtype, tma_out, no_epilogue):
     return "|".join(map(str, (device, dtype, *shape_class(m, n, k), b_how, out_dtype, tma_out, no_epilogue)))
 
 
-def candidates(dtype, m, n, k, can_split):
+def candidates(dtype, m, n, k):
     """Every configuration worth timing for the shape: each tile width, with and without clusters
     of 2, and split-K 2 and 4 where the output tiles leave SMs idle."""
     out = []
@@ -39,9 +39,8 @@ def candidates(dtype, m, n, k, can_split):
             if cluster == 2 and -(-m // 128) < 2:
                 continue
             out.append(configs.Config(tile_n=tile_n, cluster=cluster, split_k=1))
-        if can_split:
-            out += [configs.Config(tile_n=tile_n, cluster=1, split_k=s) for s in (2, 4)
-                    if s * 2 <= -(-k // (128 // TYPES[dtype][0]))]
+        out += [configs.Config(tile_n=tile_n, cluster=1, split_k=s) for s in (2, 4)
+                if s * 2 <= -(-k // (128 // TYPES[dtype][0]))]
     return out
 
 
@@ -72,7 +71,7 @@ def fastest(facts, plan_with, seconds):
     """The fastest candidate of a call (``facts``: its ``Plan.facts``; ``plan_with(config)`` its
     plan under a configuration; ``seconds(fn)`` times a launch), remembered for its shape class."""
     times = {}
-    for candidate in candidates(facts["dtype"], facts["m"], facts["n"], facts["k"], facts["can_split"]):
+    for candidate in candidates(facts["dtype"], facts["m"], facts["n"], facts["k"]):
         times[candidate] = seconds(plan_with(candidate).launch)
     best = min(times, key=times.get)
     remember(key(**facts["key"]), best)

@@ -84,25 +84,24 @@ def test_f16_row_bias_silu_and_a_user_epilogue():
 
 # -- the configuration rule --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype, m, n, k, can_split, want", [
-    ("bf16", 8192, 8192, 8192, True, (256, 4, 2, 1)),       # 2048 wide tiles: pairs, K long: 4 stages
-    ("bf16", 8192, 8192, 1024, True, (256, 3, 2, 1)),       # 16 K steps: 3 stages (the whole C tile staged)
-    ("bf16", 256, 8192, 8192, True, (256, 3, 2, 2)),        # 32 pairs of wide tiles: split-K 2, 64 K steps each
-    ("bf16", 128, 8192, 8192, True, (256, 3, 1, 4)),        # one tile row, 32 tiles: split-K 4
-    ("bf16", 128, 8192, 8192, False, (256, 4, 1, 1)),       # (no split where it cannot)
-    ("bf16", 4097, 4096, 4096, True, (256, 3, 1, 1)),       # 528 tiles: 4 waves; 272 pairs: 5 waves of 66
-    ("bf16", 7, 4096, 4096, True, (256, 3, 1, 8)),          # 16 tiles: split-K 8
-    ("e4m3", 8192, 8192, 8192, True, (192, 4, 2, 1)),
-    ("bf16", 100, 100, 100, True, (256, 3, 1, 1)),          # one tile, 2 K steps: no split
+@pytest.mark.parametrize("dtype, m, n, k, want", [
+    ("bf16", 8192, 8192, 8192, (256, 4, 2, 1)),       # 2048 wide tiles: pairs, K long: 4 stages
+    ("bf16", 8192, 8192, 1024, (256, 3, 2, 1)),       # 16 K steps: 3 stages (the whole C tile staged)
+    ("bf16", 256, 8192, 8192, (256, 3, 2, 2)),        # 32 pairs of wide tiles: split-K 2, 64 K steps each
+    ("bf16", 128, 8192, 8192, (256, 3, 1, 4)),        # one tile row, 32 tiles: split-K 4
+    ("bf16", 4097, 4096, 4096, (256, 3, 1, 1)),       # 528 tiles: 4 waves; 272 pairs: 5 waves of 66
+    ("bf16", 7, 4096, 4096, (256, 3, 1, 8)),          # 16 tiles: split-K 8
+    ("e4m3", 8192, 8192, 8192, (192, 4, 2, 1)),
+    ("bf16", 100, 100, 100, (256, 3, 1, 1)),          # one tile, 2 K steps: no split
 ])
-def test_the_configuration_rule(dtype, m, n, k, can_split, want):
-    chosen, why = configs.choose(dtype, m, n, k, 132, can_split=can_split, can_pair=True)
+def test_the_configuration_rule(dtype, m, n, k, want):
+    chosen, why = configs.choose(dtype, m, n, k, 132)
     assert (chosen.tile_n, chosen.stages, chosen.cluster, chosen.split_k) == want
     assert chosen.blocks == 132 and why
 
 
 def test_given_fields_win_and_are_checked():
-    chosen, _ = configs.choose("bf16", 8192, 8192, 8192, 132, can_split=True, can_pair=True,
+    chosen, _ = configs.choose("bf16", 8192, 8192, 8192, 132,
                                given=gemm.Config(tile_n=128, cluster=1))
     assert (chosen.tile_n, chosen.cluster) == (128, 1)
     for config, words in [(gemm.Config(tile_n=192), "config.tile_n=192: bf16 kernels have tiles of 256 or 128"),

@@ -81,11 +81,11 @@ def test_autotune_times_the_candidates_once_and_remembers(tmp_path, monkeypatch)
         return 1.0 if len(timed) != 2 else 0.5
 
     best = gemm.autotune(cuda.to_device(a), col_major(b), seconds=seconds, dtype="bf16")
-    assert len(timed) == len(tuning.candidates("bf16", m, n, k, True))
-    assert best == tuning.candidates("bf16", m, n, k, True)[1]
+    assert len(timed) == len(tuning.candidates("bf16", m, n, k))
+    assert best == tuning.candidates("bf16", m, n, k)[1]
     assert (tmp_path / "gemm_autotune.json").exists()
     out = gemm.matmul(cuda.to_device(a), col_major(b), config="autotune", dtype="bf16")    # remembered: not timed
-    assert len(timed) == len(tuning.candidates("bf16", m, n, k, True))
+    assert len(timed) == len(tuning.candidates("bf16", m, n, k))
     assert relative_error(host(out, "bf16"), av @ bv) <= BF16_TOL
 
 
