@@ -5,6 +5,8 @@ import importlib.util
 import inspect
 import os
 
+import gpu_run_stub
+
 PATH = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "bench_attention.py")
 
 
@@ -37,18 +39,8 @@ def test_the_attention_part_of_gpu_run_runs_the_files_then_the_bench(tmp_path):
     """``benchmarks/gpu_run.sh attention`` with a stand-in ``python3`` printing its arguments: each
     attention, register-A wgmma and named-barrier test file runs, then bench_attention.py, each
     noted in the summary."""
-    import subprocess
-
-    stub = tmp_path / "bin"
-    stub.mkdir()
-    (stub / "python3").write_text('#!/bin/sh\necho "ran: $*"\necho "1 passed"\n')
-    (stub / "python3").chmod(0o755)
-    out = tmp_path / "out"
-    env = dict(os.environ, PATH=f"{stub}:{os.environ['PATH']}", OUT=str(out))
-    done = subprocess.run(["bash", os.path.join(os.path.dirname(PATH), "gpu_run.sh"), "attention"], env=env,
-                          capture_output=True, text=True, timeout=60)
+    done, summary = gpu_run_stub.run_part(tmp_path, "attention")
     assert done.returncode == 0, done.stderr
-    summary = (out / "summary.txt").read_text()
     for f in ("tests/attention/test_forward.py: rc=0 1 passed", "tests/test_wgmma_rs.py: rc=0",
               "tests/test_gpu_sync_tensormap.py: rc=0", "benchmarks/bench_attention.py: rc=0", "# part attention done"):
         assert f in summary, summary

@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+import gpu_run_stub
+
 PATH = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "bench_gemm.py")
 
 
@@ -61,23 +63,13 @@ def test_the_gemm_part_of_gpu_run_runs_each_step_and_notes_it(tmp_path):
     """``benchmarks/gpu_run.sh gemm`` (the GEMM issue's device call) with a stand-in ``python3`` that
     prints its arguments: each test command and benchmark runs, in order, and its line reaches the
     summary."""
-    import subprocess
-
-    stub = tmp_path / "bin"
-    stub.mkdir()
-    (stub / "python3").write_text('#!/bin/sh\necho "ran: $*"\n')
-    (stub / "python3").chmod(0o755)
-    out = tmp_path / "out"
-    env = dict(os.environ, PATH=f"{stub}:{os.environ['PATH']}", OUT=str(out))
-    script = os.path.join(os.path.dirname(PATH), "gpu_run.sh")
-    done = subprocess.run(["bash", script, "gemm"], env=env, capture_output=True, text=True, timeout=60)
+    done, summary = gpu_run_stub.run_part(tmp_path, "gemm")
     assert done.returncode == 0, done.stderr
-    summary = (out / "summary.txt").read_text()
     steps = ["# gpu_run part gemm", "tests/gemm and the launch files: rc=0", "tests/test_gpu_gemm_library.py: rc=0",
              "benchmarks/profile_call.py: rc=0", "benchmarks/bench_gemm.py: rc=0", "benchmarks/sweep_gemm.py: rc=0",
              "# part gemm done"]
     assert [s for s in steps if s in summary] == steps, summary
     assert [summary.index(s) for s in steps] == sorted(summary.index(s) for s in steps), summary
     assert "ran: benchmarks/sweep_gemm.py --budget 115" in done.stdout
-    bad = subprocess.run(["bash", script, "3"], env=env, capture_output=True, text=True, timeout=60)
+    bad, _ = gpu_run_stub.run_part(tmp_path, "3")
     assert bad.returncode == 2 and "part must be 1, 2, gemm or attention, got 3" in bad.stderr
