@@ -161,8 +161,8 @@ def build(d, causal, dtype):
         smem = carve()
         k_ring, v_ring = kv_config.create(smem.k_ring), kv_config.create(smem.v_ring)
         q_ring = q_config.create(smem.q_ring)
-        q_row = row0 + q_block * BM
-        first = q_block * BM                                   # this block's first query row, its sequence's
+        first = numba.int64(q_block) * BM                      # this block's first query row, its sequence's
+        q_row = row0 + first                                   # (signed: the mask's test subtracts it)
         n_kv = (len_k + BN - 1) // BN                          # key blocks: causal, up to the last one a row sees
         diagonal = len_k - len_q                               # causal: query r sees keys up to r + diagonal
         if causal:
