@@ -21,6 +21,7 @@
 #   run  carry [".whl", ".mlirhost2"]:  source .whl/prelude.sh; bash benchmarks/gpu_run.sh 2   (right after)
 #   run  carry [".whl"]:                source .whl/prelude.sh; bash benchmarks/gpu_run.sh gemm   (or attention)
 # GPU_RUN_CPU=1 adds the rest of the suite (-m 'not gpu') to part 1.
+# GPU_FILE_TIMEOUT (default 300 s) bounds each test file (a kernel that hangs costs no more).
 set -u
 part=${1:?usage: gpu_run.sh 1|2|gemm|attention}
 cd "$(dirname "$0")/.."
@@ -41,7 +42,7 @@ enough() {   # enough NEEDED_S WHAT: true when NEEDED_S seconds are left, else t
 run_test_file() {   # one GPU test file in its own process; prints its summary line
   local f=$1 log
   log="$logs/$(basename "$f" .py)${NUMBA_TMA_HOST:+.$NUMBA_TMA_HOST}.log"
-  timeout 300 python3 -m pytest -q -p no:cacheprovider "$f" > "$log" 2>&1
+  timeout "${GPU_FILE_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider "$f" > "$log" 2>&1
   local rc=$?
   local by_value
   by_value=$(grep -o "by-value descriptors checked equal.*" "$log" | head -1)
