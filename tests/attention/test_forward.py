@@ -210,3 +210,24 @@ def test_torch_tensors_against_scaled_dot_product_attention(causal):
     assert float((got.float() - want).abs().max() / want.abs().max()) <= 2e-2
     assert math.isfinite(float(got.float().sum()))
     assert torch.equal(torch.ops.numba_tma.attention_forward(q, k, v, causal, None, "bhsd"), got)   # the custom op
+
+
+@pytest.mark.gpu
+def test_a_varlen_batch_of_torch_tensors_against_sdpa_sequence_by_sequence():
+    """cu_seqlens as torch int32 tensors, causal with unequal lengths (bottom-right), through the
+    call and the custom op, against SDPA in float32 on each sequence (its mask written out)."""
+    torch = pytest.importorskip("torch")
+    lens_q, lens_k = [300, 1, 129, 640], [500, 77, 129, 600]
+    cu_q, cu_k = (torch.tensor([0, *np.cumsum(x)], dtype=torch.int32, device="cuda") for x in (lens_q, lens_k))
+    q = torch.randn((sum(lens_q), 8, 128), device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn((sum(lens_k), 2, 128), device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    got = attention.forward(q, k, v, causal=True, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k)
+    assert torch.equal(torch.ops.numba_tma.attention_forward(q, k, v, True, None, "bshd", cu_q, cu_k), got)
+    for b in range(len(lens_q)):
+        rows, keys = slice(int(cu_q[b]), int(cu_q[b + 1])), slice(int(cu_k[b]), int(cu_k[b + 1]))
+        qb, kb, vb = (x.float().transpose(0, 1) for x in (q[rows], k[keys].repeat_interleave(4, 1),
+                                                          v[keys].repeat_interleave(4, 1)))
+        seen = torch.arange(lens_k[b], device="cuda")[None, :] <= torch.arange(lens_q[b], device="cuda")[:, None] + \
+            lens_k[b] - lens_q[b]
+        want = torch.nn.functional.scaled_dot_product_attention(qb, kb, vb, attn_mask=seen).transpose(0, 1)
+        assert float((got[rows].float() - want).abs().max() / want.abs().max()) <= 2e-2, b
