@@ -1,7 +1,9 @@
 """numba_tma.attention.forward beside torch.nn.functional.scaled_dot_product_attention
 (bf16 in and out), in one run on the GPU: each result checked first against SDPA in float32 on the
 same inputs (max error at most 2e-2 of max |O|), then the two interleaved, the median of 5 rounds;
-each shape causal and not (causal TFLOP/s count half the products); then a varlen batch (sequences
+each shape causal and not (causal TFLOP/s count half the products); at d 128 without a mask also
+the kernel with 128-key blocks beside the default 176 (``keys_per_block``: the rule's data); then a
+varlen batch (sequences
 of 8 lengths in one (total, heads, d) array, cu_seqlens) beside a loop of SDPA calls, one a sequence
 (and flash-attn's varlen call where it is importable).
 
@@ -14,12 +16,25 @@ import sys
 from numba import cuda
 
 from numba_tma import attention
+from numba_tma.attention import call
 from numba_tma.testing import gpu_seconds
 
 ROUNDS = 5
 #: batch, heads, K/V heads, seq, d: the issue's rows, with a long sequence and grouped-query heads
 SHAPES = [(4, 16, 16, 4096, 128), (4, 16, 16, 4096, 64), (16, 16, 16, 1024, 128), (1, 16, 16, 16384, 128),
           (4, 32, 8, 4096, 128)]
+
+
+def with_keys(n, fn):
+    """``fn`` with the kernel of ``n``-key blocks (numba_tma.attention.call's rule swapped for the call)."""
+    def run():
+        rule = call.keys_per_block
+        call.keys_per_block = lambda d, causal: n
+        try:
+            return fn()
+        finally:
+            call.keys_per_block = rule
+    return run
 
 
 def case(torch, batch, heads, kv_heads, seq, d, causal):
@@ -30,11 +45,13 @@ def case(torch, batch, heads, kv_heads, seq, d, causal):
     out = torch.empty_like(q)
     fns = {"numba-tma": lambda: attention.forward(q, k, v, causal=causal, out=out, layout="bhsd"),
            "SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, **gqa)}
+    if d == 128 and not causal:
+        fns["128 keys"] = with_keys(128, fns["numba-tma"])
     errors = {}
     for name, fn in fns.items():
         got = fn()
         torch.cuda.synchronize()
-        result = out if name == "numba-tma" else got
+        result = out if name in ("numba-tma", "128 keys") else got
         errors[name] = float((result.float() - want).abs().max() / want.abs().max())
     times = {name: [] for name in fns}
     for _ in range(ROUNDS):
@@ -92,22 +109,30 @@ def varlen_case(torch, causal, heads=16, d=128):
 def main():
     import torch
 
+    wrong = []              # rows whose result was wrong: their times printed, then the rows named, rc 1
     print(f"bench_attention: median of {ROUNDS} interleaved rounds, {cuda.get_current_device().name}; TFLOP/s "
           "(max error / max |O| against SDPA in float32)")
     for (batch, heads, kv_heads, seq, d), causal in ((shape, causal) for shape in SHAPES for causal in (False, True)):
         tflops, errors = case(torch, batch, heads, kv_heads, seq, d, causal)
-        assert errors["numba-tma"] <= 2e-2, errors
+        wrong += [f"{shape_words(batch, heads, kv_heads, seq, d, causal)}: {errors}"] * \
+            (max(e for n, e in errors.items() if n != "SDPA") > 2e-2)
         kind = "causal" if causal else "full  "
         print(f"batch {batch:2d} heads {heads:2d}/{kv_heads:2d} seq {seq:5d} d {d:3d} {kind}  "
               + "  ".join(f"{n} {tflops[n]:6.0f} ({errors[n]:.1e})" for n in tflops)
               + f"  | ours/SDPA {tflops['numba-tma'] / tflops['SDPA']:.3f}")
     for causal in (False, True):
         tflops, errors = varlen_case(torch, causal)
-        assert errors["numba-tma"] <= 2e-2, errors
+        wrong += [f"varlen {'causal' if causal else 'full'}: {errors}"] * (errors["numba-tma"] > 2e-2)
         print(f"varlen {len(VARLEN)} sequences {min(VARLEN)}-{max(VARLEN)} heads 16 d 128 {'causal' if causal else 'full  '}  "
               + "  ".join(f"{n} {tflops[n]:6.0f} ({errors[n]:.1e})" for n in tflops)
               + f"  | ours/SDPA loop {tflops['numba-tma'] / tflops['SDPA loop']:.3f}")
-    return 0
+    for line in wrong:
+        print(f"WRONG RESULT (max error over 2e-2 of max |O|): {line}")
+    return 1 if wrong else 0
+
+
+def shape_words(batch, heads, kv_heads, seq, d, causal):
+    return f"batch {batch} heads {heads}/{kv_heads} seq {seq} d {d}{' causal' if causal else ''}"
 
 
 if __name__ == "__main__":

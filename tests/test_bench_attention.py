@@ -45,3 +45,13 @@ def test_the_attention_part_of_gpu_run_runs_the_files_then_the_bench(tmp_path):
               "tests/test_gpu_sync_tensormap.py: rc=0", "benchmarks/bench_attention.py: rc=0", "# part attention done"):
         assert f in summary, summary
     assert summary.index("tests/test_wgmma_rs.py") < summary.index("benchmarks/bench_attention.py")
+
+
+def test_the_128_key_comparison_swaps_the_rule_for_its_call_only():
+    bench = _bench()
+    from numba_tma.attention import call
+
+    rule, seen = call.keys_per_block, []
+    run = bench.with_keys(128, lambda: seen.append(call.keys_per_block(128, False)) or "done")
+    assert run() == "done" and seen == [128] and call.keys_per_block is rule and rule(128, False) == 176
+    assert 'fns["128 keys"] = with_keys(128, fns["numba-tma"])' in inspect.getsource(bench.case)

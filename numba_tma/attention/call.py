@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import TensorMap, launch
 from ..arrays import empty, operand, placeholder
-from .kernels import BM, HEAD_DIMS, THREADS, TYPES, build
+from .kernels import BM, HEAD_DIMS, THREADS, TYPES, build, keys_per_block
 
 CALLER = "attention.forward"
 LAYOUTS = {"bshd": "(batch, seq, heads, d)", "bhsd": "(batch, heads, seq, d)"}
@@ -133,14 +133,16 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_
         return X.viewed((rows, h * d), (h * d, 1)) if bshd else X.viewed((rows * h, d), (d, 1))
 
     data_type = "bfloat16" if Q.dtype == "bf16" else "float16"
+    bn = keys_per_block(d, bool(causal))
     maps = []
-    for name, X, h, rows in (("q", Q, heads, rows_q), ("k", K, kv_heads, rows_k), ("v", V, kv_heads, rows_k)):
+    for name, X, h, rows, box in (("q", Q, heads, rows_q, BM), ("k", K, kv_heads, rows_k, bn),
+                                  ("v", V, kv_heads, rows_k, bn)):
         view = two_d(X, h, rows)
         why = view.why_not_tma()
         if why is not None:
             raise ValueError(f"{CALLER}: argument {name!r} cannot be read by TMA: {why}")
-        maps.append(TensorMap.tiled(view.map_array(), (BM, 64), swizzle="128B", data_type=data_type))
-    kernel, plan = build(d, bool(causal), Q.dtype)
+        maps.append(TensorMap.tiled(view.map_array(), (box, 64), swizzle="128B", data_type=data_type))
+    kernel, plan = build(d, bool(causal), Q.dtype, bn)
     launch(kernel, batch * heads * -(-seq_q // BM), THREADS, *maps, two_d(O, heads, rows_q).device_array, lse_rows,
            cu_q, cu_k, seq_q, seq_k, heads, heads // kv_heads, int(bshd), np.float32(scale * math.log2(math.e)),
            shared_mem=plan.nbytes, stream=Q.stream)

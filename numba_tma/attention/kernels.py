@@ -2,7 +2,8 @@
 tensor cores), built per (head dimension, causal, input type) and cached.
 
 One block of 384 threads per 128 query rows of one (batch, head): warpgroup 0's elected thread
-loads the Q tile once, then each 128-key block's K tile and V tile into two 2-stage
+loads the Q tile once, then each key block's K tile and V tile (176 keys at d 128 without a
+causal mask, else 128: :func:`keys_per_block`) into two 2-stage
 :class:`numba_tma.pipeline.TmaPipeline` rings (K's and V's: a K tile is given back as soon as its
 S is computed, a V tile once its P V is), then gives its registers to the consumers
 (``setmaxnreg``); warpgroups 1 and 2 each own 64 query rows and, per key block:
@@ -46,7 +47,7 @@ from numba import cuda
 from .. import SharedMemoryPlan, at, pipeline, sync, tma, wgmma
 from ..ops import BACKEND
 
-BM, BN = 128, 128                     # query rows per block (two warpgroups of 64), keys per block
+BM = 128                              # query rows per block (two warpgroups of 64)
 STAGES = 2                            # K and V of one key block per stage
 THREADS = 384
 HEAD_DIMS = (64, 128)
@@ -58,32 +59,52 @@ LN2 = math.log(2.0)
 NO_MAX = -3.0e38
 
 
+def keys_per_block(d, causal):
+    """The keys a block's S covers (its K and V tiles' rows): FlashAttention-3's choice for H100
+    (``tile_size_fwd_sm90``: 176 at d 128 without a causal mask, where the registers allow a wider
+    S — O 64, S 88 and P 44 registers a thread — and fewer, longer MMAs; 128 causal, where a
+    square tile keeps the diagonal in one block, and at d 64)."""
+    return 176 if d == 128 and not causal else 128
+
+
+def _written_out(name, params, step, steps, end, namespace, start=()):
+    """``def name(params)``: the lines ``start``, then ``step`` once per K step ``kk`` (a constant
+    in each: a loop would index a tuple at run time, through local memory, and ``a_fragment`` takes
+    only a constant step), then the lines ``end``; its globals ``namespace``."""
+    lines = [*start, *(step.format(kk=kk) for kk in range(steps)), *end]
+    exec(f"def {name}({params}):\n" + "".join(f"    {line}\n" for line in lines), namespace)
+    return namespace[name]
+
+
 @functools.lru_cache(maxsize=None)
-def build(d, causal, dtype):
+def build(d, causal, dtype, bn=None):
     """(the kernel, its shared-memory plan) for head dimension ``d`` (64 or 128), ``causal`` or
-    not, ``dtype`` "bf16" or "f16" inputs and output.  Its arguments: ``(desc_q, desc_k, desc_v,
-    out, lse, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, scale_log2)`` — the maps of the 2-D Q,
-    K, V (boxes of 128 rows x 64, 128B-swizzled), the 2-D output, the float32 log-sum-exp array
+    not, ``dtype`` "bf16" or "f16" inputs and output, ``bn`` keys a block (default
+    :func:`keys_per_block`).  Its arguments: ``(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k,
+    seq_q, seq_k, heads, group, bshd, scale_log2)`` — the maps of the 2-D Q, K, V (boxes of 128
+    rows, ``bn`` for K and V, x 64, 128B-swizzled), the 2-D output, the float32 log-sum-exp array
     (batch x heads x seq_q, varlen heads x total; empty: none), the int32 cumulative sequence ends
     of a varlen batch (batch + 1 each; empty: not varlen), the sequence lengths (varlen: the
     longest query sequence; seq_k unread), the query heads, the query heads a K/V head serves,
     the layout flag and the softmax scale times log2(e)."""
+    bn = bn or keys_per_block(d, causal)
     boxes = d // 64                   # 128B swizzle: a box row is 64 16-bit elements, D takes `boxes`
-    tile_bytes = boxes * BN * 128     # one K or V tile
-    o_regs, s_regs = d // 2, BN // 2                          # constants of the kernel (wgmma.zeros needs them)
+    tile_bytes = boxes * bn * 128     # one K or V tile
+    steps = bn // 16                  # P V's K steps
+    o_regs, s_regs = d // 2, bn // 2                          # constants of the kernel (wgmma.zeros needs them)
     f16 = dtype == "f16"
     kv_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
     q_config = pipeline.TmaPipeline(1, consumers=pipeline.warpgroups(2), reads="wgmma")
     plan = (SharedMemoryPlan()
             .array("q", (boxes, BM, 64), numba.uint16, swizzle="128B")
-            .array("k", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
-            .array("v", (STAGES * boxes, BN, 64), numba.uint16, swizzle="128B")
+            .array("k", (STAGES * boxes, bn, 64), numba.uint16, swizzle="128B")
+            .array("v", (STAGES * boxes, bn, 64), numba.uint16, swizzle="128B")
             .pipeline("k_ring", kv_config).pipeline("v_ring", kv_config).pipeline("q_ring", q_config))
     carve = plan.carver()
 
     @BACKEND.device_function
     def scores(q, k, tile, desc_q, desc_k, half):
-        """S = Q K^T of this warpgroup's 64 rows and the 128 keys of the K tile at ``k[tile]``, issued and
+        """S = Q K^T of this warpgroup's 64 rows and the ``bn`` keys of the K tile at ``k[tile]``, issued and
         committed (one group): ``boxes`` x 4 K steps, unrolled loops of constants, so ptxas keeps
         the MMAs in flight together."""
         s = wgmma.zeros(s_regs)
@@ -101,37 +122,25 @@ def build(d, causal, dtype):
         the sequence's end, causal past each row's diagonal — then the online softmax's step in
         the log2 domain: ``(P, n0, n1, t0, t1)``, P = exp2(S scale - n) with n the running max
         taken over this block too, t its row sums."""
-        if (i + 1) * BN > len_k or (causal and (i + 1) * BN - 1 - first > diagonal):
-            s = wgmma.mask(s, first + 64 * half, i * BN, len_k, diagonal if causal else len_k, -math.inf)
+        if (i + 1) * bn > len_k or (causal and (i + 1) * bn - 1 - first > diagonal):
+            s = wgmma.mask(s, first + 64 * half, i * bn, len_k, diagonal if causal else len_k, -math.inf)
         x0, x1 = wgmma.row_max(s)
         n0, n1 = max(m0, x0 * scale_log2), max(m1, x1 * scale_log2)
         s = wgmma.exp2_rows(s, scale_log2, n0, n1)
         t0, t1 = wgmma.row_sum(s)
         return s, n0, n1, t0, t1
 
-    @BACKEND.device_function
-    def fragments(p):
-        """P's 8 K steps of 16 keys as A registers (a_fragment's K step a constant, written out)."""
-        return (wgmma.a_fragment(p, 0, dtype), wgmma.a_fragment(p, 1, dtype), wgmma.a_fragment(p, 2, dtype),
-                wgmma.a_fragment(p, 3, dtype), wgmma.a_fragment(p, 4, dtype), wgmma.a_fragment(p, 5, dtype),
-                wgmma.a_fragment(p, 6, dtype), wgmma.a_fragment(p, 7, dtype))
-
-    @BACKEND.device_function
-    def accumulate(o, ps, v, desc_v):
-        """O += P V, P from registers (``ps``: its 8 K steps, converted before the fence: registers
-        written between the fence and the MMAs make ptxas serialise every wgmma), V's tile ``v``
-        read MN-major; issued and committed (one group)."""
-        o = wgmma.fence(o)
-        o = wgmma.mma_async_rs(o, ps[0], wgmma.descriptor_mn(v, desc_v, 0, 0), 1, dtype=dtype, trans_b=True)
-        o = wgmma.mma_async_rs(o, ps[1], wgmma.descriptor_mn(v, desc_v, 1, 0), 1, dtype=dtype, trans_b=True)
-        o = wgmma.mma_async_rs(o, ps[2], wgmma.descriptor_mn(v, desc_v, 2, 0), 1, dtype=dtype, trans_b=True)
-        o = wgmma.mma_async_rs(o, ps[3], wgmma.descriptor_mn(v, desc_v, 3, 0), 1, dtype=dtype, trans_b=True)
-        o = wgmma.mma_async_rs(o, ps[4], wgmma.descriptor_mn(v, desc_v, 4, 0), 1, dtype=dtype, trans_b=True)
-        o = wgmma.mma_async_rs(o, ps[5], wgmma.descriptor_mn(v, desc_v, 5, 0), 1, dtype=dtype, trans_b=True)
-        o = wgmma.mma_async_rs(o, ps[6], wgmma.descriptor_mn(v, desc_v, 6, 0), 1, dtype=dtype, trans_b=True)
-        o = wgmma.mma_async_rs(o, ps[7], wgmma.descriptor_mn(v, desc_v, 7, 0), 1, dtype=dtype, trans_b=True)
-        wgmma.commit_group()
-        return o
+    # P's K steps of 16 keys as A registers, then O += P V with them (V's tile ``v`` read MN-major:
+    # trans_b), issued and committed as one group; all converted before the fence (registers written
+    # between the fence and the MMAs make ptxas serialise every wgmma)
+    namespace = {"wgmma": wgmma, "dtype": dtype}
+    fragments = BACKEND.device_function(_written_out(
+        "fragments", "p", "a{kk} = wgmma.a_fragment(p, {kk}, dtype)", steps,
+        ["return (" + ", ".join(f"a{kk}" for kk in range(steps)) + ",)"], namespace))
+    accumulate = BACKEND.device_function(_written_out(
+        "accumulate", "o, ps, v, desc_v",
+        "o = wgmma.mma_async_rs(o, ps[{kk}], wgmma.descriptor_mn(v, desc_v, {kk}, 0), 1, dtype=dtype, trans_b=True)",
+        steps, ["wgmma.commit_group()", "return o"], namespace, start=["o = wgmma.fence(o)"]))
 
     def attention(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, scale_log2):
         warpgroup = cuda.threadIdx.x // 128
@@ -163,13 +172,13 @@ def build(d, causal, dtype):
         q_ring = q_config.create(smem.q_ring)
         first = numba.int64(q_block) * BM                      # this block's first query row, its sequence's
         q_row = row0 + first                                   # (signed: the mask's test subtracts it)
-        n_kv = (len_k + BN - 1) // BN                          # key blocks: causal, up to the last one a row sees
+        n_kv = (len_k + bn - 1) // bn                          # key blocks: causal, up to the last one a row sees
         diagonal = len_k - len_q                               # causal: query r sees keys up to r + diagonal
         if causal:
             last = first + BM - 1 + diagonal                   # (bottom-right aligned, as flash-attn's)
-            n_kv = min(n_kv, last // BN + 1) if last >= 0 else 0
+            n_kv = min(n_kv, last // bn + 1) if last >= 0 else 0
         if warpgroup == 0:                                     # the producer
-            wgmma.setmaxnreg(40, "dec")                        # its registers to the consumers (40 + 2 x 232)
+            wgmma.setmaxnreg(32, "dec")                        # its registers to the consumers (32 + 2 x 240)
             if cuda.threadIdx.x == 0:
                 q = q_ring.producer_state()
                 q_ring.prime(q, boxes * BM * 128)
@@ -179,15 +188,15 @@ def build(d, causal, dtype):
                 for i in range(n_kv):                          # K and V of each block, in the consumers' order
                     k_ring.acquire(pk, tile_bytes)
                     for j in range(boxes):
-                        tma.load(desc_k, at(smem.k, boxes * pk.index + j), (kv_col0 + 64 * j, kv_row0 + i * BN),
+                        tma.load(desc_k, at(smem.k, boxes * pk.index + j), (kv_col0 + 64 * j, kv_row0 + i * bn),
                                  k_ring.full(pk))
                     v_ring.acquire(pv, tile_bytes)
                     for j in range(boxes):
-                        tma.load(desc_v, at(smem.v, boxes * pv.index + j), (kv_col0 + 64 * j, kv_row0 + i * BN),
+                        tma.load(desc_v, at(smem.v, boxes * pv.index + j), (kv_col0 + 64 * j, kv_row0 + i * bn),
                                  v_ring.full(pv))
                     pk, pv = pk.advance(), pv.advance()
         else:                                                  # the consumers: 64 query rows each
-            wgmma.setmaxnreg(232, "inc")                       # S, O and P's registers without spilling
+            wgmma.setmaxnreg(240, "inc")                       # S, O and P's registers without spilling
             half = warpgroup - 1
             q_ring.wait(q_ring.consumer_state())
             ck, cv = k_ring.consumer_state(), v_ring.consumer_state()
