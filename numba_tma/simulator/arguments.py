@@ -99,8 +99,9 @@ _POSITIONAL: dict = {}    # op name -> (parameter names, their defaults, how man
 
 
 def _bind(op, args, kwargs) -> dict:
-    """``op.bind(args, kwargs)``; a call with positional arguments only (as kernels mostly make
-    them) is bound without ``inspect`` (the parameters are all positional-or-keyword)."""
+    """``op.bind(args, kwargs)``; where the parameters are all positional-or-keyword (as most ops'
+    are), bound without ``inspect``; anything else (an unknown or repeated keyword, a missing
+    argument) goes to ``op.bind`` for its error."""
     shape = _POSITIONAL.get(op.name)
     if shape is None:
         parameters = op.signature.parameters.values()
@@ -109,8 +110,12 @@ def _bind(op, args, kwargs) -> dict:
         simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in parameters)
         shape = _POSITIONAL[op.name] = (names, defaults, sum(d is p.empty for d, p in zip(defaults, parameters))) \
             if simple else ()
-    if shape and not kwargs and shape[2] <= len(args) <= len(shape[0]):
-        return dict(zip(shape[0], args))
+    if shape and len(args) <= len(shape[0]):
+        given = dict(zip(shape[0], args))
+        if all(k in shape[0] and k not in given for k in kwargs):     # (keywords: each a parameter, once)
+            given.update(kwargs)
+            if all(name in given for name in shape[0][:shape[2]]):   # (the ones without defaults come first)
+                return given
     return op.bind(args, kwargs)
 
 

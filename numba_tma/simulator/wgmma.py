@@ -225,7 +225,8 @@ def a_fragment(acc, kk, dtype="bf16"):
         raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
     half = _bf16_bits if dtype == "bf16" else lambda v: int(np.float16(v).view(np.uint16))
     values = acc[8 * kk:8 * kk + 8]
-    return tuple(half(values[2 * i]) | half(values[2 * i + 1]) << 16 for i in range(4))
+    # registers as the compiled helper gives them: uint32 variables (not constants)
+    return tuple(np.uint32(half(values[2 * i]) | half(values[2 * i + 1]) << 16) for i in range(4))
 
 
 def mask(acc, row, col, cols, diagonal, value):
