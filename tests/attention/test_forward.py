@@ -19,7 +19,9 @@ from numba_tma.attention import kernels
 def reference(q, k, v, causal, scale):
     """(O, lse) in float64 of (batch, heads, seq_q, d) arrays; k and v (batch, heads // group,
     seq_k, d).  Causal: query i sees keys up to i + seq_k - seq_q (bottom-right); a row that sees
-    none: O 0, lse -inf."""
+    none (or no key at all): O 0, lse -inf."""
+    if k.shape[2] == 0:                                # no key at all
+        return np.zeros(q.shape), np.full(q.shape[:3], -np.inf)
     group = q.shape[1] // k.shape[1]
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     s = scale * (q @ k.transpose(0, 1, 3, 2))
@@ -158,16 +160,19 @@ def test_varlen_refusals_name_the_argument_and_the_rule(keywords, error, message
 
 @pytest.mark.both_ways
 def test_varlen_batch_matches_numpy():
-    """A varlen batch, causal, q and k of unequal lengths in each sequence: sequence 0 has 130
-    queries and 20 keys (bottom-right: its first 110 rows see no key: 0 and lse -inf), sequence 1
-    3 queries and 100 keys (its second query block is past its end: that block returns); grouped
-    heads (2 query heads on 1 K/V head).  On the GPU also non-causal and d 128."""
-    cu_q, cu_k = np.array([0, 130, 133], np.int32), np.array([0, 20, 120], np.int32)
+    """A varlen batch, causal, q and k of unequal lengths in each sequence: sequence 0 has 100
+    queries and 20 keys (bottom-right: its first 80 rows see no key: 0 and lse -inf), sequence 1
+    3 queries and 100 keys, sequence 2 130 queries and no key at all (no key block: its rows 0 and
+    lse -inf; its 130 rows make two query blocks a head, the second past the other sequences'
+    ends: those blocks return); grouped heads (2 query heads on 1 K/V head).  On the GPU also
+    non-causal and d 128."""
+    cu_q, cu_k = np.array([0, 100, 103, 233], np.int32), np.array([0, 20, 120, 120], np.int32)
+    no_key = np.r_[0:80, 103:233]                       # (causal: the rows that see no key)
     cases = [(64, "bf16", True)] if testing.WAY == "simulator" else [(64, "bf16", True), (128, "f16", False),
                                                                      (128, "bf16", True)]
     for d, dtype, causal in cases:
         rng = np.random.default_rng(d)
-        q = half_floats.bits(rng.standard_normal((133, 2, d)), dtype)
+        q = half_floats.bits(rng.standard_normal((233, 2, d)), dtype)
         k, v = (half_floats.bits(rng.standard_normal((120, 1, d)), dtype) for _ in range(2))
         out = cuda.to_device(np.full(q.shape, 0xFFFF, np.uint16))
         got, lse = attention.forward(*(cuda.to_device(x) for x in (q, k, v)), causal=causal, out=out,
@@ -176,10 +181,10 @@ def test_varlen_batch_matches_numpy():
         want, want_lse = varlen_reference(*(half_floats.values(x, dtype) for x in (q, k, v)), cu_q, cu_k, causal, 0.2)
         o = half_floats.values(out.copy_to_host(), dtype)
         assert np.abs(o - want).max() <= 2e-2 * np.abs(want).max(), (d, dtype, causal)
-        assert lse.shape == (2, 133)
+        assert lse.shape == (2, 233)
         np.testing.assert_allclose(lse.copy_to_host(), want_lse, rtol=1e-5, atol=1e-4)
-        if causal:
-            assert np.all(o[:110] == 0) and np.all(np.isneginf(lse.copy_to_host()[:, :110]))
+        rows = no_key if causal else np.r_[103:233]
+        assert np.all(o[rows] == 0) and np.all(np.isneginf(lse.copy_to_host()[:, rows]))
 
 
 @pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
