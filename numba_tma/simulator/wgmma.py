@@ -223,10 +223,9 @@ def a_fragment(acc, kk, dtype="bf16"):
     dtype = dtype or "bf16"
     if dtype not in ("bf16", "f16"):
         raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
-    half = _bf16_bits if dtype == "bf16" else lambda v: int(np.float16(v).view(np.uint16))
-    values = acc[8 * kk:8 * kk + 8]
-    # registers as the compiled helper gives them: uint32 variables (not constants)
-    return tuple(np.uint32(half(values[2 * i]) | half(values[2 * i + 1]) << 16) for i in range(4))
+    codes = (_bf16_codes if dtype == "bf16" else _f16_codes)(np.asarray(acc[8 * kk:8 * kk + 8], np.float32))
+    # registers as the compiled helper gives them: uint32 variables (not constants), low half first
+    return tuple(codes[0::2].astype(np.uint32) | codes[1::2].astype(np.uint32) << np.uint32(16))
 
 
 def mask(acc, row, col, cols, diagonal, value):
@@ -298,12 +297,6 @@ def _elements(thread, count):
         yield i, 16 * w + lane // 4 + 8 * h, 8 * j + 2 * (lane % 4) + e
 
 
-def _bf16_bits(value):
-    """A float as bfloat16 bits, rounded to nearest even (``cvt.rn.bf16x2.f32``)."""
-    bits = int(np.float32(value).view(np.uint32))
-    return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 & 0xFFFF
-
-
 def _store(kind, acc, out, row, col, convert):
     thread, _ = enter()
     if getattr(acc, "dtype", "float32") != "float32":
@@ -311,31 +304,26 @@ def _store(kind, acc, out, row, col, convert):
                               "fragment")
     target = memory.host(out)
     rows, cols = target.shape
-    bits = target.dtype == np.int16             # 16-bit float bits in an int16 array (a torch view): wrapped
-    for i, r, c in _elements(thread, len(acc)):
-        if row + r < rows and col + c < cols:
-            value = convert(acc[i])
-            target[row + r, col + c] = np.array(value, np.uint16).view(np.int16) if bits else value
+    i, r, c = np.array(list(_elements(thread, len(acc)))).T        # (every register at once)
+    inside = (row + r < rows) & (col + c < cols)
+    values = convert(np.asarray(acc, np.float32))[i[inside]]
+    if target.dtype == np.int16:                # 16-bit float bits in an int16 array (a torch view): wrapped
+        values = values.view(np.int16)
+    target[row + r[inside], col + c[inside]] = values
 
 
 def store(acc, out, row, col):
-    _store("store", acc, out, row, col, np.float32)
-
-
-def _f16_bits(value):
-    """A float as float16 bits, rounded to nearest even (``cvt.rn.f16x2.f32``: beyond the range, infinity)."""
-    with np.errstate(over="ignore"):
-        return int(np.float32(value).astype(np.float16).view(np.uint16))
+    _store("store", acc, out, row, col, lambda values: values)
 
 
 def store_bf16(acc, out, row, col):
-    _store("store_bf16", acc, out, row, col, _bf16_bits)
+    _store("store_bf16", acc, out, row, col, _bf16_codes)
 
 
 def store_f16(acc, out, row, col):
     target = memory.host(out)
     _store("store_f16", acc, out, row, col,
-           (lambda v: np.float32(v).astype(np.float16)) if target.dtype == np.float16 else _f16_bits)
+           (lambda values: values.astype(np.float16)) if target.dtype == np.float16 else _f16_codes)
 
 
 def map(acc, fn, row, col, *args):        # noqa: A001 - wgmma.map
@@ -367,19 +355,32 @@ def _store_shared(acc, tile, desc, first, count, convert):
                              f"{raw.size} bytes, fewer than {count * box_bytes} (the {count} boxes of {box_bytes} "
                              "bytes it writes)")
     words = raw[:count * box_bytes].view(np.uint16)
-    for i, r, c in _elements(thread, len(acc)):
-        box, col = divmod(c, box_cols)
-        if first <= box < first + count:
-            offset = (box - first) * box_bytes + int(swizzled_offsets(r * row_bytes + 2 * col, 128))
-            words[offset // 2] = convert(acc[i])
+    i, r, c = np.array(list(_elements(thread, len(acc)))).T        # (every register at once)
+    box, col = np.divmod(c, box_cols)
+    mine = (first <= box) & (box < first + count)
+    offsets = (box - first) * box_bytes + swizzled_offsets(r * row_bytes + 2 * col, 128)
+    words[offsets[mine] // 2] = convert(np.asarray(acc, np.float32))[i[mine]]
+
+
+def _bf16_codes(values):
+    """float32 values as bfloat16 bits, rounded to nearest even (``cvt.rn.bf16x2.f32``)."""
+    bits = values.view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 & 0xFFFF).astype(np.uint16)
+
+
+def _f16_codes(values):
+    """float32 values as float16 bits, rounded to nearest even (``cvt.rn.f16x2.f32``: beyond the
+    range, infinity)."""
+    with np.errstate(over="ignore"):
+        return values.astype(np.float16).view(np.uint16)
 
 
 def store_shared_bf16(acc, tile, desc, first=0, count=None):
-    _store_shared(acc, tile, desc, first, count, _bf16_bits)
+    _store_shared(acc, tile, desc, first, count, _bf16_codes)
 
 
 def store_shared_f16(acc, tile, desc, first=0, count=None):
-    _store_shared(acc, tile, desc, first, count, _f16_bits)
+    _store_shared(acc, tile, desc, first, count, _f16_codes)
 
 
 def load(array, row, col, count):
