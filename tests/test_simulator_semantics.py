@@ -260,3 +260,35 @@ def test_setmaxnreg_is_a_check_that_the_whole_warpgroup_runs_it():
     """)
     assert "groups [128, 128, 128]" in out, out
     assert "wgmma.setmaxnreg(40, 'dec'): 64 of the 128 threads of warpgroup 0 arrived" in out, out
+
+
+def test_setmaxnreg_inc_waits_for_registers_and_a_split_beyond_the_block_hangs():
+    """384 threads hold 168 registers each at launch: 40 + 2 x 232 (or 24 + 2 x 240) a thread of
+    each warpgroup fit, and a consumer's inc that runs before the producer's dec waits for it; 32 +
+    2 x 240 does not fit (on the GPU the consumers' inc waits forever) and is reported."""
+    out = simulate(setup=SETUP, body="""
+        from numba_tma import wgmma
+
+        @cuda.jit
+        def k(out, producer, consumer):
+            if cuda.threadIdx.x // 128 == 0:
+                for _ in range(100):             # (the consumers reach their inc first)
+                    cuda.syncwarp()
+                wgmma.setmaxnreg(producer, "dec")
+            else:
+                wgmma.setmaxnreg(consumer, "inc")
+            out[cuda.threadIdx.x] = 1
+
+        out = np.zeros(384, np.int32)
+        for split in ((40, 232), (24, 240)):
+            k[1, 384](out, *split)
+            print("fits", split, int(out.sum()))
+        try:
+            k[1, 384](out, 32, 240)
+        except Exception as exc:
+            print("raised", exc)
+    """)
+    assert "fits (40, 232) 384" in out and "fits (24, 240) 384" in out, out
+    assert ("wgmma.setmaxnreg(240, 'inc'): warpgroup 1 waits for registers: the other warpgroups hold 272 a thread, "
+            "and 272 + 240 is more than the 168 a thread" in out or
+            "wgmma.setmaxnreg(240, 'inc'): warpgroup 2 waits for registers" in out), out

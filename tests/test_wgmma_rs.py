@@ -14,12 +14,13 @@ from numba_tma import TensorMap, fence, inspect, mbarrier, ops, tma, wgmma
 from numba_tma.errors import OpArgumentError
 
 N = 128                # the P @ V product: 64 x N, V held N x 64 (K-major B)
+V_ELEMENTS = N * 64    # (a constant: cuda.shared.array takes no expression)
 
 
 def _pv_kernel(dtype):
     @cuda.jit
     def kernel(s_tile, desc_v, out):
-        tv = cuda.shared.array(N * 64, numba.uint16, alignment=1024)
+        tv = cuda.shared.array(V_ELEMENTS, numba.uint16, alignment=1024)
         bars = cuda.shared.array(1, numba.uint64)
         if cuda.threadIdx.x == 0:
             mbarrier.init(bars, 1)

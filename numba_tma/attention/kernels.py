@@ -92,6 +92,12 @@ def build(d, causal, dtype, bn=None):
     tile_bytes = boxes * bn * 128     # one K or V tile
     steps = bn // 16                  # P V's K steps
     o_regs, s_regs = d // 2, bn // 2                          # constants of the kernel (wgmma.zeros needs them)
+    # the block holds 384 x 168 registers at launch (launch_bounds (384, 1)); setmaxnreg moves them
+    # between the warpgroups and an inc waits until a dec has freed enough, so the three must sum to
+    # it exactly or less — 128 (40 + 2 x 232) = 128 (24 + 2 x 240) = 384 x 168 (more: the consumers'
+    # inc waits forever).  240 where S is 176 keys wide (no local memory in the loop), else 232
+    # (none at all).
+    producer_regs, consumer_regs = (24, 240) if bn > 128 else (40, 232)
     f16 = dtype == "f16"
     kv_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
     q_config = pipeline.TmaPipeline(1, consumers=pipeline.warpgroups(2), reads="wgmma")
@@ -178,7 +184,7 @@ def build(d, causal, dtype, bn=None):
             last = first + BM - 1 + diagonal                   # (bottom-right aligned, as flash-attn's)
             n_kv = min(n_kv, last // bn + 1) if last >= 0 else 0
         if warpgroup == 0:                                     # the producer
-            wgmma.setmaxnreg(32, "dec")                        # its registers to the consumers (32 + 2 x 240)
+            wgmma.setmaxnreg(producer_regs, "dec")             # its registers to the consumers
             if cuda.threadIdx.x == 0:
                 q = q_ring.producer_state()
                 q_ring.prime(q, boxes * BM * 128)
@@ -196,7 +202,7 @@ def build(d, causal, dtype, bn=None):
                                  v_ring.full(pv))
                     pk, pv = pk.advance(), pv.advance()
         else:                                                  # the consumers: 64 query rows each
-            wgmma.setmaxnreg(240, "inc")                       # S, O and P's registers without spilling
+            wgmma.setmaxnreg(consumer_regs, "inc")             # S, O and P's registers without spilling
             half = warpgroup - 1
             q_ring.wait(q_ring.consumer_state())
             ck, cv = k_ring.consumer_state(), v_ring.consumer_state()

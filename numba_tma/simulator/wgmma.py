@@ -270,6 +270,29 @@ def setmaxnreg(n, action):
     scheduler.wait(thread, lambda: gate.generation != generation,
                    lambda: f"{op}({n}, {action!r}): {len(gate.arrived)} of the 128 threads of warpgroup {group} arrived")
     scheduler.acquire(thread, gate.released)
+    # the block's registers: what it holds at launch (at most 65536 / its threads, a multiple of 8,
+    # at most 255, as launch_bounds (threads, 1) lets ptxas give), moved between its warpgroups; an
+    # inc waits until the others' registers and its own new count fit, as the hardware's does
+    size = len(thread.block.threads)
+    launch = min(255, 65536 // size // 8 * 8)
+    held = memory.per_block(("setmaxnreg registers",), dict)     # warpgroup -> its registers a thread
+
+    def others():
+        return sum(held.get(g, launch) for g in range(size // 128) if g != group)
+
+    def taken():        # (the first of the warpgroup's threads to find room takes the registers for all)
+        if held.get(group) != n and 128 * (others() + n) <= size * launch:
+            held[group] = n
+        return held.get(group) == n
+
+    if action == "inc":
+        scheduler.wait(thread, taken,
+                       lambda: f"{op}({n}, 'inc'): warpgroup {group} waits for registers: the other warpgroups hold "
+                               f"{others()} a thread, and {others()} + {n} is more than the {launch} a thread each "
+                               f"of the block's {size // 128} warpgroups holds at launch ({size} threads)")
+    else:
+        held[group] = n
+    state.changed()
 
 def zeros(count, dtype=None):
     integer = dtype is not None and np.dtype(str(dtype)) == np.int32
