@@ -310,14 +310,21 @@ def add(acc, other):
     return Fragment((np.asarray(acc, np.float32) + np.asarray(other, np.float32)).tolist(), "float32")
 
 
-def _elements(thread, count):
-    """``(register, row, col)`` of each of a thread's ``count`` fragment registers in the 64 x N
-    tile (the thread's place: ``threadIdx.x % 128``, as the compiled helpers take it)."""
+def _positions(thread, count):
+    """``(registers, rows, cols)``: arrays of each of a thread's ``count`` fragment registers and
+    its row and column in the 64 x N tile (the thread's place: ``threadIdx.x % 128``, as the
+    compiled helpers take it): register ``i = 4 j + 2 h + e`` at row ``16 w + l // 4 + 8 h``,
+    column ``8 j + 2 (l % 4) + e``."""
     t = thread.index[0] % 128
     w, lane = t // 32, t % 32
-    for i in range(count):
-        j, h, e = i // 4, (i // 2) % 2, i % 2
-        yield i, 16 * w + lane // 4 + 8 * h, 8 * j + 2 * (lane % 4) + e
+    i = np.arange(count)
+    return i, 16 * w + lane // 4 + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * (lane % 4) + i % 2
+
+
+def _elements(thread, count):
+    """``(register, row, col)`` of each of a thread's ``count`` fragment registers, one by one
+    (:func:`_positions`)."""
+    return zip(*(x.tolist() for x in _positions(thread, count)))
 
 
 def _store(kind, acc, out, row, col, convert):
@@ -327,7 +334,7 @@ def _store(kind, acc, out, row, col, convert):
                               "fragment")
     target = memory.host(out)
     rows, cols = target.shape
-    i, r, c = np.array(list(_elements(thread, len(acc)))).T        # (every register at once)
+    i, r, c = _positions(thread, len(acc))
     inside = (row + r < rows) & (col + c < cols)
     values = convert(np.asarray(acc, np.float32))[i[inside]]
     if target.dtype == np.int16:                # 16-bit float bits in an int16 array (a torch view): wrapped
@@ -378,7 +385,7 @@ def _store_shared(acc, tile, desc, first, count, convert):
                              f"{raw.size} bytes, fewer than {count * box_bytes} (the {count} boxes of {box_bytes} "
                              "bytes it writes)")
     words = raw[:count * box_bytes].view(np.uint16)
-    i, r, c = np.array(list(_elements(thread, len(acc)))).T        # (every register at once)
+    i, r, c = _positions(thread, len(acc))
     box, col = np.divmod(c, box_cols)
     mine = (first <= box) & (box < first + count)
     offsets = (box - first) * box_bytes + swizzled_offsets(r * row_bytes + 2 * col, 128)
