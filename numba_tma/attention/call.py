@@ -42,9 +42,10 @@ def _inputs(q, k, v, dtype, layout, varlen):
 def _sequence_ends(cu_q, cu_k, Q, K):
     """The two varlen arguments read: (their int32 device arrays, the batch, the longest query
     sequence), each checked on the host — int32, one entry more than the batch, from 0 up (never
-    down) to the rows of q and k — so a wrong one is refused, not run."""
-    arrays, ends = [], []
-    for name, cu, X in (("cu_seqlens_q", cu_q, Q), ("cu_seqlens_k", cu_k, K)):
+    down) to the rows of q and k — so a wrong one is refused, not run (both copied on the caller's
+    stream, then one wait for it)."""
+    arrays, copies = [], []
+    for name, cu in (("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)):
         if cu is None:
             raise ValueError(f"{CALLER}: arguments 'cu_seqlens_q' and 'cu_seqlens_k' go together (a varlen batch); "
                              f"got {name}=None")
@@ -52,14 +53,15 @@ def _sequence_ends(cu_q, cu_k, Q, K):
         if C.dtype != "i32" or C.ndim != 1 or C.shape[0] < 2 or not C.is_contiguous:
             raise ValueError(f"{CALLER}: argument {name!r} must be a contiguous 1-D int32 array of batch + 1 >= 2 "
                              f"entries (each sequence's first row, then the total); got {C.dtype} {tuple(C.shape)}")
-        host = np.asarray(C.device_array.copy_to_host(stream=Q.stream))
-        if Q.stream:
-            Q.stream.synchronize()
+        arrays.append(C.device_array)
+        copies.append(C.device_array.copy_to_host(stream=Q.stream))
+    if Q.stream:
+        Q.stream.synchronize()
+    ends = [np.asarray(host) for host in copies]
+    for name, host, X in (("cu_seqlens_q", ends[0], Q), ("cu_seqlens_k", ends[1], K)):
         if host[0] != 0 or np.any(np.diff(host) < 0) or host[-1] != X.shape[0]:
             raise ValueError(f"{CALLER}: argument {name!r} must rise from 0 (never falling) to {X.shape[0]}, the rows "
                              f"of {X.name!r}; got {host.tolist()[:8]}{' ...' if host.size > 8 else ''}")
-        arrays.append(C.device_array)
-        ends.append(host)
     if ends[0].size != ends[1].size:
         raise ValueError(f"{CALLER}: arguments 'cu_seqlens_q' and 'cu_seqlens_k' must have one length (batch + 1); "
                          f"got {ends[0].size} and {ends[1].size}")

@@ -77,17 +77,16 @@ def _written_out(name, params, step, steps, end, namespace, start=()):
 
 
 @functools.lru_cache(maxsize=None)
-def build(d, causal, dtype, bn=None):
+def build(d, causal, dtype, bn):
     """(the kernel, its shared-memory plan) for head dimension ``d`` (64 or 128), ``causal`` or
-    not, ``dtype`` "bf16" or "f16" inputs and output, ``bn`` keys a block (default
-    :func:`keys_per_block`).  Its arguments: ``(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k,
+    not, ``dtype`` "bf16" or "f16" inputs and output, ``bn`` keys a block (the call's
+    :func:`keys_per_block`: one cache entry a kernel).  Its arguments: ``(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k,
     seq_q, seq_k, heads, group, bshd, scale_log2)`` — the maps of the 2-D Q, K, V (boxes of 128
     rows, ``bn`` for K and V, x 64, 128B-swizzled), the 2-D output, the float32 log-sum-exp array
     (batch x heads x seq_q, varlen heads x total; empty: none), the int32 cumulative sequence ends
     of a varlen batch (batch + 1 each; empty: not varlen), the sequence lengths (varlen: the
     longest query sequence; seq_k unread), the query heads, the query heads a K/V head serves,
     the layout flag and the softmax scale times log2(e)."""
-    bn = bn or keys_per_block(d, causal)
     boxes = d // 64                   # 128B swizzle: a box row is 64 16-bit elements, D takes `boxes`
     tile_bytes = boxes * bn * 128     # one K or V tile
     steps = bn // 16                  # P V's K steps

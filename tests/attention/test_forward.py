@@ -198,7 +198,7 @@ def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dt
     issued before this P V and waited for alone (``DEPBAR.LE gsb0, 0x1``: the softmax runs under
     the P V), the P V after it; the MMAs issued in the warpgroup's turn (ping-pong)."""
     bn = kernels.keys_per_block(d, causal)
-    kernel, _ = kernels.build(d, causal, dtype)
+    kernel, _ = kernels.build(d, causal, dtype, bn)
     element = "bfloat16" if dtype == "bf16" else "float16"
     maps = [TensorMap.numba_type(element, (box, 64), swizzle="128B") for box in (128, bn, bn)]
     sig = (*maps, numba.uint16[:, :], numba.float32[:], numba.int32[:], numba.int32[:], *[numba.int64] * 5,
