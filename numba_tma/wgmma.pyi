@@ -541,14 +541,20 @@ def scale_rows(acc, f0, f1):
 
 
 def a_fragment(acc, kk, dtype=None):
-    """Columns ``16 kk`` to ``16 kk + 15`` of a float32 accumulator (a 64 x N tile) as the A
-    fragment of :func:`mma_async_rs`: four registers of two ``dtype`` values each (``"bf16"``, the
-    default, or ``"f16"``; rounded to nearest even), no data leaving the thread — the accumulator's
-    layout, pairs of columns, is the register A layout for 16-bit types: register ``i`` is
-    fragment elements ``8 kk + 2 i`` (low half) and ``8 kk + 2 i + 1``.  ``kk`` is a constant.
-    Attention's P (``exp2_rows`` of S) feeds the P @ V MMA this way, K step by K step.  Convert
-    every K step before the ``fence`` of the MMAs that read them: registers written between the
-    fence and an MMA make ptxas serialise every wgmma of the kernel.
+    """K step ``kk`` of a float32 accumulator (a 64 x N tile) as the A fragment of
+    :func:`mma_async_rs`: four registers of this thread, rounded to nearest even.  ``dtype``
+    ``"bf16"`` (the default) or ``"f16"``: columns ``16 kk`` to ``16 kk + 15``, two values a
+    register, no data leaving the thread — the accumulator's layout, pairs of columns, is the
+    register A layout of 16-bit types: register ``i`` is fragment elements ``8 kk + 2 i`` (low
+    half) and ``8 kk + 2 i + 1``.  ``"e4m3"`` or ``"e5m2"`` (saturating to the largest finite
+    value; NaN stays NaN): columns ``32 kk`` to ``32 kk + 31``, four values a register — lane ``l``
+    register ``i`` holds row ``l // 4 + 8 (i % 2)`` of its warp's 16, columns ``32 kk + 4 (l % 4) +
+    16 (i // 2)`` and the next three, lowest byte first, which the accumulator spreads over the
+    lane's quad: each register is two 32-bit shuffles within the quad and a byte permute (eight
+    ``shfl.sync.idx`` a K step; all 32 lanes of the warp must call it together).  ``kk`` is a
+    constant.  Attention's P (``exp2_rows`` of S) feeds the P @ V MMA this way, K step by K step.
+    Convert every K step before the ``fence`` of the MMAs that read them: registers written
+    between the fence and an MMA make ptxas serialise every wgmma of the kernel.
 
     Example::
 
@@ -557,6 +563,9 @@ def a_fragment(acc, kk, dtype=None):
     PTX::
 
         cvt.rn.bf16x2.f32 a(i), d(8 kk + 2 i + 1), d(8 kk + 2 i);   // i = 0..3
+        // e4m3: the quad's pairs, packed two chunks a word, gathered and byte-permuted
+        cvt.rn.satfinite.e4m3x2.f32 p, d(16 kk + 4 c + 2 h + 1), d(16 kk + 4 c + 2 h);
+        shfl.sync.idx.b32 x0, w, s0, 0x1f, 0xffffffff;   prmt.b32 a(i), x0, x1, sel;
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
     """

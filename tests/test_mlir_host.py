@@ -72,7 +72,8 @@ r = wgmma.mma_async_rs(wgmma.fence(wgmma.zeros(64)), wgmma.a_fragment(wgmma.scal
 wgmma.commit_group()
 r = wgmma.wait_group(0, r)
 z = wgmma.mask(wgmma.scale(x, 5.0), 3, 5, 100, 0, -1.0)
-out[5] = numba.uint64(s0 + m1 + p[3] + r[5] + z[7])"""
+q = wgmma.a_fragment(wgmma.scale(x, 7.0), 1, "e4m3")
+out[5] = numba.uint64(s0 + m1 + p[3] + r[5] + z[7]) + numba.uint64(q[0] ^ q[1] ^ q[2] ^ q[3])"""
 # the helpers' arrays: a 64 x 128 float32 tile and its bfloat16 bits (C-contiguous: paired stores);
 # store_shared_bf16's desc is the C tile's map (by value under numba-cuda, in global memory here)
 TILES = ("c", "c16")
@@ -250,7 +251,7 @@ def test_fragment_helpers_assemble_as_under_numba_cuda(fragments):
     (an unrolled guarded store per element: BSSY; the paired bfloat16 stores, each a 32-bit store
     where its address is 4-byte aligned, else two 16-bit ones; the swizzled STS)."""
     llvmlite, mlir = (_global_as_generic(f.opcode_counts()) for f in fragments)
-    work = {"FADD": 105, "FFMA": 32, "FMUL": 41, "FMNMX": 34, "MUFU.EX2": 32, "SHFL.BFLY": 8,
+    work = {"FADD": 105, "FFMA": 32, "FMUL": 57, "FMNMX": 34, "MUFU.EX2": 32, "SHFL.BFLY": 8, "SHFL.IDX": 8,
             "F2FP.BF16.F32.PACK_AB": 36, "STS": 16, "BSSY": 48, "ST.E": 80, "ST.E.U16": 32, "LD.E": 32}
     assert {o: mlir[o] for o in work} == {o: llvmlite[o] for o in work} == work
     assert {"STG.E", "STG.E.U16", "LDG.E"} <= fragments[1].opcodes()

@@ -811,6 +811,7 @@ def lower_add(host, tys, values):
 
 
 A_FRAGMENT = types.UniTuple(types.uint32, 4)   # what a_fragment returns: mma_async_rs's ``a``
+A_FRAGMENT_TYPES = {"bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32}   # dtype -> the columns of one K step
 
 
 def a_fragment_check(acc, kk, dtype):
@@ -820,27 +821,34 @@ def a_fragment_check(acc, kk, dtype):
     _ACC.check(op, acc)
     if str(acc.dtype) != "float32":
         raise OpArgumentError(f"numba_tma: {op}: argument 'acc' must be a float32 fragment; got {acc}")
-    steps = acc.count // 8                       # K steps of 16 columns in the 64 x N tile (N = 2 count)
+    kind = "bf16" if dtype is None or omitted(dtype) else literal(dtype)
+    if kind not in A_FRAGMENT_TYPES:
+        raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
+    cols = A_FRAGMENT_TYPES[kind]
+    steps = 2 * acc.count // cols                # K steps in the 64 x N tile (N = 2 count)
     step = literal(kk)
     if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < steps:
-        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' {A_FRAGMENT_KK.format(steps=steps, n=2 * acc.count)}; "
-                              f"got {kk}")
-    kind = "bf16" if dtype is None or omitted(dtype) else literal(dtype)
-    if kind not in PAIR_FORMATS:
-        raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
+        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' "
+                              f"{A_FRAGMENT_KK.format(steps=steps, cols=cols, n=2 * acc.count)}; got {kk}")
     return step, kind
 
 
 @_intrinsic(target="cuda", prefer_literal=True)
 def a_fragment(typingctx, acc, kk, dtype=None):
-    """Columns ``16 kk`` to ``16 kk + 15`` of a float32 accumulator (a 64 x N tile) as the A
-    fragment of :func:`mma_async_rs`: four registers of two ``dtype`` values each (``"bf16"``, the
-    default, or ``"f16"``; rounded to nearest even), no data leaving the thread — the accumulator's
-    layout, pairs of columns, is the register A layout for 16-bit types: register ``i`` is
-    fragment elements ``8 kk + 2 i`` (low half) and ``8 kk + 2 i + 1``.  ``kk`` is a constant.
-    Attention's P (``exp2_rows`` of S) feeds the P @ V MMA this way, K step by K step.  Convert
-    every K step before the ``fence`` of the MMAs that read them: registers written between the
-    fence and an MMA make ptxas serialise every wgmma of the kernel.
+    """K step ``kk`` of a float32 accumulator (a 64 x N tile) as the A fragment of
+    :func:`mma_async_rs`: four registers of this thread, rounded to nearest even.  ``dtype``
+    ``"bf16"`` (the default) or ``"f16"``: columns ``16 kk`` to ``16 kk + 15``, two values a
+    register, no data leaving the thread — the accumulator's layout, pairs of columns, is the
+    register A layout of 16-bit types: register ``i`` is fragment elements ``8 kk + 2 i`` (low
+    half) and ``8 kk + 2 i + 1``.  ``"e4m3"`` or ``"e5m2"`` (saturating to the largest finite
+    value; NaN stays NaN): columns ``32 kk`` to ``32 kk + 31``, four values a register — lane ``l``
+    register ``i`` holds row ``l // 4 + 8 (i % 2)`` of its warp's 16, columns ``32 kk + 4 (l % 4) +
+    16 (i // 2)`` and the next three, lowest byte first, which the accumulator spreads over the
+    lane's quad: each register is two 32-bit shuffles within the quad and a byte permute (eight
+    ``shfl.sync.idx`` a K step; all 32 lanes of the warp must call it together).  ``kk`` is a
+    constant.  Attention's P (``exp2_rows`` of S) feeds the P @ V MMA this way, K step by K step.
+    Convert every K step before the ``fence`` of the MMAs that read them: registers written
+    between the fence and an MMA make ptxas serialise every wgmma of the kernel.
 
     Example::
 
@@ -849,6 +857,9 @@ def a_fragment(typingctx, acc, kk, dtype=None):
     PTX::
 
         cvt.rn.bf16x2.f32 a(i), d(8 kk + 2 i + 1), d(8 kk + 2 i);   // i = 0..3
+        // e4m3: the quad's pairs, packed two chunks a word, gathered and byte-permuted
+        cvt.rn.satfinite.e4m3x2.f32 p, d(16 kk + 4 c + 2 h + 1), d(16 kk + 4 c + 2 h);
+        shfl.sync.idx.b32 x0, w, s0, 0x1f, 0xffffffff;   prmt.b32 a(i), x0, x1, sel;
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
     """
@@ -864,10 +875,42 @@ def a_fragment(typingctx, acc, kk, dtype=None):
 def lower_a_fragment(host, facts, values):
     """``wgmma.a_fragment``'s body on every host: ``facts`` = (the accumulator's type, kk, dtype)."""
     acc, step, kind = facts
-    registers = [v for v, _ in host.items(values[0], acc)][8 * step:8 * step + 8]
-    cvt = pair_cvt(PAIR_FORMATS[kind])
-    return host.pack(A_FRAGMENT, [host.instruction(cvt, [(registers[2 * i], "f"), (registers[2 * i + 1], "f")], "=r",
-                                                   False) for i in range(4)])
+    if kind in PAIR_FORMATS:
+        registers = [v for v, _ in host.items(values[0], acc)][8 * step:8 * step + 8]
+        cvt = pair_cvt(PAIR_FORMATS[kind])
+        return host.pack(A_FRAGMENT, [host.instruction(cvt, [(registers[2 * i], "f"), (registers[2 * i + 1], "f")],
+                                                       "=r", False) for i in range(4)])
+    registers = [v for v, _ in host.items(values[0], acc)][16 * step:16 * step + 16]
+    # side effects: shuffles are warp-collective, never to be moved into a branch
+    return host.instruction_registers(fp8_a_fragment_ptx(kind), [(r, "f") for r in registers], ["=r"] * 4, True,
+                                      A_FRAGMENT)
+
+
+def fp8_a_fragment_ptx(kind):
+    """The PTX of one fp8 K step of ``a_fragment`` (``$0``-``$3`` the A registers, ``$4``-``$19``
+    the step's 16 accumulator registers).  The accumulator gives lane ``l`` (``t = l % 4``) in each
+    8-column chunk ``c`` of the step columns ``8 c + 2 t`` and ``+ 1`` of rows ``h = 0`` (``l // 4``)
+    and ``h = 1`` (``+ 8``): registers ``4 c + 2 h`` and ``+ 1``, packed into 16-bit ``p[2 c + h]``.
+    A register ``i = 2 j + h`` needs columns ``16 j + 4 t`` to ``+ 3`` of row ``h``: the pairs of
+    chunk ``2 j + t // 2`` of lanes ``s0 = 2 (t % 2)`` and ``s0 + 1`` of the quad.  Each lane offers
+    ``w[i]`` = its pairs of chunks ``2 j`` (low) and ``2 j + 1`` (high), takes ``w[i]`` of ``s0``
+    and of ``s0 + 1`` and keeps the halves of its chunk (``prmt`` selector ``0x5410`` for
+    ``t < 2``, ``0x7632`` else)."""
+    lines = [".reg .b16 %fq<8>;", ".reg .b32 %fw<4>, %fx<2>, %fl, %fs0, %fs1, %fsel, %ft;", ".reg .pred %fup;"]
+    for c in range(4):
+        for h in range(2):
+            lo = 4 + 4 * c + 2 * h
+            lines.append(f"cvt.rn.satfinite.{kind}x2.f32 %fq{2 * c + h}, ${lo + 1}, ${lo};")
+    for j in range(2):
+        for h in range(2):
+            lines.append(f"mov.b32 %fw{2 * j + h}, {{%fq{4 * j + h}, %fq{4 * j + 2 + h}}};")
+    lines += ["mov.u32 %fl, %laneid;", "and.b32 %fs0, %fl, 1;", "shl.b32 %fs0, %fs0, 1;", "and.b32 %ft, %fl, 0x1c;",
+              "or.b32 %fs0, %fs0, %ft;", "or.b32 %fs1, %fs0, 1;", "and.b32 %ft, %fl, 2;", "setp.ne.u32 %fup, %ft, 0;",
+              "selp.b32 %fsel, 0x7632, 0x5410, %fup;"]
+    for i in range(4):
+        lines += [f"shfl.sync.idx.b32 %fx0, %fw{i}, %fs0, 0x1f, 0xffffffff;",
+                  f"shfl.sync.idx.b32 %fx1, %fw{i}, %fs1, 0x1f, 0xffffffff;", f"prmt.b32 ${i}, %fx0, %fx1, %fsel;"]
+    return "{\n" + "\n".join(lines) + "\n}"
 
 
 C_TILE_ROW_BYTES = 128   # the one C tile store_shared_bf16 / store_shared_f16 write: 16-bit, box (64, 64), "128B"
@@ -1321,7 +1364,8 @@ ANCHOR_NAMES = {
     "wgmma.row_sum": (("add.rn.f32", "shfl.sync.bfly", "tl.sum"), "each row's sum (an online softmax)"),
     "wgmma.exp2_rows": (("ex2.approx.f32", "tl.exp2"), "2 ** (scale v - row max) per element (an online softmax)"),
     "wgmma.scale_rows": (("mul.rn.f32",), "each row times its own number (an online softmax's rescale)"),
-    "wgmma.a_fragment": (("cvt.rn.bf16x2.f32", "cute make_fragment_A (RS)", "FA3 P in registers"),
+    "wgmma.a_fragment": (("cvt.rn.bf16x2.f32", "cvt.rn.satfinite.e4m3x2.f32", "shfl.sync.idx", "prmt.b32",
+                          "cute make_fragment_A (RS)", "FA3 P in registers", "FA3 permute_Aregs_fp8"),
                          "K step kk of an accumulator as the register A of mma_async_rs"),
     "wgmma.mask": (("selp.f32", "FA3 Mask (causal, seqlen_k)", "tl.where (causal mask)"),
                    "scores past the keys' end or the causal diagonal set to a value (-inf)"),

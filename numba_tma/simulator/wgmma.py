@@ -216,16 +216,57 @@ def a_fragment(acc, kk, dtype="bf16"):
     op = "wgmma.a_fragment"
     if getattr(acc, "dtype", "float32") != "float32":
         raise OpArgumentError(f"numba_tma: {op}: argument 'acc' must be a float32 fragment; got {acc.dtype}")
-    steps = len(acc) // 8
-    if not isinstance(kk, (int, np.integer)) or not 0 <= kk < steps:
-        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' {A_FRAGMENT_KK.format(steps=steps, n=2 * len(acc))}; "
-                              f"got {kk}")
     dtype = dtype or "bf16"
-    if dtype not in ("bf16", "f16"):
+    if dtype not in ("bf16", "f16", "e4m3", "e5m2"):
         raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
+    cols = 16 if dtype in ("bf16", "f16") else 32
+    steps = 2 * len(acc) // cols
+    if not isinstance(kk, (int, np.integer)) or not 0 <= kk < steps:
+        raise OpArgumentError(f"numba_tma: {op}: argument 'kk' "
+                              f"{A_FRAGMENT_KK.format(steps=steps, cols=cols, n=2 * len(acc))}; got {kk}")
+    if cols == 32:
+        return _fp8_a_fragment(acc, kk, dtype)
     codes = (_bf16_codes if dtype == "bf16" else _f16_codes)(np.asarray(acc[8 * kk:8 * kk + 8], np.float32))
     # registers as the compiled helper gives them: uint32 variables (not constants), low half first
     return tuple(codes[0::2].astype(np.uint32) | codes[1::2].astype(np.uint32) << np.uint32(16))
+
+
+def _fp8_a_fragment(acc, kk, dtype):
+    """The fp8 register A of K step ``kk`` (32 columns), from the ISA's layouts: lane ``l``
+    register ``i`` holds columns ``4 (l % 4) + 16 (i // 2) + b`` (byte ``b``) of row ``l // 4 +
+    8 (i % 2)``, which the accumulator gives lane ``4 (l // 4) + (col % 8) // 2`` as its step
+    register ``4 (col // 8) + 2 (i % 2) + col % 2``.  The quad's lanes exchange them (the compiled
+    helper's shuffles: every lane of the warp takes part)."""
+    lane, lanes = warp_exchange("wgmma.a_fragment fp8", _fp8_codes(np.asarray(acc[16 * kk:16 * kk + 16],
+                                                                               np.float32), dtype))
+    if len(lanes) != 32:
+        raise SimulatorError(f"numba_tma simulator: wgmma.a_fragment: {len(lanes)} lanes of the warp took part; "
+                             "its fp8 form shuffles within each quad, so all 32 lanes call it together")
+    t = lane % 4
+    registers = []
+    for i in range(4):
+        word = 0
+        for b in range(4):
+            col = 4 * t + 16 * (i // 2) + b
+            owner = lanes[4 * (lane // 4) + (col % 8) // 2]
+            word |= int(owner[4 * (col // 8) + 2 * (i % 2) + col % 2]) << (8 * b)
+        registers.append(np.uint32(word))
+    return tuple(registers)
+
+
+_FP8_FINITE = {"e4m3": _E4M3[:0x7F], "e5m2": _E5M2[:0x7C]}   # the non-negative finite values, by code
+
+
+def _fp8_codes(values, dtype):
+    """float32 values as fp8 codes, rounded to nearest even, saturating to the largest finite
+    value (``cvt.rn.satfinite.e4m3x2.f32`` / ``e5m2x2``); NaN as the code ``0x7F``."""
+    table = _FP8_FINITE[dtype]
+    magnitude = np.minimum(np.abs(values.astype(np.float64)), table[-1])
+    upper = np.clip(np.searchsorted(table, magnitude), 1, len(table) - 1)
+    below, above = table[upper - 1], table[upper]
+    take_upper = (above - magnitude < magnitude - below) | ((above - magnitude == magnitude - below) & (upper % 2 == 0))
+    codes = np.where(take_upper, upper, upper - 1).astype(np.uint8) | np.where(np.signbit(values), 0x80, 0).astype(np.uint8)
+    return np.where(np.isnan(values), np.uint8(0x7F), codes)
 
 
 def mask(acc, row, col, cols, diagonal, value):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from gemm_models import ACTIVATIONS, finite_fp8_codes, fp8_values, relative_error
+from gemm_models import ACTIVATIONS, relative_error
+from half_floats import finite_fp8_codes, fp8_values
 from numba_tma import gemm, ops
 from numba_tma.gemm import tuning
 from test_matmul import BF16_TOL, bf16, col_major, host, shape
