@@ -201,7 +201,8 @@ def test_only_the_adapter_names_numba_cudas_simulator():
 def test_the_simulator_modules_import_only_downwards():
     """simulator/: each module imports only modules below it (no circle), the adapter nothing of
     numba_tma (tests/test_layers.py places the package among numba_tma's layers)."""
-    order = ["numba_sim", "scheduler", "memory", "state", "elect", "warp", "warp_ops", "gates", "delivery", "barriers",
+    order = ["numba_sim", "device_functions", "scheduler", "memory", "state", "elect", "warp", "warp_ops", "gates",
+             "delivery", "barriers",
              "wgmma", "mma", "arguments",
              "mbarrier", "tensormap", "tma", "bulk", "dsmem", "cp_async", "sync", "cluster", "fence", "cache", "tcgen05",
              "__init__", "backend"]

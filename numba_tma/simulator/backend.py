@@ -20,7 +20,7 @@ from ..descriptors import device_layer
 from ..descriptors.enums import SWIZZLE_BYTES
 from ..descriptors.tile_layout import register_device_map
 from ..errors import SharedMemoryPlanError
-from . import FAMILIES, at, memory, numba_sim, scheduler
+from . import FAMILIES, at, device_functions, memory, numba_sim, scheduler
 
 __all__ = ["SimulatorBackend"]
 
@@ -107,7 +107,9 @@ class SimulatorBackend(Backend):
     def device_function(fn):
         from numba import cuda
 
-        return cuda.jit(device=True)(fn)   # the simulator's device function sees the running thread's cuda.threadIdx
+        if device_functions.reads_cuda(fn):
+            return cuda.jit(device=True)(fn)   # the simulator's device function sees the running thread's cuda.threadIdx
+        return device_functions.DeviceFunction(fn)
 
     @staticmethod
     def compile_options(options):
@@ -115,7 +117,7 @@ class SimulatorBackend(Backend):
 
     @staticmethod
     def is_device_function(fn):
-        return bool(getattr(fn, "_device", False)) and hasattr(fn, "py_func")
+        return device_functions.is_device_function(fn)
 
     @staticmethod
     def carver(pieces, align, fields, nbytes, compiled):

@@ -162,10 +162,18 @@ _NUMBERS = frozenset({int, float, bool,
 _TYPE_CALL = _types.Type.__call__
 
 
+_CASTS: dict = {}       # id(a number type) -> the numpy scalar type its cast_python_value makes (numba's
+                        # number types are made once each, held by numba.types for good: an id names one; a hash costs more)
+
+
 def _number_call(self, *args):
-    """``numba.uint32(x)`` and the like: a plain number cast at once, anything else as numba does."""
+    """``numba.uint32(x)`` and the like: a plain number cast at once (numba's
+    ``cast_python_value``: the numpy scalar type of the type's name), anything else as numba does."""
     if len(args) == 1 and type(args[0]) in _NUMBERS:
-        return self.cast_python_value(args[0])
+        cast = _CASTS.get(id(self))
+        if cast is None:
+            cast = _CASTS[id(self)] = getattr(np, self.name)
+        return cast(args[0])
     return _TYPE_CALL(self, *args)
 
 

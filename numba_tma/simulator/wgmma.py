@@ -16,6 +16,7 @@ from ..descriptors.enums import swizzled_offsets
 from ..errors import (A_FRAGMENT_DTYPE, A_FRAGMENT_KK, FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN, MASK_ACC_FLOAT,
                       OpArgumentError)
 from . import memory, scheduler
+from .device_functions import is_device_function
 from .gates import arrive, warp_exchange
 from .state import RUNNING, SimulatorError, async_reads, enter
 
@@ -403,7 +404,7 @@ def map(acc, fn, row, col, *args):        # noqa: A001 - wgmma.map
     thread, _ = enter()
     if getattr(acc, "dtype", "float32") != "float32":
         raise OpArgumentError(f"numba_tma: wgmma.map: argument 'acc' {MAP_ACC_FLOAT}; got an {acc.dtype} fragment")
-    if not getattr(fn, "_device", False):
+    if not is_device_function(fn):
         raise OpArgumentError(f"numba_tma: wgmma.map: argument 'fn' {MAP_FN}; got {fn!r}")
     values = list(acc)
     op = RUNNING.op
