@@ -25,9 +25,15 @@ O_REGISTERS = N // 2   # the 64 x N product's registers a thread
 
 
 def _pv_kernel(dtype):
+    """O = S @ V with S (a float32 64 x 64 fragment, or 64 x 128 for fp8) converted K step by K step
+    (four of 16 columns, or of 32) into the register A of four MMAs, V (N x 128 bytes, K-major) by TMA."""
+    fp8 = dtype in ("e4m3", "e5m2")
+    element, elements = (numba.uint8, V_BYTES) if fp8 else (numba.uint16, V_ELEMENTS)
+    s_registers = 64 if fp8 else 32
+
     @cuda.jit
     def kernel(s_tile, desc_v, out):
-        tv = cuda.shared.array(V_ELEMENTS, numba.uint16, alignment=1024)
+        tv = cuda.shared.array(elements, element, alignment=1024)
         bars = cuda.shared.array(1, numba.uint64)
         if cuda.threadIdx.x == 0:
             mbarrier.init(bars, 1)
@@ -37,12 +43,14 @@ def _pv_kernel(dtype):
             mbarrier.arrive_expect_tx(bars, desc_v.box_bytes)
             tma.load(desc_v, tv, (0, 0), bars)
         mbarrier.wait(bars, 0)
-        s = wgmma.load(s_tile, 0, 0, 32)                   # a 64 x 64 float32 product (S)
+        s = wgmma.load(s_tile, 0, 0, s_registers)
+        p0, p1 = wgmma.a_fragment(s, 0, dtype), wgmma.a_fragment(s, 1, dtype)     # every conversion before the fence
+        p2, p3 = wgmma.a_fragment(s, 2, dtype), wgmma.a_fragment(s, 3, dtype)
         o = wgmma.fence(wgmma.zeros(O_REGISTERS))
-        o = wgmma.mma_async_rs(o, wgmma.a_fragment(s, 0, dtype), wgmma.descriptor(tv, desc_v, 0, 0), 0, dtype=dtype)
-        o = wgmma.mma_async_rs(o, wgmma.a_fragment(s, 1, dtype), wgmma.descriptor(tv, desc_v, 1, 0), 1, dtype=dtype)
-        o = wgmma.mma_async_rs(o, wgmma.a_fragment(s, 2, dtype), wgmma.descriptor(tv, desc_v, 2, 0), 1, dtype=dtype)
-        o = wgmma.mma_async_rs(o, wgmma.a_fragment(s, 3, dtype), wgmma.descriptor(tv, desc_v, 3, 0), 1, dtype=dtype)
+        o = wgmma.mma_async_rs(o, p0, wgmma.descriptor(tv, desc_v, 0, 0), 0, dtype=dtype)
+        o = wgmma.mma_async_rs(o, p1, wgmma.descriptor(tv, desc_v, 1, 0), 1, dtype=dtype)
+        o = wgmma.mma_async_rs(o, p2, wgmma.descriptor(tv, desc_v, 2, 0), 1, dtype=dtype)
+        o = wgmma.mma_async_rs(o, p3, wgmma.descriptor(tv, desc_v, 3, 0), 1, dtype=dtype)
         wgmma.commit_group()
         o = wgmma.wait_group(0, o)
         wgmma.store(o, out, 0, 0)
@@ -91,33 +99,6 @@ def test_a_fragment_holds_the_documented_elements():
     np.testing.assert_array_equal(regs.copy_to_host(), want)
 
 
-def _fp8_pv_kernel(dtype):
-    @cuda.jit
-    def kernel(s_tile, desc_v, out):
-        tv = cuda.shared.array(V_BYTES, numba.uint8, alignment=1024)
-        bars = cuda.shared.array(1, numba.uint64)
-        if cuda.threadIdx.x == 0:
-            mbarrier.init(bars, 1)
-            fence.mbarrier_init()
-        cuda.syncthreads()
-        if cuda.threadIdx.x == 0:
-            mbarrier.arrive_expect_tx(bars, desc_v.box_bytes)
-            tma.load(desc_v, tv, (0, 0), bars)
-        mbarrier.wait(bars, 0)
-        s = wgmma.load(s_tile, 0, 0, 64)                   # a 64 x 128 float32 product (S)
-        p0, p1 = wgmma.a_fragment(s, 0, dtype), wgmma.a_fragment(s, 1, dtype)
-        p2, p3 = wgmma.a_fragment(s, 2, dtype), wgmma.a_fragment(s, 3, dtype)
-        o = wgmma.fence(wgmma.zeros(O_REGISTERS))
-        o = wgmma.mma_async_rs(o, p0, wgmma.descriptor(tv, desc_v, 0, 0), 0, dtype=dtype)
-        o = wgmma.mma_async_rs(o, p1, wgmma.descriptor(tv, desc_v, 1, 0), 1, dtype=dtype)
-        o = wgmma.mma_async_rs(o, p2, wgmma.descriptor(tv, desc_v, 2, 0), 1, dtype=dtype)
-        o = wgmma.mma_async_rs(o, p3, wgmma.descriptor(tv, desc_v, 3, 0), 1, dtype=dtype)
-        wgmma.commit_group()
-        o = wgmma.wait_group(0, o)
-        wgmma.store(o, out, 0, 0)
-    return kernel
-
-
 @pytest.mark.both_ways
 @pytest.mark.parametrize("dtype", ["e4m3", "e5m2"])
 def test_an_fp8_product_feeds_the_next_mma_from_registers(dtype):
@@ -128,7 +109,7 @@ def test_an_fp8_product_feeds_the_next_mma_from_registers(dtype):
     v = finite_fp8_codes(dtype, rng, (N, 128), top=8.0)
     desc_v = TensorMap.tiled(cuda.to_device(v), (N, 128), swizzle="128B", data_type="uint8")
     out = cuda.to_device(np.full((64, N), np.nan, np.float32))
-    _fp8_pv_kernel(dtype)[1, 128](cuda.to_device(s), desc_v, out)
+    _pv_kernel(dtype)[1, 128](cuda.to_device(s), desc_v, out)
     want = fp8_values(fp8_round(s, dtype), dtype) @ fp8_values(v, dtype).T
     # Hopper adds fp8 products with about 14 bits of mantissa (tests/test_gpu_wgmma.py)
     np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-3, atol=1e-2)
@@ -193,9 +174,9 @@ def test_a_fragment_refuses_what_it_cannot_convert(body, message):
 def test_the_gpu_tests_kernels_issue_their_mmas_from_registers(dtype, element, mma):
     """The kernels the GPU half runs compile here (a kernel only the GPU compiled broke unseen
     twice): four MMAs with A from registers, no subroutine call."""
-    kernel, box = (_pv_kernel(dtype), (N, 64)) if dtype == "bf16" else (_fp8_pv_kernel(dtype), (N, 128))
+    box = (N, 64) if dtype == "bf16" else (N, 128)
     sig = (numba.float32[:, :], TensorMap.numba_type(element, box, swizzle="128B"), numba.float32[:, :])
-    sass = inspect.compile(kernel, sig, "sm_90a").sass
+    sass = inspect.compile(_pv_kernel(dtype), sig, "sm_90a").sass
     mmas = re.findall(rf"{re.escape(mma)} R\d+, R\d+, gdesc", sass)
     assert len(mmas) == 4 and "CALL" not in sass, sorted(set(re.findall(r"[HQ]GMMA\S*", sass)))
 
