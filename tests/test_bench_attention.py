@@ -20,7 +20,8 @@ def _bench():
 def test_the_rows_and_the_causal_flag_reach_both_implementations():
     bench = _bench()
     assert bench.SHAPES == [(4, 16, 16, 4096, 128), (4, 16, 16, 4096, 64), (16, 16, 16, 1024, 128),
-                            (1, 16, 16, 16384, 128), (4, 32, 8, 4096, 128)]      # the rows and GQA
+                            (1, 16, 16, 16384, 128), (4, 32, 8, 4096, 128),      # the rows and GQA
+                            (4, 16, 16, 4096, 256)]                              # d 256: whether it pays
     source = inspect.getsource(bench.case)
     assert "is_causal=causal, **gqa" in source and "causal=causal, out=out" in source   # SDPA and ours alike
     assert "for causal in (False, True)" in inspect.getsource(bench.main)

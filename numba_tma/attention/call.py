@@ -74,7 +74,7 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_
     heads, d) — flash-attn's order; ``layout="bhsd"``: (batch, heads, seqlen_q, d) — ``k`` and
     ``v`` the same with ``seqlen_k`` keys and ``kv_heads`` heads dividing ``heads`` (grouped-query
     and multi-query attention: query head ``h`` reads K/V head ``h // (heads / kv_heads)``),
-    contiguous, bf16 or f16 (numba and CuPy arrays hold the bits: ``dtype="bf16"``), d 64 or 128,
+    contiguous, bf16 or f16 (numba and CuPy arrays hold the bits: ``dtype="bf16"``), d 64, 128 or 256,
     any sequence lengths.  A varlen batch: ``q`` (total_q, heads, d), ``k`` and ``v`` (total_k,
     kv_heads, d), sequence ``b`` the rows ``cu_seqlens_q[b]`` to ``cu_seqlens_q[b + 1]`` of q
     (``cu_seqlens_k``: of k and v), int32.  ``causal``: query ``i`` attends to keys up to ``i +

@@ -3,7 +3,7 @@ tensor cores), built per (head dimension, causal, input type) and cached.
 
 One block of 384 threads per 128 query rows of one (batch, head): warpgroup 0's elected thread
 loads the Q tile once, then each key block's K tile and V tile (176 keys at d 128 without a
-causal mask, else 128: :func:`keys_per_block`) into two 2-stage
+causal mask, 64 at d 256, else 128: :func:`keys_per_block`) into two 2-stage
 :class:`numba_tma.pipeline.TmaPipeline` rings (K's and V's: a K tile is given back as soon as its
 S is computed, a V tile once its P V is), then gives its registers to the consumers
 (``setmaxnreg``); warpgroups 1 and 2 each own 64 query rows and, per key block:
@@ -50,7 +50,7 @@ from ..ops import BACKEND
 BM = 128                              # query rows per block (two warpgroups of 64)
 STAGES = 2                            # K and V of one key block per stage
 THREADS = 384
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (64, 128, 256)
 TYPES = ("bf16", "f16")
 LN2 = math.log(2.0)
 #: the running max before any key: finite (the kernel is fastmath, which may fold a compare with an
@@ -63,7 +63,12 @@ def keys_per_block(d, causal):
     """The keys a block's S covers (its K and V tiles' rows): FlashAttention-3's choice for H100
     (``tile_size_fwd_sm90``: 176 at d 128 without a causal mask, where the registers allow a wider
     S — O 64, S 88 and P 44 registers a thread — and fewer, longer MMAs; 128 causal, where a
-    square tile keeps the diagonal in one block, and at d 64)."""
+    square tile keeps the diagonal in one block, and at d 64; 64 at d 256, where O takes 128
+    registers a thread: FlashAttention-3's 80 leaves S spilling to local memory in the loop within
+    the consumers' 240 registers, 64 does not — a store and a few loads of scalars a block — and
+    two stages of K and V beside Q take 193 KB of shared memory)."""
+    if d == 256:
+        return 64
     return 176 if d == 128 and not causal else 128
 
 
@@ -78,7 +83,7 @@ def _written_out(name, params, step, steps, end, namespace, start=()):
 
 @functools.lru_cache(maxsize=None)
 def build(d, causal, dtype, bn):
-    """(the kernel, its shared-memory plan) for head dimension ``d`` (64 or 128), ``causal`` or
+    """(the kernel, its shared-memory plan) for head dimension ``d`` (64, 128 or 256), ``causal`` or
     not, ``dtype`` "bf16" or "f16" inputs and output, ``bn`` keys a block (the call's
     :func:`keys_per_block`: one cache entry a kernel).  Its arguments: ``(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k,
     seq_q, seq_k, heads, group, bshd, scale_log2)`` — the maps of the 2-D Q, K, V (boxes of 128
@@ -94,9 +99,9 @@ def build(d, causal, dtype, bn):
     # the block holds 384 x 168 registers at launch (launch_bounds (384, 1)); setmaxnreg moves them
     # between the warpgroups and an inc waits until a dec has freed enough, so the three must sum to
     # it exactly or less — 128 (40 + 2 x 232) = 128 (24 + 2 x 240) = 384 x 168 (more: the consumers'
-    # inc waits forever).  240 where S is 176 keys wide (no local memory in the loop), else 232
-    # (none at all).
-    producer_regs, consumer_regs = (24, 240) if bn > 128 else (40, 232)
+    # inc waits forever).  240 where S is 176 keys wide or O 256 columns (no local memory in the
+    # loop), else 232 (none at all).
+    producer_regs, consumer_regs = (24, 240) if bn > 128 or d > 128 else (40, 232)
     f16 = dtype == "f16"
     kv_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
     q_config = pipeline.TmaPipeline(1, consumers=pipeline.warpgroups(2), reads="wgmma")

@@ -105,8 +105,28 @@ def test_heads_and_head_dimensions_without_a_kernel_are_refused():
     with pytest.raises(ValueError, match="k's 2 heads must divide q's 3"):
         attention.forward(q, *[cuda.to_device(np.zeros((1, 8, 2, 64), np.uint16))] * 2, dtype="bf16")
     q96 = cuda.to_device(np.zeros((1, 8, 2, 96), np.uint16))
-    with pytest.raises(ValueError, match=r"the head dimension d=96 must be one of \(64, 128\)"):
+    with pytest.raises(ValueError, match=r"the head dimension d=96 must be one of \(64, 128, 256\)"):
         attention.forward(q96, q96, q96, dtype="bf16")
+
+
+@pytest.mark.both_ways
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_head_dimension_256_matches_numpy(causal):
+    """d 256: Q, K and V four 64-column boxes each, 64-key blocks, O 128 registers a thread; under
+    the simulator causal only, one head, 100 queries and keys (two key blocks, the last of 36 keys
+    and on the diagonal); on the GPU grouped heads, 1000 queries and 1300 keys (bottom-right), both."""
+    if testing.WAY == "simulator" and not causal:
+        pytest.skip("under the simulator causal covers the kernel (the mask and a ragged last block besides)")
+    batch, heads, kv_heads, seq_q, seq_k = (1, 1, 1, 100, 100) if testing.WAY == "simulator" else (2, 4, 2, 1000, 1300)
+    rng = np.random.default_rng(256 + causal)
+    q = half_floats.bits(rng.standard_normal((batch, seq_q, heads, 256)), "bf16")
+    k, v = (half_floats.bits(rng.standard_normal((batch, seq_k, kv_heads, 256)), "bf16") for _ in range(2))
+    got, lse = attention.forward(*(cuda.to_device(x) for x in (q, k, v)), causal=causal, return_lse=True, dtype="bf16")
+    want, want_lse = reference(*(half_floats.values(x, "bf16").transpose(0, 2, 1, 3) for x in (q, k, v)), causal,
+                               1 / 16)
+    o = half_floats.values(got.copy_to_host(), "bf16").transpose(0, 2, 1, 3)
+    assert np.abs(o - want).max() <= 2e-2 * np.abs(want).max()
+    np.testing.assert_allclose(lse.copy_to_host(), want_lse, rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.both_ways
@@ -188,13 +208,15 @@ def test_varlen_batch_matches_numpy():
 
 
 @pytest.mark.skipif(ops.SIMULATOR, reason="compiles (numba-cuda's compiler, not the simulator)")
-@pytest.mark.parametrize("d, causal, dtype", [(64, False, "bf16"), (128, True, "f16"), (128, False, "bf16")])
+@pytest.mark.parametrize("d, causal, dtype", [(64, False, "bf16"), (128, True, "f16"), (128, False, "bf16"),
+                                            (256, False, "bf16")])
 def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dtype):
     """The kernel as ptxas sees it: S = Q K^T (d / 16 HGMMAs of 64 x bn, bn the keys a block)
     and P V from registers (bn / 16 of 64 x d, P's A operand a_fragment's packs), each written
     twice (block 0's S before the loop, the last P V after it), no subroutine call (ptxas would
     serialise every wgmma), no shared-memory staging of P, no local memory in the loop (d 128 and
-    176 keys: the most registers live, within the consumers' 240 of setmaxnreg), one fence per product, and in the loop S of the next block
+    176 keys: the most registers live, within the consumers' 240 of setmaxnreg; d 256: a few scalar
+    loads), one fence per product, and in the loop S of the next block
     issued before this P V and waited for alone (``DEPBAR.LE gsb0, 0x1``: the softmax runs under
     the P V), the P V after it; the MMAs issued in the warpgroup's turn (ping-pong)."""
     bn = kernels.keys_per_block(d, causal)
@@ -214,8 +236,9 @@ def test_the_kernel_keeps_p_in_registers_and_its_mmas_unserialised(d, causal, dt
     # 168 registers a thread hold before setmaxnreg gives the consumers 240)
     turns = [m.start() for m in re.finditer(r"BAR\.SYNC\.DEFER_BLOCKING R", sass)]
     loop = sass[turns[1]:sass.rindex("WARPGROUP.ARRIVE")]
-    assert "STL" not in loop and "LDL" not in loop
-    assert bn == 176 or ("STL" not in sass and "LDL" not in sass)
+    # (d 256: O's 128 registers leave the loop's scalars a few loads from local memory a block)
+    assert len(re.findall(r"\b(STL|LDL)", loop)) <= (4 if d == 256 else 0), re.findall(r"\b(?:STL|LDL)\S*", loop)
+    assert bn == 176 or d == 256 or ("STL" not in sass and "LDL" not in sass)
     # the order of turns (T: waiting at its named barrier, G: arriving at the other's), fences (A),
     # S's MMAs (S: both operands from shared memory), P V's (P: A from registers) and waits (W1:
     # all but the last group done, W0: all), runs of one written once
