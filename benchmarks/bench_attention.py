@@ -1,8 +1,10 @@
 """numba_tma.attention.forward beside torch.nn.functional.scaled_dot_product_attention
 (bf16 in and out), in one run on the GPU: each result checked first against SDPA in float32 on the
 same inputs (max error at most 2e-2 of max |O|), then the two interleaved, the median of 5 rounds;
-each shape causal and not (causal TFLOP/s count half the products); at d 128 without a mask also
-the kernel with 128-key blocks beside the default 176 (``keys_per_block``: the rule's data); then a
+each shape causal and not (causal TFLOP/s count half the products); beside the default launch (a
+block a query tile) a persistent one (``blocks=`` the SM count: each block looping over its tiles);
+at d 128 without a mask also the kernel with 128-key blocks beside the default 176
+(``keys_per_block``: the rule's data); then a
 varlen batch (sequences
 of 8 lengths in one (total, heads, d) array, cu_seqlens) beside a loop of SDPA calls, one a sequence
 (and flash-attn's varlen call where it is importable).
@@ -44,15 +46,17 @@ def case(torch, batch, heads, kv_heads, seq, d, causal):
     gqa = {"enable_gqa": True} if kv_heads != heads else {}
     want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal, **gqa)
     out = torch.empty_like(q)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     fns = {"numba-tma": lambda: attention.forward(q, k, v, causal=causal, out=out, layout="bhsd"),
-           "SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, **gqa)}
+           "SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, **gqa),
+           "persistent": lambda: attention.forward(q, k, v, causal=causal, out=out, layout="bhsd", blocks=sms)}
     if d == 128 and not causal:
         fns["128 keys"] = with_keys(128, fns["numba-tma"])
     errors = {}
     for name, fn in fns.items():
         got = fn()
         torch.cuda.synchronize()
-        result = out if name in ("numba-tma", "128 keys") else got
+        result = out if name in ("numba-tma", "128 keys", "persistent") else got
         errors[name] = float((result.float() - want).abs().max() / want.abs().max())
     times = {name: [] for name in fns}
     for _ in range(ROUNDS):

@@ -24,6 +24,7 @@ def test_the_rows_and_the_causal_flag_reach_both_implementations():
                             (4, 16, 16, 4096, 256)]                              # d 256: whether it pays
     source = inspect.getsource(bench.case)
     assert "is_causal=causal, **gqa" in source and "causal=causal, out=out" in source   # SDPA and ours alike
+    assert 'layout="bhsd", blocks=sms' in source                                      # and the persistent launch
     assert "for causal in (False, True)" in inspect.getsource(bench.main)
 
 

@@ -69,7 +69,7 @@ def _sequence_ends(cu_q, cu_k, Q, K):
 
 
 def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_seqlens_k=None, out=None,
-            return_lse=False, layout="bshd", dtype=None):
+            return_lse=False, layout="bshd", dtype=None, blocks=None):
     """``softmax(softmax_scale * q @ k^T) @ v`` for every (batch, head): ``q`` (batch, seqlen_q,
     heads, d) — flash-attn's order; ``layout="bhsd"``: (batch, heads, seqlen_q, d) — ``k`` and
     ``v`` the same with ``seqlen_k`` keys and ``kv_heads`` heads dividing ``heads`` (grouped-query
@@ -82,8 +82,11 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_
     ``softmax_scale`` defaults to ``1 / sqrt(d)``.  Returns ``out`` (a new array of ``q``'s kind
     and shape unless given), or ``(out, lse)`` with ``return_lse``: each row's log-sum-exp of the
     scaled scores, float32 (batch, heads, seqlen_q), varlen (heads, total_q), what a backward pass
-    reads.  A row that sees no key (causal, more queries than keys) gets 0 and lse -inf.  See
-    docs/attention.md.
+    reads.  A row that sees no key (causal, more queries than keys) gets 0 and lse -inf.
+    ``blocks``: the blocks of the launch, each taking the query tiles (128 rows of one head) its
+    index, plus the launch's blocks, plus ..., gives it: None (the default), one block a tile; an
+    int >= 1, say the device's SM count, a persistent launch (a block's next Q and K loading while it
+    finishes a tile).  See docs/attention.md.
 
     Example::
 
@@ -91,6 +94,9 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_
         o = attention.forward(q, k, v, causal=True)
     """
     varlen = cu_seqlens_q is not None or cu_seqlens_k is not None
+    if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1):
+        raise ValueError(f"{CALLER}: argument 'blocks' must be None (a block a query tile) or an int >= 1 (blocks "
+                         f"looping over the tiles); got {blocks!r}")
     Q, K, V = _inputs(q, k, v, dtype, layout, varlen)
     bshd = layout == "bshd"
     if varlen:
@@ -145,7 +151,8 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_
             raise ValueError(f"{CALLER}: argument {name!r} cannot be read by TMA: {why}")
         maps.append(TensorMap.tiled(view.map_array(), (box, 64), swizzle="128B", data_type=data_type))
     kernel, plan = build(d, bool(causal), Q.dtype, bn)
-    launch(kernel, batch * heads * -(-seq_q // BM), THREADS, *maps, two_d(O, heads, rows_q).device_array, lse_rows,
-           cu_q, cu_k, seq_q, seq_k, heads, heads // kv_heads, int(bshd), np.float32(scale * math.log2(math.e)),
+    tiles = batch * heads * -(-seq_q // BM)
+    launch(kernel, blocks or tiles, THREADS, *maps, two_d(O, heads, rows_q).device_array, lse_rows, cu_q, cu_k, seq_q,
+           seq_k, heads, heads // kv_heads, int(bshd), tiles, np.float32(scale * math.log2(math.e)),
            shared_mem=plan.nbytes, stream=Q.stream)
     return (out, lse) if return_lse else out

@@ -1,12 +1,15 @@
 """The attention forward kernel of :mod:`numba_tma.attention` (FlashAttention's structure on Hopper
 tensor cores), built per (head dimension, causal, input type) and cached.
 
-One block of 384 threads per 128 query rows of one (batch, head): warpgroup 0's elected thread
-loads the Q tile once, then each key block's K tile and V tile (176 keys at d 128 without a
-causal mask, 64 at d 256, else 128: :func:`keys_per_block`) into two 2-stage
-:class:`numba_tma.pipeline.TmaPipeline` rings (K's and V's: a K tile is given back as soon as its
-S is computed, a V tile once its P V is), then gives its registers to the consumers
-(``setmaxnreg``); warpgroups 1 and 2 each own 64 query rows and, per key block:
+Blocks of 384 threads take query tiles, 128 rows of one (batch, head) each: block ``b`` of a
+grid of ``G`` the tiles ``b``, ``b + G``, ... (a grid of one block a tile by default; a smaller
+one is a persistent launch, the rings running on from tile to tile).  Warpgroup 0 gives its
+registers to the consumers (``setmaxnreg``) and its elected thread loads, per tile, the Q tile
+into a 1-stage ring (once the consumers are done with the last one), then each key block's K
+tile and V tile (176 keys at d 128 without a causal mask, 64 at d 256, else 128:
+:func:`keys_per_block`) into two 2-stage :class:`numba_tma.pipeline.TmaPipeline` rings (K's and
+V's: a K tile is given back as soon as its S is computed, a V tile once its P V is); warpgroups
+1 and 2 each own 64 query rows of a tile and, per key block:
 
 1. S = Q K^T with ``wgmma.mma_async`` (K-major Q and K tiles: ``wgmma.descriptor``);
 2. the keys past the sequence's end (its last block) and, causal, past each query's own row
@@ -33,7 +36,7 @@ not stored), and each row's log-sum-exp, ``(m + log2 l) ln 2``, where asked for.
 2-D: (batch * heads * seq, D), or with ``bshd`` (batch * seq, heads * D), flash-attn's (batch,
 seq, heads, D) order, a head's columns ``h D`` on; varlen, (total, heads * D) with sequence b's
 rows from ``cu_q[b]`` to ``cu_q[b + 1]`` (``cu_k`` K's and V's), the grid sized by the longest
-(a block past a shorter sequence's end returns at once).  The index arithmetic that divides is 32-bit
+(a tile past a shorter sequence's end skipped).  The index arithmetic that divides is 32-bit
 (a 64-bit division is a subroutine call, and ptxas serialises every wgmma of a kernel that calls
 one), and the kernel is ``fastmath`` (the reciprocal of the row sums an approximate one).
 """
@@ -86,12 +89,13 @@ def build(d, causal, dtype, bn):
     """(the kernel, its shared-memory plan) for head dimension ``d`` (64, 128 or 256), ``causal`` or
     not, ``dtype`` "bf16" or "f16" inputs and output, ``bn`` keys a block (the call's
     :func:`keys_per_block`: one cache entry a kernel).  Its arguments: ``(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k,
-    seq_q, seq_k, heads, group, bshd, scale_log2)`` — the maps of the 2-D Q, K, V (boxes of 128
+    seq_q, seq_k, heads, group, bshd, tiles, scale_log2)`` — the maps of the 2-D Q, K, V (boxes of 128
     rows, ``bn`` for K and V, x 64, 128B-swizzled), the 2-D output, the float32 log-sum-exp array
     (batch x heads x seq_q, varlen heads x total; empty: none), the int32 cumulative sequence ends
     of a varlen batch (batch + 1 each; empty: not varlen), the sequence lengths (varlen: the
     longest query sequence; seq_k unread), the query heads, the query heads a K/V head serves,
-    the layout flag and the softmax scale times log2(e)."""
+    the layout flag, the query tiles (batch x heads x query blocks of the longest sequence: block
+    ``b`` of a grid of ``G`` takes tiles ``b``, ``b + G``, ...) and the softmax scale times log2(e)."""
     boxes = d // 64                   # 128B swizzle: a box row is 64 16-bit elements, D takes `boxes`
     tile_bytes = boxes * bn * 128     # one K or V tile
     steps = bn // 16                  # P V's K steps
@@ -152,11 +156,15 @@ def build(d, causal, dtype, bn):
         "o = wgmma.mma_async_rs(o, ps[{kk}], wgmma.descriptor_mn(v, desc_v, {kk}, 0), 1, dtype=dtype, trans_b=True)",
         steps, ["wgmma.commit_group()", "return o"], namespace, start=["o = wgmma.fence(o)"]))
 
-    def attention(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, scale_log2):
-        warpgroup = cuda.threadIdx.x // 128
+    @BACKEND.device_function
+    def tile_of(t, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, out_rows):
+        """Query tile ``t``'s facts: ``(skip, first, row0, kv_row0, len_q, len_k, col0, kv_col0,
+        lse0, n_kv, diagonal)`` — the tiles of a head one after another (causal, the longest, with
+        the most keys, first), its sequence's rows and columns in the 2-D arrays, its key blocks;
+        ``skip``: a varlen tile past a shorter sequence's end."""
         blocks_per_head = numba.uint32((seq_q + BM - 1) // BM)
-        head = numba.uint32(cuda.blockIdx.x) // blocks_per_head          # batch x heads + head
-        q_block = numba.uint32(cuda.blockIdx.x) - head * blocks_per_head
+        head = numba.uint32(t) // blocks_per_head                        # batch x heads + head
+        q_block = numba.uint32(t) - head * blocks_per_head
         if causal:                                     # the longest blocks (the most keys) start first
             q_block = blocks_per_head - 1 - q_block
         batch = head // numba.uint32(heads)
@@ -165,103 +173,128 @@ def build(d, causal, dtype, bn):
         if cu_q.shape[0] > 0:   # varlen: sequence `batch` the rows cu[batch] to cu[batch + 1] of (total, heads d)
             row0, kv_row0 = numba.int64(cu_q[batch]), numba.int64(cu_k[batch])
             len_q, len_k = numba.int64(cu_q[batch + 1]) - row0, numba.int64(cu_k[batch + 1]) - kv_row0
-            col0, kv_col0 = h * d, kv_h * d
-            lse0 = h * numba.int64(out.shape[0]) + row0                   # lse (heads, total)
-            if q_block * BM >= len_q:                                     # past a shorter sequence's end
-                return
+            col0, kv_col0 = numba.int64(h * d), numba.int64(kv_h * d)
+            lse0 = numba.int64(h) * out_rows + row0                       # lse (heads, total)
         elif bshd:  # (batch, seq, heads, d): a sequence's rows b * seq on, a head's columns h * d on
-            row0, kv_row0, len_q, len_k = batch * seq_q, batch * seq_k, seq_q, seq_k
-            col0, kv_col0 = h * d, kv_h * d
-            lse0 = head * seq_q                                           # lse (batch, heads, seq)
+            row0, kv_row0, len_q, len_k = numba.int64(batch * seq_q), numba.int64(batch * seq_k), seq_q, seq_k
+            col0, kv_col0 = numba.int64(h * d), numba.int64(kv_h * d)
+            lse0 = numba.int64(head * seq_q)                              # lse (batch, heads, seq)
         else:       # (batch, heads, seq, d): a head's rows one after another
-            row0, kv_row0, len_q, len_k = head * seq_q, (head // numba.uint32(group)) * seq_k, seq_q, seq_k
+            row0, len_q, len_k = numba.int64(head * seq_q), seq_q, seq_k
+            kv_row0 = numba.int64((head // numba.uint32(group)) * seq_k)
             col0, kv_col0 = numba.int64(0), numba.int64(0)
-            lse0 = head * seq_q
-        smem = carve()
-        k_ring, v_ring = kv_config.create(smem.k_ring), kv_config.create(smem.v_ring)
-        q_ring = q_config.create(smem.q_ring)
-        first = numba.int64(q_block) * BM                      # this block's first query row, its sequence's
-        q_row = row0 + first                                   # (signed: the mask's test subtracts it)
+            lse0 = numba.int64(head * seq_q)
+        first = numba.int64(q_block) * BM                      # this tile's first query row, its sequence's
         n_kv = (len_k + bn - 1) // bn                          # key blocks: causal, up to the last one a row sees
         diagonal = len_k - len_q                               # causal: query r sees keys up to r + diagonal
         if causal:
             last = first + BM - 1 + diagonal                   # (bottom-right aligned, as flash-attn's)
             n_kv = min(n_kv, last // bn + 1) if last >= 0 else 0
+        return first >= len_q, first, row0, kv_row0, len_q, len_k, col0, kv_col0, lse0, n_kv, diagonal
+
+    def attention(desc_q, desc_k, desc_v, out, lse, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, tiles,
+                  scale_log2):
+        warpgroup = cuda.threadIdx.x // 128
+        smem = carve()
+        k_ring, v_ring = kv_config.create(smem.k_ring), kv_config.create(smem.v_ring)
+        q_ring = q_config.create(smem.q_ring)
+        out_rows = numba.int64(out.shape[0])
+        # this block's tiles: its index, then a grid's step on (a while loop: a range's trip count is a
+        # 64-bit division, a subroutine call)
+        first_tile, step, n_tiles = numba.uint32(cuda.blockIdx.x), numba.uint32(cuda.gridDim.x), numba.uint32(tiles)
         if warpgroup == 0:                                     # the producer
             wgmma.setmaxnreg(producer_regs, "dec")             # its registers to the consumers
             if cuda.threadIdx.x == 0:
-                q = q_ring.producer_state()
-                q_ring.prime(q, boxes * BM * 128)
-                for j in range(boxes):
-                    tma.load(desc_q, at(smem.q, j), (col0 + 64 * j, q_row), q_ring.full(q))
-                pk, pv = k_ring.producer_state(), v_ring.producer_state()
-                for i in range(n_kv):                          # K and V of each block, in the consumers' order
-                    k_ring.acquire(pk, tile_bytes)
+                pq, pk, pv = q_ring.producer_state(), k_ring.producer_state(), v_ring.producer_state()
+                t = first_tile
+                while t < n_tiles:
+                    skip, first, row0, kv_row0, _, _, col0, kv_col0, _, n_kv, _ = tile_of(
+                        t, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, out_rows)
+                    t += step
+                    if skip:
+                        continue
+                    q_ring.acquire(pq, boxes * BM * 128)       # (once the consumers are done with the last Q)
                     for j in range(boxes):
-                        tma.load(desc_k, at(smem.k, boxes * pk.index + j), (kv_col0 + 64 * j, kv_row0 + i * bn),
-                                 k_ring.full(pk))
-                    v_ring.acquire(pv, tile_bytes)
-                    for j in range(boxes):
-                        tma.load(desc_v, at(smem.v, boxes * pv.index + j), (kv_col0 + 64 * j, kv_row0 + i * bn),
-                                 v_ring.full(pv))
-                    pk, pv = pk.advance(), pv.advance()
+                        tma.load(desc_q, at(smem.q, j), (col0 + 64 * j, row0 + first), q_ring.full(pq))
+                    pq = pq.advance()
+                    for i in range(n_kv):                      # K and V of each block, in the consumers' order
+                        k_ring.acquire(pk, tile_bytes)
+                        for j in range(boxes):
+                            tma.load(desc_k, at(smem.k, boxes * pk.index + j), (kv_col0 + 64 * j, kv_row0 + i * bn),
+                                     k_ring.full(pk))
+                        v_ring.acquire(pv, tile_bytes)
+                        for j in range(boxes):
+                            tma.load(desc_v, at(smem.v, boxes * pv.index + j), (kv_col0 + 64 * j, kv_row0 + i * bn),
+                                     v_ring.full(pv))
+                        pk, pv = pk.advance(), pv.advance()
         else:                                                  # the consumers: 64 query rows each
             wgmma.setmaxnreg(consumer_regs, "inc")             # S, O and P's registers without spilling
             half = warpgroup - 1
-            q_ring.wait(q_ring.consumer_state())
-            ck, cv = k_ring.consumer_state(), v_ring.consumer_state()
-            o = wgmma.zeros(o_regs)
-            m0 = m1 = numba.float32(NO_MAX)                  # the running max (log2 domain) and sum
-            l0 = l1 = numba.float32(0)
+            cq, ck, cv = q_ring.consumer_state(), k_ring.consumer_state(), v_ring.consumer_state()
             q = smem.q
             if half == 0:                                      # the turns at the tensor cores: the first
                 sync.named_barrier_arrive(1, 256)              # consumer's first (ping-pong)
-            if n_kv > 0:
-                k_ring.wait(ck)                                # block 0: S, its softmax, P
-                sync.named_barrier_sync(1 + half, 256)         # this warpgroup's turn ...
-                s = scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half)
-                sync.named_barrier_arrive(2 - half, 256)       # ... then the other's
-                s = wgmma.wait_group(0, s)
-                k_ring.release(ck)
-                ck = ck.advance()
-                s, m0, m1, l0, l1 = probabilities(s, 0, m0, m1, first, half, len_k, diagonal, scale_log2)
-                ps = fragments(s)
-                for i in range(1, n_kv):                       # block i's S on the tensor cores with
-                    k_ring.wait(ck)                            # block i - 1's P V, then i's softmax
-                    v_ring.wait(cv)                            # under that P V
-                    sync.named_barrier_sync(1 + half, 256)
+            t = first_tile
+            while t < n_tiles:
+                skip, first, row0, _, len_q, len_k, col0, _, lse0, n_kv, diagonal = tile_of(
+                    t, cu_q, cu_k, seq_q, seq_k, heads, group, bshd, out_rows)
+                t += step
+                if skip:
+                    continue
+                q_ring.wait(cq)
+                o = wgmma.zeros(o_regs)
+                m0 = m1 = numba.float32(NO_MAX)              # the running max (log2 domain) and sum
+                l0 = l1 = numba.float32(0)
+                if n_kv > 0:
+                    k_ring.wait(ck)                            # block 0: S, its softmax, P
+                    sync.named_barrier_sync(1 + half, 256)     # this warpgroup's turn ...
                     s = scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half)
-                    o = accumulate(o, ps, at(smem.v, boxes * cv.index), desc_v)
-                    sync.named_barrier_arrive(2 - half, 256)
-                    s = wgmma.wait_group(1, s)                 # S done; P V may still run
+                    sync.named_barrier_arrive(2 - half, 256)   # ... then the other's
+                    s = wgmma.wait_group(0, s)
                     k_ring.release(ck)
                     ck = ck.advance()
-                    s, n0, n1, t0, t1 = probabilities(s, i, m0, m1, first, half, len_k, diagonal, scale_log2)
-                    r0, r1 = math.exp2(m0 - n0), math.exp2(m1 - n1)
-                    l0, l1 = l0 * r0 + t0, l1 * r1 + t1
-                    m0, m1 = n0, n1
-                    o = wgmma.wait_group(0, o)                 # P V done: V's stage free, O rescaled
+                    s, m0, m1, l0, l1 = probabilities(s, 0, m0, m1, first, half, len_k, diagonal, scale_log2)
+                    ps = fragments(s)
+                    for i in range(1, n_kv):                   # block i's S on the tensor cores with
+                        k_ring.wait(ck)                        # block i - 1's P V, then i's softmax
+                        v_ring.wait(cv)                        # under that P V
+                        sync.named_barrier_sync(1 + half, 256)
+                        s = scores(q, smem.k, boxes * ck.index, desc_q, desc_k, half)
+                        o = accumulate(o, ps, at(smem.v, boxes * cv.index), desc_v)
+                        sync.named_barrier_arrive(2 - half, 256)
+                        s = wgmma.wait_group(1, s)             # S done; P V may still run
+                        k_ring.release(ck)
+                        ck = ck.advance()
+                        s, n0, n1, t0, t1 = probabilities(s, i, m0, m1, first, half, len_k, diagonal, scale_log2)
+                        r0, r1 = math.exp2(m0 - n0), math.exp2(m1 - n1)
+                        l0, l1 = l0 * r0 + t0, l1 * r1 + t1
+                        m0, m1 = n0, n1
+                        o = wgmma.wait_group(0, o)             # P V done: V's stage free, O rescaled
+                        v_ring.release(cv)
+                        cv = cv.advance()
+                        o = wgmma.scale_rows(o, r0, r1)
+                        ps = fragments(s)
+                q_ring.release(cq)                             # every S of the tile done: Q's stage free
+                cq = cq.advance()                              # (the next tile's Q loads under this P V)
+                if n_kv > 0:
+                    v_ring.wait(cv)                            # the last block's P V
+                    o = wgmma.wait_group(0, accumulate(o, ps, at(smem.v, boxes * cv.index), desc_v))
                     v_ring.release(cv)
                     cv = cv.advance()
-                    o = wgmma.scale_rows(o, r0, r1)
-                    ps = fragments(s)
-                v_ring.wait(cv)                                # the last block's P V
-                o = wgmma.wait_group(0, accumulate(o, ps, at(smem.v, boxes * cv.index), desc_v))
-                v_ring.release(cv)
-            # a row that saw no key (causal, more queries than keys): l = 0, its output 0 and its lse -inf
-            o = wgmma.scale_rows(o, numba.float32(1) / l0 if l0 > 0 else numba.float32(0),
-                                 numba.float32(1) / l1 if l1 > 0 else numba.float32(0))
-            mine = out[row0:row0 + len_q, col0:col0 + d]       # this head's rows and columns
-            if f16:
-                wgmma.store_f16(o, mine, first + 64 * half, 0)
-            else:
-                wgmma.store_bf16(o, mine, first + 64 * half, 0)
-            rows = lse[lse0:lse0 + len_q]                      # (none asked for: an empty array)
-            lane = cuda.threadIdx.x % 32
-            r = first + 64 * half + 16 * ((cuda.threadIdx.x % 128) // 32) + lane // 4
-            if lane % 4 == 0 and r < rows.shape[0]:           # one lane of the quad sharing the row
-                rows[r] = (m0 + math.log2(l0)) * LN2 if l0 > 0 else -math.inf   # ln of the row's sum of exp(scale s)
-            if lane % 4 == 0 and r + 8 < rows.shape[0]:
-                rows[r + 8] = (m1 + math.log2(l1)) * LN2 if l1 > 0 else -math.inf
+                # a row that saw no key (causal, more queries than keys): l = 0, its output 0 and its lse -inf
+                o = wgmma.scale_rows(o, numba.float32(1) / l0 if l0 > 0 else numba.float32(0),
+                                     numba.float32(1) / l1 if l1 > 0 else numba.float32(0))
+                mine = out[row0:row0 + len_q, col0:col0 + d]   # this head's rows and columns
+                if f16:
+                    wgmma.store_f16(o, mine, first + 64 * half, 0)
+                else:
+                    wgmma.store_bf16(o, mine, first + 64 * half, 0)
+                rows = lse[lse0:lse0 + len_q]                  # (none asked for: an empty array)
+                lane = cuda.threadIdx.x % 32
+                r = first + 64 * half + 16 * ((cuda.threadIdx.x % 128) // 32) + lane // 4
+                if lane % 4 == 0 and r < rows.shape[0]:       # one lane of the quad sharing the row
+                    rows[r] = (m0 + math.log2(l0)) * LN2 if l0 > 0 else -math.inf   # ln of the row's sum of exp(scale s)
+                if lane % 4 == 0 and r + 8 < rows.shape[0]:
+                    rows[r + 8] = (m1 + math.log2(l1)) * LN2 if l1 > 0 else -math.inf
 
     return cuda.jit(**BACKEND.compile_options({"launch_bounds": (THREADS, 1), "fastmath": True}))(attention), plan
