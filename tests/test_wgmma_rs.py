@@ -15,7 +15,7 @@ from numba import cuda
 
 import half_floats
 from half_floats import finite_fp8_codes, fp8_round, fp8_values
-from numba_tma import TensorMap, fence, inspect, mbarrier, ops, tma, wgmma
+from numba_tma import TensorMap, fence, inspect, mbarrier, ops, testing, tma, wgmma
 from numba_tma.errors import OpArgumentError
 
 N = 128                # the P @ V product: 64 x N, V held N x 64 (K-major B)
@@ -103,7 +103,10 @@ def test_a_fragment_holds_the_documented_elements():
 @pytest.mark.parametrize("dtype", ["e4m3", "e5m2"])
 def test_an_fp8_product_feeds_the_next_mma_from_registers(dtype):
     """O = fp8(S) @ V: S a float32 64 x 128 fragment, converted 32 columns at a time (a_fragment's
-    quad shuffles) into the register A of four m64n128k32 MMAs with V (N x 128 fp8, K-major)."""
+    quad shuffles) into the register A of four m64n128k32 MMAs with V (N x 128 fp8, K-major); under
+    the simulator e4m3 (e5m2 differs in the conversion's constants, checked on the GPU)."""
+    if testing.WAY == "simulator" and dtype == "e5m2":
+        pytest.skip("under the simulator e4m3 covers the exchange (e5m2: the GPU half)")
     rng = np.random.default_rng(9)
     s = (rng.standard_normal((64, 128)) * 4).astype(np.float32)
     v = finite_fp8_codes(dtype, rng, (N, 128), top=8.0)

@@ -92,9 +92,15 @@ def _plain(value):
     """A numpy integer as the int it holds (in tuples too), once the op's rules have typed it as
     the compiled op types it (an ``np.int32`` is an ``int32``, not a constant): the twins then do
     Python's exact integer arithmetic on addresses, as the compiled ops take any integer type."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
     if isinstance(value, np.integer):
         return int(value)
-    return tuple(map(_plain, value)) if type(value) is tuple else value
+    return tuple(map(_plain, value)) if kind is tuple else value
+
+
+_PLAIN = frozenset({int, float, bool, str, type(None), np.float32})   # (what _plain returns as it is)
 
 
 def _twin(qualified, op, twin, doc):

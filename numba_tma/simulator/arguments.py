@@ -42,6 +42,9 @@ def _key(value):
     if kind is wgmma.MatrixDescriptor:
         return ("descriptor",)
     if kind is tuple:
+        first = type(value[0]) if value else None
+        if first in _REGISTER_TYPES and all(type(v) is first for v in value):   # (a fragment's registers)
+            return "registers", first, len(value)
         keys = tuple(map(_key, value))
         return None if None in keys else ("tuple", keys)
     if isinstance(value, np.generic):
@@ -52,6 +55,9 @@ def _key(value):
         return "map", value.layout
     typed = numba_sim.numba_type_of(value)
     return None if typed is None else ("typed", typed)
+
+
+_REGISTER_TYPES = frozenset({np.float32, np.int32, np.uint32})   # a tuple of one of them: a fragment's registers
 
 
 def value_type(value):
@@ -96,6 +102,7 @@ def _scalar_type(dtype):
 
 
 _POSITIONAL: dict = {}    # op name -> (parameter names, their defaults, how many have none)
+_PARAMETERS: dict = {}    # op name -> ((parameter name, its default), ...) in the declaration's order
 
 
 def _bind(op, args, kwargs) -> dict:
@@ -123,7 +130,10 @@ def bind_and_check(op, args, kwargs) -> list:
     """The call's arguments in the declaration's order, defaults filled in, after the op's rules
     accepted them (raises ``OpArgumentError`` as the compiled op does)."""
     given = _bind(op, args, kwargs)
-    values = [given.get(name, parameter.default) for name, parameter in op.signature.parameters.items()]
+    parameters = _PARAMETERS.get(op.name)
+    if parameters is None:
+        parameters = _PARAMETERS[op.name] = tuple((n, p.default) for n, p in op.signature.parameters.items())
+    values = [given.get(name, default) for name, default in parameters]
     key = (op.name, tuple(given), tuple(map(_key, values)))
     if None in key[2] or key not in _CHECKED:
         types, _ = _numba()

@@ -3,6 +3,7 @@ subroutine CALL and the HGMMAs of a K step back to back, as without one; every t
 rule can choose; each activation; the cost of bias + GELU an element against a control kernel;
 split-K's counter and in-kernel sum."""
 
+import functools
 import re
 
 import pytest
@@ -21,7 +22,9 @@ def _scaled(v, row, col, factor):
     return v * factor + row
 
 
+@functools.lru_cache(maxsize=None)
 def _sass(kernel: Kernel):
+    """The SASS of ``kernel`` (compiled once a module: the control kernel serves two tests)."""
     gemm_kernel, _ = build(kernel)
     bk = kernel.bk
     maps = [TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in ((128, bk), kernel.b_box(), (64, 64))]
