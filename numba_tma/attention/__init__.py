@@ -8,15 +8,16 @@ Example::
     o = attention.forward(q, k, v, causal=True)
     o, lse = attention.forward(q, k, v, return_lse=True)
 
-:func:`forward` (:mod:`.call`) checks the arguments and launches the kernel (:mod:`.kernels`).
+:func:`forward` (:mod:`.call`) checks the arguments and launches the kernel (:mod:`.kernels`);
+:func:`explain` says what a call runs and why (:func:`plan`: a call checked and decided, not launched).
 With PyTorch installed it is also ``torch.ops.numba_tma.attention_forward`` (:mod:`.torch_ops`).
 """
 
 import importlib.util
 
-from .call import forward
+from .call import Plan, explain, forward, plan
 
-__all__ = ["forward"]
+__all__ = ["Plan", "explain", "forward", "plan"]
 
 if importlib.util.find_spec("torch") is not None:
     from .torch_ops import register as _register_torch_ops

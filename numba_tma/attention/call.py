@@ -2,17 +2,22 @@
 (PyTorch tensors, CuPy arrays, numba device arrays; under the simulator numpy arrays too), its
 arguments checked, through the kernel of :mod:`.kernels`."""
 
+import dataclasses
 import math
 
 import numpy as np
 
 from .. import TensorMap, launch
 from ..arrays import empty, operand, placeholder
-from .kernels import BM, HEAD_DIMS, THREADS, TYPES, build, keys_per_block
+from .kernels import BM, HEAD_DIMS, THREADS, TYPES, build, keys_per_block, registers as _registers
 
 CALLER = "attention.forward"
 LAYOUTS = {"bshd": "(batch, seq, heads, d)", "bhsd": "(batch, heads, seq, d)"}
 VARLEN = "(total, heads, d)"
+#: why a block's keys are what they are (explain's words), by (d, keys); else SQUARE
+KEYS_WHY = {(128, 176): "FlashAttention-3's H100 tile at d 128 without a causal mask (a wider S, fewer MMAs)",
+            (256, 64): "d 256, where O holds 128 registers a thread (80 keys would spill S in the loop)"}
+SQUARE = "a square tile, 128 queries by 128 keys (causal: the diagonal in one block)"
 
 
 def _inputs(q, k, v, dtype, layout, varlen):
@@ -68,6 +73,31 @@ def _sequence_ends(cu_q, cu_k, Q, K):
     return arrays, ends[0].size - 1, int(np.diff(ends[0]).max())
 
 
+@dataclasses.dataclass
+class Plan:
+    """A call of :func:`forward` checked and decided (its output allocated): the kernel, its
+    launch and its arguments, and what was chosen, in words (:meth:`explain`)."""
+
+    kernel: object
+    grid: int
+    args: tuple
+    shared_mem: int
+    stream: object
+    result: object           # what forward returns: out, or (out, lse)
+    title: str
+    lines: list
+
+    def launch(self):
+        if self.grid:        # (no query row, or no head: nothing to compute)
+            launch(self.kernel, self.grid, THREADS, *self.args, shared_mem=self.shared_mem, stream=self.stream)
+        return self.result
+
+    def explain(self):
+        return "\n".join([self.title] + [f"  {line}" for line in self.lines])
+
+    __str__ = explain
+
+
 def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_seqlens_k=None, out=None,
             return_lse=False, layout="bshd", dtype=None, blocks=None):
     """``softmax(softmax_scale * q @ k^T) @ v`` for every (batch, head): ``q`` (batch, seqlen_q,
@@ -93,6 +123,27 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_
         # fragment: torch tensors on a GPU, (batch, seq, heads, 128) bf16
         o = attention.forward(q, k, v, causal=True)
     """
+    return plan(q, k, v, causal=causal, softmax_scale=softmax_scale, cu_seqlens_q=cu_seqlens_q,
+                cu_seqlens_k=cu_seqlens_k, out=out, return_lse=return_lse, layout=layout, dtype=dtype,
+                blocks=blocks).launch()
+
+
+def explain(q, k, v, **keywords):
+    """What ``forward(q, k, v, **keywords)`` runs and why, in words (nothing is launched; the
+    output is allocated if not given, a varlen batch's sequence ends read).
+
+    Example::
+
+        # fragment: torch tensors on a GPU
+        print(attention.explain(q, k, v, causal=True))
+    """
+    return plan(q, k, v, **keywords).explain()
+
+
+def plan(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_seqlens_k=None, out=None,
+         return_lse=False, layout="bshd", dtype=None, blocks=None):
+    """:func:`forward`'s arguments checked, its kernel and launch chosen, its output allocated: a
+    :class:`Plan` (``.launch()`` runs it, ``.explain()`` says what it is)."""
     varlen = cu_seqlens_q is not None or cu_seqlens_k is not None
     if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1):
         raise ValueError(f"{CALLER}: argument 'blocks' must be None (a block a query tile) or an int >= 1 (blocks "
@@ -134,8 +185,14 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_
         lse_rows = L.viewed((math.prod(lse_shape),), (1,)).device_array
     else:                   # an empty array (a valid address): the kernel writes none
         lse_rows = placeholder(np.float32, 1, size=0)
+    result = (out, lse) if return_lse else out
+    tiles = batch * heads * -(-seq_q // BM)
+    title = (f"{CALLER}: {'causal' if causal else 'full'} attention, {Q.dtype}, d {d}, {heads} query heads on "
+             f"{kv_heads} K/V heads, " + (f"a varlen batch of {batch} sequences (the longest {seq_q} queries)"
+                                         if varlen else f"batch {batch}, {seq_q} queries, {seq_k} keys")
+             + f", layout {layout}")
     if rows_q * heads == 0:
-        return (out, lse) if return_lse else out
+        return Plan(None, 0, (), 0, Q.stream, result, title, ["nothing to compute: no query row or no head"])
 
     def two_d(X, h, rows):  # the kernel's 2-D view: a head's columns h * d on, or its rows one after another
         return X.viewed((rows, h * d), (h * d, 1)) if bshd else X.viewed((rows * h, d), (d, 1))
@@ -150,9 +207,17 @@ def forward(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_
         if why is not None:
             raise ValueError(f"{CALLER}: argument {name!r} cannot be read by TMA: {why}")
         maps.append(TensorMap.tiled(view.map_array(), (box, 64), swizzle="128B", data_type=data_type))
-    kernel, plan = build(d, bool(causal), Q.dtype, bn)
-    tiles = batch * heads * -(-seq_q // BM)
-    launch(kernel, blocks or tiles, THREADS, *maps, two_d(O, heads, rows_q).device_array, lse_rows, cu_q, cu_k, seq_q,
-           seq_k, heads, heads // kv_heads, int(bshd), tiles, np.float32(scale * math.log2(math.e)),
-           shared_mem=plan.nbytes, stream=Q.stream)
-    return (out, lse) if return_lse else out
+    kernel, shared = build(d, bool(causal), Q.dtype, bn)
+    grid = blocks or tiles
+    lines = [f"{tiles} query tiles of {BM} rows ({'the sequences' if varlen else 'batch'} x heads x "
+             f"{-(-seq_q // BM)} blocks{' of the longest; a tile past a shorter sequence skipped' if varlen else ''})"
+             + ("; the tiles with the most keys first" if causal else ""),
+             f"{bn} keys a block: {KEYS_WHY.get((d, bn), SQUARE)}",
+             f"K and V in 2-stage TMA rings, Q in one; {shared.nbytes} bytes of shared memory",
+             f"384 threads a block: a producer warpgroup (setmaxnreg {_registers(d, bn)[0]}) and two consumer "
+             f"warpgroups (setmaxnreg {_registers(d, bn)[1]}) of 64 rows each, taking turns at the tensor cores",
+             f"{grid} blocks: " + ("one a tile (blocks=n: n blocks looping over the tiles)" if blocks is None else
+                                   f"block b taking tiles b, b + {grid}, ... (blocks={blocks}: a persistent launch)")]
+    args = (*maps, two_d(O, heads, rows_q).device_array, lse_rows, cu_q, cu_k, seq_q, seq_k, heads, heads // kv_heads,
+            int(bshd), tiles, np.float32(scale * math.log2(math.e)))
+    return Plan(kernel, grid, args, shared.nbytes, Q.stream, result, title, lines)

@@ -75,6 +75,11 @@ def keys_per_block(d, causal):
     return 176 if d == 128 and not causal else 128
 
 
+def registers(d, bn):
+    """(the producer's, each consumer's) registers a thread after ``setmaxnreg`` (see :func:`build`)."""
+    return (24, 240) if bn > 128 or d > 128 else (40, 232)
+
+
 def _written_out(name, params, step, steps, end, namespace, start=()):
     """``def name(params)``: the lines ``start``, then ``step`` once per K step ``kk`` (a constant
     in each: a loop would index a tuple at run time, through local memory, and ``a_fragment`` takes
@@ -105,7 +110,7 @@ def build(d, causal, dtype, bn):
     # it exactly or less — 128 (40 + 2 x 232) = 128 (24 + 2 x 240) = 384 x 168 (more: the consumers'
     # inc waits forever).  240 where S is 176 keys wide or O 256 columns (no local memory in the
     # loop), else 232 (none at all).
-    producer_regs, consumer_regs = (24, 240) if bn > 128 or d > 128 else (40, 232)
+    producer_regs, consumer_regs = registers(d, bn)
     f16 = dtype == "f16"
     kv_config = pipeline.TmaPipeline(STAGES, consumers=pipeline.warpgroups(2), reads="wgmma")
     q_config = pipeline.TmaPipeline(1, consumers=pipeline.warpgroups(2), reads="wgmma")

@@ -133,6 +133,30 @@ def test_head_dimension_256_matches_numpy(causal):
 
 
 @pytest.mark.both_ways
+def test_explain_says_what_a_call_runs_without_running_it(monkeypatch):
+    """explain: the tiles, the keys a block and why, the registers' split, the launch (one block a
+    tile, or a persistent one), nothing launched."""
+    from numba_tma.attention import call
+
+    monkeypatch.setattr(call, "launch", lambda *args, **kw: pytest.fail("explain launched the kernel"))
+    q = cuda.to_device(np.zeros((2, 300, 4, 128), np.uint16))              # (batch, seq, heads, d)
+    k = cuda.to_device(np.zeros((2, 500, 2, 128), np.uint16))
+    full = attention.explain(q, k, k, dtype="bf16")
+    assert full.splitlines()[0] == ("attention.forward: full attention, bf16, d 128, 4 query heads on 2 K/V heads, "
+                                    "batch 2, 300 queries, 500 keys, layout bshd")
+    for words in ("24 query tiles of 128 rows (batch x heads x 3 blocks)",
+                  "176 keys a block: FlashAttention-3's H100 tile at d 128 without a causal mask",
+                  "a producer warpgroup (setmaxnreg 24) and two consumer warpgroups (setmaxnreg 240)",
+                  "24 blocks: one a tile"):
+        assert words in full, full
+    causal = attention.explain(q, k, k, dtype="bf16", causal=True, blocks=3)
+    for words in ("the tiles with the most keys first", "128 keys a block: a square tile",
+                  "(setmaxnreg 40)", "(setmaxnreg 232)", "3 blocks: block b taking tiles b, b + 3, ... (blocks=3: a "
+                  "persistent launch)"):
+        assert words in causal, causal
+
+
+@pytest.mark.both_ways
 def test_blocks_of_176_keys_with_more_keys_than_queries_match_numpy(monkeypatch):
     """The 176-key blocks of d 128 without a mask (11 K steps of P V; a last key block of 124
     keys, masked past the sequence's end) on 100 queries and 300 keys; under the simulator at d 64
