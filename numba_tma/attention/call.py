@@ -16,7 +16,7 @@ LAYOUTS = {"bshd": "(batch, seq, heads, d)", "bhsd": "(batch, heads, seq, d)"}
 VARLEN = "(total, heads, d)"
 #: why a block's keys are what they are (explain's words), by (d, keys); else SQUARE
 KEYS_WHY = {(128, 176): "FlashAttention-3's H100 tile at d 128 without a causal mask (a wider S, fewer MMAs)",
-            (256, 64): "d 256, where O holds 128 registers a thread (80 keys would spill S in the loop)"}
+            (256, 64): "d 256, where O holds 128 registers a thread (80 keys spill more of them in the loop)"}
 SQUARE = "a square tile, 128 queries by 128 keys (causal: the diagonal in one block)"
 
 

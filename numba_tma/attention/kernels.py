@@ -67,9 +67,10 @@ def keys_per_block(d, causal):
     (``tile_size_fwd_sm90``: 176 at d 128 without a causal mask, where the registers allow a wider
     S — O 64, S 88 and P 44 registers a thread — and fewer, longer MMAs; 128 causal, where a
     square tile keeps the diagonal in one block, and at d 64; 64 at d 256, where O takes 128
-    registers a thread: FlashAttention-3's 80 leaves S spilling to local memory in the loop within
-    the consumers' 240 registers, 64 does not — a store and a few loads of scalars a block — and
-    two stages of K and V beside Q take 193 KB of shared memory)."""
+    registers a thread: with FlashAttention-3's 80 ptxas spills registers in the key loop within
+    the consumers' 240 (4 stores and 8 loads a block), with 64 a store and 3 loads — 64 until a
+    GPU run says whether 80's wider S pays for them; two stages of K and V beside Q take 193 KB of
+    shared memory)."""
     if d == 256:
         return 64
     return 176 if d == 128 and not causal else 128
