@@ -565,7 +565,8 @@ def a_fragment(acc, kk, dtype=None):
         cvt.rn.bf16x2.f32 a(i), d(8 kk + 2 i + 1), d(8 kk + 2 i);   // i = 0..3
         // e4m3: the quad's pairs, packed two chunks a word, gathered and byte-permuted
         cvt.rn.satfinite.e4m3x2.f32 p, d(16 kk + 4 c + 2 h + 1), d(16 kk + 4 c + 2 h);
-        shfl.sync.idx.b32 x0, w, s0, 0x1f, 0xffffffff;   prmt.b32 a(i), x0, x1, sel;
+        shfl.sync.idx.b32 x0, w(i), s0, 0x1f, 0xffffffff;   // and x1 from s1
+        prmt.b32 a(i), x0, x1, sel;
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
     """

@@ -114,8 +114,9 @@ def test_an_fp8_product_feeds_the_next_mma_from_registers(dtype):
     out = cuda.to_device(np.full((64, N), np.nan, np.float32))
     _pv_kernel(dtype)[1, 128](cuda.to_device(s), desc_v, out)
     want = fp8_values(fp8_round(s, dtype), dtype) @ fp8_values(v, dtype).T
-    # Hopper adds fp8 products with about 14 bits of mantissa (tests/test_gpu_wgmma.py)
-    np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-3, atol=1e-2)
+    # Hopper adds fp8 products with about 13-14 bits of mantissa, each K step aligned to its largest
+    # term (tests/test_gpu_wgmma.py): the error bound is of the largest output, not of each
+    np.testing.assert_allclose(out.copy_to_host(), want, rtol=0, atol=2e-3 * np.abs(want).max())
 
 
 @cuda.jit

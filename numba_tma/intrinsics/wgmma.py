@@ -859,7 +859,8 @@ def a_fragment(typingctx, acc, kk, dtype=None):
         cvt.rn.bf16x2.f32 a(i), d(8 kk + 2 i + 1), d(8 kk + 2 i);   // i = 0..3
         // e4m3: the quad's pairs, packed two chunks a word, gathered and byte-permuted
         cvt.rn.satfinite.e4m3x2.f32 p, d(16 kk + 4 c + 2 h + 1), d(16 kk + 4 c + 2 h);
-        shfl.sync.idx.b32 x0, w, s0, 0x1f, 0xffffffff;   prmt.b32 a(i), x0, x1, sel;
+        shfl.sync.idx.b32 x0, w(i), s0, 0x1f, 0xffffffff;   // and x1 from s1
+        prmt.b32 a(i), x0, x1, sel;
 
     Requires sm_90a, PTX ISA 8.0 (the wgmma it feeds).
     """
@@ -881,35 +882,42 @@ def lower_a_fragment(host, facts, values):
         return host.pack(A_FRAGMENT, [host.instruction(cvt, [(registers[2 * i], "f"), (registers[2 * i + 1], "f")],
                                                        "=r", False) for i in range(4)])
     registers = [v for v, _ in host.items(values[0], acc)][16 * step:16 * step + 16]
-    # side effects: shuffles are warp-collective, never to be moved into a branch
-    return host.instruction_registers(fp8_a_fragment_ptx(kind), [(r, "f") for r in registers], ["=r"] * 4, True,
-                                      A_FRAGMENT)
+    words = host.instruction_registers(fp8_pack_ptx(kind), [(r, "f") for r in registers], ["=r"] * 7, False,
+                                       _FP8_PACKED)
+    *w, s0, s1, sel = (v for v, _ in host.items(words, _FP8_PACKED))
+    # the shuffles through the host's (convergent) shuffle: an inline asm is not, and a copy of one
+    # moved into a branch would shuffle with lanes that are not there
+    return host.pack(A_FRAGMENT, [host.instruction("prmt.b32 $0, $1, $2, $3;", [(host.shuffle_idx(w[i], s0), "r"),
+                                                                             (host.shuffle_idx(w[i], s1), "r"),
+                                                                             (sel, "r")], "=r", False)
+                                  for i in range(4)])
 
 
-def fp8_a_fragment_ptx(kind):
-    """The PTX of one fp8 K step of ``a_fragment`` (``$0``-``$3`` the A registers, ``$4``-``$19``
-    the step's 16 accumulator registers).  The accumulator gives lane ``l`` (``t = l % 4``) in each
-    8-column chunk ``c`` of the step columns ``8 c + 2 t`` and ``+ 1`` of rows ``h = 0`` (``l // 4``)
-    and ``h = 1`` (``+ 8``): registers ``4 c + 2 h`` and ``+ 1``, packed into 16-bit ``p[2 c + h]``.
-    A register ``i = 2 j + h`` needs columns ``16 j + 4 t`` to ``+ 3`` of row ``h``: the pairs of
-    chunk ``2 j + t // 2`` of lanes ``s0 = 2 (t % 2)`` and ``s0 + 1`` of the quad.  Each lane offers
-    ``w[i]`` = its pairs of chunks ``2 j`` (low) and ``2 j + 1`` (high), takes ``w[i]`` of ``s0``
-    and of ``s0 + 1`` and keeps the halves of its chunk (``prmt`` selector ``0x5410`` for
-    ``t < 2``, ``0x7632`` else)."""
-    lines = [".reg .b16 %fq<8>;", ".reg .b32 %fw<4>, %fx<2>, %fl, %fs0, %fs1, %fsel, %ft;", ".reg .pred %fup;"]
+_FP8_PACKED = types.UniTuple(types.uint32, 7)    # an fp8 K step's four words, the two lanes it reads, the selector
+
+
+def fp8_pack_ptx(kind):
+    """The PTX of one fp8 K step of ``a_fragment`` before its shuffles (``$0``-``$3`` the words
+    this lane offers, ``$4`` and ``$5`` the lanes it takes them from, ``$6`` the ``prmt`` selector;
+    ``$7``-``$22`` the step's 16 accumulator registers).  The accumulator gives lane ``l`` (``t = l %
+    4``) in each 8-column chunk ``c`` of the step columns ``8 c + 2 t`` and ``+ 1`` of rows ``h =
+    0`` (``l // 4``) and ``h = 1`` (``+ 8``): registers ``4 c + 2 h`` and ``+ 1``, packed into
+    16-bit ``p[2 c + h]``.  A register ``i = 2 j + h`` needs columns ``16 j + 4 t`` to ``+ 3`` of
+    row ``h``: the pairs of chunk ``2 j + t // 2`` of lanes ``s0 = 2 (t % 2)`` and ``s0 + 1`` of the
+    quad.  Each lane offers ``w[i]`` = its pairs of chunks ``2 j`` (low) and ``2 j + 1`` (high),
+    takes ``w[i]`` of ``s0`` and of ``s0 + 1`` (``shfl.sync.idx``) and keeps the halves of its chunk
+    (``prmt`` selector ``0x5410`` for ``t < 2``, ``0x7632`` else)."""
+    lines = [".reg .b16 %fq<8>;", ".reg .b32 %fl, %ft;", ".reg .pred %fup;"]
     for c in range(4):
         for h in range(2):
-            lo = 4 + 4 * c + 2 * h
+            lo = 7 + 4 * c + 2 * h
             lines.append(f"cvt.rn.satfinite.{kind}x2.f32 %fq{2 * c + h}, ${lo + 1}, ${lo};")
     for j in range(2):
         for h in range(2):
-            lines.append(f"mov.b32 %fw{2 * j + h}, {{%fq{4 * j + h}, %fq{4 * j + 2 + h}}};")
-    lines += ["mov.u32 %fl, %laneid;", "and.b32 %fs0, %fl, 1;", "shl.b32 %fs0, %fs0, 1;", "and.b32 %ft, %fl, 0x1c;",
-              "or.b32 %fs0, %fs0, %ft;", "or.b32 %fs1, %fs0, 1;", "and.b32 %ft, %fl, 2;", "setp.ne.u32 %fup, %ft, 0;",
-              "selp.b32 %fsel, 0x7632, 0x5410, %fup;"]
-    for i in range(4):
-        lines += [f"shfl.sync.idx.b32 %fx0, %fw{i}, %fs0, 0x1f, 0xffffffff;",
-                  f"shfl.sync.idx.b32 %fx1, %fw{i}, %fs1, 0x1f, 0xffffffff;", f"prmt.b32 ${i}, %fx0, %fx1, %fsel;"]
+            lines.append(f"mov.b32 ${2 * j + h}, {{%fq{4 * j + h}, %fq{4 * j + 2 + h}}};")
+    lines += ["mov.u32 %fl, %laneid;", "and.b32 $4, %fl, 1;", "shl.b32 $4, $4, 1;", "and.b32 %ft, %fl, 0x1c;",
+              "or.b32 $4, $4, %ft;", "or.b32 $5, $4, 1;", "and.b32 %ft, %fl, 2;", "setp.ne.u32 %fup, %ft, 0;",
+              "selp.b32 $6, 0x7632, 0x5410, %fup;"]
     return "{\n" + "\n".join(lines) + "\n}"
 
 

@@ -40,6 +40,9 @@ class Host(Emitter):
     @abc.abstractmethod
     def shuffle_xor(self, value, lane_mask: int): """A float32 of lane ``l ^ lane_mask`` (``shfl.sync.bfly``, all lanes)."""
     @abc.abstractmethod
+    def shuffle_idx(self, value, lane): """A 32-bit integer of lane ``lane`` (a 32-bit value: ``shfl.sync.idx``, all
+    lanes; convergent, as numba-cuda's shuffles: never moved into a branch)."""
+    @abc.abstractmethod
     def pack(self, tuple_type, values): """``values`` as this host's value of the Numba tuple ``tuple_type``."""
 
     # -- the instruction

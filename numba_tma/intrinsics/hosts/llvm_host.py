@@ -119,13 +119,20 @@ class LlvmHost(LlvmEmitter, Host):
         fnty = ir.FunctionType(F32, [F32] * len(values))
         return self.builder.call(ir.InlineAsm(fnty, text, ",".join(["=f"] + ["f"] * len(values))), list(values))
 
-    def shuffle_xor(self, value, lane_mask):
-        # through the NVVM intrinsic numba's cuda.shfl_xor_sync uses (convergent: never moved into a branch)
+    def _shuffle(self, mode, value, lane):
+        # through the NVVM intrinsic numba's cuda.shfl_*_sync use (convergent: never moved into a branch)
         fnty = ir.FunctionType(ir.LiteralStructType((I32, ir.IntType(1))), [I32] * 5)
         shfl = cgutils.get_or_insert_function(self.builder.module, fnty, "llvm.nvvm.shfl.sync.i32")
-        got = self.builder.call(shfl, [ir.Constant(I32, -1), ir.Constant(I32, 3), self.builder.bitcast(value, I32),
-                                       ir.Constant(I32, lane_mask), ir.Constant(I32, 0x1F)])   # mode 3: bfly
-        return self.builder.bitcast(self.builder.extract_value(got, 0), F32)
+        got = self.builder.call(shfl, [ir.Constant(I32, -1), ir.Constant(I32, mode), value, lane,
+                                       ir.Constant(I32, 0x1F)])
+        return self.builder.extract_value(got, 0)
+
+    def shuffle_xor(self, value, lane_mask):
+        got = self._shuffle(3, self.builder.bitcast(value, I32), ir.Constant(I32, lane_mask))   # mode 3: bfly
+        return self.builder.bitcast(got, F32)
+
+    def shuffle_idx(self, value, lane):
+        return self._shuffle(0, value, lane)                                                    # mode 0: idx
 
     def pack(self, tuple_type, values):
         return self.context.make_tuple(self.builder, tuple_type, values)

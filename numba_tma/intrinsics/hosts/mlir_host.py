@@ -265,6 +265,11 @@ class MlirHost(MlirEmitter, Host):
         mask, offset, clamp = (lowering_utilities.constant(c, i32) for c in (-1, lane_mask, 0x1F))
         return nvvm.shfl_sync(mask, value, offset, clamp, nvvm.ShflKind.bfly)   # as numba-cuda's
 
+    def shuffle_idx(self, value, lane):
+        i32 = ir.IntegerType.get_signless(32)
+        mask, clamp = (lowering_utilities.constant(c, i32) for c in (-1, 0x1F))
+        return nvvm.shfl_sync(mask, value, lane, clamp, nvvm.ShflKind.idx)
+
     def pack(self, tuple_type, values):
         return tuple(values)   # numba-cuda-mlir holds a tuple as a Python tuple
 
