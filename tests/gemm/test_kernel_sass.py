@@ -75,16 +75,24 @@ def test_every_tile_and_type_compiles_without_a_call(kernel, mma):
     assert "ATOM.E.ADD" not in sass                        # (split-K's tile counters only)
 
 
-@pytest.mark.parametrize("activation", epilogues.ACTIVATIONS)
-def test_each_activation_compiles_without_a_call(activation):
+@cuda.jit(device=True)
+def _three_activations(v, row, col):
+    return epilogues.relu(epilogues.gelu(epilogues.gelu_tanh(v)))
+
+
+def test_each_activation_compiles_without_a_call():
     """No activation divides or calls a library routine (silu is v (1/2 + tanh(v / 2) / 2): an IEEE
-    division is a subroutine call, which would serialise the kernel's wgmmas)."""
-    kernel = Kernel("bf16", "k", 256, 4, epilogue=epilogues.compose(epilogues.Epilogue(activation=activation)))
+    division is a subroutine call, which would serialise the kernel's wgmmas): one kernel with all
+    four, silu as the epilogue's activation, the other three from a user epilogue."""
+    assert set(epilogues.ACTIVATIONS) == {"relu", "gelu", "gelu_tanh", "silu"}
+    e = epilogues.Epilogue(activation="silu", user=_three_activations, user_args=0)
+    kernel = Kernel("bf16", "k", 256, 4, epilogue=epilogues.compose(e))
     gemm_kernel, _ = build(kernel)
     maps = [TensorMap.numba_type("bfloat16", box, swizzle="128B") for box in ((128, 64), kernel.b_box(), (64, 64))]
     sig = (*maps, types.float32[:, :], types.float32[:, :, :], types.int32[:], types.int64, types.int64, types.int64,
            types.float32, types.int64, types.int32[:], types.int64, types.int64, types.UniTuple(types.int64, 2))
-    assert "CALL" not in inspect.compile(gemm_kernel, sig, "sm_90a").sass
+    sass = inspect.compile(gemm_kernel, sig, "sm_90a").sass
+    assert "CALL" not in sass and sass.count("MUFU.EX2") >= 3 * 128, sass.count("MUFU.EX2")
 
 
 def _instructions(sass):
