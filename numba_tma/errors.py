@@ -44,6 +44,7 @@ MAP_ACC_FLOAT = ("must be a float32 fragment (an s8 / u8 MMA's int32 one: map it
 MAP_FN = ("must be a numba.cuda.jit(device=True) function, called as fn(v, r, c, *args) for each float32 "
           "register v at (r, c) (a Python function, a kernel or a builtin is not one)")
 # wgmma.a_fragment's and wgmma.mask's rules, in the words the compiled helpers and their twins refuse with
+A_FRAGMENT_COLUMNS = {"bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32}   # its dtypes -> the columns of one K step
 A_FRAGMENT_KK = "must be a constant in [0, {steps}): a K step of {cols} columns of the 64 x {n} tile"
 A_FRAGMENT_DTYPE = "must be 'bf16', 'f16', 'e4m3' or 'e5m2' (the A types of wgmma's register form)"
 MASK_ACC_FLOAT = "must be a float32 fragment (a mask is for scores: float accumulators)"

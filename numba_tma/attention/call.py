@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import TensorMap, launch
 from ..arrays import empty, operand, placeholder
-from .kernels import BM, HEAD_DIMS, THREADS, TYPES, build, keys_per_block, registers as _registers
+from .kernels import BM, HEAD_DIMS, THREADS, TYPES, build, keys_per_block, registers
 
 CALLER = "attention.forward"
 LAYOUTS = {"bshd": "(batch, seq, heads, d)", "bhsd": "(batch, heads, seq, d)"}
@@ -209,13 +209,14 @@ def plan(q, k, v, *, causal=False, softmax_scale=None, cu_seqlens_q=None, cu_seq
         maps.append(TensorMap.tiled(view.map_array(), (box, 64), swizzle="128B", data_type=data_type))
     kernel, shared = build(d, bool(causal), Q.dtype, bn)
     grid = blocks or tiles
+    producer_regs, consumer_regs = registers(d, bn)
     lines = [f"{tiles} query tiles of {BM} rows ({'the sequences' if varlen else 'batch'} x heads x "
              f"{-(-seq_q // BM)} blocks{' of the longest; a tile past a shorter sequence skipped' if varlen else ''})"
              + ("; the tiles with the most keys first" if causal else ""),
              f"{bn} keys a block: {KEYS_WHY.get((d, bn), SQUARE)}",
              f"K and V in 2-stage TMA rings, Q in one; {shared.nbytes} bytes of shared memory",
-             f"384 threads a block: a producer warpgroup (setmaxnreg {_registers(d, bn)[0]}) and two consumer "
-             f"warpgroups (setmaxnreg {_registers(d, bn)[1]}) of 64 rows each, taking turns at the tensor cores",
+             f"384 threads a block: a producer warpgroup (setmaxnreg {producer_regs}) and two consumer "
+             f"warpgroups (setmaxnreg {consumer_regs}) of 64 rows each, taking turns at the tensor cores",
              f"{grid} blocks: " + ("one a tile (blocks=n: n blocks looping over the tiles)" if blocks is None else
                                    f"block b taking tiles b, b + {grid}, ... (blocks={blocks}: a persistent launch)")]
     args = (*maps, two_d(O, heads, rows_q).device_array, lse_rows, cu_q, cu_k, seq_q, seq_k, heads, heads // kv_heads,

@@ -31,7 +31,8 @@ from numba.cuda import types
 from numba.cuda.extending import intrinsic
 
 from ..declarations import literal, omitted, reject
-from ..errors import A_FRAGMENT_DTYPE, A_FRAGMENT_KK, FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN, MASK_ACC_FLOAT
+from ..errors import (A_FRAGMENT_COLUMNS, A_FRAGMENT_DTYPE, A_FRAGMENT_KK, FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN,
+                      MASK_ACC_FLOAT)
 from ..descriptors import matrix
 from ..numba_cuda.internals import _intrinsic
 from . import debug, matrix_descriptor
@@ -811,7 +812,6 @@ def lower_add(host, tys, values):
 
 
 A_FRAGMENT = types.UniTuple(types.uint32, 4)   # what a_fragment returns: mma_async_rs's ``a``
-A_FRAGMENT_TYPES = {"bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32}   # dtype -> the columns of one K step
 
 
 def a_fragment_check(acc, kk, dtype):
@@ -822,9 +822,9 @@ def a_fragment_check(acc, kk, dtype):
     if str(acc.dtype) != "float32":
         raise OpArgumentError(f"numba_tma: {op}: argument 'acc' must be a float32 fragment; got {acc}")
     kind = "bf16" if dtype is None or omitted(dtype) else literal(dtype)
-    if kind not in A_FRAGMENT_TYPES:
+    if kind not in A_FRAGMENT_COLUMNS:
         raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
-    cols = A_FRAGMENT_TYPES[kind]
+    cols = A_FRAGMENT_COLUMNS[kind]
     steps = 2 * acc.count // cols                # K steps in the 64 x N tile (N = 2 count)
     step = literal(kk)
     if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < steps:

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..descriptors import matrix
 from ..descriptors.enums import swizzled_offsets
-from ..errors import (A_FRAGMENT_DTYPE, A_FRAGMENT_KK, FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN, MASK_ACC_FLOAT,
-                      OpArgumentError)
+from ..errors import (A_FRAGMENT_COLUMNS, A_FRAGMENT_DTYPE, A_FRAGMENT_KK, FRAGMENT_FLOAT_ONLY, MAP_ACC_FLOAT, MAP_FN,
+                      MASK_ACC_FLOAT, OpArgumentError)
 from . import memory, scheduler
 from .device_functions import is_device_function
 from .gates import arrive, warp_exchange
@@ -218,9 +218,9 @@ def a_fragment(acc, kk, dtype="bf16"):
     if getattr(acc, "dtype", "float32") != "float32":
         raise OpArgumentError(f"numba_tma: {op}: argument 'acc' must be a float32 fragment; got {acc.dtype}")
     dtype = dtype or "bf16"
-    if dtype not in ("bf16", "f16", "e4m3", "e5m2"):
+    if dtype not in A_FRAGMENT_COLUMNS:
         raise OpArgumentError(f"numba_tma: {op}: argument 'dtype' {A_FRAGMENT_DTYPE}; got {dtype}")
-    cols = 16 if dtype in ("bf16", "f16") else 32
+    cols = A_FRAGMENT_COLUMNS[dtype]
     steps = 2 * len(acc) // cols
     if not isinstance(kk, (int, np.integer)) or not 0 <= kk < steps:
         raise OpArgumentError(f"numba_tma: {op}: argument 'kk' "
